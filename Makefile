@@ -1,0 +1,35 @@
+# pragexp: `make train` runs the main job, `make test` runs the test suite; both install first if needed.
+PYTHON ?= python3
+VENV   ?= .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.install-stamp
+# faiss-gpu where an NVIDIA driver answers, faiss-cpu elsewhere (both provide the `faiss` module).
+FAISS_EXTRA := $(shell nvidia-smi >/dev/null 2>&1 && echo gpu || echo cpu)
+# Tests and CI never reach a model hub or W&B's servers.
+OFFLINE := HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 TRANSFORMERS_OFFLINE=1 WANDB_MODE=offline
+
+.PHONY: install train test lint clean
+
+install: $(STAMP)
+
+$(STAMP): pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	# torch first and pinned: an unpinned torch pulls a multi-GB CUDA build.
+	$(PY) -m pip install --quiet torch==2.13.0
+	$(PY) -m pip install --quiet -e ".[dev,$(FAISS_EXTRA)]"
+	touch $(STAMP)
+
+train: install
+	$(PY) -m pragexp.train task=grice_recovery model=memnn $(ARGS)
+
+test: install
+	$(OFFLINE) $(PY) -m pytest $(PYTEST_ARGS)
+
+lint: install
+	$(PY) -m ruff check pragexp tests bench
+	$(PY) -m ruff format --check pragexp tests bench
+
+clean:
+	rm -rf outputs .pytest_cache .ruff_cache .hypothesis build *.egg-info
+	find . -name __pycache__ -type d -prune -not -path "./$(VENV)/*" -exec rm -rf {} +

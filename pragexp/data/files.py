@@ -1,0 +1,46 @@
+"""Small file helpers shared by data modules and entry points."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from collections.abc import Iterable
+from pathlib import Path
+
+
+def as_paths(value) -> list[Path]:
+    """None, one path, or a list of paths (as given on the command line) -> list of Paths."""
+    if value is None:
+        return []
+    if isinstance(value, (str, os.PathLike)):
+        return [Path(value)]
+    return [Path(v) for v in value]
+
+
+def digest(obj) -> str:
+    """Short stable hash of a JSON-able description of what went into a cached artefact."""
+    return hashlib.sha256(json.dumps(obj, sort_keys=True, default=str).encode()).hexdigest()[:12]
+
+
+def file_digest(path: Path) -> str:
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()[:12]
+
+
+def atomic_write_text(path: Path, text: str) -> None:
+    """Write to a temp file beside `path`, then rename: readers never see half a file."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def missing(paths: Iterable[Path]) -> list[Path]:
+    return [p for p in paths if not Path(p).is_file()]

@@ -1,0 +1,15 @@
+"""`python -m pragexp.eval task=... ckpt_path=...`: test a trained checkpoint, on any data."""
+
+import hydra
+from omegaconf import DictConfig
+
+from pragexp.run import run
+
+
+@hydra.main(version_base="1.3", config_path="../conf", config_name="eval")
+def main(cfg: DictConfig) -> None:
+    run(cfg)
+
+
+if __name__ == "__main__":
+    main()

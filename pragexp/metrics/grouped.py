@@ -1,0 +1,71 @@
+"""Per-example scores averaged overall and per group, exact under DDP.
+
+Lightning's distributed sampler pads the evaluation set by repeating examples so every rank gets
+the same number of batches. This metric keeps each example's dataset index and, after gathering
+from all ranks, counts every index exactly once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import torch
+from torchmetrics import Metric
+
+
+class GroupedMeanMetric(Metric):
+    """Means of named per-example scores, overall (`name`) and per group (`name/group`).
+
+    `update(index, group, **scores)` takes the examples' dataset indices, their group ids
+    (an index into `group_names`, or -1 for no group) and one tensor per score name.
+    """
+
+    full_state_update = False
+
+    def __init__(self, score_names: Sequence[str], group_names: Sequence[str] = (), **kwargs):
+        super().__init__(**kwargs)
+        self.score_names = list(score_names)
+        self.group_names = list(group_names)
+        self.add_state("indices", default=[], dist_reduce_fx="cat")
+        self.add_state("groups", default=[], dist_reduce_fx="cat")
+        self.add_state("scores", default=[], dist_reduce_fx="cat")
+
+    def update(self, index: torch.Tensor, group: torch.Tensor, **scores: torch.Tensor) -> None:
+        if sorted(scores) != sorted(self.score_names):
+            raise ValueError(f"expected scores {self.score_names}, got {sorted(scores)}")
+        self.indices.append(index.long().reshape(-1))
+        self.groups.append(group.long().reshape(-1))
+        self.scores.append(torch.stack([scores[n].float().reshape(-1) for n in self.score_names], dim=1))
+
+    def _unique_examples(self):
+        indices, groups, scores = (_cat(x) for x in (self.indices, self.groups, self.scores))
+        if indices.numel() == 0:
+            return indices, groups, scores.reshape(0, len(self.score_names))
+        order = torch.argsort(indices, stable=True)
+        indices, groups, scores = indices[order], groups[order], scores[order]
+        first = torch.ones_like(indices, dtype=torch.bool)
+        first[1:] = indices[1:] != indices[:-1]
+        return indices[first], groups[first], scores[first]
+
+    def compute(self) -> dict[str, torch.Tensor]:
+        _, groups, scores = self._unique_examples()
+        out: dict[str, torch.Tensor] = {}
+        if scores.shape[0] == 0:
+            return out
+        for i, name in enumerate(self.score_names):
+            out[name] = scores[:, i].mean()
+            for g, group_name in enumerate(self.group_names):
+                in_group = groups == g
+                if in_group.any():
+                    out[f"{name}/{group_name}"] = scores[in_group, i].mean()
+        out["count"] = torch.tensor(float(scores.shape[0]))
+        return out
+
+    def example_count(self) -> int:
+        return int(self._unique_examples()[0].numel())
+
+
+def _cat(x):
+    if isinstance(x, torch.Tensor):  # after a DDP sync the list is already one tensor
+        return x
+    return torch.cat(x) if x else torch.empty(0)

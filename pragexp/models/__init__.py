@@ -1,0 +1,1 @@
+"""Plain nn.Modules. Nothing here imports pragexp.tasks or pragexp.data."""

@@ -1,0 +1,41 @@
+"""Dual-LSTM reader (GRICE section 5.1): one LSTM reads the whole history, one the query; an MLP fuses them."""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+from pragexp.models.encoders import PAD_ID, SentenceEncoder, mlp
+
+
+def flatten_rounds(history: torch.Tensor) -> torch.Tensor:
+    """(B, R, L) padded rounds -> (B, R*L) with each dialogue's tokens moved to the front, in order."""
+    flat = history.reshape(history.shape[0], -1)
+    order = flat.eq(PAD_ID).to(torch.int8).argsort(dim=1, stable=True)
+    return flat.gather(1, order)
+
+
+class LSTMReader(nn.Module):
+    """Reader contract shared by every GRICE model:
+
+    - `output_dim`: size of the state vector;
+    - `forward(history (B,R,L), query (B,L)) -> (B, output_dim)`;
+    - `encode_text(tokens (..., L)) -> (..., output_dim)` for candidate sentences.
+    """
+
+    def __init__(self, vocab_size: int, embed_dim: int = 64, hidden_dim: int = 64, fusion_dim: int = 128,
+                 dropout: float = 0.1):
+        super().__init__()
+        embedding = nn.Embedding(vocab_size, embed_dim, padding_idx=PAD_ID)
+        self.context_encoder = SentenceEncoder(embedding, hidden_dim, dropout=dropout)
+        self.query_encoder = SentenceEncoder(embedding, hidden_dim, dropout=dropout)
+        enc = self.query_encoder.output_dim
+        self.fuse = mlp(2 * enc, fusion_dim, enc, dropout)
+        self.output_dim = enc
+
+    def encode_text(self, tokens: torch.Tensor) -> torch.Tensor:
+        return self.query_encoder(tokens)
+
+    def forward(self, history: torch.Tensor, query: torch.Tensor) -> torch.Tensor:
+        context = self.context_encoder(flatten_rounds(history))
+        return self.fuse(torch.cat([context, self.query_encoder(query)], dim=-1))

@@ -1,0 +1,1 @@
+"""LightningModules: losses, metrics, optimisation and logging. Import models/ and metrics/ only."""

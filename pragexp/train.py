@@ -1,0 +1,17 @@
+"""`python -m pragexp.train task=... model=...`: train, then test the best checkpoint."""
+
+import hydra
+from omegaconf import DictConfig
+
+from pragexp.run import run
+
+
+@hydra.main(version_base="1.3", config_path="../conf", config_name="train")
+def main(cfg: DictConfig) -> float | None:
+    metrics = run(cfg)
+    # Sweepers that optimise (e.g. Optuna) read the returned value.
+    return metrics.get(cfg.get("optimized_metric") or "")
+
+
+if __name__ == "__main__":
+    main()
