@@ -33,7 +33,15 @@ def read_checkpoint_extras(ckpt_path: str | None) -> dict | None:
     return extras
 
 
+def check_model_fits_task(cfg: DictConfig) -> None:
+    supported = cfg.get("supported_models")
+    if supported and cfg.get("model_name") not in supported:
+        raise ValueError(f"model={cfg.model_name} does not fit task={cfg.task_name}; "
+                         f"choose one of: {', '.join(supported)}")
+
+
 def run(cfg: DictConfig) -> dict[str, float]:
+    check_model_fits_task(cfg)
     if cfg.get("seed") is not None:
         pl.seed_everything(int(cfg.seed), workers=True)  # honoured when 0
     extras = read_checkpoint_extras(cfg.get("ckpt_path"))
@@ -46,6 +54,9 @@ def run(cfg: DictConfig) -> dict[str, float]:
             datamodule.load_state_dict(state)
         if extras.get("model"):  # the weights decide the architecture
             model_cfg = OmegaConf.create(extras["model"])
+            if model_cfg.get("_target_") != cfg.model.get("_target_"):
+                log.warning("using the checkpoint's model %s, not %s", model_cfg.get("_target_"),
+                            cfg.model.get("_target_"))
 
     task = instantiate(
         cfg.task,

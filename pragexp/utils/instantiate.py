@@ -56,4 +56,5 @@ def public_config(cfg: DictConfig) -> dict:
             return [scrub(v) for v in node]
         return node
 
-    return scrub(OmegaConf.to_container(cfg, resolve=True, throw_on_missing=False))
+    job_keys = [k for k in cfg if k != "hydra"]  # Hydra's own node is not part of the experiment
+    return scrub(OmegaConf.to_container(OmegaConf.masked_copy(cfg, job_keys), resolve=True, throw_on_missing=False))

@@ -1,0 +1,75 @@
+"""The commands as users type them, in subprocesses: multirun, DDP, and bad input."""
+
+import json
+
+import pytest
+from omegaconf import OmegaConf
+
+from conftest import SAMPLES, TINY_DATA, TINY_MODEL, run_module
+
+FAST = ["logger=none", "trainer.max_epochs=1", "trainer.accelerator=cpu", "callbacks.progress_bar=null", *TINY_MODEL]
+
+
+@pytest.fixture
+def tiny(cache_dir):
+    return [*FAST, *TINY_DATA, f"paths.cache_dir={cache_dir}"]
+
+
+def test_multirun_runs_one_job_per_learning_rate(tmp_path, tiny):
+    sweep = tmp_path / "sweep"
+    proc = run_module("pragexp.train", ["-m", "model=lstm", "optimizer.lr=1e-3,5e-4", *tiny,
+                                        f"hydra.sweep.dir={sweep}"], tmp_path)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    jobs = sorted(p.parent.name for p in sweep.glob("*/metrics.json"))
+    assert jobs == ["0", "1"]
+    for job, lr in (("0", 1e-3), ("1", 5e-4)):
+        config = OmegaConf.load(sweep / job / ".hydra" / "config.yaml")
+        assert config.optimizer.lr == lr
+        assert "test/r@1" in json.loads((sweep / job / "metrics.json").read_text())
+
+
+def test_ddp_two_processes_count_every_test_example_once(tmp_path, tiny, cache_dir):
+    run_dir = tmp_path / "ddp"
+    proc = run_module("pragexp.train", ["task=grice_recovery", "model=lstm", "trainer=ddp", "trainer.devices=2",
+                                        *tiny, "trainer.accelerator=cpu", f"hydra.run.dir={run_dir}"], tmp_path)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    metrics = json.loads((run_dir / "metrics.json").read_text())
+    (test_file,) = cache_dir.glob("grice/*/test.json")  # the tiny settings' one cached dataset
+    expected = sum(len(d["dialog"]) for d in json.loads(test_file.read_text())["data"]["dialogs"])
+    # An odd count makes the distributed sampler repeat an example: it must still count once.
+    assert expected % 2 == 1
+    assert metrics["test/count"] == expected
+    assert proc.stdout.strip().splitlines()[-1].startswith("pragexp: grice_recovery/lstm")
+
+
+@pytest.mark.parametrize(("override", "message"), [
+    ("task=nope", "Could not find 'task/nope'"),
+    ("model=nope", "Could not find 'model/nope'"),
+])
+def test_unknown_choice_lists_the_options(tmp_path, override, message):
+    proc = run_module("pragexp.train", [override, "logger=none"], tmp_path)
+    assert proc.returncode != 0
+    assert message in proc.stderr and "Available options" in proc.stderr
+
+
+def test_missing_data_file_is_named_and_nothing_is_written(tmp_path):
+    run_dir = tmp_path / "run"
+    missing = tmp_path / "nowhere" / "train.json"
+    sample = SAMPLES / "grice" / "impl_dial_sample.json"
+    proc = run_module("pragexp.train", ["data=grice_official", f"data.train_path={missing}",
+                                        f"data.val_path={sample}", f"data.test_path={sample}", *FAST,
+                                        f"hydra.run.dir={run_dir}"], tmp_path)
+    assert proc.returncode != 0
+    assert str(missing) in proc.stderr
+    assert not (run_dir / "metrics.json").exists() and not (run_dir / "checkpoints").exists()
+
+
+def test_malformed_json_is_named_with_its_line(tmp_path):
+    bad = tmp_path / "broken.json"
+    bad.write_text('{"data": {"dialogs": [\n  {"dialog_id": 3 "dialog": []}\n]}}')
+    run_dir = tmp_path / "run"
+    proc = run_module("pragexp.train", ["data=grice_official", f"data.train_path={bad}", f"data.val_path={bad}",
+                                        f"data.test_path={bad}", *FAST, f"hydra.run.dir={run_dir}"], tmp_path)
+    assert proc.returncode != 0
+    assert f"{bad}:2: malformed JSON" in proc.stderr
+    assert not (run_dir / "metrics.json").exists()

@@ -1,0 +1,101 @@
+"""End-to-end runs in-process: every (task, model) pair, eval from a checkpoint, resume, seeds, W&B offline."""
+
+import json
+
+import pytest
+import torch
+
+from conftest import CONF, compose_config
+from pragexp.run import run
+
+
+def task_model_pairs():
+    for task_file in sorted((CONF / "task").glob("*.yaml")):
+        cfg = compose_config([f"task={task_file.stem}"], CONF.parent / "outputs" / "unused")
+        for model in cfg.supported_models:
+            yield task_file.stem, model
+
+
+@pytest.mark.parametrize(("task", "model"), list(task_model_pairs()))
+def test_every_task_model_pair_runs_fast_dev_run(task, model, make_config):
+    cfg = make_config([f"task={task}", f"model={model}", "debug=fdr"], tiny_model=False)
+    metrics = run(cfg)
+    assert metrics, "no metrics returned"
+    assert all(key.startswith(("val/", "test/")) for key in metrics)
+    assert any(key.startswith(f"test/{cfg.monitor.split('/', 1)[1]}") for key in metrics)
+    written = json.loads((cfg.paths.output_dir and open(f"{cfg.paths.output_dir}/metrics.json").read()))
+    assert written == pytest.approx(metrics)
+
+
+def test_train_writes_checkpoints_metrics_and_summary(make_config, capsys):
+    cfg = make_config(["task=grice_recovery", "model=memnn", "trainer.max_epochs=2"])
+    metrics = run(cfg)
+    out = cfg.paths.output_dir
+    ckpts = sorted(p.name for p in __import__("pathlib").Path(out, "checkpoints").iterdir())
+    assert "last.ckpt" in ckpts and any(name.startswith("best-") for name in ckpts)
+    for key in ("test/r@1", "test/mrr", "val/r@1", "test/count"):
+        assert key in metrics
+    assert 0.0 <= metrics["test/r@1"] <= metrics["test/mrr"] <= 1.0
+    assert any(k.startswith("test/r@1/") for k in metrics), "per-implicature metrics missing"
+    last_line = capsys.readouterr().out.strip().splitlines()[-1]
+    assert last_line.startswith("pragexp: grice_recovery/memnn") and "test/r@1=" in last_line
+
+
+def test_eval_from_checkpoint_gives_the_same_test_metrics(make_config):
+    cfg = make_config(["task=grice_qa", "model=lstm", "trainer.max_epochs=2"], out="train")
+    trained = run(cfg)
+    best = next(p for p in __import__("pathlib").Path(cfg.paths.output_dir, "checkpoints").glob("best-*.ckpt"))
+    # model=memnn on the command line: the checkpoint's architecture (lstm) must win.
+    eval_cfg = make_config(["task=grice_qa", "model=memnn", f"ckpt_path={best}"], name="eval", out="eval")
+    evaluated = run(eval_cfg)
+    tests = {k: v for k, v in trained.items() if k.startswith("test/")}
+    assert evaluated == pytest.approx(tests, abs=1e-6)
+
+
+def test_eval_on_other_files_uses_the_checkpoint_vocabulary(make_config, tmp_path):
+    from conftest import SAMPLES
+
+    cfg = make_config(["task=grice_recovery", "model=memnn"], out="train")
+    run(cfg)
+    best = next(p for p in __import__("pathlib").Path(cfg.paths.output_dir, "checkpoints").glob("best-*.ckpt"))
+    sample = SAMPLES / "grice" / "impl_dial_sample.json"
+    eval_cfg = make_config(["task=grice_recovery", "data=grice_official", f"data.path=[{sample},{sample}]",
+                            f"ckpt_path={best}"], name="eval", out="eval")
+    metrics = run(eval_cfg)
+    assert metrics["test/count"] == 2 * 34  # every round of both files, once
+    assert "test/r@1/ignorance" in metrics
+
+
+def test_resume_from_last_checkpoint(make_config):
+    first = make_config(["task=grice_recovery", "model=lstm", "trainer.max_epochs=1"], out="same")
+    run(first)
+    ckpt_dir = __import__("pathlib").Path(first.paths.output_dir, "checkpoints")
+    steps_one_epoch = torch.load(ckpt_dir / "last.ckpt", weights_only=False)["global_step"]
+    resumed = make_config(["task=grice_recovery", "model=lstm", "trainer.max_epochs=2", "ckpt_path=last"], out="same")
+    run(resumed)
+    state = torch.load(ckpt_dir / "last.ckpt", weights_only=False)
+    assert state["epoch"] == 1 and state["global_step"] == 2 * steps_one_epoch
+
+
+def test_same_seed_same_metrics_different_seed_differs(make_config):
+    a = run(make_config(["model=memnn", "seed=0"], out="a"))
+    b = run(make_config(["model=memnn", "seed=0"], out="b"))
+    c = run(make_config(["model=memnn", "seed=1"], out="c"))
+    assert a == b
+    assert a != c
+
+
+def test_wandb_offline_writes_a_run_dir(make_config, monkeypatch):
+    monkeypatch.setenv("WANDB_MODE", "offline")
+    monkeypatch.setenv("WANDB_SILENT", "true")
+    cfg = make_config(["logger=wandb_offline", "debug=fdr"])
+    run(cfg)
+    runs = list(__import__("pathlib").Path(cfg.paths.output_dir, "wandb").glob("offline-run-*"))
+    assert len(runs) == 1 and any(runs[0].rglob("*.wandb"))
+
+
+def test_model_that_does_not_fit_the_task_is_refused(make_config):
+    cfg = make_config(["task=grice_qa"])
+    cfg.supported_models = ["lstm"]
+    with pytest.raises(ValueError, match="model=memnn does not fit task=grice_qa"):
+        run(cfg)
