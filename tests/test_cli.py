@@ -28,16 +28,21 @@ def test_multirun_runs_one_job_per_learning_rate(tmp_path, tiny):
         assert "test/r@1" in json.loads((sweep / job / "metrics.json").read_text())
 
 
-def test_ddp_two_processes_count_every_test_example_once(tmp_path, tiny, cache_dir):
+def test_ddp_two_processes_count_every_test_example_once(tmp_path):
+    sample = SAMPLES / "grice" / "impl_dial_sample.json"
+    doc = json.loads(sample.read_text())
+    doc["data"]["dialogs"] = doc["data"]["dialogs"][1:]  # 31 rounds: odd, so the sampler must repeat one
+    expected = sum(len(d["dialog"]) for d in doc["data"]["dialogs"])
+    assert expected % 2 == 1
+    test_file = tmp_path / "odd.json"
+    test_file.write_text(json.dumps(doc))
     run_dir = tmp_path / "ddp"
     proc = run_module("pragexp.train", ["task=grice_recovery", "model=lstm", "trainer=ddp", "trainer.devices=2",
-                                        *tiny, "trainer.accelerator=cpu", f"hydra.run.dir={run_dir}"], tmp_path)
+                                        *FAST, "data=grice_official", f"data.train_path={sample}",
+                                        f"data.val_path={sample}", f"data.test_path={test_file}",
+                                        "data.eval_batch_size=4", f"hydra.run.dir={run_dir}"], tmp_path)
     assert proc.returncode == 0, proc.stderr[-3000:]
     metrics = json.loads((run_dir / "metrics.json").read_text())
-    (test_file,) = cache_dir.glob("grice/*/test.json")  # the tiny settings' one cached dataset
-    expected = sum(len(d["dialog"]) for d in json.loads(test_file.read_text())["data"]["dialogs"])
-    # An odd count makes the distributed sampler repeat an example: it must still count once.
-    assert expected % 2 == 1
     assert metrics["test/count"] == expected
     assert proc.stdout.strip().splitlines()[-1].startswith("pragexp: grice_recovery/lstm")
 
