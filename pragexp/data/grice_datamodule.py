@@ -52,7 +52,9 @@ class GriceDataModule(pl.LightningDataModule):
 
     # -- generation -------------------------------------------------------------------------
     def _generation_key(self) -> str:
-        settings = dict(self.generate)
+        from pragexp.data.grice import GENERATOR_VERSION
+
+        settings = {**self.generate, "generator_version": GENERATOR_VERSION}
         lexicon = settings.get("lexicon")
         if lexicon:  # the file's content, not its name, decides what was generated
             settings["lexicon"] = file_digest(Path(lexicon))
