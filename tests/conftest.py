@@ -21,9 +21,19 @@ for var in ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE", "TRANSFORMERS_OFFLINE"):
     os.environ.setdefault(var, "1")
 os.environ.setdefault("WANDB_MODE", "offline")
 
-# A dataset small enough to train on in seconds; every test that generates data shares its cache.
-TINY_DATA = ["data.generate.train_dialogs=60", "data.generate.val_dialogs=20", "data.generate.test_dialogs=20"]
-TINY_MODEL = ["model.embed_dim=16", "model.hidden_dim=16", "model.fusion_dim=32"]
+# Settings that make each data source and model train in seconds, keyed by config choice.
+# A new data/ or model/ config adds its entry here (an entry may be empty).
+TINY_DATA = {
+    "grice": ["data.generate.train_dialogs=60", "data.generate.val_dialogs=20", "data.generate.test_dialogs=20"],
+    "grice_official": [],
+    "circa": [f"data.path={SAMPLES / 'circa' / 'circa-sample.tsv'}", "data.batch_size=8", "data.tiny_vocab_size=300"],
+}
+TINY_MODEL = {
+    "lstm": ["model.embed_dim=16", "model.hidden_dim=16", "model.fusion_dim=32"],
+    "memnn": ["model.embed_dim=16", "model.hidden_dim=16", "model.fusion_dim=32"],
+    "bert": ["model.pretrained=tiny"],
+    "majority": [],
+}
 
 
 def compose_config(overrides: list[str], output_dir: Path, config_name: str = "train") -> DictConfig:
@@ -44,16 +54,17 @@ def cache_dir(tmp_path_factory) -> Path:
 
 @pytest.fixture
 def make_config(tmp_path, cache_dir):
-    """make_config(overrides) -> a composed config with tiny data and model, outputs under tmp_path."""
+    """make_config(overrides) -> the composed config with tiny data (and model), outputs under tmp_path."""
     def make(overrides=(), name: str = "train", out: str = "run", tiny_model: bool = True) -> DictConfig:
-        base = [f"paths.cache_dir={cache_dir}", "logger=none", "trainer.max_epochs=1",
-                "trainer.accelerator=cpu", "callbacks.progress_bar=null"]
-        groups = [o for o in overrides if "." not in o.split("=")[0]]
-        model = TINY_MODEL if tiny_model else []
-        generated = not any(o.startswith("data=") and o != "data=grice" for o in groups)
-        data = TINY_DATA if generated else []
-        return compose_config([*base, *groups, *data, *model, *[o for o in overrides if o not in groups]],
-                              tmp_path / out, name)
+        common = [f"paths.cache_dir={cache_dir}", "logger=none", "trainer.max_epochs=1",
+                  "trainer.accelerator=cpu", "callbacks.progress_bar=null"]
+        choices = compose_config([*common, *overrides], tmp_path / out, name).hydra.runtime.choices
+        missing = [f"data={choices.data}"] if choices.data not in TINY_DATA else []
+        missing += [f"model={choices.model}"] if tiny_model and choices.model not in TINY_MODEL else []
+        assert not missing, f"add tiny settings for {missing} to TINY_DATA/TINY_MODEL in tests/conftest.py"
+        tiny = TINY_DATA[choices.data] + (TINY_MODEL[choices.model] if tiny_model else [])
+        # Tiny settings first, so a test's own overrides of the same keys win.
+        return compose_config([*common, *tiny, *overrides], tmp_path / out, name)
     return make
 
 

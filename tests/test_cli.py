@@ -3,16 +3,16 @@
 import json
 
 import pytest
+from conftest import SAMPLES, TINY_DATA, TINY_MODEL, run_module
 from omegaconf import OmegaConf
 
-from conftest import SAMPLES, TINY_DATA, TINY_MODEL, run_module
-
-FAST = ["logger=none", "trainer.max_epochs=1", "trainer.accelerator=cpu", "callbacks.progress_bar=null", *TINY_MODEL]
+FAST = ["logger=none", "trainer.max_epochs=1", "trainer.accelerator=cpu", "callbacks.progress_bar=null",
+        *TINY_MODEL["lstm"]]
 
 
 @pytest.fixture
 def tiny(cache_dir):
-    return [*FAST, *TINY_DATA, f"paths.cache_dir={cache_dir}"]
+    return [*FAST, *TINY_DATA["grice"], f"paths.cache_dir={cache_dir}"]
 
 
 def test_multirun_runs_one_job_per_learning_rate(tmp_path, tiny):

@@ -1,9 +1,8 @@
 """Every option of every config group composes, and the train/eval configs resolve."""
 
 import pytest
-from omegaconf import OmegaConf
-
 from conftest import CONF, compose_config
+from omegaconf import OmegaConf
 
 SKIP_GROUPS = {"hydra", "task", "experiment"}  # hydra is Hydra's own; tasks/experiments are run in test_train
 

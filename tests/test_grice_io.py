@@ -2,8 +2,8 @@ import json
 
 import pytest
 import torch
-
 from conftest import SAMPLES
+
 from pragexp.data.errors import DataFormatError
 from pragexp.data.grice_examples import collate, qa_examples, recovery_examples
 from pragexp.data.grice_io import read_dialogues

@@ -1,11 +1,12 @@
 """End-to-end runs in-process: every (task, model) pair, eval from a checkpoint, resume, seeds, W&B offline."""
 
 import json
+from pathlib import Path
 
 import pytest
 import torch
+from conftest import CONF, SAMPLES, compose_config
 
-from conftest import CONF, compose_config
 from pragexp.run import run
 
 
@@ -18,12 +19,12 @@ def task_model_pairs():
 
 @pytest.mark.parametrize(("task", "model"), list(task_model_pairs()))
 def test_every_task_model_pair_runs_fast_dev_run(task, model, make_config):
-    cfg = make_config([f"task={task}", f"model={model}", "debug=fdr"], tiny_model=False)
+    cfg = make_config([f"task={task}", f"model={model}", "debug=fdr"])
     metrics = run(cfg)
     assert metrics, "no metrics returned"
     assert all(key.startswith(("val/", "test/")) for key in metrics)
     assert any(key.startswith(f"test/{cfg.monitor.split('/', 1)[1]}") for key in metrics)
-    written = json.loads((cfg.paths.output_dir and open(f"{cfg.paths.output_dir}/metrics.json").read()))
+    written = json.loads(Path(cfg.paths.output_dir, "metrics.json").read_text())
     assert written == pytest.approx(metrics)
 
 
@@ -31,7 +32,7 @@ def test_train_writes_checkpoints_metrics_and_summary(make_config, capsys):
     cfg = make_config(["task=grice_recovery", "model=memnn", "trainer.max_epochs=2"])
     metrics = run(cfg)
     out = cfg.paths.output_dir
-    ckpts = sorted(p.name for p in __import__("pathlib").Path(out, "checkpoints").iterdir())
+    ckpts = sorted(p.name for p in Path(out, "checkpoints").iterdir())
     assert "last.ckpt" in ckpts and any(name.startswith("best-") for name in ckpts)
     for key in ("test/r@1", "test/mrr", "val/r@1", "test/count"):
         assert key in metrics
@@ -44,7 +45,7 @@ def test_train_writes_checkpoints_metrics_and_summary(make_config, capsys):
 def test_eval_from_checkpoint_gives_the_same_test_metrics(make_config):
     cfg = make_config(["task=grice_qa", "model=lstm", "trainer.max_epochs=2"], out="train")
     trained = run(cfg)
-    best = next(p for p in __import__("pathlib").Path(cfg.paths.output_dir, "checkpoints").glob("best-*.ckpt"))
+    best = next(p for p in Path(cfg.paths.output_dir, "checkpoints").glob("best-*.ckpt"))
     # model=memnn on the command line: the checkpoint's architecture (lstm) must win.
     eval_cfg = make_config(["task=grice_qa", "model=memnn", f"ckpt_path={best}"], name="eval", out="eval")
     evaluated = run(eval_cfg)
@@ -52,12 +53,10 @@ def test_eval_from_checkpoint_gives_the_same_test_metrics(make_config):
     assert evaluated == pytest.approx(tests, abs=1e-6)
 
 
-def test_eval_on_other_files_uses_the_checkpoint_vocabulary(make_config, tmp_path):
-    from conftest import SAMPLES
-
+def test_eval_on_other_files_uses_the_checkpoint_vocabulary(make_config):
     cfg = make_config(["task=grice_recovery", "model=memnn"], out="train")
     run(cfg)
-    best = next(p for p in __import__("pathlib").Path(cfg.paths.output_dir, "checkpoints").glob("best-*.ckpt"))
+    best = next(p for p in Path(cfg.paths.output_dir, "checkpoints").glob("best-*.ckpt"))
     sample = SAMPLES / "grice" / "impl_dial_sample.json"
     eval_cfg = make_config(["task=grice_recovery", "data=grice_official", f"data.path=[{sample},{sample}]",
                             f"ckpt_path={best}"], name="eval", out="eval")
@@ -69,7 +68,7 @@ def test_eval_on_other_files_uses_the_checkpoint_vocabulary(make_config, tmp_pat
 def test_resume_from_last_checkpoint(make_config):
     first = make_config(["task=grice_recovery", "model=lstm", "trainer.max_epochs=1"], out="same")
     run(first)
-    ckpt_dir = __import__("pathlib").Path(first.paths.output_dir, "checkpoints")
+    ckpt_dir = Path(first.paths.output_dir, "checkpoints")
     steps_one_epoch = torch.load(ckpt_dir / "last.ckpt", weights_only=False)["global_step"]
     resumed = make_config(["task=grice_recovery", "model=lstm", "trainer.max_epochs=2", "ckpt_path=last"], out="same")
     run(resumed)
@@ -90,7 +89,7 @@ def test_wandb_offline_writes_a_run_dir(make_config, monkeypatch):
     monkeypatch.setenv("WANDB_SILENT", "true")
     cfg = make_config(["logger=wandb_offline", "debug=fdr"])
     run(cfg)
-    runs = list(__import__("pathlib").Path(cfg.paths.output_dir, "wandb").glob("offline-run-*"))
+    runs = list(Path(cfg.paths.output_dir, "wandb").glob("offline-run-*"))
     assert len(runs) == 1 and any(runs[0].rglob("*.wandb"))
 
 

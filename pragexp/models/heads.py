@@ -1,31 +1,34 @@
-"""Task-shaped heads around a dialogue reader.
-
-A reader maps (history, query) to a state vector and can encode a single text; see
-`pragexp.models.lstm.LSTMReader` for the contract (`output_dim`, `forward`, `encode_text`).
-"""
+"""Task-shaped heads around a dialogue reader (see `pragexp.models.lstm.LSTMReader` for the
+reader contract)."""
 
 from __future__ import annotations
 
 import torch
 from torch import nn
 
-from pragexp.models.encoders import mlp
+from pragexp.models.encoders import PAD_ID, mlp
+from pragexp.models.matching import TokenAligner
 
 
 class CandidateRanker(nn.Module):
-    """Scores K candidate sentences against the reader's state: (B, K) logits."""
+    """Scores K candidate sentences against the dialogue: (B, K) logits.
+
+    Each candidate is judged on its sentence vector against the reader's state, and word by
+    word against the dialogue's tokens (`TokenAligner`)."""
 
     def __init__(self, reader: nn.Module, hidden_dim: int = 128, dropout: float = 0.0):
         super().__init__()
         self.reader = reader
         dim = reader.output_dim
-        self.score = mlp(3 * dim, hidden_dim, 1, dropout)
+        self.align = TokenAligner(dim, hidden_dim, dropout)
+        self.score = mlp(3 * dim + self.align.output_dim, hidden_dim, 1, dropout)
 
     def forward(self, history: torch.Tensor, query: torch.Tensor, candidates: torch.Tensor) -> torch.Tensor:
-        state = self.reader(history, query)  # (B, D)
-        cands = self.reader.encode_text(candidates)  # (B, K, D)
-        state = state.unsqueeze(1).expand_as(cands)
-        return self.score(torch.cat([state, cands, state * cands], dim=-1)).squeeze(-1)
+        state, context, context_mask = self.reader.read(history, query)
+        cand_vecs, cand_states = self.reader.encode_text(candidates)  # (B,K,D), (B,K,L,D)
+        aligned = self.align(cand_states, candidates.ne(PAD_ID), context, context_mask)
+        state = state.unsqueeze(1).expand_as(cand_vecs)
+        return self.score(torch.cat([state, cand_vecs, state * cand_vecs, aligned], dim=-1)).squeeze(-1)
 
 
 class AnswerClassifier(nn.Module):

@@ -18,9 +18,11 @@ def flatten_rounds(history: torch.Tensor) -> torch.Tensor:
 class LSTMReader(nn.Module):
     """Reader contract shared by every GRICE model:
 
-    - `output_dim`: size of the state vector;
-    - `forward(history (B,R,L), query (B,L)) -> (B, output_dim)`;
-    - `encode_text(tokens (..., L)) -> (..., output_dim)` for candidate sentences.
+    - `output_dim`: size of the state vector and of token states;
+    - `read(history (B,R,L), query (B,L)) -> (state (B,D), context (B,T,D), context_mask (B,T))`:
+      the dialogue state and the token states a candidate may be compared with;
+    - `forward(history, query) -> state (B,D)`;
+    - `encode_text(tokens (...,L)) -> (vectors (...,D), token states (...,L,D))` for candidates.
     """
 
     def __init__(self, vocab_size: int, embed_dim: int = 64, hidden_dim: int = 64, fusion_dim: int = 128,
@@ -33,9 +35,15 @@ class LSTMReader(nn.Module):
         self.fuse = mlp(2 * enc, fusion_dim, enc, dropout)
         self.output_dim = enc
 
-    def encode_text(self, tokens: torch.Tensor) -> torch.Tensor:
-        return self.query_encoder(tokens)
+    def encode_text(self, tokens: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        return self.query_encoder.encode(tokens)
+
+    def read(self, history: torch.Tensor, query: torch.Tensor):
+        flat = flatten_rounds(history)
+        context, context_states = self.context_encoder.encode(flat)
+        query_vec, query_states = self.query_encoder.encode(query)
+        state = self.fuse(torch.cat([context, query_vec], dim=-1))
+        return state, torch.cat([context_states, query_states], 1), torch.cat([flat, query], 1).ne(PAD_ID)
 
     def forward(self, history: torch.Tensor, query: torch.Tensor) -> torch.Tensor:
-        context = self.context_encoder(flatten_rounds(history))
-        return self.fuse(torch.cat([context, self.query_encoder(query)], dim=-1))
+        return self.read(history, query)[0]

@@ -54,11 +54,17 @@ class MemNNReader(nn.Module):
         self.fuse = mlp(2 * dim, fusion_dim, dim, dropout)
         self.output_dim = dim
 
-    def encode_text(self, tokens: torch.Tensor) -> torch.Tensor:
-        return self.round_encoder(tokens)
+    def encode_text(self, tokens: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        return self.round_encoder.encode(tokens)
+
+    def read(self, history: torch.Tensor, query: torch.Tensor):
+        slots, slot_states = self.round_encoder.encode(history)
+        query_vec, query_states = self.round_encoder.encode(query)
+        state, read = self.memory(slots, history.ne(PAD_ID).any(-1), query_vec)
+        batch = history.shape[0]
+        context = torch.cat([slot_states.reshape(batch, -1, self.output_dim), query_states], dim=1)
+        context_mask = torch.cat([history.reshape(batch, -1), query], dim=1).ne(PAD_ID)
+        return self.fuse(torch.cat([state, read], dim=-1)), context, context_mask
 
     def forward(self, history: torch.Tensor, query: torch.Tensor) -> torch.Tensor:
-        slots = self.round_encoder(history)
-        slot_mask = history.ne(PAD_ID).any(-1)
-        state, read = self.memory(slots, slot_mask, self.round_encoder(query))
-        return self.fuse(torch.cat([state, read], dim=-1))
+        return self.read(history, query)[0]

@@ -37,7 +37,7 @@ def build_loggers(logger_cfg: DictConfig | None) -> list:
 
 def build_callbacks(callbacks_cfg: DictConfig | None, has_logger: bool) -> list:
     callbacks = []
-    for name, conf in (callbacks_cfg or {}).items():
+    for conf in (callbacks_cfg or {}).values():
         if conf is None:
             continue
         # LearningRateMonitor refuses to run without a logger (logger=none).
