@@ -3,10 +3,10 @@
 import hydra
 from omegaconf import DictConfig
 
-from pragexp.run import run
+from pragexp.run import CONFIG_DIR, run
 
 
-@hydra.main(version_base="1.3", config_path="../conf", config_name="eval")
+@hydra.main(version_base="1.3", config_path=str(CONFIG_DIR), config_name="eval")
 def main(cfg: DictConfig) -> None:
     run(cfg)
 

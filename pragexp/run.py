@@ -16,6 +16,8 @@ from pragexp.data.files import atomic_write_text
 from pragexp.utils.instantiate import build_callbacks, build_loggers, public_config
 
 log = logging.getLogger(__name__)
+# conf/ sits beside the package (editable install); an absolute path works however main() is called.
+CONFIG_DIR = Path(__file__).resolve().parent.parent / "conf"
 SUMMARY_PREFIX = "pragexp:"
 
 
