@@ -98,3 +98,9 @@ def test_model_that_does_not_fit_the_task_is_refused(make_config):
     cfg.supported_models = ["lstm"]
     with pytest.raises(ValueError, match="model=memnn does not fit task=grice_qa"):
         run(cfg)
+
+
+def test_eval_without_a_checkpoint_says_so(make_config):
+    cfg = make_config([], name="eval", out="eval")
+    with pytest.raises(Exception, match="ckpt_path"):
+        run(cfg)
