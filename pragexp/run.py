@@ -44,6 +44,8 @@ def check_model_fits_task(cfg: DictConfig) -> None:
 
 def run(cfg: DictConfig) -> dict[str, float]:
     check_model_fits_task(cfg)
+    if OmegaConf.is_missing(cfg, "ckpt_path") or (not cfg.get("train", True) and not cfg.get("ckpt_path")):
+        raise ValueError("evaluation needs a trained model: pass ckpt_path=<path to a .ckpt file>")
     if cfg.get("seed") is not None:
         pl.seed_everything(int(cfg.seed), workers=True)  # honoured when 0
     extras = read_checkpoint_extras(cfg.get("ckpt_path"))
