@@ -31,6 +31,16 @@ TINY_DATA = {
 TINY_MODEL = {
     "lstm": ["model.embed_dim=16", "model.hidden_dim=16", "model.fusion_dim=32"],
     "memnn": ["model.embed_dim=16", "model.hidden_dim=16", "model.fusion_dim=32"],
+    "entnet": ["model.embed_dim=16", "model.hidden_dim=16", "model.fusion_dim=32", "model.slots=4"],
+    "relnet": ["model.embed_dim=16", "model.hidden_dim=16", "model.fusion_dim=32", "model.relation_dim=32"],
+    "lstm_gen": ["model.reader.embed_dim=16", "model.reader.hidden_dim=16", "model.reader.fusion_dim=32",
+                 "model.embed_dim=16", "model.decoder_dim=32"],
+    "memnn_gen": ["model.reader.embed_dim=16", "model.reader.hidden_dim=16", "model.reader.fusion_dim=32",
+                  "model.embed_dim=16", "model.decoder_dim=32"],
+    "memnn_inf": ["model.inference_ckpt=null", "model.embed_dim=16", "model.hidden_dim=16", "model.fusion_dim=32",
+                  "model.max_explicit_len=8", "model.inference_model.reader.embed_dim=16",
+                  "model.inference_model.reader.hidden_dim=16", "model.inference_model.reader.fusion_dim=32",
+                  "model.inference_model.embed_dim=16", "model.inference_model.decoder_dim=32"],
     "bert": ["model.pretrained=tiny"],
     "majority": [],
 }

@@ -1,6 +1,6 @@
+from conftest import compose_config
 from omegaconf import OmegaConf, open_dict
 
-from conftest import compose_config
 from pragexp.utils.instantiate import build_callbacks, hydra_sweep_group, public_config
 
 

@@ -1,7 +1,8 @@
 """Turns GRICE dialogues into model examples for the two tasks.
 
 - recovery: for every round, the history before it, the round itself (question + answer) as the
-  query, the four candidate explicit forms and the gold index;
+  query, the four candidate explicit forms, the gold index and the explicit form's words as
+  `target` (what generative models are trained to produce; they add their own `<bos>`/`<eos>`);
 - qa: for every question after the dialogue, the whole dialogue as history and the answer word.
 
 Each example carries its dataset `index` (for exact metrics under DDP) and its implicature `group`.
@@ -50,6 +51,7 @@ def recovery_examples(dialogues: Sequence[Dialogue], vocab: Vocabulary) -> list[
                 "query": rounds[t],
                 "candidates": [vocab.encode(o) for o in r.options],
                 "label": r.answer_index,
+                "target": vocab.encode(r.explicit) or vocab.encode(r.options[r.answer_index]),
                 "group": group_id(r.implicature or d.implicature),
             })
     return examples
@@ -101,4 +103,6 @@ def collate(items: Sequence[dict]) -> dict[str, torch.Tensor]:
     }
     if "candidates" in items[0]:
         batch["candidates"] = pad_3d([x["candidates"] for x in items])
+    if "target" in items[0]:
+        batch["target"] = pad_2d([x["target"] for x in items])
     return batch

@@ -50,3 +50,9 @@ class SentenceEncoder(nn.Module):
 def mlp(in_dim: int, hidden_dim: int, out_dim: int, dropout: float = 0.0) -> nn.Sequential:
     """The two-layer fusion network used on top of every reader."""
     return nn.Sequential(nn.Linear(in_dim, hidden_dim), nn.ReLU(), nn.Dropout(dropout), nn.Linear(hidden_dim, out_dim))
+
+
+def recency_index(present: torch.Tensor, max_index: int) -> torch.Tensor:
+    """present (B, R) rounds -> (B, R) positions counted back from the most recent round (1 = the
+    last present round), clamped to max_index; the same whatever padding follows."""
+    return present.long().flip(1).cumsum(1).flip(1).clamp(max=max_index)

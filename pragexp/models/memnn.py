@@ -9,7 +9,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from pragexp.models.encoders import PAD_ID, SentenceEncoder, mlp
+from pragexp.models.encoders import PAD_ID, SentenceEncoder, mlp, recency_index
 
 
 class MemoryAttention(nn.Module):
@@ -28,8 +28,7 @@ class MemoryAttention(nn.Module):
     def forward(self, slots: torch.Tensor, slot_mask: torch.Tensor, query: torch.Tensor):
         batch, num_slots, dim = slots.shape
         # Temporal encoding counts back from the most recent round, so "there"/"them" can find it.
-        recency = (slot_mask.long().flip(1).cumsum(1).flip(1)).clamp(max=self.time.num_embeddings - 1)
-        slots = slots + self.time(recency)
+        slots = slots + self.time(recency_index(slot_mask, self.time.num_embeddings - 1))
         slots = torch.cat([self.empty_slot.expand(batch, 1, dim), slots], dim=1)
         mask = torch.cat([slot_mask.new_ones(batch, 1), slot_mask], dim=1)
         keys, values = self.keys(slots), self.values(slots)

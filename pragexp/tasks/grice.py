@@ -9,18 +9,38 @@ from pragexp.models.heads import AnswerClassifier, CandidateRanker
 from pragexp.tasks.base import PragexpTask
 
 
+def _check_vocabulary(model, datamodule) -> None:
+    """Models that carry another run's weights (MemNN w/ inf) check they read the same word ids."""
+    check = getattr(model, "check_vocabulary", None)
+    if check is not None and getattr(datamodule, "vocab", None) is not None:
+        check(datamodule.vocab.itos)
+
+
 class GriceRecoveryTask(PragexpTask):
-    """Pick the explicit form of the queried round among four candidates: R@1 and MRR."""
+    """Pick the explicit form of the queried round among four candidates: R@1 and MRR.
+
+    A model config may build a reader (wrapped in `CandidateRanker`, trained with cross-entropy
+    over the candidates) or a whole head with `loss_and_logits(batch, rank)`, such as the
+    generative `Seq2SeqRanker`, which then owns its loss and candidate scores."""
 
     score_names = ("r@1", "mrr")
 
     def build_network(self, datamodule):
-        return CandidateRanker(self.model_factory(vocab_size=datamodule.vocab_size))
+        model = self.model_factory(vocab_size=datamodule.vocab_size)
+        _check_vocabulary(model, datamodule)
+        return model if hasattr(model, "loss_and_logits") else CandidateRanker(model)
 
     def forward_batch(self, batch):
-        logits = self.net(batch["history"], batch["query"], batch["candidates"])
+        if hasattr(self.net, "loss_and_logits"):
+            # Candidates are only scored for evaluation; training needs the loss alone.
+            loss, logits = self.net.loss_and_logits(batch, rank=not self.training)
+            if logits is None:
+                return loss, {}
+        else:
+            logits = self.net(batch["history"], batch["query"], batch["candidates"])
+            loss = F.cross_entropy(logits, batch["label"])
         rank = target_rank(logits, batch["label"])
-        return F.cross_entropy(logits, batch["label"]), {"r@1": (rank == 1).float(), "mrr": 1.0 / rank.float()}
+        return loss, {"r@1": (rank == 1).float(), "mrr": 1.0 / rank.float()}
 
 
 class GriceQATask(PragexpTask):
@@ -29,7 +49,9 @@ class GriceQATask(PragexpTask):
     score_names = ("acc",)
 
     def build_network(self, datamodule):
-        return AnswerClassifier(self.model_factory(vocab_size=datamodule.vocab_size), datamodule.num_answers)
+        reader = self.model_factory(vocab_size=datamodule.vocab_size)
+        _check_vocabulary(reader, datamodule)
+        return AnswerClassifier(reader, datamodule.num_answers)
 
     def forward_batch(self, batch):
         logits = self.net(batch["history"], batch["query"])

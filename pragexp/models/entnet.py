@@ -1,0 +1,70 @@
+"""Recurrent Entity Network reader (Henaff et al. 2017) for GRICE (section 5.1).
+
+Each round is encoded by the shared `SentenceEncoder`; a set of memory slots, each with its own
+learned key, is updated round after round by a gated write:
+
+    g_j = sigmoid(s . h_j + s . w_j),  h~_j = prelu(U h_j + V w_j + W s),
+    h_j <- normalise(h_j + g_j * h~_j)
+
+and the output module reads the slots with the query (attention p_j = softmax(q . h_j),
+u = sum_j p_j h_j, y = prelu(q + H u)), fused with what it read by the shared MLP.
+"""
+
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from pragexp.models.encoders import PAD_ID, SentenceEncoder, mlp
+
+
+class EntNetReader(nn.Module):
+    """Reader with the contract of `pragexp.models.lstm.LSTMReader`."""
+
+    def __init__(self, vocab_size: int, embed_dim: int = 64, hidden_dim: int = 64, fusion_dim: int = 128,
+                 slots: int = 20, dropout: float = 0.1):
+        super().__init__()
+        embedding = nn.Embedding(vocab_size, embed_dim, padding_idx=PAD_ID)
+        self.round_encoder = SentenceEncoder(embedding, hidden_dim, dropout=dropout)
+        dim = self.round_encoder.output_dim
+        self.keys = nn.Parameter(torch.randn(slots, dim) / dim ** 0.5)
+        self.U = nn.Linear(dim, dim, bias=False)
+        self.V = nn.Linear(dim, dim, bias=False)
+        self.W = nn.Linear(dim, dim)
+        self.write_activation = nn.PReLU()
+        self.H = nn.Linear(dim, dim, bias=False)
+        self.read_activation = nn.PReLU()
+        self.fuse = mlp(2 * dim, fusion_dim, dim, dropout)
+        self.output_dim = dim
+
+    def encode_text(self, tokens: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        return self.round_encoder.encode(tokens)
+
+    def memories(self, sentences: torch.Tensor, present: torch.Tensor) -> torch.Tensor:
+        """sentences (B, R, D), present (B, R) -> slots (B, N, D) after reading the rounds in order;
+        absent (padding) rounds leave the memory as it is."""
+        keys = self.keys.unsqueeze(0).expand(sentences.shape[0], -1, -1)
+        memory, projected_keys = keys, self.V(keys)
+        for t in range(sentences.shape[1]):
+            s = sentences[:, t].unsqueeze(1)
+            gate = torch.sigmoid((s * memory).sum(-1, keepdim=True) + (s * keys).sum(-1, keepdim=True))
+            candidate = self.write_activation(self.U(memory) + projected_keys + self.W(s))
+            updated = F.normalize(memory + gate * candidate, dim=-1)
+            memory = torch.where(present[:, t, None, None], updated, memory)
+        return memory
+
+    def read(self, history: torch.Tensor, query: torch.Tensor):
+        sentences, sentence_states = self.round_encoder.encode(history)
+        memory = self.memories(sentences, history.ne(PAD_ID).any(-1))
+        query_vec, query_states = self.round_encoder.encode(query)
+        attention = torch.einsum("bnd,bd->bn", memory, query_vec).softmax(-1)
+        read = torch.einsum("bn,bnd->bd", attention, memory)
+        out = self.read_activation(query_vec + self.H(read))
+        batch = history.shape[0]
+        context = torch.cat([sentence_states.reshape(batch, -1, self.output_dim), query_states], dim=1)
+        context_mask = torch.cat([history.reshape(batch, -1), query], dim=1).ne(PAD_ID)
+        return self.fuse(torch.cat([out, read], dim=-1)), context, context_mask
+
+    def forward(self, history: torch.Tensor, query: torch.Tensor) -> torch.Tensor:
+        return self.read(history, query)[0]

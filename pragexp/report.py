@@ -1,0 +1,271 @@
+"""Results table from run directories, side by side with the papers' published numbers.
+
+    python -m pragexp.report DIR [DIR ...] [--out FILE.md] [--plot FILE.png]
+
+Reads every `metrics.json` under the given run or multirun directories, with the run's
+`.hydra/hydra.yaml` (task, model and experiment choices), `.hydra/config.yaml` (seed, data.fold)
+and `.hydra/overrides.yaml`. Runs that differ only in `seed` (or `data.fold`, the Circa
+leave-one-scenario-out folds) form one row: each cell is the mean ± sample std over them, and
+`[min, max]` when a row has more than 3 runs. One table per task; its columns are the overall
+test metric keys (`test/r@1`, ...), then one table of per-group metrics (`test/r@1/ignorance`,
+...). The paper's numbers come from `pragexp/paper_numbers/<task>.json`:
+
+    {"source": "...", "unit": "percent" | "fraction",
+     "rows": {"<model or experiment name>": {"test/r@1": 97.3, ...}}}
+
+A row matches a paper row by its experiment's name (`table5_memnn`), then by its model name
+(`memnn`); paper values are shown as fractions, like ours. `--plot` draws per-group bars (test
+metric per implicature type) for the models of the first task that has per-group metrics: for
+`grice_qa` with MemNN and MemNN w/ inf this is the paper's Fig. 5.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import statistics
+import sys
+import tempfile
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml
+
+from pragexp.data.files import atomic_write_text
+
+PAPER_DIR = Path(__file__).parent / "paper_numbers"
+VARYING = ("seed", "data.fold")  # what a row averages over
+IGNORED_PREFIXES = ("hydra.", "paths.", "logger", "callbacks.progress_bar", "ckpt_path", "model.inference_ckpt",
+                    "task=", "model=", "experiment=", "trainer.accelerator", "trainer.devices")
+
+
+@dataclass
+class Run:
+    path: Path
+    task: str
+    model: str
+    experiment: str | None
+    settings: tuple[str, ...]  # overrides that make a different row
+    metrics: dict[str, float]
+
+
+@dataclass
+class Row:
+    task: str
+    name: str
+    model: str
+    experiment: str | None
+    settings: tuple[str, ...]
+    runs: list[Run] = field(default_factory=list)
+
+    @property
+    def label(self) -> str:
+        return self.name + (f" ({', '.join(self.settings)})" if self.settings else "")
+
+
+def _load_yaml(path: Path, default):
+    if not path.is_file():
+        return default
+    with path.open(encoding="utf-8") as f:
+        return yaml.safe_load(f) or default
+
+
+def read_run(metrics_path: Path) -> Run:
+    run_dir = metrics_path.parent
+    try:
+        metrics = {k: float(v) for k, v in json.loads(metrics_path.read_text(encoding="utf-8")).items()}
+    except (json.JSONDecodeError, TypeError, ValueError) as e:
+        raise ValueError(f"{metrics_path}: not a metrics file ({e})") from None
+    hydra_dir = run_dir / ".hydra"
+    choices = (_load_yaml(hydra_dir / "hydra.yaml", {}).get("hydra", {}).get("runtime", {}).get("choices", {}))
+    overrides = [str(o) for o in _load_yaml(hydra_dir / "overrides.yaml", [])]
+    explicit = dict(o.split("=", 1) for o in overrides if "=" in o)
+    task = choices.get("task") or explicit.get("task") or "unknown"
+    model = choices.get("model") or explicit.get("model") or "unknown"
+    experiment = choices.get("experiment") or explicit.get("experiment")
+    if experiment in ("none", None):
+        experiment = None
+    settings = tuple(sorted(
+        o.lstrip("+~") for o in overrides
+        if not o.lstrip("+~").startswith(IGNORED_PREFIXES) and o.lstrip("+~").split("=", 1)[0] not in VARYING
+    ))
+    return Run(run_dir, task, model, experiment, settings, metrics)
+
+
+def find_runs(dirs: list[str | Path]) -> list[Run]:
+    runs = []
+    for d in dirs:
+        d = Path(d)
+        if not d.exists():
+            raise FileNotFoundError(f"no such directory: {d}")
+        paths = [d] if d.is_file() else sorted(d.rglob("metrics.json"))
+        runs += [read_run(p) for p in paths if ".hydra" not in p.parts]
+    return runs
+
+
+def group_runs(runs: list[Run]) -> dict[str, list[Row]]:
+    """{task: rows}, rows keyed by everything but seed and fold."""
+    rows: dict[tuple, Row] = {}
+    for run in runs:
+        name = run.experiment.rsplit("/", 1)[-1] if run.experiment else run.model
+        key = (run.task, name, run.model, run.settings)
+        rows.setdefault(key, Row(run.task, name, run.model, run.experiment, run.settings)).runs.append(run)
+    by_task: dict[str, list[Row]] = defaultdict(list)
+    for key in sorted(rows):
+        by_task[key[0]].append(rows[key])
+    return dict(by_task)
+
+
+def summarise(values: list[float]) -> dict[str, float]:
+    out = {"n": len(values), "mean": statistics.fmean(values), "min": min(values), "max": max(values)}
+    out["std"] = statistics.stdev(values) if len(values) > 1 else 0.0
+    return out
+
+
+def format_cell(values: list[float]) -> str:
+    if not values:
+        return ""
+    s = summarise(values)
+    if s["n"] == 1:
+        return f"{s['mean']:.3f}"
+    cell = f"{s['mean']:.3f} ± {s['std']:.3f}"
+    return cell + (f" [{s['min']:.3f}, {s['max']:.3f}]" if s["n"] > 3 else "")
+
+
+def load_paper(task: str, paper_dir: Path | None = None) -> dict:
+    path = Path(paper_dir or PAPER_DIR) / f"{task}.json"
+    if not path.is_file():
+        return {"rows": {}}
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    if "rows" not in doc:  # also accepted: a bare {"<row name>": {metric: value}} mapping, in fractions
+        doc = {"rows": {k: v for k, v in doc.items() if isinstance(v, dict)}, "unit": "fraction"}
+    scale = 0.01 if doc.get("unit", "fraction") == "percent" else 1.0
+    doc["rows"] = {name: {k: v * scale for k, v in row.items() if isinstance(v, (int, float))}
+                   for name, row in (doc.get("rows") or {}).items()}
+    return doc
+
+
+def paper_row(row: Row, paper: dict) -> dict[str, float]:
+    rows = paper.get("rows", {})
+    for name in (row.experiment, row.name, row.model):
+        if name and name in rows:
+            return rows[name]
+    return {}
+
+
+def _metric_keys(rows: list[Row], per_group: bool) -> list[str]:
+    keys = {k for row in rows for run in row.runs for k in run.metrics if k.startswith("test/")}
+    overall = sorted(k for k in keys if k.count("/") == 1 and k not in ("test/count", "test/loss"))
+    if not per_group:
+        return overall
+    return sorted(k for k in keys if k.count("/") == 2)
+
+
+def _table(rows: list[Row], keys: list[str], paper: dict, title: str) -> list[str]:
+    with_paper = [k for k in keys if any(k in paper_row(r, paper) for r in rows)]
+    header = ["model", "runs"]
+    for k in keys:
+        header.append(k)
+        if k in with_paper:
+            header.append(f"paper {k}")
+    lines = [f"### {title}", "", "| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    for row in rows:
+        cells = [row.label, str(len(row.runs))]
+        published = paper_row(row, paper)
+        for k in keys:
+            cells.append(format_cell([r.metrics[k] for r in row.runs if k in r.metrics]))
+            if k in with_paper:
+                cells.append(f"{published[k]:.3f}" if k in published else "")
+        lines.append("| " + " | ".join(cells) + " |")
+    return lines + [""]
+
+
+def markdown_report(runs: list[Run], paper_dir: Path | None = None) -> str:
+    if not runs:
+        return "No metrics.json found.\n"
+    out = []
+    for task, rows in group_runs(runs).items():
+        paper = load_paper(task, paper_dir)
+        out.append(f"## {task}")
+        out.append("")
+        out.append("Mean ± sample std over seeds (and folds); [min, max] when a row has more than 3 runs.")
+        if paper.get("rows"):
+            out.append(f"Paper: {paper.get('source', '')} (shown as fractions).")
+        out.append("")
+        out += _table(rows, _metric_keys(rows, per_group=False), paper, f"{task}: test metrics")
+        per_group = _metric_keys(rows, per_group=True)
+        if per_group:
+            out += _table(rows, per_group, paper, f"{task}: test metrics per group")
+    return "\n".join(out)
+
+
+def plot_per_group(runs: list[Run], out: Path) -> bool:
+    """Bars of the first test metric per group (implicature type), one bar per row. False when no
+    task has per-group metrics."""
+    for task, rows in group_runs(runs).items():
+        keys = _metric_keys(rows, per_group=True)
+        if not keys:
+            continue
+        metric = keys[0].split("/")[1]
+        groups = [k.split("/", 2)[2] for k in keys if k.split("/")[1] == metric]
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+
+        fig, ax = plt.subplots(figsize=(max(6, 1.4 * len(groups)), 3.5))
+        width = 0.8 / len(rows)
+        for i, row in enumerate(rows):
+            means, stds = [], []
+            for g in groups:
+                values = [r.metrics[f"test/{metric}/{g}"] for r in row.runs if f"test/{metric}/{g}" in r.metrics]
+                s = summarise(values) if values else {"mean": math.nan, "std": 0.0}
+                means.append(s["mean"])
+                stds.append(s["std"])
+            positions = [j + (i - (len(rows) - 1) / 2) * width for j in range(len(groups))]
+            ax.bar(positions, means, width, yerr=stds, label=row.label, capsize=2)
+        ax.set_xticks(range(len(groups)), groups)
+        ax.set_ylabel(f"test {metric}")
+        ax.set_ylim(0, 1.05)
+        ax.set_title(f"{task}: {metric} per implicature type")
+        ax.legend(fontsize=8)
+        fig.tight_layout()
+        out.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=out.parent, prefix=f".{out.name}.", suffix=".png")
+        os.close(fd)
+        try:
+            fig.savefig(tmp, dpi=120)
+            os.chmod(tmp, 0o644)  # mkstemp makes it private; a figure is for everyone
+            os.replace(tmp, out)
+        finally:
+            plt.close(fig)
+            Path(tmp).unlink(missing_ok=True)
+        return True
+    return False
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m pragexp.report", description=__doc__.split("\n\n")[0])
+    parser.add_argument("dirs", nargs="+", help="run or multirun directories (searched for metrics.json)")
+    parser.add_argument("--out", type=Path, help="also write the markdown here (atomically)")
+    parser.add_argument("--plot", type=Path, help="PNG of per-implicature-type bars (Fig. 5 for grice_qa)")
+    args = parser.parse_args(argv)
+    try:
+        runs = find_runs(args.dirs)
+    except (FileNotFoundError, ValueError) as e:
+        print(f"pragexp.report: {e}", file=sys.stderr)
+        return 2
+    text = markdown_report(runs)
+    print(text)
+    if args.out:
+        atomic_write_text(args.out, text)
+    if args.plot and not plot_per_group(runs, args.plot):
+        print("pragexp.report: no per-group metrics to plot", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
