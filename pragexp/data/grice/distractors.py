@@ -197,25 +197,18 @@ def choose_distractors(gold, gold_text, w, d, lex, rng, k=3):
     gold_topic = gold.topic()
     keys, texts, chosen = {gold.key()}, {gold_text}, []
     order = _ORDERS[int(rng.random() * len(_ORDERS))]
-    for _ in range(_PASSES):
-        for strategy in order:
-            f = strategy(gold, w, d, rng)
-            if f is None:
-                continue
-            key = f.key()
-            if key in keys or (f.topic() == gold_topic and f.holds(w)):
-                continue
-            text = _RENDER[type(f)](f, lex)
-            if text in texts:
-                continue
-            keys.add(key)
-            texts.add(text)
-            chosen.append((f, text))
-            if len(chosen) == k:
-                return chosen
-    for f in _fallback(gold, w, d, rng):
+
+    def proposals():
+        for _ in range(_PASSES):
+            for strategy in order:
+                yield strategy(gold, w, d, rng)
+        yield from _fallback(gold, w, d, rng)
+
+    for f in proposals():
+        if f is None:
+            continue
         key = f.key()
-        if key in keys:
+        if key in keys or (f.topic() == gold_topic and f.holds(w)):
             continue
         text = _RENDER[type(f)](f, lex)
         if text in texts:
