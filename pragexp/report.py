@@ -13,8 +13,9 @@ test metric keys (`test/r@1`, ...), then one table of per-group metrics (`test/r
     {"source": "...", "unit": "percent" | "fraction",
      "rows": {"<model or experiment name>": {"test/r@1": 97.3, ...}}}
 
-A row matches a paper row by its experiment's name (`table5_memnn`), then by its model name
-(`memnn`); paper values are shown as fractions, like ours. `--plot` draws per-group bars (test
+A row matches a paper row by its experiment's name (`table5_memnn`) or its model name (`memnn`),
+and a paper row may require settings (`bert_mnli_yn (data.labels=strict)`); paper values are shown
+as fractions, like ours. `--plot` draws per-group bars (test
 metric per implicature type) for the models of the first task that has per-group metrics: for
 `grice_qa` with MemNN and MemNN w/ inf this is the paper's Fig. 5.
 """
@@ -140,8 +141,6 @@ def load_paper(task: str, paper_dir: Path | None = None) -> dict:
     if not path.is_file():
         return {"rows": {}}
     doc = json.loads(path.read_text(encoding="utf-8"))
-    if "rows" not in doc:  # also accepted: a bare {"<row name>": {metric: value}} mapping, in fractions
-        doc = {"rows": {k: v for k, v in doc.items() if isinstance(v, dict)}, "unit": "fraction"}
     scale = 0.01 if doc.get("unit", "fraction") == "percent" else 1.0
     doc["rows"] = {name: {k: v * scale for k, v in row.items() if isinstance(v, (int, float))}
                    for name, row in (doc.get("rows") or {}).items()}
@@ -149,11 +148,18 @@ def load_paper(task: str, paper_dir: Path | None = None) -> dict:
 
 
 def paper_row(row: Row, paper: dict) -> dict[str, float]:
-    rows = paper.get("rows", {})
-    for name in (row.experiment, row.name, row.model):
-        if name and name in rows:
-            return rows[name]
-    return {}
+    """The paper's numbers for a row. A paper row is named by experiment (`grice/table5_memnn`),
+    experiment file (`table5_memnn`) or model, optionally with the settings it needs:
+    `bert_mnli_yn (data.labels=strict)` applies to runs with that override; the row matching the
+    most settings wins."""
+    best, best_conditions = {}, -1
+    for key, values in paper.get("rows", {}).items():
+        name, _, rest = key.partition(" (")
+        conditions = {c.strip() for c in rest.rstrip(")").split(",") if c.strip()}
+        if name in (row.experiment, row.name, row.model) and conditions <= set(row.settings) \
+                and len(conditions) > best_conditions:
+            best, best_conditions = values, len(conditions)
+    return best
 
 
 def _metric_keys(rows: list[Row], per_group: bool) -> list[str]:

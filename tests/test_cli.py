@@ -16,10 +16,10 @@ def tiny(cache_dir):
 
 
 def test_multirun_runs_one_job_per_learning_rate(tmp_path, tiny):
-    sweep = tmp_path / "sweep"
-    proc = run_module("pragexp.train", ["-m", "model=lstm", "optimizer.lr=1e-3,5e-4", *tiny,
-                                        f"hydra.sweep.dir={sweep}"], tmp_path)
+    # No hydra.sweep.dir: the default sweep dir must resolve on its own (outputs/multirun/<task>/<time>).
+    proc = run_module("pragexp.train", ["-m", "model=lstm", "optimizer.lr=1e-3,5e-4", *tiny], tmp_path)
     assert proc.returncode == 0, proc.stderr[-3000:]
+    (sweep,) = (tmp_path / "outputs" / "multirun" / "grice_recovery").iterdir()
     jobs = sorted(p.parent.name for p in sweep.glob("*/metrics.json"))
     assert jobs == ["0", "1"]
     for job, lr in (("0", 1e-3), ("1", 5e-4)):

@@ -79,3 +79,15 @@ def test_the_shipped_paper_files_load():
     for path in Path(report.PAPER_DIR).glob("*.json"):
         for row in report.load_paper(path.stem)["rows"].values():
             assert all(k.startswith("test/") and 0.0 <= v <= 1.0 for k, v in row.items()), path
+
+
+def test_paper_row_prefers_the_row_whose_settings_match():
+    from pragexp.report import Row, paper_row
+
+    paper = {"rows": {"bert_mnli_yn": {"test/acc": 0.882}, "bert_mnli_yn (data.labels=strict)": {"test/acc": 0.848}}}
+    strict = Row("circa", "bert_mnli_yn", "bert", "circa/bert_mnli_yn", ("data.labels=strict", "data.path=x.tsv"))
+    relaxed = Row("circa", "bert_mnli_yn", "bert", "circa/bert_mnli_yn", ("data.path=x.tsv",))
+    other = Row("circa", "bert_yn", "bert", "circa/bert_yn", ())
+    assert paper_row(strict, paper) == {"test/acc": 0.848}
+    assert paper_row(relaxed, paper) == {"test/acc": 0.882}
+    assert paper_row(other, paper) == {}
