@@ -13,6 +13,7 @@ close to the compute itself). Prints examples/s of each, whether both computed t
 every step, and the ratio pragexp / plain (target <= 1.05). By default the training split of the shared sample
 is repeated up to ``--examples`` examples; with the full circa-data.tsv it is used as it is.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -47,7 +48,9 @@ class FixedOrderCircaDataModule(CircaDataModule):
         self.train_examples = train_examples
 
     def train_dataloader(self) -> DataLoader:
-        return DataLoader(self.train_examples, batch_size=self.batch_size, shuffle=False, collate_fn=self.collate_fn())
+        return DataLoader(
+            self.train_examples, batch_size=self.batch_size, shuffle=False, collate_fn=self.collate_fn()
+        )
 
 
 class EpochTimer(pl.Callback):
@@ -94,9 +97,18 @@ def pragexp_epoch(dm, model_factory, initial_state, lr: float) -> tuple[float, f
         def on_fit_start(self, trainer, pl_module):
             pl_module.net.load_state_dict(initial_state)
 
-    trainer = pl.Trainer(max_epochs=1, accelerator="cpu", devices=1, logger=False, enable_checkpointing=False,
-                         enable_progress_bar=False, enable_model_summary=False, limit_val_batches=0,
-                         num_sanity_val_steps=0, callbacks=[LoadInitialWeights(), timer])
+    trainer = pl.Trainer(
+        max_epochs=1,
+        accelerator="cpu",
+        devices=1,
+        logger=False,
+        enable_checkpointing=False,
+        enable_progress_bar=False,
+        enable_model_summary=False,
+        limit_val_batches=0,
+        num_sanity_val_steps=0,
+        callbacks=[LoadInitialWeights(), timer],
+    )
     trainer.fit(task, datamodule=dm)
     return timer.seconds, timer.cpu_seconds, timer.losses
 
@@ -106,7 +118,9 @@ def main(argv=None) -> int:
     p.add_argument("--path", default=str(SAMPLE))
     p.add_argument("--model", default="minilm", help="model.pretrained: minilm, tiny or a hub name")
     p.add_argument("--labels", default="relaxed", choices=("relaxed", "strict"))
-    p.add_argument("--examples", type=int, default=512, help="repeat the sample's training split up to this many")
+    p.add_argument(
+        "--examples", type=int, default=512, help="repeat the sample's training split up to this many"
+    )
     p.add_argument("--batch-size", type=int, default=32)
     p.add_argument("--lr", type=float, default=3e-5)
     p.add_argument("--repeats", type=int, default=3)
@@ -125,8 +139,9 @@ def main(argv=None) -> int:
     if len(train) < args.examples:
         train = [dict(train[i % len(train)], index=i) for i in range(args.examples)]
     random.Random(0).shuffle(train)
-    dm = FixedOrderCircaDataModule(train, path=args.path, labels=args.labels, tokenizer=args.model,
-                                   batch_size=args.batch_size)
+    dm = FixedOrderCircaDataModule(
+        train, path=args.path, labels=args.labels, tokenizer=args.model, batch_size=args.batch_size
+    )
     dm.load_state_dict(probe.state_dict())  # the same tokenizer (for tiny: the same vocabulary)
     dm.setup("fit")
     model_factory = partial(BertClassifier, pretrained=args.model)
@@ -134,31 +149,39 @@ def main(argv=None) -> int:
     reference = model_factory(num_labels=dm.num_labels, vocab_size=dm.vocab_size)
     initial_state = copy.deepcopy(reference.state_dict())
     tokens = sum(len(e["input_ids"]) for e in train)
-    print(f"Circa {args.labels}, encoder {args.model}: {len(train)} training examples ({tokens / len(train):.1f} "
-          f"tokens on average), batch {args.batch_size}, dynamic padding, fixed order, "
-          f"{torch.get_num_threads()} torch threads")
+    print(
+        f"Circa {args.labels}, encoder {args.model}: {len(train)} training examples ({tokens / len(train):.1f} "
+        f"tokens on average), batch {args.batch_size}, dynamic padding, fixed order, "
+        f"{torch.get_num_threads()} torch threads"
+    )
 
     best = {(side, clock): float("inf") for side in ("plain", "pragexp") for clock in ("wall", "cpu")}
     losses = {}
     for _ in range(args.repeats):
         model = copy.deepcopy(reference)
         model.load_state_dict(initial_state)
-        results = {"plain": plain_epoch(model, dm.train_dataloader(), args.lr),
-                   "pragexp": pragexp_epoch(dm, model_factory, initial_state, args.lr)}
+        results = {
+            "plain": plain_epoch(model, dm.train_dataloader(), args.lr),
+            "pragexp": pragexp_epoch(dm, model_factory, initial_state, args.lr),
+        }
         for side, (wall, cpu, side_losses) in results.items():
             best[side, "wall"], best[side, "cpu"] = min(best[side, "wall"], wall), min(best[side, "cpu"], cpu)
             losses[side] = side_losses
     steps = len(losses["plain"])
     assert steps == len(losses["pragexp"]), "the two loops did not run the same number of batches"
     for side in ("plain", "pragexp"):
-        print(f"{side:8s} best of {args.repeats}: {best[side, 'wall']:.3f}s wall ({len(train) / best[side, 'wall']:,.1f} "
-              f"examples/s), {best[side, 'cpu']:.3f}s cpu ({len(train) / best[side, 'cpu']:,.1f} examples/s); "
-              f"first/last loss {losses[side][0]:.4f}/{losses[side][-1]:.4f}")
+        print(
+            f"{side:8s} best of {args.repeats}: {best[side, 'wall']:.3f}s wall ({len(train) / best[side, 'wall']:,.1f} "
+            f"examples/s), {best[side, 'cpu']:.3f}s cpu ({len(train) / best[side, 'cpu']:,.1f} examples/s); "
+            f"first/last loss {losses[side][0]:.4f}/{losses[side][-1]:.4f}"
+        )
     same = max(abs(a - b) for a, b in zip(losses["plain"], losses["pragexp"], strict=True)) < 1e-4
     print(f"same losses at every step: {same} ({steps} steps)")
     for clock in ("wall", "cpu"):
         ratio = best["pragexp", clock] / best["plain", clock]
-        print(f"ratio pragexp/plain ({clock}): {ratio:.3f} ({'within' if ratio <= TARGET else 'above'} the {TARGET} target)")
+        print(
+            f"ratio pragexp/plain ({clock}): {ratio:.3f} ({'within' if ratio <= TARGET else 'above'} the {TARGET} target)"
+        )
     return 0
 
 

@@ -6,6 +6,7 @@ Runs in this one process (one core). Reports dialogues/s against the 2,000 dialo
 on wall-clock time and on CPU time of the process (the latter is less sensitive to other jobs
 sharing the machine). The best of ``--repeats`` runs is reported.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -40,8 +41,10 @@ def main(argv=None) -> int:
         size = os.path.getsize(out)
     wall_rate, cpu_rate = args.dialogs / best_wall, args.dialogs / best_cpu
     rounds = sum(counts["rounds"].values())
-    print(f"{args.dialogs} {args.split} dialogues ({rounds} rounds, {size / 1e6:.1f} MB) "
-          f"best of {args.repeats}: {best_wall:.2f}s wall, {best_cpu:.2f}s cpu")
+    print(
+        f"{args.dialogs} {args.split} dialogues ({rounds} rounds, {size / 1e6:.1f} MB) "
+        f"best of {args.repeats}: {best_wall:.2f}s wall, {best_cpu:.2f}s cpu"
+    )
     print(f"wall: {wall_rate:,.0f} dialogues/s ({wall_rate / TARGET:.2f}x the {TARGET:,.0f}/s target)")
     print(f"cpu:  {cpu_rate:,.0f} dialogues/s ({cpu_rate / TARGET:.2f}x the {TARGET:,.0f}/s target)")
     return 0

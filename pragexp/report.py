@@ -39,8 +39,19 @@ from pragexp.data.files import atomic_write_text
 
 PAPER_DIR = Path(__file__).parent / "paper_numbers"
 VARYING = ("seed", "data.fold")  # what a row averages over
-IGNORED_PREFIXES = ("hydra.", "paths.", "logger", "callbacks.progress_bar", "ckpt_path", "model.inference_ckpt",
-                    "task=", "model=", "experiment=", "trainer.accelerator", "trainer.devices")
+IGNORED_PREFIXES = (
+    "hydra.",
+    "paths.",
+    "logger",
+    "callbacks.progress_bar",
+    "ckpt_path",
+    "model.inference_ckpt",
+    "task=",
+    "model=",
+    "experiment=",
+    "trainer.accelerator",
+    "trainer.devices",
+)
 
 
 @dataclass
@@ -81,7 +92,7 @@ def read_run(metrics_path: Path) -> Run:
     except (json.JSONDecodeError, TypeError, ValueError) as e:
         raise ValueError(f"{metrics_path}: not a metrics file ({e})") from None
     hydra_dir = run_dir / ".hydra"
-    choices = (_load_yaml(hydra_dir / "hydra.yaml", {}).get("hydra", {}).get("runtime", {}).get("choices", {}))
+    choices = _load_yaml(hydra_dir / "hydra.yaml", {}).get("hydra", {}).get("runtime", {}).get("choices", {})
     overrides = [str(o) for o in _load_yaml(hydra_dir / "overrides.yaml", [])]
     explicit = dict(o.split("=", 1) for o in overrides if "=" in o)
     task = choices.get("task") or explicit.get("task") or "unknown"
@@ -89,10 +100,14 @@ def read_run(metrics_path: Path) -> Run:
     experiment = choices.get("experiment") or explicit.get("experiment")
     if experiment in ("none", None):
         experiment = None
-    settings = tuple(sorted(
-        o.lstrip("+~") for o in overrides
-        if not o.lstrip("+~").startswith(IGNORED_PREFIXES) and o.lstrip("+~").split("=", 1)[0] not in VARYING
-    ))
+    settings = tuple(
+        sorted(
+            o.lstrip("+~")
+            for o in overrides
+            if not o.lstrip("+~").startswith(IGNORED_PREFIXES)
+            and o.lstrip("+~").split("=", 1)[0] not in VARYING
+        )
+    )
     return Run(run_dir, task, model, experiment, settings, metrics)
 
 
@@ -142,8 +157,10 @@ def load_paper(task: str, paper_dir: Path | None = None) -> dict:
         return {"rows": {}}
     doc = json.loads(path.read_text(encoding="utf-8"))
     scale = 0.01 if doc.get("unit", "fraction") == "percent" else 1.0
-    doc["rows"] = {name: {k: v * scale for k, v in row.items() if isinstance(v, (int, float))}
-                   for name, row in (doc.get("rows") or {}).items()}
+    doc["rows"] = {
+        name: {k: v * scale for k, v in row.items() if isinstance(v, (int, float))}
+        for name, row in (doc.get("rows") or {}).items()
+    }
     return doc
 
 
@@ -156,8 +173,11 @@ def paper_row(row: Row, paper: dict) -> dict[str, float]:
     for key, values in paper.get("rows", {}).items():
         name, _, rest = key.partition(" (")
         conditions = {c.strip() for c in rest.rstrip(")").split(",") if c.strip()}
-        if name in (row.experiment, row.name, row.model) and conditions <= set(row.settings) \
-                and len(conditions) > best_conditions:
+        if (
+            name in (row.experiment, row.name, row.model)
+            and conditions <= set(row.settings)
+            and len(conditions) > best_conditions
+        ):
             best, best_conditions = values, len(conditions)
     return best
 
@@ -227,7 +247,9 @@ def plot_per_group(runs: list[Run], out: Path) -> bool:
         for i, row in enumerate(rows):
             means, stds = [], []
             for g in groups:
-                values = [r.metrics[f"test/{metric}/{g}"] for r in row.runs if f"test/{metric}/{g}" in r.metrics]
+                values = [
+                    r.metrics[f"test/{metric}/{g}"] for r in row.runs if f"test/{metric}/{g}" in r.metrics
+                ]
                 s = summarise(values) if values else {"mean": math.nan, "std": 0.0}
                 means.append(s["mean"])
                 stds.append(s["std"])

@@ -38,8 +38,9 @@ def read_checkpoint_extras(ckpt_path: str | None) -> dict | None:
 def check_model_fits_task(cfg: DictConfig) -> None:
     supported = cfg.get("supported_models")
     if supported and cfg.get("model_name") not in supported:
-        raise ValueError(f"model={cfg.model_name} does not fit task={cfg.task_name}; "
-                         f"choose one of: {', '.join(supported)}")
+        raise ValueError(
+            f"model={cfg.model_name} does not fit task={cfg.task_name}; choose one of: {', '.join(supported)}"
+        )
 
 
 def run(cfg: DictConfig) -> dict[str, float]:
@@ -59,8 +60,11 @@ def run(cfg: DictConfig) -> dict[str, float]:
         if extras.get("model"):  # the weights decide the architecture
             model_cfg = OmegaConf.create(extras["model"])
             if model_cfg.get("_target_") != cfg.model.get("_target_"):
-                log.warning("using the checkpoint's model %s, not %s", model_cfg.get("_target_"),
-                            cfg.model.get("_target_"))
+                log.warning(
+                    "using the checkpoint's model %s, not %s",
+                    model_cfg.get("_target_"),
+                    cfg.model.get("_target_"),
+                )
 
     task = instantiate(
         cfg.task,

@@ -24,23 +24,49 @@ os.environ.setdefault("WANDB_MODE", "offline")
 # Settings that make each data source and model train in seconds, keyed by config choice.
 # A new data/ or model/ config adds its entry here (an entry may be empty).
 TINY_DATA = {
-    "grice": ["data.generate.train_dialogs=60", "data.generate.val_dialogs=20", "data.generate.test_dialogs=20"],
+    "grice": [
+        "data.generate.train_dialogs=60",
+        "data.generate.val_dialogs=20",
+        "data.generate.test_dialogs=20",
+    ],
     "grice_official": [],
-    "circa": [f"data.path={SAMPLES / 'circa' / 'circa-sample.tsv'}", "data.batch_size=8", "data.tiny_vocab_size=300"],
+    "circa": [
+        f"data.path={SAMPLES / 'circa' / 'circa-sample.tsv'}",
+        "data.batch_size=8",
+        "data.tiny_vocab_size=300",
+    ],
 }
 TINY_MODEL = {
     "lstm": ["model.embed_dim=16", "model.hidden_dim=16", "model.fusion_dim=32"],
     "memnn": ["model.embed_dim=16", "model.hidden_dim=16", "model.fusion_dim=32"],
     "entnet": ["model.embed_dim=16", "model.hidden_dim=16", "model.fusion_dim=32", "model.slots=4"],
     "relnet": ["model.embed_dim=16", "model.hidden_dim=16", "model.fusion_dim=32", "model.relation_dim=32"],
-    "lstm_gen": ["model.reader.embed_dim=16", "model.reader.hidden_dim=16", "model.reader.fusion_dim=32",
-                 "model.embed_dim=16", "model.decoder_dim=32"],
-    "memnn_gen": ["model.reader.embed_dim=16", "model.reader.hidden_dim=16", "model.reader.fusion_dim=32",
-                  "model.embed_dim=16", "model.decoder_dim=32"],
-    "memnn_inf": ["model.inference_ckpt=null", "model.embed_dim=16", "model.hidden_dim=16", "model.fusion_dim=32",
-                  "model.max_explicit_len=8", "model.inference_model.reader.embed_dim=16",
-                  "model.inference_model.reader.hidden_dim=16", "model.inference_model.reader.fusion_dim=32",
-                  "model.inference_model.embed_dim=16", "model.inference_model.decoder_dim=32"],
+    "lstm_gen": [
+        "model.reader.embed_dim=16",
+        "model.reader.hidden_dim=16",
+        "model.reader.fusion_dim=32",
+        "model.embed_dim=16",
+        "model.decoder_dim=32",
+    ],
+    "memnn_gen": [
+        "model.reader.embed_dim=16",
+        "model.reader.hidden_dim=16",
+        "model.reader.fusion_dim=32",
+        "model.embed_dim=16",
+        "model.decoder_dim=32",
+    ],
+    "memnn_inf": [
+        "model.inference_ckpt=null",
+        "model.embed_dim=16",
+        "model.hidden_dim=16",
+        "model.fusion_dim=32",
+        "model.max_explicit_len=8",
+        "model.inference_model.reader.embed_dim=16",
+        "model.inference_model.reader.hidden_dim=16",
+        "model.inference_model.reader.fusion_dim=32",
+        "model.inference_model.embed_dim=16",
+        "model.inference_model.decoder_dim=32",
+    ],
     "bert": ["model.pretrained=tiny"],
     "majority": [],
 }
@@ -65,9 +91,15 @@ def cache_dir(tmp_path_factory) -> Path:
 @pytest.fixture
 def make_config(tmp_path, cache_dir):
     """make_config(overrides) -> the composed config with tiny data (and model), outputs under tmp_path."""
+
     def make(overrides=(), name: str = "train", out: str = "run", tiny_model: bool = True) -> DictConfig:
-        common = [f"paths.cache_dir={cache_dir}", "logger=none", "trainer.max_epochs=1",
-                  "trainer.accelerator=cpu", "callbacks.progress_bar=null"]
+        common = [
+            f"paths.cache_dir={cache_dir}",
+            "logger=none",
+            "trainer.max_epochs=1",
+            "trainer.accelerator=cpu",
+            "callbacks.progress_bar=null",
+        ]
         choices = compose_config([*common, *overrides], tmp_path / out, name).hydra.runtime.choices
         missing = [f"data={choices.data}"] if choices.data not in TINY_DATA else []
         missing += [f"model={choices.model}"] if tiny_model and choices.model not in TINY_MODEL else []
@@ -75,11 +107,18 @@ def make_config(tmp_path, cache_dir):
         tiny = TINY_DATA[choices.data] + (TINY_MODEL[choices.model] if tiny_model else [])
         # Tiny settings first, so a test's own overrides of the same keys win.
         return compose_config([*common, *tiny, *overrides], tmp_path / out, name)
+
     return make
 
 
 def run_module(module: str, args: list[str], cwd: Path, timeout: int = 600) -> subprocess.CompletedProcess:
     """Runs `python -m <module> <args>` as a user would, offline."""
     env = {**os.environ, "PYTHONPATH": str(ROOT), "PRAGEXP_OUTPUTS": str(cwd / "outputs")}
-    return subprocess.run([sys.executable, "-m", module, *args], cwd=cwd, env=env, capture_output=True,
-                          text=True, timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-m", module, *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )

@@ -62,13 +62,13 @@ def test_missing_values_straight_apostrophe_and_corrupt_rows_are_counted(tmp_pat
     lines = sample_lines()
     header, body = lines[0], lines[1:]
     edited = [
-        with_labels(body[0], "NA", "nan"),                                   # line 2: missing both
-        with_labels(body[1], "nan", "NA"),                                   # line 3: missing both
+        with_labels(body[0], "NA", "nan"),  # line 2: missing both
+        with_labels(body[1], "nan", "NA"),  # line 3: missing both
         with_labels(body[2], "I am not sure how X will interpret Y's answer", "Yes"),  # line 4
-        "\t".join(body[3].split("\t")[:5]),                                  # line 5: truncated row
+        "\t".join(body[3].split("\t")[:5]),  # line 5: truncated row
         "\t".join([*body[4].split("\t")[:4], '{"answer": "yes"}', *body[4].split("\t")[5:]]),  # line 6: JSON
-        "\t".join(["abc", *body[5].split("\t")[1:]]),                         # line 7: id not a number
-        with_labels(body[6], "Maybe", "Yes"),                                # line 8: unknown label
+        "\t".join(["abc", *body[5].split("\t")[1:]]),  # line 7: id not a number
+        with_labels(body[6], "Maybe", "Yes"),  # line 8: unknown label
         *body[7:],
     ]
     path = write(tmp_path / "circa.tsv", [header, *edited])
@@ -94,7 +94,9 @@ def test_datamodule_reports_drops_and_corrupt_rows(tmp_path):
     assert report["corrupt"] == 1 and report["corrupt_rows"][0]["line"] == 82
     assert report["dropped"] == {"Other": 9, "no majority label": 1}
     assert report["kept"] == 71 and sum(report["split_sizes"].values()) == 71
-    assert report["label_counts"]["train"] == dict(zip(LABELS["relaxed"], dm.label_counts("train"), strict=True))
+    assert report["label_counts"]["train"] == dict(
+        zip(LABELS["relaxed"], dm.label_counts("train"), strict=True)
+    )
 
 
 def test_empty_file_missing_file_and_missing_column_name_the_place(tmp_path):
@@ -102,7 +104,9 @@ def test_empty_file_missing_file_and_missing_column_name_the_place(tmp_path):
         read_circa_tsv(tmp_path / "absent.tsv")
     header, *body = sample_lines()
     bad = write(tmp_path / "no_gold.tsv", [header.replace("\tgoldstandard2", ""), *body])
-    with pytest.raises(DataFormatError, match=r"no_gold.tsv:1 \(header, field 'goldstandard2'\): missing column"):
+    with pytest.raises(
+        DataFormatError, match=r"no_gold.tsv:1 \(header, field 'goldstandard2'\): missing column"
+    ):
         read_circa_tsv(bad)
     empty = tmp_path / "empty.tsv"
     empty.write_text("")
@@ -178,7 +182,7 @@ def test_inputs_are_cls_a_sep_b_sep(mode, has_second):
     assert bool(example["token_type_ids"].any()) == has_second
     text = {"qa": row.question, "question": row.question, "answer": row.answer}[mode]
     first = tok.encode(text).ids[1:-1]
-    assert example["input_ids"].tolist()[1:1 + len(first)] == first
+    assert example["input_ids"].tolist()[1 : 1 + len(first)] == first
 
 
 def test_batches_are_padded_to_their_longest_and_keep_dataset_order():
@@ -202,8 +206,9 @@ def test_tokenizer_travels_in_the_state_dict_and_is_deterministic():
     other = CircaDataModule(path=str(SAMPLE), tokenizer="bert-base-uncased")  # would need the hub
     other.load_state_dict(state)
     other.setup("test")  # no hub access: the checkpoint's tokenizer is used
-    assert [e["input_ids"].tolist() for e in other.datasets["test"]] == \
-           [e["input_ids"].tolist() for e in a.datasets["test"]]
+    assert [e["input_ids"].tolist() for e in other.datasets["test"]] == [
+        e["input_ids"].tolist() for e in a.datasets["test"]
+    ]
     strict = CircaDataModule(path=str(SAMPLE), labels="strict", tokenizer="tiny")
     with pytest.raises(ValueError, match="data.labels=relaxed"):
         strict.load_state_dict(state)
@@ -225,9 +230,17 @@ def test_crlf_and_utf8_bom_copy_reads_the_same(tmp_path):
 
 def test_pad_collate_handles_unequal_lengths():
     collate = tt.PadCollate(pad_token_id=7)
-    batch = collate([{"input_ids": torch.tensor([1, 2, 3]), "token_type_ids": torch.tensor([0, 0, 1]), "label": 1,
-                      "index": 4},
-                     {"input_ids": torch.tensor([1]), "token_type_ids": torch.tensor([0]), "label": 0, "index": 5}])
+    batch = collate(
+        [
+            {
+                "input_ids": torch.tensor([1, 2, 3]),
+                "token_type_ids": torch.tensor([0, 0, 1]),
+                "label": 1,
+                "index": 4,
+            },
+            {"input_ids": torch.tensor([1]), "token_type_ids": torch.tensor([0]), "label": 0, "index": 5},
+        ]
+    )
     assert batch["inputs"]["input_ids"].tolist() == [[1, 2, 3], [1, 7, 7]]
     assert batch["inputs"]["attention_mask"].tolist() == [[1, 1, 1], [1, 0, 0]]
     assert batch["inputs"]["token_type_ids"].tolist() == [[0, 0, 1], [0, 0, 0]]

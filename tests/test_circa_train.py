@@ -23,11 +23,15 @@ def test_accuracy_f1_and_confusion_by_hand():
     metric = ClassificationMetric(["a", "b", "c"])
     # gold a a b b c ; predicted a b b b a  -> acc 3/5
     metric.update(torch.tensor([0, 1, 2]), torch.tensor([0, 1, 1]), torch.tensor([0, 0, 1]))
-    metric.update(torch.tensor([3, 4, 0]), torch.tensor([1, 0, 2]), torch.tensor([1, 2, 0]))  # index 0 repeated
+    metric.update(
+        torch.tensor([3, 4, 0]), torch.tensor([1, 0, 2]), torch.tensor([1, 2, 0])
+    )  # index 0 repeated
     values = metric.compute()
     assert values["count"] == 5 and values["acc"] == pytest.approx(0.6)
     # a: tp 1, predicted 2, gold 2 -> 0.5; b: tp 2, predicted 3, gold 2 -> 0.8; c: 0
-    assert values["f1/a"] == pytest.approx(0.5) and values["f1/b"] == pytest.approx(0.8) and values["f1/c"] == 0
+    assert (
+        values["f1/a"] == pytest.approx(0.5) and values["f1/b"] == pytest.approx(0.8) and values["f1/c"] == 0
+    )
     assert values["macro_f1"] == pytest.approx(1.3 / 3)
     assert metric.confusion().tolist() == [[1, 1, 0], [0, 2, 0], [1, 0, 0]]
 
@@ -60,8 +64,11 @@ def test_bert_classifier_tiny_forward_and_padding_invariance():
     types = torch.tensor([[0, 0, 0, 0, 1, 1]])
     logits = model(ids, torch.ones_like(ids), types)
     assert logits.shape == (1, 6)
-    padded = model(torch.cat([ids, torch.zeros(1, 4, dtype=torch.long)], 1),
-                   torch.tensor([[1] * 6 + [0] * 4]), torch.cat([types, torch.zeros(1, 4, dtype=torch.long)], 1))
+    padded = model(
+        torch.cat([ids, torch.zeros(1, 4, dtype=torch.long)], 1),
+        torch.tensor([[1] * 6 + [0] * 4]),
+        torch.cat([types, torch.zeros(1, 4, dtype=torch.long)], 1),
+    )
     assert torch.allclose(logits, padded, atol=1e-5)  # dynamic padding cannot change a prediction
 
 
@@ -121,7 +128,9 @@ def test_train_then_eval_from_checkpoint_and_transfer_the_encoder(make_config):
     trained = run(cfg)
     best = next(Path(cfg.paths.output_dir, "checkpoints").glob("best-*.ckpt"))
     # Evaluation: the tokenizer and label set come from the checkpoint, the metrics are the same.
-    evaluated = run(make_config(["task=circa", "data.labels=strict", f"ckpt_path={best}"], name="eval", out="eval"))
+    evaluated = run(
+        make_config(["task=circa", "data.labels=strict", f"ckpt_path={best}"], name="eval", out="eval")
+    )
     assert evaluated == pytest.approx({k: v for k, v in trained.items() if k.startswith("test/")}, abs=1e-6)
 
     # Transfer: a relaxed (4-class) run starting from the strict run's encoder, not its 6-class head,
@@ -147,9 +156,19 @@ def test_train_then_eval_from_checkpoint_and_transfer_the_encoder(make_config):
 
 
 def test_leave_one_scenario_out_sweep_writes_ten_metrics_files(tmp_path):
-    args = ["-m", "task=circa", "model=majority", "data.setting=unmatched", "data.fold=range(10)",
-            "logger=none", "trainer.accelerator=cpu", "callbacks.progress_bar=null", "trainer.enable_model_summary=false",
-            *TINY_DATA["circa"], f"hydra.sweep.dir={tmp_path / 'sweep'}"]
+    args = [
+        "-m",
+        "task=circa",
+        "model=majority",
+        "data.setting=unmatched",
+        "data.fold=range(10)",
+        "logger=none",
+        "trainer.accelerator=cpu",
+        "callbacks.progress_bar=null",
+        "trainer.enable_model_summary=false",
+        *TINY_DATA["circa"],
+        f"hydra.sweep.dir={tmp_path / 'sweep'}",
+    ]
     result = run_module("pragexp.train", args, cwd=tmp_path)
     assert result.returncode == 0, result.stderr[-3000:]
     files = sorted((tmp_path / "sweep").glob("*/metrics.json"))
@@ -157,8 +176,12 @@ def test_leave_one_scenario_out_sweep_writes_ten_metrics_files(tmp_path):
     held_out = set()
     for path in files:
         metrics = json.loads(path.read_text())
-        assert {"test/acc", "test/macro_f1", "test/count", *(f"test/f1/{LABEL_SLUGS[n]}" for n in LABELS["relaxed"])} \
-            <= set(metrics)
+        assert {
+            "test/acc",
+            "test/macro_f1",
+            "test/count",
+            *(f"test/f1/{LABEL_SLUGS[n]}" for n in LABELS["relaxed"]),
+        } <= set(metrics)
         report = json.loads((path.parent / "data_report.json").read_text())
         assert report["setting"] == "unmatched" and metrics["test/count"] == report["split_sizes"]["test"]
         held_out.add(report["test_scenario"])
@@ -169,7 +192,9 @@ def test_experiment_presets_compose_into_the_papers_rows(tmp_path):
     from conftest import CONF, compose_config
 
     presets = sorted(p.stem for p in (CONF / "experiment" / "circa").glob("*.yaml"))
-    assert {"majority", "bert_yn", "bert_question", "bert_answer", "bert_mnli_yn", "bert_boolq_yn"} <= set(presets)
+    assert {"majority", "bert_yn", "bert_question", "bert_answer", "bert_mnli_yn", "bert_boolq_yn"} <= set(
+        presets
+    )
     for name in presets:
         cfg = compose_config([f"experiment=circa/{name}"], tmp_path)
         assert cfg.hydra.runtime.choices.task == "circa"
@@ -180,8 +205,13 @@ def test_experiment_presets_compose_into_the_papers_rows(tmp_path):
         assert cfg.data.batch_size == 32 and cfg.optimizer.lr in (2e-5, 3e-5, 5e-5)
         assert cfg.data.input == {"bert_question": "question", "bert_answer": "answer"}.get(name, "qa")
         if name.endswith("_yn") and name != "bert_yn":
-            assert cfg.data.tokenizer_ckpt == cfg.model.init_ckpt and "set model.init_ckpt=" in cfg.model.init_ckpt
+            assert (
+                cfg.data.tokenizer_ckpt == cfg.model.init_ckpt
+                and "set model.init_ckpt=" in cfg.model.init_ckpt
+            )
             with pytest.raises(FileNotFoundError, match="model.init_ckpt not found: set model.init_ckpt="):
-                CircaDataModule(path=str(SAMPLE), tokenizer="tiny", tokenizer_ckpt=cfg.model.init_ckpt).setup("fit")
+                CircaDataModule(path=str(SAMPLE), tokenizer="tiny", tokenizer_ckpt=cfg.model.init_ckpt).setup(
+                    "fit"
+                )
         else:
             assert cfg.model.init_ckpt is None

@@ -6,8 +6,13 @@ import pytest
 from conftest import SAMPLES, TINY_DATA, TINY_MODEL, run_module
 from omegaconf import OmegaConf
 
-FAST = ["logger=none", "trainer.max_epochs=1", "trainer.accelerator=cpu", "callbacks.progress_bar=null",
-        *TINY_MODEL["lstm"]]
+FAST = [
+    "logger=none",
+    "trainer.max_epochs=1",
+    "trainer.accelerator=cpu",
+    "callbacks.progress_bar=null",
+    *TINY_MODEL["lstm"],
+]
 
 
 @pytest.fixture
@@ -37,20 +42,36 @@ def test_ddp_two_processes_count_every_test_example_once(tmp_path):
     test_file = tmp_path / "odd.json"
     test_file.write_text(json.dumps(doc))
     run_dir = tmp_path / "ddp"
-    proc = run_module("pragexp.train", ["task=grice_recovery", "model=lstm", "trainer=ddp", "trainer.devices=2",
-                                        *FAST, "data=grice_official", f"data.train_path={sample}",
-                                        f"data.val_path={sample}", f"data.test_path={test_file}",
-                                        "data.eval_batch_size=4", f"hydra.run.dir={run_dir}"], tmp_path)
+    proc = run_module(
+        "pragexp.train",
+        [
+            "task=grice_recovery",
+            "model=lstm",
+            "trainer=ddp",
+            "trainer.devices=2",
+            *FAST,
+            "data=grice_official",
+            f"data.train_path={sample}",
+            f"data.val_path={sample}",
+            f"data.test_path={test_file}",
+            "data.eval_batch_size=4",
+            f"hydra.run.dir={run_dir}",
+        ],
+        tmp_path,
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     metrics = json.loads((run_dir / "metrics.json").read_text())
     assert metrics["test/count"] == expected
     assert proc.stdout.strip().splitlines()[-1].startswith("pragexp: grice_recovery/lstm")
 
 
-@pytest.mark.parametrize(("override", "message"), [
-    ("task=nope", "Could not find 'task/nope'"),
-    ("model=nope", "Could not find 'model/nope'"),
-])
+@pytest.mark.parametrize(
+    ("override", "message"),
+    [
+        ("task=nope", "Could not find 'task/nope'"),
+        ("model=nope", "Could not find 'model/nope'"),
+    ],
+)
 def test_unknown_choice_lists_the_options(tmp_path, override, message):
     proc = run_module("pragexp.train", [override, "logger=none"], tmp_path)
     assert proc.returncode != 0
@@ -61,9 +82,18 @@ def test_missing_data_file_is_named_and_nothing_is_written(tmp_path):
     run_dir = tmp_path / "run"
     missing = tmp_path / "nowhere" / "train.json"
     sample = SAMPLES / "grice" / "impl_dial_sample.json"
-    proc = run_module("pragexp.train", ["data=grice_official", f"data.train_path={missing}",
-                                        f"data.val_path={sample}", f"data.test_path={sample}", *FAST,
-                                        f"hydra.run.dir={run_dir}"], tmp_path)
+    proc = run_module(
+        "pragexp.train",
+        [
+            "data=grice_official",
+            f"data.train_path={missing}",
+            f"data.val_path={sample}",
+            f"data.test_path={sample}",
+            *FAST,
+            f"hydra.run.dir={run_dir}",
+        ],
+        tmp_path,
+    )
     assert proc.returncode != 0
     assert str(missing) in proc.stderr
     assert not (run_dir / "metrics.json").exists() and not (run_dir / "checkpoints").exists()
@@ -73,8 +103,18 @@ def test_malformed_json_is_named_with_its_line(tmp_path):
     bad = tmp_path / "broken.json"
     bad.write_text('{"data": {"dialogs": [\n  {"dialog_id": 3 "dialog": []}\n]}}')
     run_dir = tmp_path / "run"
-    proc = run_module("pragexp.train", ["data=grice_official", f"data.train_path={bad}", f"data.val_path={bad}",
-                                        f"data.test_path={bad}", *FAST, f"hydra.run.dir={run_dir}"], tmp_path)
+    proc = run_module(
+        "pragexp.train",
+        [
+            "data=grice_official",
+            f"data.train_path={bad}",
+            f"data.val_path={bad}",
+            f"data.test_path={bad}",
+            *FAST,
+            f"hydra.run.dir={run_dir}",
+        ],
+        tmp_path,
+    )
     assert proc.returncode != 0
     assert f"{bad}:2: malformed JSON" in proc.stderr
     assert not (run_dir / "metrics.json").exists()

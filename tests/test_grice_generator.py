@@ -4,6 +4,7 @@ Truth is re-checked here with an evaluator written independently of the generato
 ``holds``: facts are evaluated on plain dicts, and the woman's knowledge by enumerating every world
 she holds possible.
 """
+
 from __future__ import annotations
 
 import itertools
@@ -43,9 +44,16 @@ splits = st.sampled_from(sorted(SPLIT_PRESETS))
 
 # ------------------------------- independent evaluator -----------------------------------------
 
+
 def valuation(w):
-    return {"prev": dict(w.prev), "cur": dict(w.cur), "putter": dict(w.putter), "obj_loc": dict(w.obj_loc),
-            "obj_count": dict(w.obj_count), "obj_total": dict(w.obj_total)}
+    return {
+        "prev": dict(w.prev),
+        "cur": dict(w.cur),
+        "putter": dict(w.putter),
+        "obj_loc": dict(w.obj_loc),
+        "obj_count": dict(w.obj_count),
+        "obj_total": dict(w.obj_total),
+    }
 
 
 def possible_valuations(w):
@@ -91,8 +99,11 @@ def truth(f, v, w):
     if name == "Put":
         return (v["putter"][f.obj] == f.agent and v["obj_loc"][f.obj] == f.loc) != f.neg
     if name == "PutThenWent":
-        return (v["putter"][f.obj] == f.agent and v["obj_loc"][f.obj] == f.loc == v["prev"][f.agent]
-                and v["cur"][f.agent] == f.dest)
+        return (
+            v["putter"][f.obj] == f.agent
+            and v["obj_loc"][f.obj] == f.loc == v["prev"][f.agent]
+            and v["cur"][f.agent] == f.dest
+        )
     if name == "ObjectAt":
         return (v["obj_loc"][f.obj] == f.loc) != f.neg
     if name == "ObjectQuant":
@@ -157,6 +168,7 @@ def key_without_surface(f):
 
 # ------------------------------- per-round properties ------------------------------------------
 
+
 @SETTINGS
 @given(split=splits, dialog_id=dialog_ids, seed=seeds)
 def test_gold_true_known_and_rendered(split, dialog_id, seed):
@@ -199,7 +211,9 @@ def test_qa_answers_correct_single_words(split, dialog_id, seed):
     for q, rec in zip(d.questions, d.record["question"], strict=True):
         assert rec["answer"] == q.answer == qa_expected(d.world, q.query), (rec, q.query)
         assert " " not in rec["answer"] and rec["answer"]
-        assert rec["answer"] in names or rec["answer"] in LEX.locations or rec["answer"] == rec["answer"].lower()
+        assert (
+            rec["answer"] in names or rec["answer"] in LEX.locations or rec["answer"] == rec["answer"].lower()
+        )
         assert rec["implicature"] == d.rounds[q.round_index].implicature
 
 
@@ -209,8 +223,15 @@ def test_schema(split, dialog_id, seed):
     rec = GEN.dialogue(split, dialog_id, seed).record
     assert isinstance(rec["dialog_id"], int) and rec["dialog_id"] == dialog_id
     for r in rec["dialog"]:
-        assert list(r) == ["question", "answer", "explict_answer", "option", "answer_index", "implicature",
-                           "subtopic"]
+        assert list(r) == [
+            "question",
+            "answer",
+            "explict_answer",
+            "option",
+            "answer_index",
+            "implicature",
+            "subtopic",
+        ]
         assert all(isinstance(r[k], str) and r[k] for k in ("question", "answer", "explict_answer"))
         assert isinstance(r["option"], list) and all(isinstance(o, str) for o in r["option"])
         assert isinstance(r["answer_index"], int)
@@ -233,6 +254,7 @@ def test_schema_matches_official_sample():
 
 
 # ------------------------------- split structure -----------------------------------------------
+
 
 @SETTINGS
 @given(dialog_id=dialog_ids, seed=seeds)
@@ -291,8 +313,9 @@ def test_implicature_mix_custom():
 
 
 def test_subtopics_and_types_all_occur():
-    seen = Counter((r["implicature"], r["subtopic"]) for rec in GEN.dialogs("train", 300, seed=2)
-                   for r in rec["dialog"])
+    seen = Counter(
+        (r["implicature"], r["subtopic"]) for rec in GEN.dialogs("train", 300, seed=2) for r in rec["dialog"]
+    )
     for t in IMPLICATURE_TYPES:
         for s in SUBTOPICS:
             assert seen[(t, s)] > 0, (t, s)
@@ -318,15 +341,25 @@ FUNCTION_WORDS = set(
     "a all am and are at be been but can did didn't do does don't either find first for go going has he her "
     "him how i if in is it know least many maybe me more not of only or sure the then there they think was "
     "wasn't were what where whether who woman you your she some said believe about aren't finally "
-    "see yes no none them to".split())
+    "see yes no none them to".split()
+)
 
 
 def test_official_lexicon_is_package_data_and_used():
     shipped = json.loads((REPO / "pragexp" / "data" / "grice" / "lexicon.json").read_text())
     assert shipped == json.loads(OFFICIAL_LEXICON.read_text())
-    vocab = (set(w.lower() for w in LEX.agents) | set(x.lower() for x in LEX.locations) | set(LEX.objects)
-             | set(LEX.containers) | set(LEX.colours) | set(LEX.numbers)
-             | set(LEX.put_verbs) | set(LEX.go_verbs) | set(LEX.base.values()) | FUNCTION_WORDS)
+    vocab = (
+        set(w.lower() for w in LEX.agents)
+        | set(x.lower() for x in LEX.locations)
+        | set(LEX.objects)
+        | set(LEX.containers)
+        | set(LEX.colours)
+        | set(LEX.numbers)
+        | set(LEX.put_verbs)
+        | set(LEX.go_verbs)
+        | set(LEX.base.values())
+        | FUNCTION_WORDS
+    )
     for rec in GEN.dialogs("train", 50, seed=4):
         for r in rec["dialog"]:
             for s in [r["question"], r["answer"]] + r["option"]:
@@ -352,6 +385,7 @@ def test_custom_lexicon_dict_and_path(tmp_path):
 
 # ------------------------------- determinism and files -----------------------------------------
 
+
 @settings(max_examples=5, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(split=splits, seed=seeds)
 def test_same_seed_byte_identical_files(tmp_path, split, seed):
@@ -373,8 +407,7 @@ def test_different_seeds_differ_and_dialog_k_independent_of_n(tmp_path):
 
 
 def test_deterministic_across_hash_seeds(tmp_path):
-    code = ("import sys; from pragexp.data.grice import write_dataset; "
-            "write_dataset(sys.argv[1], 'dev', 6, 3)")
+    code = "import sys; from pragexp.data.grice import write_dataset; write_dataset(sys.argv[1], 'dev', 6, 3)"
     outs = []
     for hs in ("1", "2"):
         out = tmp_path / f"h{hs}.json"
@@ -422,6 +455,7 @@ def test_atomic_write_on_keyboard_interrupt(tmp_path):
 
 # ------------------------------- bad arguments -------------------------------------------------
 
+
 def test_bad_arguments(tmp_path):
     with pytest.raises(ValueError, match="split"):
         GEN.dialogue("validation", 0, 0)
@@ -449,10 +483,12 @@ def test_bad_arguments(tmp_path):
 
 # ------------------------------- CLI -----------------------------------------------------------
 
+
 def _cli(*args, cwd):
     env = dict(os.environ, PYTHONPATH=str(REPO))
-    return subprocess.run([sys.executable, "-m", "pragexp.data.grice", *args], capture_output=True, text=True,
-                          env=env, cwd=cwd)
+    return subprocess.run(
+        [sys.executable, "-m", "pragexp.data.grice", *args], capture_output=True, text=True, env=env, cwd=cwd
+    )
 
 
 def test_cli_writes_valid_file(tmp_path):
@@ -467,8 +503,18 @@ def test_cli_writes_valid_file(tmp_path):
 
 def test_cli_mix(tmp_path):
     out = tmp_path / "dev.json"
-    res = _cli("--split", "dev", "--dialogs", "20", "--mix", "explicit=0.5,ignorance=0.5", "--quiet",
-               "--out", str(out), cwd=tmp_path)
+    res = _cli(
+        "--split",
+        "dev",
+        "--dialogs",
+        "20",
+        "--mix",
+        "explicit=0.5,ignorance=0.5",
+        "--quiet",
+        "--out",
+        str(out),
+        cwd=tmp_path,
+    )
     assert res.returncode == 0, res.stderr
     kinds = {r["implicature"] for d in json.loads(out.read_text())["data"]["dialogs"] for r in d["dialog"]}
     assert kinds == {"explicit", "ignorance"}
@@ -481,7 +527,16 @@ def test_cli_errors(tmp_path):
     assert res.returncode == 2 and "invalid choice" in res.stderr
     res = _cli("--split", "train", "--dialogs", "-3", "--out", str(tmp_path / "x.json"), cwd=tmp_path)
     assert res.returncode == 2 and "non-negative" in res.stderr
-    res = _cli("--split", "train", "--dialogs", "1", "--out", str(tmp_path / "x.json"),
-               "--lexicon", str(tmp_path / "nope.json"), cwd=tmp_path)
+    res = _cli(
+        "--split",
+        "train",
+        "--dialogs",
+        "1",
+        "--out",
+        str(tmp_path / "x.json"),
+        "--lexicon",
+        str(tmp_path / "nope.json"),
+        cwd=tmp_path,
+    )
     assert res.returncode == 2 and "nope.json" in res.stderr
     assert not (tmp_path / "x.json").exists()

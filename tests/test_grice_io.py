@@ -19,17 +19,31 @@ def write(tmp_path, doc, name="bad.json"):
 
 
 def one_dialogue(**round_changes):
-    rnd = {"question": "did you see the apples", "answer": "there is a basket in the kitchen",
-           "explict_answer": "the apples are in the kitchen",
-           "option": ["the apples are in the kitchen", "a", "b", "c"], "answer_index": 0}
+    rnd = {
+        "question": "did you see the apples",
+        "answer": "there is a basket in the kitchen",
+        "explict_answer": "the apples are in the kitchen",
+        "option": ["the apples are in the kitchen", "a", "b", "c"],
+        "answer_index": 0,
+    }
     rnd.update(round_changes)
-    return {"data": {"dialogs": [{"dialog_id": 7, "dialog": [rnd], "question": []}]}, "split": "x", "version": "v0.1"}
+    return {
+        "data": {"dialogs": [{"dialog_id": 7, "dialog": [rnd], "question": []}]},
+        "split": "x",
+        "version": "v0.1",
+    }
 
 
 def test_reads_official_sample_with_types_from_test_condition():
     dialogues = read_dialogues(SAMPLE)
     assert len(dialogues) == 10
-    assert {d.implicature for d in dialogues} == {"close_but", "ignorance", "limiting", "relevance", "strengthening"}
+    assert {d.implicature for d in dialogues} == {
+        "close_but",
+        "ignorance",
+        "limiting",
+        "relevance",
+        "strengthening",
+    }
     first = dialogues[0].rounds[0]
     assert first.options[first.answer_index] == first.explicit
     assert dialogues[0].questions[0].answer == "no"
@@ -52,12 +66,16 @@ def test_malformed_json_names_file_and_line(tmp_path):
 def test_missing_key_names_file_dialogue_and_key(tmp_path):
     doc = one_dialogue()
     del doc["data"]["dialogs"][0]["dialog"][0]["answer_index"]
-    with pytest.raises(DataFormatError, match=r"bad\.json \(dialog_id 7, round 0\): missing key 'answer_index'"):
+    with pytest.raises(
+        DataFormatError, match=r"bad\.json \(dialog_id 7, round 0\): missing key 'answer_index'"
+    ):
         read_dialogues(write(tmp_path, doc))
 
 
 def test_answer_index_out_of_range(tmp_path):
-    with pytest.raises(DataFormatError, match=r"dialog_id 7, round 0\): field 'answer_index' is 4, outside 0..3"):
+    with pytest.raises(
+        DataFormatError, match=r"dialog_id 7, round 0\): field 'answer_index' is 4, outside 0..3"
+    ):
         read_dialogues(write(tmp_path, one_dialogue(answer_index=4)))
 
 
@@ -83,7 +101,9 @@ def test_vocabulary_maps_unseen_words_to_unk_and_round_trips():
 
 def test_examples_and_collate_shapes():
     dialogues = read_dialogues(SAMPLE)
-    vocab = Vocabulary.build(t for d in dialogues for r in d.rounds for t in (r.question, r.answer, *r.options))
+    vocab = Vocabulary.build(
+        t for d in dialogues for r in d.rounds for t in (r.question, r.answer, *r.options)
+    )
     rec = recovery_examples(dialogues, vocab)
     assert len(rec) == sum(len(d.rounds) for d in dialogues)
     assert rec[0]["history"] == [] and len(rec[1]["history"]) == 1

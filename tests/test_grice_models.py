@@ -25,7 +25,9 @@ def tiny_gen(vocab_size=30):
 
 
 def tiny_inf():
-    return MemNNInfReader(inference_model=lambda vocab_size: tiny_gen(vocab_size), max_explicit_len=5, **SMALL)
+    return MemNNInfReader(
+        inference_model=lambda vocab_size: tiny_gen(vocab_size), max_explicit_len=5, **SMALL
+    )
 
 
 NEW_READERS = {
@@ -58,8 +60,9 @@ def test_boundaries_and_sequence_likelihood():
     log_probs = torch.log(torch.full((2, 3, 4), 0.25))
     targets = torch.tensor([[1, 2, 3], [1, 0, 0]])
     assert torch.allclose(sequence_log_likelihood(log_probs, targets), torch.log(torch.tensor([0.25, 0.25])))
-    assert torch.allclose(sequence_log_likelihood(log_probs, targets, normalise=False),
-                          torch.log(torch.tensor([0.25 ** 3, 0.25])))
+    assert torch.allclose(
+        sequence_log_likelihood(log_probs, targets, normalise=False), torch.log(torch.tensor([0.25**3, 0.25]))
+    )
 
 
 def gold_preferring_scorer(gold: torch.Tensor, vocab_size: int, k: int):
@@ -72,6 +75,7 @@ def gold_preferring_scorer(gold: torch.Tensor, vocab_size: int, k: int):
         logits = torch.full((n, steps, vocab_size), -10.0)
         logits.scatter_(-1, wanted.clamp(min=0).unsqueeze(-1), 10.0)
         return logits.log_softmax(-1)
+
     return scorer
 
 
@@ -86,13 +90,18 @@ def test_gen_ranking_gives_r_at_1_when_the_decoder_prefers_the_gold():
     gold = candidates[torch.arange(3), label]
     model = tiny_gen().eval()
     model.token_log_probs = gold_preferring_scorer(gold, 30, 4)
-    loss, logits = model.loss_and_logits({"history": history, "query": query, "candidates": candidates,
-                                          "label": label, "target": gold})
+    loss, logits = model.loss_and_logits(
+        {"history": history, "query": query, "candidates": candidates, "label": label, "target": gold}
+    )
     assert logits.shape == (3, 4) and loss.item() < 1e-3
     assert (target_rank(logits, label) == 1).all()
     # Training steps skip the candidates.
-    assert model.loss_and_logits({"history": history, "query": query, "candidates": candidates,
-                                  "label": label}, rank=False)[1] is None
+    assert (
+        model.loss_and_logits(
+            {"history": history, "query": query, "candidates": candidates, "label": label}, rank=False
+        )[1]
+        is None
+    )
 
 
 @pytest.mark.parametrize("beam_size", [1, 3])
@@ -109,6 +118,7 @@ def test_decoding_writes_the_preferred_sentence(beam_size):
     def step(inputs, hidden, state, context, mask):  # the fixed scorer, one step at a time
         position[0] += 1
         return fixed(None, inputs.new_zeros((inputs.shape[0], position[0])))[:, -1:], hidden
+
     model.decoder.forward = step
     out = model.generate(history, query, max_len=10, beam_size=beam_size)
     assert out.shape[0] == n
@@ -128,7 +138,9 @@ def test_recovery_and_qa_build_the_same_vocabulary(make_config):
     cfg = make_config(["task=grice_recovery"])
     modules = {}
     for examples in ("recovery", "qa"):
-        dm = GriceDataModule(examples=examples, generate=dict(cfg.data.generate), cache_dir=cfg.data.cache_dir)
+        dm = GriceDataModule(
+            examples=examples, generate=dict(cfg.data.generate), cache_dir=cfg.data.cache_dir
+        )
         dm.prepare_data()
         dm.setup("fit")
         modules[examples] = dm
@@ -142,8 +154,9 @@ def test_memnn_inf_loads_a_generative_recovery_checkpoint(make_config):
     recovery = run(gen)
     assert 0.0 <= recovery["test/r@1"] <= 1.0 and "val/r@1" in recovery
     ckpt = next(Path(gen.paths.output_dir, "checkpoints").glob("best-*.ckpt"))
-    cfg = make_config(["task=grice_qa", "model=memnn_inf", f"model.inference_ckpt={ckpt}",
-                       "trainer.max_epochs=1"], out="qa")
+    cfg = make_config(
+        ["task=grice_qa", "model=memnn_inf", f"model.inference_ckpt={ckpt}", "trainer.max_epochs=1"], out="qa"
+    )
     metrics = run(cfg)
     assert "test/acc" in metrics
     # Frozen: the inference weights in the QA checkpoint are the recovery run's.
@@ -153,8 +166,16 @@ def test_memnn_inf_loads_a_generative_recovery_checkpoint(make_config):
     name = "decoder.embedding.weight"
     assert torch.equal(trained[f"net.reader.inference.{name}"], source[f"net.{name}"])
     # Other data -> another vocabulary: refused with a clear message.
-    other = make_config(["task=grice_qa", "model=memnn_inf", f"model.inference_ckpt={ckpt}", "debug=fdr",
-                         "data.generate.seed=7"], out="other")
+    other = make_config(
+        [
+            "task=grice_qa",
+            "model=memnn_inf",
+            f"model.inference_ckpt={ckpt}",
+            "debug=fdr",
+            "data.generate.seed=7",
+        ],
+        out="other",
+    )
     with pytest.raises(ValueError, match="same data"):
         run(other)
 
@@ -163,8 +184,13 @@ def test_memnn_inf_refuses_a_missing_or_discriminative_checkpoint(tmp_path):
     with pytest.raises(FileNotFoundError, match="model.inference_ckpt"):
         MemNNInfReader(vocab_size=30, inference_ckpt=str(tmp_path / "nope.ckpt"))
     bogus = tmp_path / "disc.ckpt"
-    torch.save({"pragexp": {"model": {"_target_": "pragexp.models.memnn.MemNNReader", "_partial_": True}},
-                "state_dict": {"net.reader.x": torch.zeros(1)}}, bogus)
+    torch.save(
+        {
+            "pragexp": {"model": {"_target_": "pragexp.models.memnn.MemNNReader", "_partial_": True}},
+            "state_dict": {"net.reader.x": torch.zeros(1)},
+        },
+        bogus,
+    )
     with pytest.raises(ValueError, match="memnn_gen"):
         MemNNInfReader(vocab_size=30, inference_ckpt=str(bogus))
 
@@ -182,7 +208,11 @@ def test_grice_experiment_presets_compose(tmp_path):
         assert cfg.optimizer.lr == 1e-3
         assert (cfg.data.generate.train_dialogs, cfg.trainer.max_epochs) == (2000, 3)
     paper = compose_config(["experiment=grice/table5_memnn"], tmp_path)  # scale=paper by default
-    assert (paper.data.generate.train_dialogs, paper.data.generate.val_dialogs, paper.trainer.max_epochs) == (6000, 4000, 40)
+    assert (paper.data.generate.train_dialogs, paper.data.generate.val_dialogs, paper.trainer.max_epochs) == (
+        6000,
+        4000,
+        40,
+    )
 
 
 def test_memnn_inf_cache_gives_the_same_reading():
@@ -194,6 +224,8 @@ def test_memnn_inf_cache_gives_the_same_reading():
     history, query, _ = batch()
     first = cached(history, query)
     assert len(cached._cache) == int(history.ne(0).any(-1).sum())
-    assert torch.allclose(cached(history, query), first) and torch.allclose(uncached(history, query), first, atol=1e-6)
+    assert torch.allclose(cached(history, query), first) and torch.allclose(
+        uncached(history, query), first, atol=1e-6
+    )
     cached.load_state_dict(cached.state_dict())
     assert not cached._cache, "loading weights must empty the cache"

@@ -5,8 +5,9 @@ from pragexp.utils.instantiate import build_callbacks, hydra_sweep_group, public
 
 
 def test_wandb_group_is_the_sweep_dir_under_multirun(tmp_path):
-    compose_config(["hydra.mode=MULTIRUN", "hydra.sweep.dir=/x/outputs/multirun/grice_qa/2026-11-21_10-00-00"],
-                   tmp_path)
+    compose_config(
+        ["hydra.mode=MULTIRUN", "hydra.sweep.dir=/x/outputs/multirun/grice_qa/2026-11-21_10-00-00"], tmp_path
+    )
     assert hydra_sweep_group() == "grice_qa/2026-11-21_10-00-00"
     compose_config([], tmp_path)
     assert hydra_sweep_group() is None  # a single run has no group of its own

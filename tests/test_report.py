@@ -9,8 +9,17 @@ import yaml
 from pragexp import report
 
 
-def write_run(root: Path, name: str, task: str, model: str, metrics: dict, seed: int = 0,
-              experiment: str = "none", extra: tuple = (), fold: int | None = None) -> Path:
+def write_run(
+    root: Path,
+    name: str,
+    task: str,
+    model: str,
+    metrics: dict,
+    seed: int = 0,
+    experiment: str = "none",
+    extra: tuple = (),
+    fold: int | None = None,
+) -> Path:
     run_dir = root / name
     (run_dir / ".hydra").mkdir(parents=True)
     overrides = [f"task={task}", f"model={model}", f"seed={seed}", "hydra.run.dir=x", *extra]
@@ -20,7 +29,9 @@ def write_run(root: Path, name: str, task: str, model: str, metrics: dict, seed:
         overrides.append(f"experiment={experiment}")
     (run_dir / ".hydra" / "overrides.yaml").write_text(yaml.safe_dump(overrides))
     choices = {"task": task, "model": model, "experiment": experiment}
-    (run_dir / ".hydra" / "hydra.yaml").write_text(yaml.safe_dump({"hydra": {"runtime": {"choices": choices}}}))
+    (run_dir / ".hydra" / "hydra.yaml").write_text(
+        yaml.safe_dump({"hydra": {"runtime": {"choices": choices}}})
+    )
     (run_dir / ".hydra" / "config.yaml").write_text(yaml.safe_dump({"seed": seed, "task_name": "${hydra:x}"}))
     (run_dir / "metrics.json").write_text(json.dumps(metrics))
     return run_dir
@@ -30,23 +41,50 @@ def write_run(root: Path, name: str, task: str, model: str, metrics: dict, seed:
 def runs_dir(tmp_path):
     root = tmp_path / "multirun"
     for seed, (r1, acc_ig) in enumerate([(0.90, 0.5), (0.92, 0.6), (0.94, 0.7)]):
-        write_run(root, f"memnn{seed}", "grice_qa", "memnn", {"test/acc": r1, "test/acc/ignorance": acc_ig,
-                                                               "test/count": 10, "val/acc": 0.9}, seed=seed)
-        write_run(root, f"inf{seed}", "grice_qa", "memnn_inf", {"test/acc": r1 + 0.03,
-                                                                "test/acc/ignorance": acc_ig + 0.1}, seed=seed,
-                  experiment="grice/table6_memnn_inf", extra=("model.inference_ckpt=/a/b.ckpt",))
+        write_run(
+            root,
+            f"memnn{seed}",
+            "grice_qa",
+            "memnn",
+            {"test/acc": r1, "test/acc/ignorance": acc_ig, "test/count": 10, "val/acc": 0.9},
+            seed=seed,
+        )
+        write_run(
+            root,
+            f"inf{seed}",
+            "grice_qa",
+            "memnn_inf",
+            {"test/acc": r1 + 0.03, "test/acc/ignorance": acc_ig + 0.1},
+            seed=seed,
+            experiment="grice/table6_memnn_inf",
+            extra=("model.inference_ckpt=/a/b.ckpt",),
+        )
     write_run(root, "lr", "grice_qa", "memnn", {"test/acc": 0.5}, extra=("optimizer.lr=0.1",))
     for fold in range(10):  # a Circa-like leave-one-scenario-out study
-        write_run(root, f"fold{fold}", "circa", "bert", {"test/acc": 0.5 + 0.01 * fold, "test/f1/yes": 0.6},
-                  fold=fold, experiment="circa/bert_yn")
+        write_run(
+            root,
+            f"fold{fold}",
+            "circa",
+            "bert",
+            {"test/acc": 0.5 + 0.01 * fold, "test/f1/yes": 0.6},
+            fold=fold,
+            experiment="circa/bert_yn",
+        )
     return root
 
 
 def test_table_groups_seeds_and_folds_and_shows_the_paper(runs_dir, tmp_path, monkeypatch):
     paper_dir = tmp_path / "paper"
     paper_dir.mkdir()
-    (paper_dir / "grice_qa.json").write_text(json.dumps(
-        {"source": "test", "unit": "percent", "rows": {"memnn": {"test/acc": 80.0}, "table6_memnn_inf": {"test/acc": 90.0}}}))
+    (paper_dir / "grice_qa.json").write_text(
+        json.dumps(
+            {
+                "source": "test",
+                "unit": "percent",
+                "rows": {"memnn": {"test/acc": 80.0}, "table6_memnn_inf": {"test/acc": 90.0}},
+            }
+        )
+    )
     monkeypatch.setattr(report, "PAPER_DIR", paper_dir)
     out = tmp_path / "report.md"
     assert report.main([str(runs_dir), "--out", str(out), "--plot", str(tmp_path / "fig5.png")]) == 0
@@ -55,7 +93,9 @@ def test_table_groups_seeds_and_folds_and_shows_the_paper(runs_dir, tmp_path, mo
     lines = {line.split("|")[1].strip(): line for line in overall.splitlines() if line.startswith("| ")}
     assert "0.920 ± 0.020" in lines["memnn"] and "0.800" in lines["memnn"]
     assert "0.950 ± 0.020" in lines["table6_memnn_inf"] and "0.900" in lines["table6_memnn_inf"]
-    assert "paper test/acc" in text and "test/acc/ignorance" in text and "test/count" not in text.split("###")[1]
+    assert (
+        "paper test/acc" in text and "test/acc/ignorance" in text and "test/count" not in text.split("###")[1]
+    )
     assert lines["memnn (optimizer.lr=0.1)"].split("|")[2].strip() == "1"
     # Ten folds: one row, mean ± std [min, max].
     circa = lines["bert_yn"]
@@ -67,7 +107,12 @@ def test_table_groups_seeds_and_folds_and_shows_the_paper(runs_dir, tmp_path, mo
 def test_summary_statistics_and_missing_dirs(tmp_path, capsys):
     assert report.format_cell([0.5]) == "0.500"
     s = report.summarise([1.0, 2.0, 3.0, 4.0])
-    assert s["mean"] == 2.5 and s["min"] == 1.0 and s["max"] == 4.0 and s["std"] == pytest.approx(1.2910, abs=1e-4)
+    assert (
+        s["mean"] == 2.5
+        and s["min"] == 1.0
+        and s["max"] == 4.0
+        and s["std"] == pytest.approx(1.2910, abs=1e-4)
+    )
     assert report.main([str(tmp_path / "absent")]) == 2
     assert "no such directory" in capsys.readouterr().err
     assert report.markdown_report([]) == "No metrics.json found.\n"
@@ -84,8 +129,15 @@ def test_the_shipped_paper_files_load():
 def test_paper_row_prefers_the_row_whose_settings_match():
     from pragexp.report import Row, paper_row
 
-    paper = {"rows": {"bert_mnli_yn": {"test/acc": 0.882}, "bert_mnli_yn (data.labels=strict)": {"test/acc": 0.848}}}
-    strict = Row("circa", "bert_mnli_yn", "bert", "circa/bert_mnli_yn", ("data.labels=strict", "data.path=x.tsv"))
+    paper = {
+        "rows": {
+            "bert_mnli_yn": {"test/acc": 0.882},
+            "bert_mnli_yn (data.labels=strict)": {"test/acc": 0.848},
+        }
+    }
+    strict = Row(
+        "circa", "bert_mnli_yn", "bert", "circa/bert_mnli_yn", ("data.labels=strict", "data.path=x.tsv")
+    )
     relaxed = Row("circa", "bert_mnli_yn", "bert", "circa/bert_mnli_yn", ("data.path=x.tsv",))
     other = Row("circa", "bert_yn", "bert", "circa/bert_yn", ())
     assert paper_row(strict, paper) == {"test/acc": 0.848}

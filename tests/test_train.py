@@ -58,8 +58,11 @@ def test_eval_on_other_files_uses_the_checkpoint_vocabulary(make_config):
     run(cfg)
     best = next(p for p in Path(cfg.paths.output_dir, "checkpoints").glob("best-*.ckpt"))
     sample = SAMPLES / "grice" / "impl_dial_sample.json"
-    eval_cfg = make_config(["task=grice_recovery", "data=grice_official", f"data.path=[{sample},{sample}]",
-                            f"ckpt_path={best}"], name="eval", out="eval")
+    eval_cfg = make_config(
+        ["task=grice_recovery", "data=grice_official", f"data.path=[{sample},{sample}]", f"ckpt_path={best}"],
+        name="eval",
+        out="eval",
+    )
     metrics = run(eval_cfg)
     assert metrics["test/count"] == 2 * 34  # every round of both files, once
     assert "test/r@1/ignorance" in metrics
@@ -70,7 +73,9 @@ def test_resume_from_last_checkpoint(make_config):
     run(first)
     ckpt_dir = Path(first.paths.output_dir, "checkpoints")
     steps_one_epoch = torch.load(ckpt_dir / "last.ckpt", weights_only=False)["global_step"]
-    resumed = make_config(["task=grice_recovery", "model=lstm", "trainer.max_epochs=2", "ckpt_path=last"], out="same")
+    resumed = make_config(
+        ["task=grice_recovery", "model=lstm", "trainer.max_epochs=2", "ckpt_path=last"], out="same"
+    )
     run(resumed)
     state = torch.load(ckpt_dir / "last.ckpt", weights_only=False)
     assert state["epoch"] == 1 and state["global_step"] == 2 * steps_one_epoch

@@ -21,9 +21,14 @@ class SplitsDataModule(pl.LightningDataModule):
         raise NotImplementedError
 
     def _loader(self, split: str, shuffle: bool) -> DataLoader:
-        return DataLoader(self.datasets[split], batch_size=self.batch_size if shuffle else self.eval_batch_size,
-                          shuffle=shuffle, collate_fn=self.collate_fn(), num_workers=self.num_workers,
-                          persistent_workers=self.num_workers > 0)
+        return DataLoader(
+            self.datasets[split],
+            batch_size=self.batch_size if shuffle else self.eval_batch_size,
+            shuffle=shuffle,
+            collate_fn=self.collate_fn(),
+            num_workers=self.num_workers,
+            persistent_workers=self.num_workers > 0,
+        )
 
     def train_dataloader(self) -> DataLoader:
         return self._loader("train", shuffle=True)

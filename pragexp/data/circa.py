@@ -37,8 +37,16 @@ from pragexp.data.files import atomic_write_text
 log = logging.getLogger(__name__)
 
 STAGES = ("train", "val", "test")
-COLUMNS = ("id", "context", "question-X", "canquestion-X", "answer-Y", "judgements", "goldstandard1",
-           "goldstandard2")
+COLUMNS = (
+    "id",
+    "context",
+    "question-X",
+    "canquestion-X",
+    "answer-Y",
+    "judgements",
+    "goldstandard1",
+    "goldstandard2",
+)
 TEXT_COLUMNS = ("context", "question-X", "answer-Y")
 LABEL_COLUMNS = {"strict": "goldstandard1", "relaxed": "goldstandard2"}
 
@@ -53,8 +61,14 @@ LABELS = {
     "relaxed": (YES, NO, CONDITIONAL, MIDDLE),
     "strict": (YES, NO, PROBABLY_YES, CONDITIONAL, PROBABLY_NO, MIDDLE),
 }
-LABEL_SLUGS = {YES: "yes", NO: "no", PROBABLY_YES: "probably_yes", PROBABLY_NO: "probably_no",
-               CONDITIONAL: "conditional", MIDDLE: "middle"}
+LABEL_SLUGS = {
+    YES: "yes",
+    NO: "no",
+    PROBABLY_YES: "probably_yes",
+    PROBABLY_NO: "probably_no",
+    CONDITIONAL: "conditional",
+    MIDDLE: "middle",
+}
 MISSING_VALUES = ("", "na", "nan", "none", "null")
 DROP_NO_LABEL, DROP_OTHER, DROP_NOT_SURE = "no majority label", "Other", "I am not sure"
 KNOWN_LABELS = {*LABEL_SLUGS, OTHER, NOT_SURE}
@@ -75,9 +89,9 @@ class CircaRow:
     context: str
     question: str
     answer: str
-    strict: str | None      # canonical label names (None = missing)
+    strict: str | None  # canonical label names (None = missing)
     relaxed: str | None
-    line: int = 0           # 1-based line in the file (0 for hub rows)
+    line: int = 0  # 1-based line in the file (0 for hub rows)
 
 
 @dataclass
@@ -104,13 +118,19 @@ def read_circa_tsv(path) -> tuple[list[CircaRow], ReadReport]:
     if raw_lines and raw_lines[-1].strip() == b"":
         raw_lines.pop()
     if not raw_lines:
-        raise DataFormatError(path, "empty file; expected a header with the columns " + ", ".join(COLUMNS), line=1)
+        raise DataFormatError(
+            path, "empty file; expected a header with the columns " + ", ".join(COLUMNS), line=1
+        )
     header = raw_lines[0].decode("utf-8-sig", errors="replace").rstrip("\r").split("\t")
     header = [_unquote(h.strip()) for h in header]
     absent = [c for c in COLUMNS if c not in header]
     if absent:
-        raise DataFormatError(path, f"missing column(s) {', '.join(absent)}; found: {', '.join(header)}",
-                              line=1, where=f"header, field {absent[0]!r}")
+        raise DataFormatError(
+            path,
+            f"missing column(s) {', '.join(absent)}; found: {', '.join(header)}",
+            line=1,
+            where=f"header, field {absent[0]!r}",
+        )
     col = {name: header.index(name) for name in COLUMNS}
     report = ReadReport(source=str(path))
     rows = []
@@ -125,16 +145,26 @@ def read_circa_tsv(path) -> tuple[list[CircaRow], ReadReport]:
             continue
         fields = [_unquote(f) for f in text.split("\t")]
         if len(fields) != len(header):
-            report.corrupt.append((number, f"expected {len(header)} tab-separated fields, found {len(fields)}"))
+            report.corrupt.append(
+                (number, f"expected {len(header)} tab-separated fields, found {len(fields)}")
+            )
             continue
         row = {name: fields[i].strip() for name, i in col.items()}
         problem = _row_problem(row)
         if problem:
             report.corrupt.append((number, problem))
             continue
-        rows.append(CircaRow(id=row["id"], context=row["context"], question=row["question-X"],
-                             answer=row["answer-Y"], strict=normalize_label(row["goldstandard1"]),
-                             relaxed=normalize_label(row["goldstandard2"]), line=number))
+        rows.append(
+            CircaRow(
+                id=row["id"],
+                context=row["context"],
+                question=row["question-X"],
+                answer=row["answer-Y"],
+                strict=normalize_label(row["goldstandard1"]),
+                relaxed=normalize_label(row["goldstandard2"]),
+                line=number,
+            )
+        )
     return rows, report
 
 
@@ -162,9 +192,11 @@ def read_circa_hub(name: str) -> tuple[list[CircaRow], ReadReport]:
 
         data = datasets.load_dataset(name, split="train")
     except Exception as err:  # offline, unknown name, no network: all end the same way for the user
-        raise RuntimeError(f"data.path is not set and the hub dataset {name!r} could not be loaded "
-                           f"({type(err).__name__}: {str(err).strip().splitlines()[0] if str(err).strip() else ''}); "
-                           "set data.path=/path/to/circa-data.tsv (the released file)") from err
+        raise RuntimeError(
+            f"data.path is not set and the hub dataset {name!r} could not be loaded "
+            f"({type(err).__name__}: {str(err).strip().splitlines()[0] if str(err).strip() else ''}); "
+            "set data.path=/path/to/circa-data.tsv (the released file)"
+        ) from err
 
     def names(column):
         feature = data.features[column]
@@ -176,17 +208,29 @@ def read_circa_hub(name: str) -> tuple[list[CircaRow], ReadReport]:
     report, rows = ReadReport(source=f"hub:{name}"), []
     for i, record in enumerate(data):
         report.rows_read += 1
-        row = {"id": str(record.get("id", i)), "context": record["context"] or "",
-               "question-X": record["question-X"] or "", "answer-Y": record["answer-Y"] or "",
-               "goldstandard1": strict(record["goldstandard1"]) or "",
-               "goldstandard2": relaxed(record["goldstandard2"]) or ""}
+        row = {
+            "id": str(record.get("id", i)),
+            "context": record["context"] or "",
+            "question-X": record["question-X"] or "",
+            "answer-Y": record["answer-Y"] or "",
+            "goldstandard1": strict(record["goldstandard1"]) or "",
+            "goldstandard2": relaxed(record["goldstandard2"]) or "",
+        }
         row = {k: str(v).strip() for k, v in row.items()}
         problem = _row_problem(row)
         if problem:
             report.corrupt.append((i, problem))
             continue
-        rows.append(CircaRow(row["id"], row["context"], row["question-X"], row["answer-Y"],
-                             normalize_label(row["goldstandard1"]), normalize_label(row["goldstandard2"])))
+        rows.append(
+            CircaRow(
+                row["id"],
+                row["context"],
+                row["question-X"],
+                row["answer-Y"],
+                normalize_label(row["goldstandard1"]),
+                normalize_label(row["goldstandard2"]),
+            )
+        )
     return rows, report
 
 
@@ -223,8 +267,11 @@ def matched_split(n: int, seed: int) -> dict[str, list[int]]:
     order = list(range(n))
     random.Random(seed).shuffle(order)
     train, dev, _ = matched_split_sizes(n)
-    return {"train": sorted(order[:train]), "val": sorted(order[train:train + dev]),
-            "test": sorted(order[train + dev:])}
+    return {
+        "train": sorted(order[:train]),
+        "val": sorted(order[train : train + dev]),
+        "test": sorted(order[train + dev :]),
+    }
 
 
 def scenarios(contexts: list[str]) -> list[str]:
@@ -232,17 +279,24 @@ def scenarios(contexts: list[str]) -> list[str]:
     return sorted(set(contexts))
 
 
-def unmatched_split(contexts: list[str], fold: int, seed: int, dev_fraction: float = 0.2) -> dict[str, list[int]]:
+def unmatched_split(
+    contexts: list[str], fold: int, seed: int, dev_fraction: float = 0.2
+) -> dict[str, list[int]]:
     """Leave one scenario out: test = every row of scenario `fold`; the rest is shuffled into train/dev."""
     names = scenarios(contexts)
     if not 0 <= fold < len(names):
-        raise ValueError(f"data.fold={fold} is out of range: the data has {len(names)} scenarios (0..{len(names) - 1})")
+        raise ValueError(
+            f"data.fold={fold} is out of range: the data has {len(names)} scenarios (0..{len(names) - 1})"
+        )
     held_out = names[fold]
     rest = [i for i, c in enumerate(contexts) if c != held_out]
     random.Random(seed).shuffle(rest)
     dev = int(round(dev_fraction * len(rest)))
-    return {"train": sorted(rest[dev:]), "val": sorted(rest[:dev]),
-            "test": [i for i, c in enumerate(contexts) if c == held_out]}
+    return {
+        "train": sorted(rest[dev:]),
+        "val": sorted(rest[:dev]),
+        "test": [i for i, c in enumerate(contexts) if c == held_out],
+    }
 
 
 # -- data module --------------------------------------------------------------------------------
@@ -256,21 +310,41 @@ class CircaDataModule(SplitsDataModule):
     travels in `state_dict`, so a checkpoint evaluates with the exact ids it was trained on.
     """
 
-    def __init__(self, path: str | None = None, hub_name: str = "google-research-datasets/circa",
-                 labels: str = "relaxed", setting: str = "matched", fold: int = 0, split_seed: int = 0,
-                 unmatched_dev_fraction: float = 0.2, input: str = "qa", tokenizer: str | None = None,
-                 tokenizer_ckpt: str | None = None, max_length: int = 128, tiny_vocab_size: int = 2000,
-                 report_dir: str | None = None, batch_size: int = 32, eval_batch_size: int = 64,
-                 num_workers: int = 0):
+    def __init__(
+        self,
+        path: str | None = None,
+        hub_name: str = "google-research-datasets/circa",
+        labels: str = "relaxed",
+        setting: str = "matched",
+        fold: int = 0,
+        split_seed: int = 0,
+        unmatched_dev_fraction: float = 0.2,
+        input: str = "qa",
+        tokenizer: str | None = None,
+        tokenizer_ckpt: str | None = None,
+        max_length: int = 128,
+        tiny_vocab_size: int = 2000,
+        report_dir: str | None = None,
+        batch_size: int = 32,
+        eval_batch_size: int = 64,
+        num_workers: int = 0,
+    ):
         super().__init__(batch_size, eval_batch_size, num_workers)
         if labels not in LABELS:
-            raise ValueError(f"data.labels must be 'relaxed' (4 classes) or 'strict' (6 classes), got {labels!r}")
+            raise ValueError(
+                f"data.labels must be 'relaxed' (4 classes) or 'strict' (6 classes), got {labels!r}"
+            )
         if setting not in ("matched", "unmatched"):
             raise ValueError(f"data.setting must be 'matched' or 'unmatched', got {setting!r}")
         if input not in ("qa", "question", "answer"):
             raise ValueError(f"data.input must be 'qa', 'question' or 'answer', got {input!r}")
         self.path, self.hub_name, self.labels, self.setting = path, hub_name, labels, setting
-        self.fold, self.split_seed, self.dev_fraction, self.input = int(fold), int(split_seed), unmatched_dev_fraction, input
+        self.fold, self.split_seed, self.dev_fraction, self.input = (
+            int(fold),
+            int(split_seed),
+            unmatched_dev_fraction,
+            input,
+        )
         self.tokenizer_name, self.tokenizer_ckpt = tokenizer, tokenizer_ckpt
         self.max_length, self.tiny_vocab_size = max_length, tiny_vocab_size
         self.report_dir = report_dir
@@ -299,8 +373,11 @@ class CircaDataModule(SplitsDataModule):
         kept, dropped = select_labelled(rows, self.labels)
         source = read.source
         if not kept:
-            raise DataFormatError(source, f"no row has a usable {self.labels} label "
-                                          f"({LABEL_COLUMNS[self.labels]}); dropped: {dict(dropped)}")
+            raise DataFormatError(
+                source,
+                f"no row has a usable {self.labels} label "
+                f"({LABEL_COLUMNS[self.labels]}); dropped: {dict(dropped)}",
+            )
         if self.setting == "matched":
             idx = matched_split(len(kept), self.split_seed)
             held_out = None
@@ -310,20 +387,35 @@ class CircaDataModule(SplitsDataModule):
             held_out = scenarios(contexts)[self.fold]
         self.splits = {s: [kept[i] for i in idx[s]] for s in STAGES}
         self.report = {
-            "source": source, "labels": self.labels, "setting": self.setting, "input": self.input,
-            "fold": self.fold if self.setting == "unmatched" else None, "test_scenario": held_out,
-            "rows_read": read.rows_read, "corrupt": len(read.corrupt),
+            "source": source,
+            "labels": self.labels,
+            "setting": self.setting,
+            "input": self.input,
+            "fold": self.fold if self.setting == "unmatched" else None,
+            "test_scenario": held_out,
+            "rows_read": read.rows_read,
+            "corrupt": len(read.corrupt),
             "corrupt_rows": [{"line": line, "reason": why} for line, why in read.corrupt[:50]],
-            "dropped": dict(sorted(dropped.items())), "kept": len(kept),
+            "dropped": dict(sorted(dropped.items())),
+            "kept": len(kept),
             "split_sizes": {s: len(self.splits[s]) for s in STAGES},
-            "label_counts": {s: {n: c for n, c in zip(self.label_names, self.label_counts(s), strict=True)}
-                             for s in STAGES},
+            "label_counts": {
+                s: {n: c for n, c in zip(self.label_names, self.label_counts(s), strict=True)} for s in STAGES
+            },
         }
         for line, why in read.corrupt[:10]:
             log.warning("%s:%s: skipped corrupt row: %s", source, line, why)
-        log.info("Circa %s/%s from %s: %d rows read, %d corrupt skipped, dropped %s, kept %d -> train/dev/test %s",
-                 self.labels, self.setting, source, read.rows_read, len(read.corrupt), dict(dropped), len(kept),
-                 "/".join(str(len(self.splits[s])) for s in STAGES))
+        log.info(
+            "Circa %s/%s from %s: %d rows read, %d corrupt skipped, dropped %s, kept %d -> train/dev/test %s",
+            self.labels,
+            self.setting,
+            source,
+            read.rows_read,
+            len(read.corrupt),
+            dict(dropped),
+            len(kept),
+            "/".join(str(len(self.splits[s])) for s in STAGES),
+        )
 
     def label_counts(self, split: str) -> list[int]:
         counts = Counter(label for _, label in self.splits[split])
@@ -346,8 +438,9 @@ class CircaDataModule(SplitsDataModule):
         for key, state in checkpoint.items():
             if key.endswith("DataModule") and isinstance(state, dict) and state.get("tokenizer"):
                 return tt.Tokenizer.from_str(state["tokenizer"])
-        raise ValueError(f"{path}: no tokenizer in the checkpoint's data module state "
-                         "(was it trained with model=bert?)")
+        raise ValueError(
+            f"{path}: no tokenizer in the checkpoint's data module state (was it trained with model=bert?)"
+        )
 
     def _ensure_tokenizer(self) -> None:
         if self.tokenizer is not None or self.tokenizer_name is None:
@@ -356,7 +449,9 @@ class CircaDataModule(SplitsDataModule):
             tokenizer = self._tokenizer_from_checkpoint(self.tokenizer_ckpt)
         else:
             firsts, seconds = self._texts("train")
-            tokenizer = tt.build_tokenizer(self.tokenizer_name, [*firsts, *(seconds or [])], self.tiny_vocab_size)
+            tokenizer = tt.build_tokenizer(
+                self.tokenizer_name, [*firsts, *(seconds or [])], self.tiny_vocab_size
+            )
         self.tokenizer = tt.configure(tokenizer, self.max_length)
 
     def _encode(self, split: str) -> list[dict]:
@@ -365,8 +460,10 @@ class CircaDataModule(SplitsDataModule):
             return [{"label": y, "index": i} for i, y in enumerate(labels)]
         firsts, seconds = self._texts(split)
         ids, types = tt.encode(self.tokenizer, firsts, seconds)
-        return [{"input_ids": torch.tensor(a), "token_type_ids": torch.tensor(t), "label": y, "index": i}
-                for i, (a, t, y) in enumerate(zip(ids, types, labels, strict=True))]
+        return [
+            {"input_ids": torch.tensor(a), "token_type_ids": torch.tensor(t), "label": y, "index": i}
+            for i, (a, t, y) in enumerate(zip(ids, types, labels, strict=True))
+        ]
 
     def setup(self, stage: str | None = None) -> None:
         if not self.splits:
@@ -380,7 +477,9 @@ class CircaDataModule(SplitsDataModule):
     def _write_report(self) -> None:
         trainer = getattr(self, "trainer", None)
         if self.report_dir and (trainer is None or trainer.is_global_zero):
-            atomic_write_text(Path(self.report_dir) / "data_report.json", json.dumps(self.report, indent=2) + "\n")
+            atomic_write_text(
+                Path(self.report_dir) / "data_report.json", json.dumps(self.report, indent=2) + "\n"
+            )
 
     # -- loaders ----------------------------------------------------------------------------
     def collate_fn(self) -> tt.PadCollate:
@@ -397,8 +496,10 @@ class CircaDataModule(SplitsDataModule):
         if not state:
             return
         if state.get("labels", self.labels) != self.labels:
-            raise ValueError(f"the checkpoint was trained with data.labels={state['labels']} "
-                             f"({len(state['label_names'])} classes); set data.labels={state['labels']}")
+            raise ValueError(
+                f"the checkpoint was trained with data.labels={state['labels']} "
+                f"({len(state['label_names'])} classes); set data.labels={state['labels']}"
+            )
         if state.get("tokenizer"):
             restored = tt.configure(tt.Tokenizer.from_str(state["tokenizer"]), self.max_length)
             if self.tokenizer is None or restored.to_str() != self.tokenizer.to_str():

@@ -27,9 +27,20 @@ class GriceDataModule(SplitsDataModule):
 
     group_names = IMPLICATURE_TYPES
 
-    def __init__(self, examples: str = "recovery", train_path=None, val_path=None, test_path=None, path=None,
-                 generate: dict | None = None, cache_dir: str | None = None, batch_size: int = 64,
-                 eval_batch_size: int = 256, num_workers: int = 0, min_freq: int = 1):
+    def __init__(
+        self,
+        examples: str = "recovery",
+        train_path=None,
+        val_path=None,
+        test_path=None,
+        path=None,
+        generate: dict | None = None,
+        cache_dir: str | None = None,
+        batch_size: int = 64,
+        eval_batch_size: int = 256,
+        num_workers: int = 0,
+        min_freq: int = 1,
+    ):
         super().__init__(batch_size, eval_batch_size, num_workers)
         if examples not in ("recovery", "qa"):
             raise ValueError(f"data.examples must be 'recovery' or 'qa', got {examples!r}")
@@ -66,8 +77,14 @@ class GriceDataModule(SplitsDataModule):
         for stage in STAGES:
             (path,) = self.paths[stage]
             if not path.is_file():
-                write_dataset(path, GENERATOR_SPLITS[stage], sizes[stage], seed=g.get("seed", 0),
-                              lexicon=g.get("lexicon"), implicature_mix=g.get("implicature_mix"))
+                write_dataset(
+                    path,
+                    GENERATOR_SPLITS[stage],
+                    sizes[stage],
+                    seed=g.get("seed", 0),
+                    lexicon=g.get("lexicon"),
+                    implicature_mix=g.get("implicature_mix"),
+                )
 
     # -- reading ----------------------------------------------------------------------------
     def _dialogues(self, stage: str):
@@ -88,8 +105,10 @@ class GriceDataModule(SplitsDataModule):
     def setup(self, stage: str | None = None) -> None:
         if self.vocab is None:
             if not self.paths["train"]:
-                raise ValueError("GRICE needs a vocabulary: train on data with data.train_path, "
-                                 "or evaluate with ckpt_path=... (the checkpoint carries it)")
+                raise ValueError(
+                    "GRICE needs a vocabulary: train on data with data.train_path, "
+                    "or evaluate with ckpt_path=... (the checkpoint carries it)"
+                )
             self._build_vocabularies()
         wanted = {"fit": ("train", "val"), "validate": ("val",), "test": ("test",)}.get(stage, STAGES)
         for split in wanted:
@@ -121,7 +140,10 @@ class GriceDataModule(SplitsDataModule):
     def load_state_dict(self, state: dict) -> None:
         if not state:
             return
-        vocab, answers = Vocabulary.from_state_dict(state["vocab"]), Vocabulary.from_state_dict(state["answers"])
+        vocab, answers = (
+            Vocabulary.from_state_dict(state["vocab"]),
+            Vocabulary.from_state_dict(state["answers"]),
+        )
         if self.vocab is not None and vocab.itos == self.vocab.itos and answers.itos == self.answers.itos:
             return
         self.vocab, self.answers = vocab, answers

@@ -45,15 +45,17 @@ def recovery_examples(dialogues: Sequence[Dialogue], vocab: Vocabulary) -> list[
     for d in dialogues:
         rounds = [_round_ids(r, vocab) for r in d.rounds]
         for t, r in enumerate(d.rounds):
-            examples.append({
-                "index": len(examples),
-                "history": rounds[:t],
-                "query": rounds[t],
-                "candidates": [vocab.encode(o) for o in r.options],
-                "label": r.answer_index,
-                "target": vocab.encode(r.explicit) or vocab.encode(r.options[r.answer_index]),
-                "group": group_id(r.implicature or d.implicature),
-            })
+            examples.append(
+                {
+                    "index": len(examples),
+                    "history": rounds[:t],
+                    "query": rounds[t],
+                    "candidates": [vocab.encode(o) for o in r.options],
+                    "label": r.answer_index,
+                    "target": vocab.encode(r.explicit) or vocab.encode(r.options[r.answer_index]),
+                    "group": group_id(r.implicature or d.implicature),
+                }
+            )
     return examples
 
 
@@ -62,13 +64,15 @@ def qa_examples(dialogues: Sequence[Dialogue], vocab: Vocabulary, answers: Vocab
     for d in dialogues:
         rounds = [_round_ids(r, vocab) for r in d.rounds]
         for q in d.questions:
-            examples.append({
-                "index": len(examples),
-                "history": rounds,
-                "query": vocab.encode(q.question),
-                "label": answers.id(answer_word(q.answer)),
-                "group": group_id(q.implicature or d.implicature),
-            })
+            examples.append(
+                {
+                    "index": len(examples),
+                    "history": rounds,
+                    "query": vocab.encode(q.question),
+                    "label": answers.id(answer_word(q.answer)),
+                    "group": group_id(q.implicature or d.implicature),
+                }
+            )
     return examples
 
 

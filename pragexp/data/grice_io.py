@@ -90,10 +90,14 @@ def _parse_round(raw, path: Path, where: str) -> Round:
         raise DataFormatError(path, f"expected an object, got {type(raw).__name__}", where=where)
     options = _get(raw, "option", path, where, list)
     if len(options) != NUM_OPTIONS or not all(isinstance(o, str) for o in options):
-        raise DataFormatError(path, f"field 'option' must hold {NUM_OPTIONS} strings, got {options!r}", where=where)
+        raise DataFormatError(
+            path, f"field 'option' must hold {NUM_OPTIONS} strings, got {options!r}", where=where
+        )
     index = _get(raw, "answer_index", path, where, int)
     if isinstance(index, bool) or not 0 <= index < len(options):
-        raise DataFormatError(path, f"field 'answer_index' is {index}, outside 0..{len(options) - 1}", where=where)
+        raise DataFormatError(
+            path, f"field 'answer_index' is {index}, outside 0..{len(options) - 1}", where=where
+        )
     return Round(
         question=_get(raw, "question", path, where, str),
         answer=_get(raw, "answer", path, where, str),
@@ -107,17 +111,23 @@ def _parse_round(raw, path: Path, where: str) -> Round:
 def _implicature(raw: dict, path: Path, where: str) -> str | None:
     value = raw.get("implicature")
     if value is not None and value not in IMPLICATURE_TYPES:
-        raise DataFormatError(path, f"field 'implicature' is {value!r}, not one of {IMPLICATURE_TYPES}", where=where)
+        raise DataFormatError(
+            path, f"field 'implicature' is {value!r}, not one of {IMPLICATURE_TYPES}", where=where
+        )
     return value
 
 
 def _get(obj, key: str, path: Path, where: str, kind):
     if not isinstance(obj, dict):
-        raise DataFormatError(path, f"expected an object holding '{key}', got {type(obj).__name__}", where=where)
+        raise DataFormatError(
+            path, f"expected an object holding '{key}', got {type(obj).__name__}", where=where
+        )
     if key not in obj:
         raise DataFormatError(path, f"missing key '{key}'", where=where)
     value = obj[key]
     if not isinstance(value, kind):
         names = kind.__name__ if isinstance(kind, type) else "/".join(k.__name__ for k in kind)
-        raise DataFormatError(path, f"field '{key}' should be {names}, got {type(value).__name__}", where=where)
+        raise DataFormatError(
+            path, f"field '{key}' should be {names}, got {type(value).__name__}", where=where
+        )
     return value

@@ -52,25 +52,36 @@ def train_wordpiece(texts: Iterable[str], vocab_size: int = 2000, min_frequency:
         counts.update(word for word, _ in pre_tokenizer.pre_tokenize_str(normalizer.normalize_str(text)))
     chars = sorted({c for word in counts for c in word})
     vocab = list(dict.fromkeys([*SPECIAL_TOKENS, *chars, *(f"##{c}" for c in chars)]))
-    words = sorted((w for w, c in counts.items() if c >= min_frequency and len(w) > 1 and w not in vocab),
-                   key=lambda w: (-counts[w], w))
-    vocab += words[:max(0, vocab_size - len(vocab))]
-    tokenizer = Tokenizer(models.WordPiece(vocab={t: i for i, t in enumerate(vocab)}, unk_token="[UNK]",
-                                           max_input_chars_per_word=100))
+    words = sorted(
+        (w for w, c in counts.items() if c >= min_frequency and len(w) > 1 and w not in vocab),
+        key=lambda w: (-counts[w], w),
+    )
+    vocab += words[: max(0, vocab_size - len(vocab))]
+    tokenizer = Tokenizer(
+        models.WordPiece(
+            vocab={t: i for i, t in enumerate(vocab)}, unk_token="[UNK]", max_input_chars_per_word=100
+        )
+    )
     tokenizer.normalizer = normalizer
     tokenizer.pre_tokenizer = pre_tokenizer
     tokenizer.decoder = decoders.WordPiece()
     cls_id, sep_id = tokenizer.token_to_id("[CLS]"), tokenizer.token_to_id("[SEP]")
     tokenizer.post_processor = processors.TemplateProcessing(
-        single="[CLS] $A [SEP]", pair="[CLS] $A [SEP] $B:1 [SEP]:1",
-        special_tokens=[("[CLS]", cls_id), ("[SEP]", sep_id)])
+        single="[CLS] $A [SEP]",
+        pair="[CLS] $A [SEP] $B:1 [SEP]:1",
+        special_tokens=[("[CLS]", cls_id), ("[SEP]", sep_id)],
+    )
     return tokenizer
 
 
-def build_tokenizer(pretrained: str, train_texts: Iterable[str] | None = None, vocab_size: int = 2000) -> Tokenizer:
+def build_tokenizer(
+    pretrained: str, train_texts: Iterable[str] | None = None, vocab_size: int = 2000
+) -> Tokenizer:
     if pretrained == TINY:
         if train_texts is None:
-            raise ValueError("model.pretrained=tiny trains its tokenizer on the training texts; none were given")
+            raise ValueError(
+                "model.pretrained=tiny trains its tokenizer on the training texts; none were given"
+            )
         return train_wordpiece(train_texts, vocab_size=vocab_size)
     return load_pretrained_tokenizer(pretrained)
 
@@ -106,13 +117,17 @@ class PadCollate:
         import torch
         from torch.nn.utils.rnn import pad_sequence
 
-        batch = {"label": torch.tensor([e["label"] for e in examples], dtype=torch.long),
-                 "index": torch.tensor([e["index"] for e in examples], dtype=torch.long)}
+        batch = {
+            "label": torch.tensor([e["label"] for e in examples], dtype=torch.long),
+            "index": torch.tensor([e["index"] for e in examples], dtype=torch.long),
+        }
         batch["group"] = torch.full_like(batch["label"], -1)
         if "input_ids" not in examples[0]:
             batch["inputs"] = {"num_examples": len(examples)}
             return batch
-        ids = pad_sequence([e["input_ids"] for e in examples], batch_first=True, padding_value=self.pad_token_id)
+        ids = pad_sequence(
+            [e["input_ids"] for e in examples], batch_first=True, padding_value=self.pad_token_id
+        )
         types = pad_sequence([e["token_type_ids"] for e in examples], batch_first=True, padding_value=0)
         lengths = torch.tensor([len(e["input_ids"]) for e in examples])
         mask = (torch.arange(ids.shape[1]).unsqueeze(0) < lengths.unsqueeze(1)).long()

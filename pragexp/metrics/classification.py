@@ -96,7 +96,14 @@ def plot_confusion(confusion: torch.Tensor, label_names: Sequence[str], title: s
     threshold = cm.max() / 2 if cm.size else 0
     for i in ticks:
         for j in ticks:
-            ax.text(j, i, str(cm[i, j]), ha="center", va="center", color="white" if cm[i, j] > threshold else "black")
+            ax.text(
+                j,
+                i,
+                str(cm[i, j]),
+                ha="center",
+                va="center",
+                color="white" if cm[i, j] > threshold else "black",
+            )
     ax.set_title(title)
     fig.tight_layout()
     return fig

@@ -20,8 +20,15 @@ ENCODER_PREFIX = "net.encoder."  # where a pragexp task keeps this model's encod
 
 
 class BertClassifier(nn.Module):
-    def __init__(self, num_labels: int, vocab_size: int | None = None, pretrained: str = "bert-base-uncased",
-                 dropout: float = 0.1, init_ckpt: str | None = None, tiny_config: dict | None = None):
+    def __init__(
+        self,
+        num_labels: int,
+        vocab_size: int | None = None,
+        pretrained: str = "bert-base-uncased",
+        dropout: float = 0.1,
+        init_ckpt: str | None = None,
+        tiny_config: dict | None = None,
+    ):
         super().__init__()
         self.pretrained = pretrained
         self.encoder = load_encoder(pretrained, vocab_size=vocab_size, tiny_config=tiny_config)
@@ -38,16 +45,24 @@ class BertClassifier(nn.Module):
         weights, extras = read_submodule_state(ckpt_path, ENCODER_PREFIX)
         source = (extras.get("model") or {}).get("pretrained")
         if source is not None and source != self.pretrained:
-            raise ValueError(f"model.init_ckpt={ckpt_path} holds a {source!r} encoder, but model.pretrained="
-                             f"{self.pretrained}; set model.pretrained={source}")
+            raise ValueError(
+                f"model.init_ckpt={ckpt_path} holds a {source!r} encoder, but model.pretrained="
+                f"{self.pretrained}; set model.pretrained={source}"
+            )
         try:
             self.encoder.load_state_dict(weights, strict=True)
         except RuntimeError as err:
-            raise ValueError(f"model.init_ckpt={ckpt_path}: its encoder does not fit this one ({err})") from err
+            raise ValueError(
+                f"model.init_ckpt={ckpt_path}: its encoder does not fit this one ({err})"
+            ) from err
         log.info("encoder initialised from %s (%d tensors; its head is ignored)", ckpt_path, len(weights))
 
-    def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor | None = None,
-                token_type_ids: torch.Tensor | None = None) -> torch.Tensor:
+    def forward(
+        self,
+        input_ids: torch.Tensor,
+        attention_mask: torch.Tensor | None = None,
+        token_type_ids: torch.Tensor | None = None,
+    ) -> torch.Tensor:
         out = self.encoder(input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids)
         pooled = getattr(out, "pooler_output", None)
         if pooled is None:

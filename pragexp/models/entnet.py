@@ -22,13 +22,20 @@ from pragexp.models.encoders import PAD_ID, SentenceEncoder, mlp
 class EntNetReader(nn.Module):
     """Reader with the contract of `pragexp.models.lstm.LSTMReader`."""
 
-    def __init__(self, vocab_size: int, embed_dim: int = 64, hidden_dim: int = 64, fusion_dim: int = 128,
-                 slots: int = 20, dropout: float = 0.1):
+    def __init__(
+        self,
+        vocab_size: int,
+        embed_dim: int = 64,
+        hidden_dim: int = 64,
+        fusion_dim: int = 128,
+        slots: int = 20,
+        dropout: float = 0.1,
+    ):
         super().__init__()
         embedding = nn.Embedding(vocab_size, embed_dim, padding_idx=PAD_ID)
         self.round_encoder = SentenceEncoder(embedding, hidden_dim, dropout=dropout)
         dim = self.round_encoder.output_dim
-        self.keys = nn.Parameter(torch.randn(slots, dim) / dim ** 0.5)
+        self.keys = nn.Parameter(torch.randn(slots, dim) / dim**0.5)
         self.U = nn.Linear(dim, dim, bias=False)
         self.V = nn.Linear(dim, dim, bias=False)
         self.W = nn.Linear(dim, dim)

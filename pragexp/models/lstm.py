@@ -25,8 +25,14 @@ class LSTMReader(nn.Module):
     - `encode_text(tokens (...,L)) -> (vectors (...,D), token states (...,L,D))` for candidates.
     """
 
-    def __init__(self, vocab_size: int, embed_dim: int = 64, hidden_dim: int = 64, fusion_dim: int = 128,
-                 dropout: float = 0.1):
+    def __init__(
+        self,
+        vocab_size: int,
+        embed_dim: int = 64,
+        hidden_dim: int = 64,
+        fusion_dim: int = 128,
+        dropout: float = 0.1,
+    ):
         super().__init__()
         embedding = nn.Embedding(vocab_size, embed_dim, padding_idx=PAD_ID)
         self.context_encoder = SentenceEncoder(embedding, hidden_dim, dropout=dropout)

@@ -18,13 +18,17 @@ class MajorityClassifier(nn.Module):
 
     @torch.no_grad()
     def observe(self, labels: torch.Tensor) -> None:
-        self.counts += torch.bincount(labels.reshape(-1).long(), minlength=self.counts.numel()).to(self.counts)
+        self.counts += torch.bincount(labels.reshape(-1).long(), minlength=self.counts.numel()).to(
+            self.counts
+        )
 
     @property
     def majority(self) -> int:
         return int(torch.argmax(self.counts))  # the first maximum
 
-    def forward(self, input_ids: torch.Tensor | None = None, num_examples: int | None = None, **unused) -> torch.Tensor:
+    def forward(
+        self, input_ids: torch.Tensor | None = None, num_examples: int | None = None, **unused
+    ) -> torch.Tensor:
         n = int(num_examples) if num_examples is not None else input_ids.shape[0]
         prior = (self.counts.float() + 1.0) / (self.counts.sum().float() + self.counts.numel())
         return prior.log().unsqueeze(0).expand(n, -1)

@@ -20,13 +20,20 @@ class TokenAligner(nn.Module):
         self.compare = mlp(4 * dim, hidden_dim, hidden_dim, dropout)
         self.output_dim = 2 * hidden_dim
 
-    def forward(self, candidate: torch.Tensor, candidate_mask: torch.Tensor, context: torch.Tensor,
-                context_mask: torch.Tensor) -> torch.Tensor:
+    def forward(
+        self,
+        candidate: torch.Tensor,
+        candidate_mask: torch.Tensor,
+        context: torch.Tensor,
+        context_mask: torch.Tensor,
+    ) -> torch.Tensor:
         """candidate (B, K, L, D) with mask (B, K, L); context (B, T, D) with mask (B, T) -> (B, K, output_dim)."""
         attention = torch.einsum("bkld,btd->bklt", candidate, context)
         attention = attention.masked_fill(~context_mask[:, None, None, :], torch.finfo(attention.dtype).min)
         aligned = torch.einsum("bklt,btd->bkld", attention.softmax(-1), context)
-        compared = self.compare(torch.cat([candidate, aligned, candidate * aligned, candidate - aligned], dim=-1))
+        compared = self.compare(
+            torch.cat([candidate, aligned, candidate * aligned, candidate - aligned], dim=-1)
+        )
         mask = candidate_mask.unsqueeze(-1)
         pooled_max = compared.masked_fill(~mask, torch.finfo(compared.dtype).min).amax(dim=2)
         pooled_mean = (compared * mask).sum(2) / mask.sum(2).clamp(min=1)

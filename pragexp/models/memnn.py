@@ -43,8 +43,15 @@ class MemoryAttention(nn.Module):
 class MemNNReader(nn.Module):
     """Reader with the contract of `pragexp.models.lstm.LSTMReader`."""
 
-    def __init__(self, vocab_size: int, embed_dim: int = 64, hidden_dim: int = 64, fusion_dim: int = 128,
-                 hops: int = 2, dropout: float = 0.1):
+    def __init__(
+        self,
+        vocab_size: int,
+        embed_dim: int = 64,
+        hidden_dim: int = 64,
+        fusion_dim: int = 128,
+        hops: int = 2,
+        dropout: float = 0.1,
+    ):
         super().__init__()
         embedding = nn.Embedding(vocab_size, embed_dim, padding_idx=PAD_ID)
         self.round_encoder = SentenceEncoder(embedding, hidden_dim, dropout=dropout)

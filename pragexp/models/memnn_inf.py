@@ -48,13 +48,19 @@ def load_inference_model(ckpt_path: str | Path) -> tuple[nn.Module, list[str] | 
     model_cfg = (checkpoint.get("pragexp") or {}).get("model")
     state = checkpoint.get("state_dict")
     if not model_cfg or not isinstance(state, dict):
-        raise ValueError(f"model.inference_ckpt={path}: not a pragexp checkpoint (no model config or state_dict)")
+        raise ValueError(
+            f"model.inference_ckpt={path}: not a pragexp checkpoint (no model config or state_dict)"
+        )
     itos = ((checkpoint.get(DATAMODULE_KEY) or {}).get("vocab") or {}).get("itos")
-    weights = {k[len("net."):]: v for k, v in state.items() if k.startswith("net.")}
-    vocab_size = int(weights["decoder.embedding.weight"].shape[0]) if "decoder.embedding.weight" in weights else None
+    weights = {k[len("net.") :]: v for k, v in state.items() if k.startswith("net.")}
+    vocab_size = (
+        int(weights["decoder.embedding.weight"].shape[0]) if "decoder.embedding.weight" in weights else None
+    )
     if vocab_size is None:
-        raise ValueError(f"model.inference_ckpt={path}: holds a {model_cfg.get('_target_')} model, not a generative "
-                         "recovery model; train it with task=grice_recovery model=memnn_gen (or lstm_gen)")
+        raise ValueError(
+            f"model.inference_ckpt={path}: holds a {model_cfg.get('_target_')} model, not a generative "
+            "recovery model; train it with task=grice_recovery model=memnn_gen (or lstm_gen)"
+        )
     model = instantiate(OmegaConf.create(model_cfg))(vocab_size=vocab_size)
     model.load_state_dict(weights)
     return model, itos
@@ -76,11 +82,22 @@ class MemNNInfReader(nn.Module):
     untrained inference model from `inference_model` instead (tests, or the "random inference
     encoder" ablation) and says so in the log."""
 
-    def __init__(self, vocab_size: int, inference_ckpt: str | None = None,
-                 inference_model: Callable[..., nn.Module] | None = None, freeze_inference: bool = True,
-                 use_text: bool = True, use_state: bool = True, max_explicit_len: int = 24, cache_size: int = 200_000,
-                 embed_dim: int = 64, hidden_dim: int = 64, fusion_dim: int = 128, hops: int = 2,
-                 dropout: float = 0.1):
+    def __init__(
+        self,
+        vocab_size: int,
+        inference_ckpt: str | None = None,
+        inference_model: Callable[..., nn.Module] | None = None,
+        freeze_inference: bool = True,
+        use_text: bool = True,
+        use_state: bool = True,
+        max_explicit_len: int = 24,
+        cache_size: int = 200_000,
+        embed_dim: int = 64,
+        hidden_dim: int = 64,
+        fusion_dim: int = 128,
+        hops: int = 2,
+        dropout: float = 0.1,
+    ):
         super().__init__()
         self.base = MemNNReader(vocab_size, embed_dim, hidden_dim, fusion_dim, hops, dropout)
         self.inference_vocab: list[str] | None = None
@@ -88,14 +105,18 @@ class MemNNInfReader(nn.Module):
             self.inference, self.inference_vocab = load_inference_model(inference_ckpt)
             inferred_size = self.inference.decoder.embedding.num_embeddings
             if inferred_size != vocab_size:
-                raise ValueError(f"model.inference_ckpt={inference_ckpt} was trained with a vocabulary of "
-                                 f"{inferred_size} ids, this run has {vocab_size}: train the QA run on the same "
-                                 "data (same data.generate settings or files) as the recovery run")
+                raise ValueError(
+                    f"model.inference_ckpt={inference_ckpt} was trained with a vocabulary of "
+                    f"{inferred_size} ids, this run has {vocab_size}: train the QA run on the same "
+                    "data (same data.generate settings or files) as the recovery run"
+                )
         elif inference_model is not None:
             log.warning("model.inference_ckpt is null: the inference model is untrained")
             self.inference = inference_model(vocab_size=vocab_size)
         else:
-            raise ValueError("MemNN w/ inf needs model.inference_ckpt=<a task=grice_recovery model=memnn_gen checkpoint>")
+            raise ValueError(
+                "MemNN w/ inf needs model.inference_ckpt=<a task=grice_recovery model=memnn_gen checkpoint>"
+            )
         if not (use_text or use_state):
             raise ValueError("MemNN w/ inf: use_text and use_state are both off; use model=memnn instead")
         self.inference_ckpt, self.freeze = inference_ckpt, freeze_inference
@@ -121,14 +142,18 @@ class MemNNInfReader(nn.Module):
         """Called by the task with the data's vocabulary: the inference model must read the same ids."""
         if self.inference_vocab is None or list(itos) == list(self.inference_vocab):
             return
-        first = next((i for i, (a, b) in enumerate(zip(itos, self.inference_vocab, strict=False)) if a != b),
-                     min(len(itos), len(self.inference_vocab)))
+        first = next(
+            (i for i, (a, b) in enumerate(zip(itos, self.inference_vocab, strict=False)) if a != b),
+            min(len(itos), len(self.inference_vocab)),
+        )
         ours = itos[first] if first < len(itos) else "<end>"
         theirs = self.inference_vocab[first] if first < len(self.inference_vocab) else "<end>"
-        raise ValueError(f"model.inference_ckpt={self.inference_ckpt}: its vocabulary ({len(self.inference_vocab)} "
-                         f"words) differs from this run's ({len(itos)} words; id {first} is {theirs!r} there, "
-                         f"{ours!r} here). Train the QA run on the same data (same data.generate settings or "
-                         "files) as the recovery run")
+        raise ValueError(
+            f"model.inference_ckpt={self.inference_ckpt}: its vocabulary ({len(self.inference_vocab)} "
+            f"words) differs from this run's ({len(itos)} words; id {first} is {theirs!r} there, "
+            f"{ours!r} here). Train the QA run on the same data (same data.generate settings or "
+            "files) as the recovery run"
+        )
 
     def infer(self, history: torch.Tensor):
         """Runs the inference model on every present round: (rows (N,) into B*R, states (N, D_inf),
@@ -139,7 +164,10 @@ class MemNNInfReader(nn.Module):
         rows = history.ne(PAD_ID).any(-1).view(-1).nonzero(as_tuple=True)[0]
         if not self.freeze or self.cache_size <= 0:
             return (rows, *self._infer_rows(history, rows))
-        words = [[tuple(w for w in sentence if w != PAD_ID) for sentence in dialogue] for dialogue in history.tolist()]
+        words = [
+            [tuple(w for w in sentence if w != PAD_ID) for sentence in dialogue]
+            for dialogue in history.tolist()
+        ]
         keys = [tuple(words[int(r) // rounds][: int(r) % rounds + 1]) for r in rows]
         todo = [i for i, k in enumerate(keys) if k not in self._cache]
         if todo:
@@ -150,13 +178,19 @@ class MemNNInfReader(nn.Module):
                 words = explicit[j][explicit[j].ne(PAD_ID)].tolist() if explicit is not None else []
                 self._cache[keys[i]] = (states[j].detach(), words)
         hits = [self._cache[k] for k in keys]
-        states = torch.stack([h[0] for h in hits]) if hits else history.new_zeros((0, self.inference.output_dim),
-                                                                                   dtype=torch.float)
+        states = (
+            torch.stack([h[0] for h in hits])
+            if hits
+            else history.new_zeros((0, self.inference.output_dim), dtype=torch.float)
+        )
         explicit = None
         if self.use_text:
             longest = max((len(h[1]) for h in hits), default=0) or 1
-            explicit = torch.tensor([h[1] + [PAD_ID] * (longest - len(h[1])) for h in hits] or [[PAD_ID]],
-                                    dtype=torch.long, device=history.device)[: len(hits)]
+            explicit = torch.tensor(
+                [h[1] + [PAD_ID] * (longest - len(h[1])) for h in hits] or [[PAD_ID]],
+                dtype=torch.long,
+                device=history.device,
+            )[: len(hits)]
         return rows, states, explicit
 
     def _infer_rows(self, history: torch.Tensor, rows: torch.Tensor):

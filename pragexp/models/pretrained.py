@@ -20,11 +20,19 @@ from torch import nn
 
 from pragexp.utils.pretrained_names import MINILM, OFFLINE_HINT, TINY, minilm_path
 
-TINY_CONFIG = {"hidden_size": 32, "num_hidden_layers": 2, "num_attention_heads": 2, "intermediate_size": 64,
-               "max_position_embeddings": 512, "type_vocab_size": 2}
+TINY_CONFIG = {
+    "hidden_size": 32,
+    "num_hidden_layers": 2,
+    "num_attention_heads": 2,
+    "intermediate_size": 64,
+    "max_position_embeddings": 512,
+    "type_vocab_size": 2,
+}
 
 
-def load_encoder(pretrained: str, vocab_size: int | None = None, tiny_config: dict | None = None) -> nn.Module:
+def load_encoder(
+    pretrained: str, vocab_size: int | None = None, tiny_config: dict | None = None
+) -> nn.Module:
     """A transformers encoder (`BertModel` or any AutoModel) whose output has `last_hidden_state`
     and, for BERT, `pooler_output`. `vocab_size` is required for `tiny` and checked otherwise: a
     tokenizer with more ids than the encoder has embeddings would index out of range."""
@@ -32,21 +40,27 @@ def load_encoder(pretrained: str, vocab_size: int | None = None, tiny_config: di
 
     if pretrained == TINY:
         if vocab_size is None:
-            raise ValueError("model.pretrained=tiny needs the tokenizer's vocab_size (the data module trains it)")
+            raise ValueError(
+                "model.pretrained=tiny needs the tokenizer's vocab_size (the data module trains it)"
+            )
         return BertModel(BertConfig(vocab_size=vocab_size, **{**TINY_CONFIG, **(tiny_config or {})}))
     source = minilm_path() if pretrained == MINILM else pretrained
     try:
         encoder = AutoModel.from_pretrained(source)
     except OSError as err:
         first_line = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
-        raise OSError(f"cannot load the pretrained encoder {pretrained!r}: {first_line} ({OFFLINE_HINT})") from err
+        raise OSError(
+            f"cannot load the pretrained encoder {pretrained!r}: {first_line} ({OFFLINE_HINT})"
+        ) from err
     # from_pretrained returns the model in eval mode; Lightning keeps a submodule's mode as it finds it,
     # so without this the encoder would fine-tune with its dropout switched off.
     encoder.train()
     embeddings = encoder.get_input_embeddings().num_embeddings
     if vocab_size is not None and vocab_size > embeddings:
-        raise ValueError(f"the tokenizer has {vocab_size} ids but the encoder {pretrained!r} has {embeddings} "
-                         "embeddings: the data's tokenizer does not belong to this encoder")
+        raise ValueError(
+            f"the tokenizer has {vocab_size} ids but the encoder {pretrained!r} has {embeddings} "
+            "embeddings: the data's tokenizer does not belong to this encoder"
+        )
     return encoder
 
 
@@ -60,7 +74,7 @@ def read_submodule_state(ckpt_path: str | Path, prefix: str) -> tuple[dict[str, 
     state = checkpoint.get("state_dict")
     if not isinstance(state, dict):
         raise ValueError(f"{path}: not a pragexp checkpoint (no state_dict)")
-    weights = {k[len(prefix):]: v for k, v in state.items() if k.startswith(prefix)}
+    weights = {k[len(prefix) :]: v for k, v in state.items() if k.startswith(prefix)}
     if not weights:
         raise ValueError(f"{path}: no weights under {prefix!r}; was it trained with model=bert?")
     return weights, checkpoint.get("pragexp") or {}

@@ -18,8 +18,16 @@ from pragexp.models.encoders import PAD_ID, SentenceEncoder, mlp, recency_index
 class RelNetReader(nn.Module):
     """Reader with the contract of `pragexp.models.lstm.LSTMReader`."""
 
-    def __init__(self, vocab_size: int, embed_dim: int = 64, hidden_dim: int = 64, fusion_dim: int = 128,
-                 relation_dim: int = 128, max_rounds: int = 32, dropout: float = 0.1):
+    def __init__(
+        self,
+        vocab_size: int,
+        embed_dim: int = 64,
+        hidden_dim: int = 64,
+        fusion_dim: int = 128,
+        relation_dim: int = 128,
+        max_rounds: int = 32,
+        dropout: float = 0.1,
+    ):
         super().__init__()
         embedding = nn.Embedding(vocab_size, embed_dim, padding_idx=PAD_ID)
         self.round_encoder = SentenceEncoder(embedding, hidden_dim, dropout=dropout)
@@ -42,8 +50,11 @@ class RelNetReader(nn.Module):
         objects = torch.cat([query_vec.unsqueeze(1), sentences], dim=1)
         objects = objects + self.time(torch.cat([recency.new_zeros(recency.shape[0], 1), recency], dim=1))
         mask = torch.cat([present.new_ones(present.shape[0], 1), present], dim=1)
-        pairs = (self.g_left(objects).unsqueeze(2) + self.g_right(objects).unsqueeze(1)
-                 + self.g_query(query_vec)[:, None, None, :])
+        pairs = (
+            self.g_left(objects).unsqueeze(2)
+            + self.g_right(objects).unsqueeze(1)
+            + self.g_query(query_vec)[:, None, None, :]
+        )
         relations = self.g_rest(pairs) * (mask.unsqueeze(2) & mask.unsqueeze(1)).unsqueeze(-1)
         state = self.f(torch.cat([relations.sum((1, 2)), query_vec], dim=-1))
         batch = history.shape[0]

@@ -33,7 +33,9 @@ def with_boundaries(tokens: torch.Tensor, boundary_id: int = BOUNDARY_ID) -> tor
     return out.scatter(-1, lengths + 1, boundary_id)
 
 
-def sequence_log_likelihood(log_probs: torch.Tensor, targets: torch.Tensor, normalise: bool = True) -> torch.Tensor:
+def sequence_log_likelihood(
+    log_probs: torch.Tensor, targets: torch.Tensor, normalise: bool = True
+) -> torch.Tensor:
     """log_probs (N, T, V) of predicting targets (N, T) (PAD = not predicted) -> (N,) summed or
     mean-per-token log-likelihood."""
     mask = targets.ne(PAD_ID)
@@ -47,8 +49,14 @@ class AttentionDecoder(nn.Module):
     step) with dot-product attention over the reader's token states after each step (Luong et al.
     2015), so a whole teacher-forced sequence runs in one LSTM call."""
 
-    def __init__(self, vocab_size: int, context_dim: int, embed_dim: int = 64, hidden_dim: int = 128,
-                 dropout: float = 0.1):
+    def __init__(
+        self,
+        vocab_size: int,
+        context_dim: int,
+        embed_dim: int = 64,
+        hidden_dim: int = 128,
+        dropout: float = 0.1,
+    ):
         super().__init__()
         self.embedding = nn.Embedding(vocab_size, embed_dim, padding_idx=PAD_ID)
         self.init = nn.Linear(context_dim, 2 * hidden_dim)
@@ -61,8 +69,14 @@ class AttentionDecoder(nn.Module):
         h, c = torch.tanh(self.init(state)).chunk(2, dim=-1)
         return h.unsqueeze(0).contiguous(), c.unsqueeze(0).contiguous()
 
-    def forward(self, inputs: torch.Tensor, hidden, state: torch.Tensor, context: torch.Tensor,
-                context_mask: torch.Tensor):
+    def forward(
+        self,
+        inputs: torch.Tensor,
+        hidden,
+        state: torch.Tensor,
+        context: torch.Tensor,
+        context_mask: torch.Tensor,
+    ):
         """inputs (N, T) -> (log-probabilities of the next token (N, T, V), new hidden state)."""
         embedded = self.dropout(self.embedding(inputs))
         x = torch.cat([embedded, state.unsqueeze(1).expand(-1, inputs.shape[1], -1)], dim=-1)
@@ -84,9 +98,16 @@ class Seq2SeqRanker(nn.Module):
     `reader` is a module or a factory taking `vocab_size` (the config's nested `_partial_`).
     """
 
-    def __init__(self, reader: nn.Module | Callable[..., nn.Module], vocab_size: int, embed_dim: int = 64,
-                 decoder_dim: int = 128, dropout: float = 0.1, length_normalise: bool = True,
-                 boundary_id: int = BOUNDARY_ID):
+    def __init__(
+        self,
+        reader: nn.Module | Callable[..., nn.Module],
+        vocab_size: int,
+        embed_dim: int = 64,
+        decoder_dim: int = 128,
+        dropout: float = 0.1,
+        length_normalise: bool = True,
+        boundary_id: int = BOUNDARY_ID,
+    ):
         super().__init__()
         self.reader = reader if isinstance(reader, nn.Module) else reader(vocab_size=vocab_size)
         self.decoder = AttentionDecoder(vocab_size, self.reader.output_dim, embed_dim, decoder_dim, dropout)
@@ -101,7 +122,9 @@ class Seq2SeqRanker(nn.Module):
 
     def _log_likelihood(self, encoded, tokens: torch.Tensor, normalise: bool) -> torch.Tensor:
         sequence = with_boundaries(tokens, self.boundary_id)
-        return sequence_log_likelihood(self.token_log_probs(encoded, sequence[:, :-1]), sequence[:, 1:], normalise)
+        return sequence_log_likelihood(
+            self.token_log_probs(encoded, sequence[:, :-1]), sequence[:, 1:], normalise
+        )
 
     def score_candidates(self, encoded, candidates: torch.Tensor) -> torch.Tensor:
         batch, k, length = candidates.shape
@@ -125,8 +148,9 @@ class Seq2SeqRanker(nn.Module):
 
     # -- free text ------------------------------------------------------------------------------
     @torch.no_grad()
-    def generate(self, history: torch.Tensor, query: torch.Tensor, max_len: int = 30,
-                 beam_size: int = 1) -> torch.Tensor:
+    def generate(
+        self, history: torch.Tensor, query: torch.Tensor, max_len: int = 30, beam_size: int = 1
+    ) -> torch.Tensor:
         """Greedy (beam_size=1) or beam search; hypotheses compared by length-normalised
         log-likelihood. Returns (B, <=max_len) token ids without boundaries, PAD after the end."""
         return self.decode(self.reader.read(history, query), max_len, beam_size)

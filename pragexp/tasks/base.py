@@ -24,7 +24,9 @@ class PragexpTask(pl.LightningModule):
 
     score_names: tuple[str, ...] = ()
 
-    def __init__(self, model: Callable[..., nn.Module], optimizer: Callable, scheduler: Callable | None = None):
+    def __init__(
+        self, model: Callable[..., nn.Module], optimizer: Callable, scheduler: Callable | None = None
+    ):
         super().__init__()
         self.model_factory, self.optimizer_factory, self.scheduler_factory = model, optimizer, scheduler
         self.model_config: dict | None = None  # the model's config, saved in checkpoints by run()
@@ -42,12 +44,16 @@ class PragexpTask(pl.LightningModule):
             datamodule = self.trainer.datamodule
             self.net = self.build_network(datamodule)
             groups = getattr(datamodule, "group_names", ())
-            self.metrics = nn.ModuleDict({s: GroupedMeanMetric(self.score_names, groups) for s in EVAL_STAGES})
+            self.metrics = nn.ModuleDict(
+                {s: GroupedMeanMetric(self.score_names, groups) for s in EVAL_STAGES}
+            )
 
     # -- steps --------------------------------------------------------------------------------
     def training_step(self, batch: dict, batch_idx: int) -> torch.Tensor:
         loss, _ = self.forward_batch(batch)
-        self.log("train/loss", loss, on_step=True, on_epoch=True, prog_bar=True, batch_size=batch["label"].numel())
+        self.log(
+            "train/loss", loss, on_step=True, on_epoch=True, prog_bar=True, batch_size=batch["label"].numel()
+        )
         return loss
 
     def _eval_step(self, stage: str, batch: dict) -> None:
@@ -79,7 +85,10 @@ class PragexpTask(pl.LightningModule):
         if self.scheduler_factory is None:
             return optimizer
         steps = int(self.trainer.estimated_stepping_batches)
-        return {"optimizer": optimizer, "lr_scheduler": self.scheduler_factory(optimizer, num_training_steps=steps)}
+        return {
+            "optimizer": optimizer,
+            "lr_scheduler": self.scheduler_factory(optimizer, num_training_steps=steps),
+        }
 
     # -- checkpoint: the architecture travels with the weights ----------------------------------
     def on_save_checkpoint(self, checkpoint: dict) -> None:

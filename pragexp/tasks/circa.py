@@ -7,4 +7,4 @@ from pragexp.tasks.classification import ClassificationTask
 
 
 class CircaTask(ClassificationTask):
-    """"[CLS] question [SEP] answer [SEP]" (or question or answer alone, `data.input`) -> label."""
+    """ "[CLS] question [SEP] answer [SEP]" (or question or answer alone, `data.input`) -> label."""

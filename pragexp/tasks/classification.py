@@ -91,8 +91,11 @@ class ClassificationTask(PragexpTask):
         for logger in self.loggers:
             if type(logger).__name__ == "WandbLogger":
                 logger.log_image(key=f"{stage}/confusion", images=[figure])
-                logger.log_table(key=f"{stage}/confusion_table", columns=["gold \\ predicted", *self.label_names],
-                                 data=[[name, *row] for name, row in zip(self.label_names, matrix, strict=True)])
+                logger.log_table(
+                    key=f"{stage}/confusion_table",
+                    columns=["gold \\ predicted", *self.label_names],
+                    data=[[name, *row] for name, row in zip(self.label_names, matrix, strict=True)],
+                )
 
     # -- optimisation ---------------------------------------------------------------------------
     def configure_optimizers(self):

@@ -57,6 +57,3 @@ class GriceQATask(PragexpTask):
         logits = self.net(batch["history"], batch["query"])
         correct = (logits.argmax(-1) == batch["label"]).float()
         return F.cross_entropy(logits, batch["label"]), {"acc": correct}
-
-
-

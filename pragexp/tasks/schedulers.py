@@ -10,10 +10,19 @@ from torch.optim import Optimizer
 from torch.optim.lr_scheduler import LambdaLR, ReduceLROnPlateau
 
 
-def plateau(optimizer: Optimizer, num_training_steps: int, monitor: str, mode: str = "max",
-            factor: float = 0.5, patience: int = 2) -> dict:
-    return {"scheduler": ReduceLROnPlateau(optimizer, mode=mode, factor=factor, patience=patience),
-            "monitor": monitor, "interval": "epoch"}
+def plateau(
+    optimizer: Optimizer,
+    num_training_steps: int,
+    monitor: str,
+    mode: str = "max",
+    factor: float = 0.5,
+    patience: int = 2,
+) -> dict:
+    return {
+        "scheduler": ReduceLROnPlateau(optimizer, mode=mode, factor=factor, patience=patience),
+        "monitor": monitor,
+        "interval": "epoch",
+    }
 
 
 class _WarmupThenLinearDecay:
@@ -29,4 +38,7 @@ class _WarmupThenLinearDecay:
 def linear_warmup(optimizer: Optimizer, num_training_steps: int, warmup_ratio: float = 0.1) -> dict:
     """Linear warm-up over the first `warmup_ratio` of the steps, then linear decay to zero (BERT's schedule)."""
     warmup = int(num_training_steps * warmup_ratio)
-    return {"scheduler": LambdaLR(optimizer, _WarmupThenLinearDecay(warmup, num_training_steps)), "interval": "step"}
+    return {
+        "scheduler": LambdaLR(optimizer, _WarmupThenLinearDecay(warmup, num_training_steps)),
+        "interval": "step",
+    }

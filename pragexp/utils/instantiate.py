@@ -21,7 +21,11 @@ def hydra_sweep_group() -> str | None:
     if hydra_cfg.mode != RunMode.MULTIRUN:
         return None
     parts = Path(hydra_cfg.sweep.dir).parts
-    return "/".join(parts[parts.index("multirun") + 1:]) if "multirun" in parts else Path(hydra_cfg.sweep.dir).name
+    return (
+        "/".join(parts[parts.index("multirun") + 1 :])
+        if "multirun" in parts
+        else Path(hydra_cfg.sweep.dir).name
+    )
 
 
 def build_loggers(logger_cfg: DictConfig | None) -> list:
@@ -49,12 +53,18 @@ def build_callbacks(callbacks_cfg: DictConfig | None, has_logger: bool) -> list:
 
 def public_config(cfg: DictConfig) -> dict:
     """The resolved config as a dict, without anything that looks like a credential."""
+
     def scrub(node):
         if isinstance(node, dict):
-            return {k: ("***" if any(w in str(k).lower() for w in SECRET_WORDS) else scrub(v)) for k, v in node.items()}
+            return {
+                k: ("***" if any(w in str(k).lower() for w in SECRET_WORDS) else scrub(v))
+                for k, v in node.items()
+            }
         if isinstance(node, list):
             return [scrub(v) for v in node]
         return node
 
     job_keys = [k for k in cfg if k != "hydra"]  # Hydra's own node is not part of the experiment
-    return scrub(OmegaConf.to_container(OmegaConf.masked_copy(cfg, job_keys), resolve=True, throw_on_missing=False))
+    return scrub(
+        OmegaConf.to_container(OmegaConf.masked_copy(cfg, job_keys), resolve=True, throw_on_missing=False)
+    )

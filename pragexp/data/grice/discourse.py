@@ -3,6 +3,7 @@
 Temporal constraint of the AOG: a pronoun or "there" may only point to an entity introduced in an
 earlier turn (or earlier in the same round), so references always resolve backwards.
 """
+
 from __future__ import annotations
 
 from .facts import WOMAN

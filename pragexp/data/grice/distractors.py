@@ -10,6 +10,7 @@ A candidate is accepted only if its key differs from the gold's (so it is not a 
 sentence differs from every other option, and it is not both true and on the gold's topic (which
 would make it a second correct answer).
 """
+
 from __future__ import annotations
 
 from itertools import permutations
@@ -37,22 +38,32 @@ from .render import _RENDER
 def _with(g, field, value):
     """g with one field replaced; a cheap ``_replace`` (this runs for every candidate)."""
     i = g._fields.index(field)
-    return tuple.__new__(type(g), g[:i] + (value,) + g[i + 1:])
+    return tuple.__new__(type(g), g[:i] + (value,) + g[i + 1 :])
 
 
 def _at(g, i, value):
-    return tuple.__new__(type(g), g[:i] + (value,) + g[i + 1:])
+    return tuple.__new__(type(g), g[:i] + (value,) + g[i + 1 :])
 
 
 # Per fact type, precomputed: position of the agent / object slot, and the location slots with the
 # slot a new value must differ from (a route never goes from a place to the same place).
 # (Epistemic facts are handled through what they are about: their query, or the fact in Whether.)
-_AGENT_AT = {t: t._fields.index("agent") for t in (AgentAt, AgentWent, AgentPath, Put, PutThenWent, WhereAgent)}
-_OBJ_AT = {t: t._fields.index("obj") for t in (Put, PutThenWent, ObjectAt, ObjectQuant, WhereObj, HowMany, WhoPut)}
+_AGENT_AT = {
+    t: t._fields.index("agent") for t in (AgentAt, AgentWent, AgentPath, Put, PutThenWent, WhereAgent)
+}
+_OBJ_AT = {
+    t: t._fields.index("obj") for t in (Put, PutThenWent, ObjectAt, ObjectQuant, WhereObj, HowMany, WhoPut)
+}
 _LOC_SLOTS = {
-    AgentAt: ((1, None),), AgentWent: ((1, None),), Put: ((2, None),), ObjectAt: ((1, None),),
-    ObjectQuant: ((1, None),), AgentPath: ((1, 2), (2, 1)), PutThenWent: ((2, 3), (3, 2)),
-    HowMany: ((1, None),), WhoPut: ((1, None),),
+    AgentAt: ((1, None),),
+    AgentWent: ((1, None),),
+    Put: ((2, None),),
+    ObjectAt: ((1, None),),
+    ObjectQuant: ((1, None),),
+    AgentPath: ((1, 2), (2, 1)),
+    PutThenWent: ((2, 3), (3, 2)),
+    HowMany: ((1, None),),
+    WhoPut: ((1, None),),
 }
 
 
@@ -85,7 +96,9 @@ def _swap_entity(g, w, d, rng):
         return _at(g, i, WOMAN if agent != WOMAN else choice(rng, w.others))
     if j is not None:
         obj = g[j]
-        return _at(g, j, choice(rng, [o for o in (d.objects if len(d.objects) > 1 else w.objects) if o != obj]))
+        return _at(
+            g, j, choice(rng, [o for o in (d.objects if len(d.objects) > 1 else w.objects) if o != obj])
+        )
     return None
 
 

@@ -9,6 +9,7 @@ second correct answer, so the grammar rejects those.
 considers possible); ``variables()`` lists the world variables the fact reads, so that the woman's
 knowledge can be checked by enumerating only those.
 """
+
 from __future__ import annotations
 
 from typing import NamedTuple
@@ -18,6 +19,7 @@ WOMAN = "the woman"  # the answerer; rendered as "I" in answers and "you" in que
 
 class AgentAt(NamedTuple):
     """agent was (not) in loc at some point (its previous or current location)."""
+
     agent: str
     loc: str
     neg: bool = False
@@ -38,6 +40,7 @@ class AgentAt(NamedTuple):
 
 class AgentWent(NamedTuple):
     """agent went (finally) to loc."""
+
     agent: str
     loc: str
     verb: str = "went"
@@ -57,6 +60,7 @@ class AgentWent(NamedTuple):
 
 class AgentPath(NamedTuple):
     """agent was in first and then went to second (temporal order is part of the meaning)."""
+
     agent: str
     first: str
     second: str
@@ -77,6 +81,7 @@ class AgentPath(NamedTuple):
 
 class Put(NamedTuple):
     """agent did (not) put obj in loc."""
+
     agent: str
     obj: str
     loc: str
@@ -100,6 +105,7 @@ class Put(NamedTuple):
 
 class PutThenWent(NamedTuple):
     """agent put obj in loc and then went to dest."""
+
     agent: str
     obj: str
     loc: str
@@ -127,6 +133,7 @@ class PutThenWent(NamedTuple):
 
 class ObjectAt(NamedTuple):
     """(some of) the obj are (not) in loc."""
+
     obj: str
     loc: str
     neg: bool = False
@@ -147,6 +154,7 @@ class ObjectAt(NamedTuple):
 class ObjectQuant(NamedTuple):
     """How many of obj are in loc: "all", "some" (read strictly: some but not all, the scalar
     reading the dataset teaches), "not_all" (fewer than all), or an exact int."""
+
     obj: str
     loc: str
     quant: str | int
@@ -174,6 +182,7 @@ class ObjectQuant(NamedTuple):
 
 
 # --- what the woman may not know: the queries of epistemic facts ---------------------------------
+
 
 class WhereAgent(NamedTuple):
     agent: str
@@ -244,6 +253,7 @@ class Whether(NamedTuple):
 
 class NotSure(NamedTuple):
     """The woman does not know the answer to query: it differs across the worlds she holds possible."""
+
     query: tuple
     phrase: str = "I am not sure"  # or "I don't know": same meaning
 
@@ -273,7 +283,7 @@ def positive(fact):
     if "neg" not in fields or not fact.neg:
         return fact
     i = fields.index("neg")
-    return tuple.__new__(type(fact), fact[:i] + (False,) + fact[i + 1:])
+    return tuple.__new__(type(fact), fact[:i] + (False,) + fact[i + 1 :])
 
 
 FACT_TYPES = (AgentAt, AgentWent, AgentPath, Put, PutThenWent, ObjectAt, ObjectQuant, NotSure)

@@ -8,6 +8,7 @@ Determinism: dialogue k of (split, seed) has its own ``random.Random`` seeded wi
 (seed, split, k); ``Random`` hashes string seeds with SHA-512, so PYTHONHASHSEED plays no part and
 dialogue k is identical whatever the number of dialogues generated.
 """
+
 from __future__ import annotations
 
 import random
@@ -30,8 +31,14 @@ from .render import explicit
 from .world import sample_world
 
 # Paper, Table 4 (share of rounds per implicature type in the training data).
-DEFAULT_MIX = {"explicit": 0.28, "relevance": 0.10, "strengthening": 0.23, "limiting": 0.06,
-               "ignorance": 0.22, "close_but": 0.11}
+DEFAULT_MIX = {
+    "explicit": 0.28,
+    "relevance": 0.10,
+    "strengthening": 0.23,
+    "limiting": 0.06,
+    "ignorance": 0.22,
+    "close_but": 0.11,
+}
 
 # Paper, sec. 5: train/dev dialogues have 10 rounds and 3 questions; each test file holds 1,000
 # dialogues of one implicature type with 3-5 rounds and one question on the implicature.
@@ -139,7 +146,9 @@ class GriceGenerator:
             out = self._try_dialogue(rng, preset, dialog_id, forced)
             if out is not None:
                 return out
-        raise RuntimeError(f"no {forced} round could be generated for dialogue {dialog_id}")  # pragma: no cover
+        raise RuntimeError(
+            f"no {forced} round could be generated for dialogue {dialog_id}"
+        )  # pragma: no cover
 
     def _try_dialogue(self, rng, preset, dialog_id, forced):
         lex = self.lex
@@ -168,11 +177,30 @@ class GriceGenerator:
             index = int(rng.random() * (4))
             options.insert(index, gold_text)
             d.frame = (turn.kind,) + _frame_slots(turn.gold)
-            rounds.append(GeneratedRound(turn.question, turn.answer, turn.gold, gold_text, distractors,
-                                         options, index, imp, subtopic))
-            records.append({"question": turn.question, "answer": turn.answer, "explict_answer": gold_text,
-                            "option": options, "answer_index": index, "implicature": imp,
-                            "subtopic": subtopic})
+            rounds.append(
+                GeneratedRound(
+                    turn.question,
+                    turn.answer,
+                    turn.gold,
+                    gold_text,
+                    distractors,
+                    options,
+                    index,
+                    imp,
+                    subtopic,
+                )
+            )
+            records.append(
+                {
+                    "question": turn.question,
+                    "answer": turn.answer,
+                    "explict_answer": gold_text,
+                    "option": options,
+                    "answer_index": index,
+                    "implicature": imp,
+                    "subtopic": subtopic,
+                }
+            )
         if forced is not None:
             about = [forced_at]
         else:
@@ -193,9 +221,13 @@ class GriceGenerator:
             if len(questions) == wanted:
                 break
         questions.sort(key=lambda q: q.round_index)
-        record = {"dialog_id": dialog_id, "dialog": records,
-                  "question": [{"question": q.question, "answer": q.answer, "implicature": q.implicature}
-                               for q in questions]}
+        record = {
+            "dialog_id": dialog_id,
+            "dialog": records,
+            "question": [
+                {"question": q.question, "answer": q.answer, "implicature": q.implicature} for q in questions
+            ],
+        }
         if forced is not None:
             record["test_condition"] = TEST_CODES[forced]
         return GeneratedDialogue(record, world, rounds, questions, forced)
@@ -207,5 +239,16 @@ class GriceGenerator:
             yield self.dialogue(split, k, seed).record
 
 
-__all__ = ["GriceGenerator", "GeneratedDialogue", "GeneratedRound", "GeneratedQuestion", "SPLIT_PRESETS",
-           "DEFAULT_MIX", "TEST_TYPES", "TEST_CODES", "IMPLICATURE_TYPES", "SUBTOPICS", "validate_mix"]
+__all__ = [
+    "GriceGenerator",
+    "GeneratedDialogue",
+    "GeneratedRound",
+    "GeneratedQuestion",
+    "SPLIT_PRESETS",
+    "DEFAULT_MIX",
+    "TEST_TYPES",
+    "TEST_CODES",
+    "IMPLICATURE_TYPES",
+    "SUBTOPICS",
+    "validate_mix",
+]

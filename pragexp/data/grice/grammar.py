@@ -9,6 +9,7 @@ when the world offers no binding, and the caller tries another OR branch.
 Every non-ignorance gold fact is true AND known to the woman; every ignorance gold is a true
 epistemic fact (``NotSure``); ``build_turn`` checks this and rejects the binding otherwise.
 """
+
 from __future__ import annotations
 
 from itertools import permutations
@@ -46,6 +47,7 @@ class Turn(NamedTuple):
 
 class Ctx:
     """What a template may read: the RNG, the world, the lexicon and the discourse so far."""
+
     __slots__ = ("rng", "w", "lex", "d")
 
     def __init__(self, rng, world, lex, discourse):
@@ -87,6 +89,7 @@ def _said(c, agent):
 
 
 # ================================ agent_location ================================================
+
 
 def _al_yesno_pick(c, want_visited):
     w = c.w
@@ -217,6 +220,7 @@ def al_close_but(c):
 
 
 # ================================ agent_action ==================================================
+
 
 def _aa_question(c, a, obj, loc, verb, follow=False):
     d = c.d
@@ -443,8 +447,7 @@ def ol_relevance(c):
 
 def ol_strengthening(c):
     w, d = c.w, c.d
-    objs = [o for o in _known_loc_objects(c)
-            if w.putter[o] in c.known_agents() and w.knows_var("putter", o)]
+    objs = [o for o in _known_loc_objects(c) if w.putter[o] in c.known_agents() and w.knows_var("putter", o)]
     obj = c.pick(objs, d.last_obj)
     if obj is None:
         return None
@@ -503,6 +506,7 @@ def ol_close_but(c):
 
 
 # ================================ object_scale ==================================================
+
 
 def _counted_objects(c, pred):
     """Objects whose place and number the woman knows, filtered on (count, total)."""
@@ -580,7 +584,9 @@ def os_limiting(c):
     q = _quant_question(c, obj, loc, "all")
     if rng.random() < 0.5:
         return Turn(q, "some of them are", ObjectQuant(obj, loc, "not_all"), "os_quant")
-    return Turn(q, f"{c.lex.number(n)} of them {'is' if n == 1 else 'are'}", ObjectQuant(obj, loc, n), "os_quant")
+    return Turn(
+        q, f"{c.lex.number(n)} of them {'is' if n == 1 else 'are'}", ObjectQuant(obj, loc, n), "os_quant"
+    )
 
 
 def os_ignorance(c):
@@ -614,21 +620,36 @@ def os_close_but(c):
 
 TEMPLATES = {
     "agent_location": {
-        "explicit": (al_explicit_yesno, al_explicit_where), "relevance": (al_relevance,),
-        "strengthening": (al_strengthening,), "limiting": (al_limiting,),
-        "ignorance": (al_ignorance,), "close_but": (al_close_but,),
+        "explicit": (al_explicit_yesno, al_explicit_where),
+        "relevance": (al_relevance,),
+        "strengthening": (al_strengthening,),
+        "limiting": (al_limiting,),
+        "ignorance": (al_ignorance,),
+        "close_but": (al_close_but,),
     },
     "agent_action": {
-        "explicit": (aa_explicit,), "relevance": (aa_relevance,), "strengthening": (aa_strengthening,),
-        "limiting": (aa_limiting,), "ignorance": (aa_ignorance,), "close_but": (aa_close_but,),
+        "explicit": (aa_explicit,),
+        "relevance": (aa_relevance,),
+        "strengthening": (aa_strengthening,),
+        "limiting": (aa_limiting,),
+        "ignorance": (aa_ignorance,),
+        "close_but": (aa_close_but,),
     },
     "object_location": {
-        "explicit": (ol_explicit,), "relevance": (ol_relevance,), "strengthening": (ol_strengthening,),
-        "limiting": (ol_limiting,), "ignorance": (ol_ignorance,), "close_but": (ol_close_but,),
+        "explicit": (ol_explicit,),
+        "relevance": (ol_relevance,),
+        "strengthening": (ol_strengthening,),
+        "limiting": (ol_limiting,),
+        "ignorance": (ol_ignorance,),
+        "close_but": (ol_close_but,),
     },
     "object_scale": {
-        "explicit": (os_explicit,), "relevance": (os_relevance,), "strengthening": (os_strengthening,),
-        "limiting": (os_limiting,), "ignorance": (os_ignorance,), "close_but": (os_close_but,),
+        "explicit": (os_explicit,),
+        "relevance": (os_relevance,),
+        "strengthening": (os_strengthening,),
+        "limiting": (os_limiting,),
+        "ignorance": (os_ignorance,),
+        "close_but": (os_close_but,),
     },
 }
 
@@ -654,5 +675,5 @@ def build_turn(c: Ctx, implicature: str) -> tuple | None:
                 if ok:
                     return subtopic, turn
             d.last_agent, d.last_obj, d.last_loc = snap[0], snap[1], snap[2]
-            del d.agents[snap[3]:], d.objects[snap[4]:], d.locations[snap[5]:]
+            del d.agents[snap[3] :], d.objects[snap[4] :], d.locations[snap[5] :]
     return None

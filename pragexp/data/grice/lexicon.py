@@ -3,6 +3,7 @@
 The default lexicon is the one of the official GRICE v0.1 release, shipped as package data
 (``lexicon.json`` next to this file). Any other lexicon with the same keys can be swapped in.
 """
+
 from __future__ import annotations
 
 import json

@@ -4,6 +4,7 @@ A question is a query tuple ``(kind, *args)``; ``answer(world, query)`` computes
 answer from the world (and the woman's knowledge for belief queries); ``phrase(query)`` words it.
 ``queries_about(fact)`` lists the queries that probe what a round's gold fact says.
 """
+
 from __future__ import annotations
 
 from .facts import (
@@ -141,7 +142,11 @@ def queries_about(w, fact):
     if t is ObjectQuant:
         if w.count_in(fact.obj, fact.loc) == 0:
             return [("obj_at", fact.obj, fact.loc)]
-        return [("count", fact.obj, fact.loc), ("all_or_some", fact.obj, fact.loc), ("obj_at", fact.obj, fact.loc)]
+        return [
+            ("count", fact.obj, fact.loc),
+            ("all_or_some", fact.obj, fact.loc),
+            ("obj_at", fact.obj, fact.loc),
+        ]
     if t is NotSure:
         q = fact.query
         if isinstance(q, WhereAgent):

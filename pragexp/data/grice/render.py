@@ -2,6 +2,7 @@
 
 String building only (no regex): this runs for every gold answer and every distractor.
 """
+
 from __future__ import annotations
 
 from .facts import (
@@ -81,9 +82,16 @@ def _not_sure(f, lex):
     return f"{f.phrase} if {explicit(positive(q.fact), lex)}"
 
 
-_RENDER = {AgentAt: _agent_at, AgentWent: _agent_went, AgentPath: _agent_path, Put: _put,
-           PutThenWent: _put_then_went, ObjectAt: _object_at, ObjectQuant: _object_quant,
-           NotSure: _not_sure}
+_RENDER = {
+    AgentAt: _agent_at,
+    AgentWent: _agent_went,
+    AgentPath: _agent_path,
+    Put: _put,
+    PutThenWent: _put_then_went,
+    ObjectAt: _object_at,
+    ObjectQuant: _object_quant,
+    NotSure: _not_sure,
+}
 
 
 def explicit(fact, lex) -> str:

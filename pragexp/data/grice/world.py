@@ -11,6 +11,7 @@ value in every combination of possible values; ``unsure(query)`` is its negation
 combinations by setting the variables in place and restoring them). This is what makes
 ignorance answers ("I am not sure where the limes are") checkable facts.
 """
+
 from __future__ import annotations
 
 from itertools import product
@@ -23,9 +24,24 @@ TABLES = ("prev", "cur", "putter", "obj_loc", "obj_count")
 
 
 class World:
-    __slots__ = ("agents", "others", "locations", "objects", "prev", "cur", "putter", "obj_loc",
-                 "obj_count", "obj_total", "container", "possible", "_unsure",
-                 "known_agents", "known_loc_objects", "known_count_objects")
+    __slots__ = (
+        "agents",
+        "others",
+        "locations",
+        "objects",
+        "prev",
+        "cur",
+        "putter",
+        "obj_loc",
+        "obj_count",
+        "obj_total",
+        "container",
+        "possible",
+        "_unsure",
+        "known_agents",
+        "known_loc_objects",
+        "known_count_objects",
+    )
 
     def __init__(self):
         self.agents = []  # WOMAN first, then the named agents
@@ -173,7 +189,9 @@ def _sample_knowledge(rng, w):
         if (mine and rng.random() < 0.8) or rng.random() < 0.5:
             P["obj_count"][o] = (n,)
         else:
-            P["obj_count"][o] = _pair(rng, n, n + 1 if n < total and (n == 1 or rng.random() < 0.5) else n - 1)
+            P["obj_count"][o] = _pair(
+                rng, n, n + 1 if n < total and (n == 1 or rng.random() < 0.5) else n - 1
+            )
     # Every dialogue needs something the woman does not know, for ignorance rounds.
     if all(len(P["cur"][a]) == 1 and len(P["prev"][a]) == 1 for a in w.others):
         a = choice(rng, w.others)

@@ -4,6 +4,7 @@ Dialogues are serialised one at a time (memory stays flat in N) into a temporary
 directory, which is renamed over the target only after the last byte is written. On any error, or
 Ctrl-C, the temporary file is removed, so a reader sees either the old file or the complete new one.
 """
+
 from __future__ import annotations
 
 import json
@@ -30,8 +31,9 @@ def _umask() -> int:
     return mask
 
 
-def write_records(path, records: Iterable[dict], split: str, total: int | None = None,
-                  progress: bool = False) -> dict:
+def write_records(
+    path, records: Iterable[dict], split: str, total: int | None = None, progress: bool = False
+) -> dict:
     """Stream already-built dialogue records to ``path`` atomically; returns counts."""
     path = Path(path)
     directory = path.parent if str(path.parent) else Path(".")
@@ -42,6 +44,7 @@ def write_records(path, records: Iterable[dict], split: str, total: int | None =
     bar = None
     if progress:
         from tqdm import tqdm
+
         bar = tqdm(total=total, unit="dlg", file=sys.stderr, desc=f"grice {split}")
     fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{path.name}.", suffix=".tmp")
     try:
@@ -71,12 +74,18 @@ def write_records(path, records: Iterable[dict], split: str, total: int | None =
     finally:
         if bar is not None:
             bar.close()
-    return {"path": str(path), "split": split, "dialogs": n, "rounds": dict(rounds),
-            "test_condition": dict(sorted(conditions.items()))}
+    return {
+        "path": str(path),
+        "split": split,
+        "dialogs": n,
+        "rounds": dict(rounds),
+        "test_condition": dict(sorted(conditions.items())),
+    }
 
 
-def write_dataset(path, split: str, n_dialogs: int, seed: int, lexicon=None, implicature_mix=None,
-                  progress: bool = False) -> dict:
+def write_dataset(
+    path, split: str, n_dialogs: int, seed: int, lexicon=None, implicature_mix=None, progress: bool = False
+) -> dict:
     """Generate ``n_dialogs`` dialogues of ``split`` with ``seed`` and write them to ``path``.
 
     For the test split ``n_dialogs`` is the total; dialogue k has implicature type k mod 5.
