@@ -16,11 +16,12 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from pragexp.models.encoders import PAD_ID, SentenceEncoder, mlp
+from pragexp.models.encoders import mlp
+from pragexp.models.round_reader import RoundReader
 
 
-class EntNetReader(nn.Module):
-    """Reader with the contract of `pragexp.models.lstm.LSTMReader`."""
+class EntNetReader(RoundReader):
+    """Gated entity slots written round by round; the query reads the slots."""
 
     def __init__(
         self,
@@ -31,10 +32,8 @@ class EntNetReader(nn.Module):
         slots: int = 20,
         dropout: float = 0.1,
     ):
-        super().__init__()
-        embedding = nn.Embedding(vocab_size, embed_dim, padding_idx=PAD_ID)
-        self.round_encoder = SentenceEncoder(embedding, hidden_dim, dropout=dropout)
-        dim = self.round_encoder.output_dim
+        super().__init__(vocab_size, embed_dim, hidden_dim, dropout)
+        dim = self.output_dim
         self.keys = nn.Parameter(torch.randn(slots, dim) / dim**0.5)
         self.U = nn.Linear(dim, dim, bias=False)
         self.V = nn.Linear(dim, dim, bias=False)
@@ -43,10 +42,6 @@ class EntNetReader(nn.Module):
         self.H = nn.Linear(dim, dim, bias=False)
         self.read_activation = nn.PReLU()
         self.fuse = mlp(2 * dim, fusion_dim, dim, dropout)
-        self.output_dim = dim
-
-    def encode_text(self, tokens: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        return self.round_encoder.encode(tokens)
 
     def memories(self, sentences: torch.Tensor, present: torch.Tensor) -> torch.Tensor:
         """sentences (B, R, D), present (B, R) -> slots (B, N, D) after reading the rounds in order;
@@ -61,17 +56,11 @@ class EntNetReader(nn.Module):
             memory = torch.where(present[:, t, None, None], updated, memory)
         return memory
 
-    def read(self, history: torch.Tensor, query: torch.Tensor):
-        sentences, sentence_states = self.round_encoder.encode(history)
-        memory = self.memories(sentences, history.ne(PAD_ID).any(-1))
-        query_vec, query_states = self.round_encoder.encode(query)
-        attention = torch.einsum("bnd,bd->bn", memory, query_vec).softmax(-1)
+    def dialogue_state(
+        self, rounds: torch.Tensor, present: torch.Tensor, query: torch.Tensor
+    ) -> torch.Tensor:
+        memory = self.memories(rounds, present)
+        attention = torch.einsum("bnd,bd->bn", memory, query).softmax(-1)
         read = torch.einsum("bn,bnd->bd", attention, memory)
-        out = self.read_activation(query_vec + self.H(read))
-        batch = history.shape[0]
-        context = torch.cat([sentence_states.reshape(batch, -1, self.output_dim), query_states], dim=1)
-        context_mask = torch.cat([history.reshape(batch, -1), query], dim=1).ne(PAD_ID)
-        return self.fuse(torch.cat([out, read], dim=-1)), context, context_mask
-
-    def forward(self, history: torch.Tensor, query: torch.Tensor) -> torch.Tensor:
-        return self.read(history, query)[0]
+        out = self.read_activation(query + self.H(read))
+        return self.fuse(torch.cat([out, read], dim=-1))

@@ -9,7 +9,8 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from pragexp.models.encoders import PAD_ID, SentenceEncoder, mlp, recency_index
+from pragexp.models.encoders import mlp, recency_index
+from pragexp.models.round_reader import RoundReader
 
 
 class MemoryAttention(nn.Module):
@@ -40,8 +41,8 @@ class MemoryAttention(nn.Module):
         return query, read
 
 
-class MemNNReader(nn.Module):
-    """Reader with the contract of `pragexp.models.lstm.LSTMReader`."""
+class MemNNReader(RoundReader):
+    """One memory slot per round; the query attends over the slots for a few hops."""
 
     def __init__(
         self,
@@ -52,25 +53,12 @@ class MemNNReader(nn.Module):
         hops: int = 2,
         dropout: float = 0.1,
     ):
-        super().__init__()
-        embedding = nn.Embedding(vocab_size, embed_dim, padding_idx=PAD_ID)
-        self.round_encoder = SentenceEncoder(embedding, hidden_dim, dropout=dropout)
-        dim = self.round_encoder.output_dim
-        self.memory = MemoryAttention(dim, hops=hops)
-        self.fuse = mlp(2 * dim, fusion_dim, dim, dropout)
-        self.output_dim = dim
+        super().__init__(vocab_size, embed_dim, hidden_dim, dropout)
+        self.memory = MemoryAttention(self.output_dim, hops=hops)
+        self.fuse = mlp(2 * self.output_dim, fusion_dim, self.output_dim, dropout)
 
-    def encode_text(self, tokens: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        return self.round_encoder.encode(tokens)
-
-    def read(self, history: torch.Tensor, query: torch.Tensor):
-        slots, slot_states = self.round_encoder.encode(history)
-        query_vec, query_states = self.round_encoder.encode(query)
-        state, read = self.memory(slots, history.ne(PAD_ID).any(-1), query_vec)
-        batch = history.shape[0]
-        context = torch.cat([slot_states.reshape(batch, -1, self.output_dim), query_states], dim=1)
-        context_mask = torch.cat([history.reshape(batch, -1), query], dim=1).ne(PAD_ID)
-        return self.fuse(torch.cat([state, read], dim=-1)), context, context_mask
-
-    def forward(self, history: torch.Tensor, query: torch.Tensor) -> torch.Tensor:
-        return self.read(history, query)[0]
+    def dialogue_state(
+        self, rounds: torch.Tensor, present: torch.Tensor, query: torch.Tensor
+    ) -> torch.Tensor:
+        state, read = self.memory(rounds, present, query)
+        return self.fuse(torch.cat([state, read], dim=-1))

@@ -30,6 +30,7 @@ from torch import nn
 
 from pragexp.models.encoders import PAD_ID
 from pragexp.models.memnn import MemNNReader
+from pragexp.models.round_reader import token_context
 from pragexp.models.seq2seq import BOUNDARY_ID
 
 log = logging.getLogger(__name__)
@@ -219,10 +220,8 @@ class MemNNInfReader(nn.Module):
             inferred[rows] = self.state_proj(states)
             slots = slots + inferred.view(batch, rounds, -1)
         query_vec, query_states = self.base.round_encoder.encode(query)
-        state, read = self.base.memory(slots, present, query_vec)
-        context = torch.cat([slot_states.reshape(batch, -1, self.output_dim), query_states], dim=1)
-        context_mask = torch.cat([history.reshape(batch, -1), query], dim=1).ne(PAD_ID)
-        return self.base.fuse(torch.cat([state, read], dim=-1)), context, context_mask
+        state = self.base.dialogue_state(slots, present, query_vec)
+        return (state, *token_context(history, slot_states, query, query_states))
 
     def forward(self, history: torch.Tensor, query: torch.Tensor) -> torch.Tensor:
         return self.read(history, query)[0]

@@ -12,11 +12,12 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from pragexp.models.encoders import PAD_ID, SentenceEncoder, mlp, recency_index
+from pragexp.models.encoders import mlp, recency_index
+from pragexp.models.round_reader import RoundReader
 
 
-class RelNetReader(nn.Module):
-    """Reader with the contract of `pragexp.models.lstm.LSTMReader`."""
+class RelNetReader(RoundReader):
+    """g over every pair of rounds (and the query) with the query, summed, then f."""
 
     def __init__(
         self,
@@ -28,24 +29,17 @@ class RelNetReader(nn.Module):
         max_rounds: int = 32,
         dropout: float = 0.1,
     ):
-        super().__init__()
-        embedding = nn.Embedding(vocab_size, embed_dim, padding_idx=PAD_ID)
-        self.round_encoder = SentenceEncoder(embedding, hidden_dim, dropout=dropout)
-        dim = self.round_encoder.output_dim
+        super().__init__(vocab_size, embed_dim, hidden_dim, dropout)
+        dim = self.output_dim
         self.time = nn.Embedding(max_rounds + 1, dim)  # 0: the query; k: said k rounds ago
         self.g_left, self.g_right = nn.Linear(dim, relation_dim), nn.Linear(dim, relation_dim, bias=False)
         self.g_query = nn.Linear(dim, relation_dim, bias=False)
         self.g_rest = nn.Sequential(nn.ReLU(), nn.Linear(relation_dim, relation_dim), nn.ReLU())
         self.f = mlp(relation_dim + dim, fusion_dim, dim, dropout)
-        self.output_dim = dim
 
-    def encode_text(self, tokens: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        return self.round_encoder.encode(tokens)
-
-    def read(self, history: torch.Tensor, query: torch.Tensor):
-        sentences, sentence_states = self.round_encoder.encode(history)
-        query_vec, query_states = self.round_encoder.encode(query)
-        present = history.ne(PAD_ID).any(-1)
+    def dialogue_state(
+        self, sentences: torch.Tensor, present: torch.Tensor, query_vec: torch.Tensor
+    ) -> torch.Tensor:
         recency = recency_index(present, self.time.num_embeddings - 1)
         objects = torch.cat([query_vec.unsqueeze(1), sentences], dim=1)
         objects = objects + self.time(torch.cat([recency.new_zeros(recency.shape[0], 1), recency], dim=1))
@@ -56,11 +50,4 @@ class RelNetReader(nn.Module):
             + self.g_query(query_vec)[:, None, None, :]
         )
         relations = self.g_rest(pairs) * (mask.unsqueeze(2) & mask.unsqueeze(1)).unsqueeze(-1)
-        state = self.f(torch.cat([relations.sum((1, 2)), query_vec], dim=-1))
-        batch = history.shape[0]
-        context = torch.cat([sentence_states.reshape(batch, -1, self.output_dim), query_states], dim=1)
-        context_mask = torch.cat([history.reshape(batch, -1), query], dim=1).ne(PAD_ID)
-        return state, context, context_mask
-
-    def forward(self, history: torch.Tensor, query: torch.Tensor) -> torch.Tensor:
-        return self.read(history, query)[0]
+        return self.f(torch.cat([relations.sum((1, 2)), query_vec], dim=-1))
