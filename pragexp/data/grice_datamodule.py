@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from pragexp.data import grice_examples as ex
+from pragexp.data import text_tokenizers as tt
 from pragexp.data.base import SplitsDataModule
 from pragexp.data.files import as_paths, digest, file_digest, missing
 from pragexp.data.grice_io import read_dialogues
@@ -23,6 +24,10 @@ class GriceDataModule(SplitsDataModule):
     (data=grice_official) `train_path`, `val_path` and `test_path` name one or several files each.
     The vocabulary is built from the training files, or restored from a checkpoint through
     `load_state_dict` (so evaluation needs no training data).
+
+    With `tokenizer` set (a BERT-style encoder's name, `minilm`, or `tiny`: what `model.pretrained`
+    says), examples are subword text pairs for that encoder instead of word ids (see
+    `grice_examples`); the tokenizer then travels in the checkpoint too.
     """
 
     group_names = IMPLICATURE_TYPES
@@ -40,6 +45,9 @@ class GriceDataModule(SplitsDataModule):
         eval_batch_size: int = 256,
         num_workers: int = 0,
         min_freq: int = 1,
+        tokenizer: str | None = None,
+        max_length: int = 384,
+        tiny_vocab_size: int = 2000,
     ):
         super().__init__(batch_size, eval_batch_size, num_workers)
         if examples not in ("recovery", "qa"):
@@ -56,6 +64,8 @@ class GriceDataModule(SplitsDataModule):
             self.paths = {"train": as_paths(train_path), "val": as_paths(val_path), "test": as_paths(test)}
         self.vocab: Vocabulary | None = None
         self.answers: Vocabulary | None = None
+        self.tokenizer_name, self.max_length, self.tiny_vocab_size = tokenizer, max_length, tiny_vocab_size
+        self.tokenizer = None
 
     # -- generation -------------------------------------------------------------------------
     def _generation_key(self) -> str:
@@ -101,6 +111,15 @@ class GriceDataModule(SplitsDataModule):
         self.vocab = Vocabulary.build(ex.dialogue_texts(train), min_freq=self.min_freq)
         answers = sorted({ex.answer_word(q.answer) for d in train for q in d.questions})
         self.answers = Vocabulary(answers, specials=(Vocabulary.UNK,))
+        if self.text_inputs:
+            texts = ex.dialogue_texts(train)
+            self.tokenizer = self._configured(
+                tt.build_tokenizer(self.tokenizer_name, texts, self.tiny_vocab_size)
+            )
+
+    def _configured(self, tokenizer):
+        # The dialogue is the first text: cut its oldest rounds, never the round asked about.
+        return tt.configure(tokenizer, self.max_length, truncate_from="left")
 
     def setup(self, stage: str | None = None) -> None:
         if self.vocab is None:
@@ -116,26 +135,40 @@ class GriceDataModule(SplitsDataModule):
                 self.datasets[split] = self._make_examples(self._dialogues(split))
 
     def _make_examples(self, dialogues) -> list[dict]:
+        if self.text_inputs:
+            if self.examples == "recovery":
+                return ex.recovery_text_examples(dialogues, self.tokenizer)
+            return ex.qa_text_examples(dialogues, self.tokenizer, self.answers)
         if self.examples == "recovery":
             return ex.recovery_examples(dialogues, self.vocab)
         return ex.qa_examples(dialogues, self.vocab, self.answers)
 
     @property
+    def text_inputs(self) -> bool:
+        """True when examples are subword text for a pretrained-style encoder (model=bert)."""
+        return self.tokenizer_name is not None
+
+    @property
     def vocab_size(self) -> int:
-        return len(self.vocab)
+        return self.tokenizer.get_vocab_size() if self.text_inputs else len(self.vocab)
 
     @property
     def num_answers(self) -> int:
         return len(self.answers)
 
     def collate_fn(self):
+        if self.text_inputs:
+            return ex.TextCollate(tt.pad_id(self.tokenizer), choices=self.examples == "recovery")
         return ex.collate
 
     # -- checkpoint: the vocabularies travel with the weights --------------------------------
     def state_dict(self) -> dict:
         if self.vocab is None:
             return {}
-        return {"vocab": self.vocab.state_dict(), "answers": self.answers.state_dict()}
+        state = {"vocab": self.vocab.state_dict(), "answers": self.answers.state_dict()}
+        if self.tokenizer is not None:
+            state["tokenizer"] = self.tokenizer.to_str()
+        return state
 
     def load_state_dict(self, state: dict) -> None:
         if not state:
@@ -144,8 +177,27 @@ class GriceDataModule(SplitsDataModule):
             Vocabulary.from_state_dict(state["vocab"]),
             Vocabulary.from_state_dict(state["answers"]),
         )
-        if self.vocab is not None and vocab.itos == self.vocab.itos and answers.itos == self.answers.itos:
+        # The checkpoint decides whether examples are word ids or subword text, as its weights
+        # decide the model (run() builds the checkpoint's model, whatever model= says).
+        tokenizer = (
+            self._configured(tt.Tokenizer.from_str(state["tokenizer"])) if "tokenizer" in state else None
+        )
+        same_tokenizer = _serialised(tokenizer) == _serialised(self.tokenizer)
+        if (
+            self.vocab is not None
+            and vocab.itos == self.vocab.itos
+            and answers.itos == self.answers.itos
+            and same_tokenizer
+        ):
             return
-        self.vocab, self.answers = vocab, answers
+        self.vocab, self.answers, self.tokenizer = vocab, answers, tokenizer
+        if tokenizer is None:
+            self.tokenizer_name = None
+        elif self.tokenizer_name is None:
+            self.tokenizer_name = "checkpoint"
         for split in list(self.datasets):  # re-encode what was already read with the restored ids
             self.datasets[split] = self._make_examples(self._dialogues(split))
+
+
+def _serialised(tokenizer) -> str | None:
+    return None if tokenizer is None else tokenizer.to_str()

@@ -6,6 +6,11 @@
 - qa: for every question after the dialogue, the whole dialogue as history and the answer word.
 
 Each example carries its dataset `index` (for exact metrics under DDP) and its implicature `group`.
+
+Word-level readers get word ids (`recovery_examples`, `qa_examples`); a BERT-style encoder gets
+subword text pairs (`recovery_text_examples`, `qa_text_examples`): for recovery one
+"[CLS] dialogue so far [SEP] candidate [SEP]" per candidate (scored multiple-choice style), for QA
+"[CLS] dialogue [SEP] question [SEP]". The dialogue is the rounds as "question ? answer ." in order.
 """
 
 from __future__ import annotations
@@ -14,6 +19,7 @@ from collections.abc import Iterable, Sequence
 
 import torch
 
+from pragexp.data import text_tokenizers as tt
 from pragexp.data.grice_io import Dialogue, Round
 from pragexp.data.grice_schema import IMPLICATURE_TYPES
 from pragexp.data.vocab import Vocabulary
@@ -76,6 +82,55 @@ def qa_examples(dialogues: Sequence[Dialogue], vocab: Vocabulary, answers: Vocab
     return examples
 
 
+def round_text(r: Round) -> str:
+    return f"{r.question} ? {r.answer} ."
+
+
+def dialogue_text(rounds: Iterable[Round]) -> str:
+    return " ".join(round_text(r) for r in rounds)
+
+
+def _encoded(tokenizer, pairs: list[tuple[str, str]]) -> list[tuple[torch.Tensor, torch.Tensor]]:
+    ids, types = tt.encode(tokenizer, [a for a, _ in pairs], [b for _, b in pairs])
+    return [(torch.tensor(i), torch.tensor(t)) for i, t in zip(ids, types, strict=True)]
+
+
+def recovery_text_examples(dialogues: Sequence[Dialogue], tokenizer) -> list[dict]:
+    rows, pairs = [], []
+    for d in dialogues:
+        for t, r in enumerate(d.rounds):
+            context = dialogue_text(d.rounds[: t + 1])
+            pairs += [(context, option) for option in r.options]
+            rows.append((len(r.options), r.answer_index, group_id(r.implicature or d.implicature)))
+    encoded, examples, start = _encoded(tokenizer, pairs), [], 0
+    for index, (n, label, group) in enumerate(rows):
+        choices = encoded[start : start + n]
+        start += n
+        examples.append(
+            {
+                "index": index,
+                "label": label,
+                "group": group,
+                "input_ids": [ids for ids, _ in choices],
+                "token_type_ids": [types for _, types in choices],
+            }
+        )
+    return examples
+
+
+def qa_text_examples(dialogues: Sequence[Dialogue], tokenizer, answers: Vocabulary) -> list[dict]:
+    rows, pairs = [], []
+    for d in dialogues:
+        context = dialogue_text(d.rounds)
+        for q in d.questions:
+            pairs.append((context, q.question))
+            rows.append((answers.id(answer_word(q.answer)), group_id(q.implicature or d.implicature)))
+    return [
+        {"index": i, "label": label, "group": group, "input_ids": [ids], "token_type_ids": [types]}
+        for i, ((label, group), (ids, types)) in enumerate(zip(rows, _encoded(tokenizer, pairs), strict=True))
+    ]
+
+
 def answer_word(answer: str) -> str:
     return answer.strip().lower()
 
@@ -110,3 +165,26 @@ def collate(items: Sequence[dict]) -> dict[str, torch.Tensor]:
     if "target" in items[0]:
         batch["target"] = pad_2d([x["target"] for x in items])
     return batch
+
+
+class TextCollate:
+    """Batches text examples (each a list of C encoded sequences: C = 4 candidates for recovery,
+    1 for QA) into `inputs` of (B, C, L) tensors (`choices=True`) or (B, L), padded per batch."""
+
+    def __init__(self, pad_token_id: int, choices: bool):
+        self.pad_token_id, self.choices = pad_token_id, choices
+
+    def __call__(self, items: Sequence[dict]) -> dict:
+        batch = {key: torch.tensor([x[key] for x in items]) for key in ("index", "group", "label")}
+        (per_example, *others) = {len(x["input_ids"]) for x in items}
+        if others:
+            raise ValueError("a GRICE text batch mixes examples with different numbers of candidates")
+        inputs = tt.pad_encodings(
+            [seq for x in items for seq in x["input_ids"]],
+            [seq for x in items for seq in x["token_type_ids"]],
+            self.pad_token_id,
+        )
+        if self.choices:
+            inputs = {k: v.view(len(items), per_example, -1) for k, v in inputs.items()}
+        batch["inputs"] = inputs
+        return batch

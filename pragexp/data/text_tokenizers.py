@@ -86,10 +86,11 @@ def build_tokenizer(
     return load_pretrained_tokenizer(pretrained)
 
 
-def configure(tokenizer: Tokenizer, max_length: int) -> Tokenizer:
-    """No padding (the collate pads each batch to its longest), truncation of the longer text first."""
+def configure(tokenizer: Tokenizer, max_length: int, truncate_from: str = "right") -> Tokenizer:
+    """No padding (the collate pads each batch to its longest), truncation of the longer text first,
+    from its end (`right`) or, for a dialogue whose latest turns matter most, its start (`left`)."""
     tokenizer.no_padding()
-    tokenizer.enable_truncation(max_length=max_length, strategy="longest_first")
+    tokenizer.enable_truncation(max_length=max_length, strategy="longest_first", direction=truncate_from)
     return tokenizer
 
 
@@ -115,7 +116,6 @@ class PadCollate:
 
     def __call__(self, examples: list[dict]) -> dict:
         import torch
-        from torch.nn.utils.rnn import pad_sequence
 
         batch = {
             "label": torch.tensor([e["label"] for e in examples], dtype=torch.long),
@@ -125,11 +125,20 @@ class PadCollate:
         if "input_ids" not in examples[0]:
             batch["inputs"] = {"num_examples": len(examples)}
             return batch
-        ids = pad_sequence(
-            [e["input_ids"] for e in examples], batch_first=True, padding_value=self.pad_token_id
+        batch["inputs"] = pad_encodings(
+            [e["input_ids"] for e in examples], [e["token_type_ids"] for e in examples], self.pad_token_id
         )
-        types = pad_sequence([e["token_type_ids"] for e in examples], batch_first=True, padding_value=0)
-        lengths = torch.tensor([len(e["input_ids"]) for e in examples])
-        mask = (torch.arange(ids.shape[1]).unsqueeze(0) < lengths.unsqueeze(1)).long()
-        batch["inputs"] = {"input_ids": ids, "attention_mask": mask, "token_type_ids": types}
         return batch
+
+
+def pad_encodings(ids: list, type_ids: list, pad_token_id: int = 0) -> dict:
+    """Encoder inputs from unpadded 1-D id tensors: `input_ids`, `attention_mask` and
+    `token_type_ids`, each (N, longest length)."""
+    import torch
+    from torch.nn.utils.rnn import pad_sequence
+
+    padded = pad_sequence(ids, batch_first=True, padding_value=pad_token_id)
+    types = pad_sequence(type_ids, batch_first=True, padding_value=0)
+    lengths = torch.tensor([len(x) for x in ids])
+    mask = (torch.arange(padded.shape[1]).unsqueeze(0) < lengths.unsqueeze(1)).long()
+    return {"input_ids": padded, "attention_mask": mask, "token_type_ids": types}

@@ -5,7 +5,7 @@ from __future__ import annotations
 import torch.nn.functional as F
 
 from pragexp.metrics import target_rank
-from pragexp.models.heads import AnswerClassifier, CandidateRanker
+from pragexp.models.heads import AnswerClassifier, CandidateRanker, ChoiceScorer
 from pragexp.tasks.base import PragexpTask
 
 
@@ -21,11 +21,15 @@ class GriceRecoveryTask(PragexpTask):
 
     A model config may build a reader (wrapped in `CandidateRanker`, trained with cross-entropy
     over the candidates) or a whole head with `loss_and_logits(batch, rank)`, such as the
-    generative `Seq2SeqRanker`, which then owns its loss and candidate scores."""
+    generative `Seq2SeqRanker`, which then owns its loss and candidate scores. A text encoder
+    (model=bert, with subword text from the data module) scores each candidate pair with one
+    output, multiple-choice style (`ChoiceScorer`)."""
 
     score_names = ("r@1", "mrr")
 
     def build_network(self, datamodule):
+        if datamodule.text_inputs:
+            return ChoiceScorer(self.model_factory(num_labels=1, vocab_size=datamodule.vocab_size))
         model = self.model_factory(vocab_size=datamodule.vocab_size)
         _check_vocabulary(model, datamodule)
         return model if hasattr(model, "loss_and_logits") else CandidateRanker(model)
@@ -36,6 +40,9 @@ class GriceRecoveryTask(PragexpTask):
             loss, logits = self.net.loss_and_logits(batch, rank=not self.training)
             if logits is None:
                 return loss, {}
+        elif "inputs" in batch:
+            logits = self.net(**batch["inputs"])
+            loss = F.cross_entropy(logits, batch["label"])
         else:
             logits = self.net(batch["history"], batch["query"], batch["candidates"])
             loss = F.cross_entropy(logits, batch["label"])
@@ -44,16 +51,21 @@ class GriceRecoveryTask(PragexpTask):
 
 
 class GriceQATask(PragexpTask):
-    """Answer a question about the dialogue's world with one word: accuracy over the answer vocabulary."""
+    """Answer a question about the dialogue's world with one word: accuracy over the answer vocabulary.
+    A text encoder (model=bert) classifies "[CLS] dialogue [SEP] question [SEP]" directly."""
 
     score_names = ("acc",)
 
     def build_network(self, datamodule):
+        if datamodule.text_inputs:
+            return self.model_factory(num_labels=datamodule.num_answers, vocab_size=datamodule.vocab_size)
         reader = self.model_factory(vocab_size=datamodule.vocab_size)
         _check_vocabulary(reader, datamodule)
         return AnswerClassifier(reader, datamodule.num_answers)
 
     def forward_batch(self, batch):
-        logits = self.net(batch["history"], batch["query"])
+        logits = (
+            self.net(**batch["inputs"]) if "inputs" in batch else self.net(batch["history"], batch["query"])
+        )
         correct = (logits.argmax(-1) == batch["label"]).float()
         return F.cross_entropy(logits, batch["label"]), {"acc": correct}
