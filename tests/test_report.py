@@ -118,10 +118,15 @@ def test_summary_statistics_and_missing_dirs(tmp_path, capsys):
     assert report.markdown_report([]) == "No metrics.json found.\n"
 
 
-def test_the_shipped_paper_files_load():
-    doc = json.loads((report.PAPER_DIR / "grice.json").read_text())
-    assert doc["unit"] in ("percent", "fraction") and isinstance(doc["rows"], dict)
-    for path in Path(report.PAPER_DIR).glob("*.json"):
+def test_the_shipped_paper_files_load_and_are_named_after_tasks():
+    from conftest import CONF
+
+    paths = sorted(Path(report.PAPER_DIR).glob("*.json"))
+    assert {"grice_recovery", "grice_qa", "circa"} <= {p.stem for p in paths}
+    for path in paths:
+        assert (CONF / "task" / f"{path.stem}.yaml").is_file(), f"{path.name}: report looks papers up by task name"
+        doc = json.loads(path.read_text())
+        assert doc["unit"] in ("percent", "fraction") and isinstance(doc["rows"], dict)
         for row in report.load_paper(path.stem)["rows"].values():
             assert all(k.startswith("test/") and 0.0 <= v <= 1.0 for k, v in row.items()), path
 
