@@ -62,6 +62,7 @@ class Run:
     experiment: str | None
     settings: tuple[str, ...]  # overrides that make a different row
     metrics: dict[str, float]
+    config: dict = field(default_factory=dict)  # the run's composed config (.hydra/config.yaml)
 
 
 @dataclass
@@ -108,7 +109,8 @@ def read_run(metrics_path: Path) -> Run:
             and o.lstrip("+~").split("=", 1)[0] not in VARYING
         )
     )
-    return Run(run_dir, task, model, experiment, settings, metrics)
+    config = _load_yaml(hydra_dir / "config.yaml", {})
+    return Run(run_dir, task, model, experiment, settings, metrics, config)
 
 
 def find_runs(dirs: list[str | Path]) -> list[Run]:
@@ -167,19 +169,29 @@ def load_paper(task: str, paper_dir: Path | None = None) -> dict:
 def paper_row(row: Row, paper: dict) -> dict[str, float]:
     """The paper's numbers for a row. A paper row is named by experiment (`grice/table5_memnn`),
     experiment file (`table5_memnn`) or model, optionally with the settings it needs:
-    `bert_mnli_yn (data.labels=strict)` applies to runs with that override; the row matching the
-    most settings wins."""
+    `bert_mnli_yn (data.labels=strict)` applies to runs with that setting, given on the command line
+    or by default in their config; the row matching the most settings wins."""
     best, best_conditions = {}, -1
     for key, values in paper.get("rows", {}).items():
         name, _, rest = key.partition(" (")
         conditions = {c.strip() for c in rest.rstrip(")").split(",") if c.strip()}
         if (
             name in (row.experiment, row.name, row.model)
-            and conditions <= set(row.settings)
+            and all(_holds(c, row) for c in conditions)
             and len(conditions) > best_conditions
         ):
             best, best_conditions = values, len(conditions)
     return best
+
+
+def _holds(condition: str, row: Row) -> bool:
+    if condition in row.settings:
+        return True
+    dotted, _, wanted = condition.partition("=")
+    value = row.runs[0].config if row.runs else {}
+    for part in dotted.split("."):
+        value = value.get(part) if isinstance(value, dict) else None
+    return value is not None and str(value) == wanted
 
 
 def _metric_keys(rows: list[Row], per_group: bool) -> list[str]:

@@ -124,7 +124,9 @@ def test_the_shipped_paper_files_load_and_are_named_after_tasks():
     paths = sorted(Path(report.PAPER_DIR).glob("*.json"))
     assert {"grice_recovery", "grice_qa", "circa"} <= {p.stem for p in paths}
     for path in paths:
-        assert (CONF / "task" / f"{path.stem}.yaml").is_file(), f"{path.name}: report looks papers up by task name"
+        assert (CONF / "task" / f"{path.stem}.yaml").is_file(), (
+            f"{path.name}: report looks papers up by task name"
+        )
         doc = json.loads(path.read_text())
         assert doc["unit"] in ("percent", "fraction") and isinstance(doc["rows"], dict)
         for row in report.load_paper(path.stem)["rows"].values():
@@ -148,3 +150,20 @@ def test_paper_row_prefers_the_row_whose_settings_match():
     assert paper_row(strict, paper) == {"test/acc": 0.848}
     assert paper_row(relaxed, paper) == {"test/acc": 0.882}
     assert paper_row(other, paper) == {}
+
+
+def test_paper_row_conditions_also_match_the_run_config_defaults():
+    from pragexp.report import Row, Run, paper_row
+
+    paper = {"rows": {"bert_yn (data.labels=relaxed)": {"test/acc": 0.878}}}
+
+    def row(labels: str, settings=()):
+        run = Run(Path("r"), "circa", "bert", "circa/bert_yn", settings, {}, {"data": {"labels": labels}})
+        return Row("circa", "bert_yn", "bert", "circa/bert_yn", settings, [run])
+
+    assert paper_row(row("relaxed"), paper) == {
+        "test/acc": 0.878
+    }  # relaxed by default, not on the command line
+    assert (
+        paper_row(row("strict", ("data.labels=strict",)), paper) == {}
+    )  # a 6-class run gets no 4-class number
