@@ -19,7 +19,6 @@ judgements, goldstandard1, goldstandard2) as it is, or the hub dataset through `
 
 from __future__ import annotations
 
-import json
 import logging
 import random
 import re
@@ -27,16 +26,11 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import torch
-
-from pragexp.data import text_tokenizers as tt
-from pragexp.data.base import SplitsDataModule
 from pragexp.data.errors import DataFormatError
-from pragexp.data.files import atomic_write_text
+from pragexp.data.text_pair import STAGES, TextPairDataModule
 
 log = logging.getLogger(__name__)
 
-STAGES = ("train", "val", "test")
 COLUMNS = (
     "id",
     "context",
@@ -300,15 +294,9 @@ def unmatched_split(
 
 
 # -- data module --------------------------------------------------------------------------------
-class CircaDataModule(SplitsDataModule):
-    """Circa as a text-pair classification task; see the module docstring for the options.
-
-    The data module owns tokenization: `tokenizer` names the encoder's tokenizer (`model.pretrained`:
-    a hub name, `minilm`, or `tiny`, trained here on the training texts) or is null when the model
-    reads no text (majority baseline). `tokenizer_ckpt` (`model.init_ckpt`) takes the tokenizer from
-    another pragexp checkpoint instead, so a transferred encoder keeps its vocabulary. The tokenizer
-    travels in `state_dict`, so a checkpoint evaluates with the exact ids it was trained on.
-    """
+class CircaDataModule(TextPairDataModule):
+    """Circa as a text-pair classification task; see the module docstring for the options, and
+    pragexp.data.text_pair for tokenization (`tokenizer`, `tokenizer_ckpt`) and checkpoints."""
 
     def __init__(
         self,
@@ -329,7 +317,6 @@ class CircaDataModule(SplitsDataModule):
         eval_batch_size: int = 64,
         num_workers: int = 0,
     ):
-        super().__init__(batch_size, eval_batch_size, num_workers)
         if labels not in LABELS:
             raise ValueError(
                 f"data.labels must be 'relaxed' (4 classes) or 'strict' (6 classes), got {labels!r}"
@@ -338,6 +325,18 @@ class CircaDataModule(SplitsDataModule):
             raise ValueError(f"data.setting must be 'matched' or 'unmatched', got {setting!r}")
         if input not in ("qa", "question", "answer"):
             raise ValueError(f"data.input must be 'qa', 'question' or 'answer', got {input!r}")
+        super().__init__(
+            label_names=LABELS[labels],
+            label_slugs=[LABEL_SLUGS[n] for n in LABELS[labels]],
+            tokenizer=tokenizer,
+            tokenizer_ckpt=tokenizer_ckpt,
+            max_length=max_length,
+            tiny_vocab_size=tiny_vocab_size,
+            report_dir=report_dir,
+            batch_size=batch_size,
+            eval_batch_size=eval_batch_size,
+            num_workers=num_workers,
+        )
         self.path, self.hub_name, self.labels, self.setting = path, hub_name, labels, setting
         self.fold, self.split_seed, self.dev_fraction, self.input = (
             int(fold),
@@ -345,22 +344,6 @@ class CircaDataModule(SplitsDataModule):
             unmatched_dev_fraction,
             input,
         )
-        self.tokenizer_name, self.tokenizer_ckpt = tokenizer, tokenizer_ckpt
-        self.max_length, self.tiny_vocab_size = max_length, tiny_vocab_size
-        self.report_dir = report_dir
-        self.label_names: tuple[str, ...] = LABELS[labels]
-        self.label_slugs: tuple[str, ...] = tuple(LABEL_SLUGS[n] for n in self.label_names)
-        self.tokenizer = None
-        self.splits: dict[str, list[tuple[CircaRow, int]]] = {}
-        self.report: dict = {}
-
-    @property
-    def num_labels(self) -> int:
-        return len(self.label_names)
-
-    @property
-    def vocab_size(self) -> int | None:
-        return self.tokenizer.get_vocab_size() if self.tokenizer is not None else None
 
     # -- reading and splitting --------------------------------------------------------------
     def _read(self):
@@ -368,7 +351,7 @@ class CircaDataModule(SplitsDataModule):
             return read_circa_tsv(self.path)
         return read_circa_hub(self.hub_name)
 
-    def _split(self) -> None:
+    def _make_splits(self) -> None:
         rows, read = self._read()
         kept, dropped = select_labelled(rows, self.labels)
         source = read.source
@@ -398,10 +381,7 @@ class CircaDataModule(SplitsDataModule):
             "corrupt_rows": [{"line": line, "reason": why} for line, why in read.corrupt[:50]],
             "dropped": dict(sorted(dropped.items())),
             "kept": len(kept),
-            "split_sizes": {s: len(self.splits[s]) for s in STAGES},
-            "label_counts": {
-                s: {n: c for n, c in zip(self.label_names, self.label_counts(s), strict=True)} for s in STAGES
-            },
+            **self.split_summary(),
         }
         for line, why in read.corrupt[:10]:
             log.warning("%s:%s: skipped corrupt row: %s", source, line, why)
@@ -417,10 +397,6 @@ class CircaDataModule(SplitsDataModule):
             "/".join(str(len(self.splits[s])) for s in STAGES),
         )
 
-    def label_counts(self, split: str) -> list[int]:
-        counts = Counter(label for _, label in self.splits[split])
-        return [counts[i] for i in range(self.num_labels)]
-
     def _texts(self, split: str) -> tuple[list[str], list[str] | None]:
         rows = [row for row, _ in self.splits[split]]
         if self.input == "question":
@@ -429,81 +405,14 @@ class CircaDataModule(SplitsDataModule):
             return [r.answer for r in rows], None
         return [r.question for r in rows], [r.answer for r in rows]
 
-    # -- tokenizer ----------------------------------------------------------------------------
-    def _tokenizer_from_checkpoint(self, ckpt: str):
-        path = Path(ckpt)
-        if not path.is_file():
-            raise FileNotFoundError(f"model.init_ckpt not found: {path}")
-        checkpoint = torch.load(path, map_location="cpu", weights_only=False, mmap=True)
-        for key, state in checkpoint.items():
-            if key.endswith("DataModule") and isinstance(state, dict) and state.get("tokenizer"):
-                return tt.Tokenizer.from_str(state["tokenizer"])
-        raise ValueError(
-            f"{path}: no tokenizer in the checkpoint's data module state (was it trained with model=bert?)"
-        )
-
-    def _ensure_tokenizer(self) -> None:
-        if self.tokenizer is not None or self.tokenizer_name is None:
-            return
-        if self.tokenizer_ckpt:
-            tokenizer = self._tokenizer_from_checkpoint(self.tokenizer_ckpt)
-        else:
-            firsts, seconds = self._texts("train")
-            tokenizer = tt.build_tokenizer(
-                self.tokenizer_name, [*firsts, *(seconds or [])], self.tiny_vocab_size
-            )
-        self.tokenizer = tt.configure(tokenizer, self.max_length)
-
-    def _encode(self, split: str) -> list[dict]:
-        labels = [label for _, label in self.splits[split]]
-        if self.tokenizer is None:
-            return [{"label": y, "index": i} for i, y in enumerate(labels)]
-        firsts, seconds = self._texts(split)
-        ids, types = tt.encode(self.tokenizer, firsts, seconds)
-        return [
-            {"input_ids": torch.tensor(a), "token_type_ids": torch.tensor(t), "label": y, "index": i}
-            for i, (a, t, y) in enumerate(zip(ids, types, labels, strict=True))
-        ]
-
-    def setup(self, stage: str | None = None) -> None:
-        if not self.splits:
-            self._split()
-            self._write_report()
-        self._ensure_tokenizer()
-        for split in STAGES:
-            if split not in self.datasets:
-                self.datasets[split] = self._encode(split)
-
-    def _write_report(self) -> None:
-        trainer = getattr(self, "trainer", None)
-        if self.report_dir and (trainer is None or trainer.is_global_zero):
-            atomic_write_text(
-                Path(self.report_dir) / "data_report.json", json.dumps(self.report, indent=2) + "\n"
-            )
-
-    # -- loaders ----------------------------------------------------------------------------
-    def collate_fn(self) -> tt.PadCollate:
-        return tt.PadCollate(tt.pad_id(self.tokenizer) if self.tokenizer is not None else 0)
-
-    # -- checkpoint: the tokenizer and the label set travel with the weights ------------------
+    # -- checkpoint: the label setting travels with the tokenizer ---------------------------------
     def state_dict(self) -> dict:
-        state = {"labels": self.labels, "label_names": list(self.label_names)}
-        if self.tokenizer is not None:
-            state["tokenizer"] = self.tokenizer.to_str()
-        return state
+        return {"labels": self.labels, **super().state_dict()}
 
-    def load_state_dict(self, state: dict) -> None:
-        if not state:
-            return
+    def check_state(self, state: dict) -> None:
         if state.get("labels", self.labels) != self.labels:
             raise ValueError(
                 f"the checkpoint was trained with data.labels={state['labels']} "
                 f"({len(state['label_names'])} classes); set data.labels={state['labels']}"
             )
-        if state.get("tokenizer"):
-            restored = tt.configure(tt.Tokenizer.from_str(state["tokenizer"]), self.max_length)
-            if self.tokenizer is None or restored.to_str() != self.tokenizer.to_str():
-                self.tokenizer = restored
-                self.datasets = {}  # re-encoded with the restored ids in the next setup()
-                if self.splits:
-                    self.setup()
+        super().check_state(state)

@@ -1,0 +1,183 @@
+"""What every text(-pair) classification data module shares: the tokenizer, encoding, batches,
+label counts, the data report and the state that travels in checkpoints.
+
+Used by Circa and by the transfer sources (NLI, BoolQ), whose encoders Circa starts from. A
+subclass reads its data into `self.splits[split] = [(row, label index), ...]` and `self.report`
+in `_make_splits()`, and says which text (or pair of texts) a row gives in `_texts(split)`.
+
+The data module owns tokenization: `tokenizer` names the encoder's tokenizer (`model.pretrained`:
+a hub name, `minilm`, or `tiny`, trained here on the training texts) or is null when the model
+reads no text (majority baseline). `tokenizer_ckpt` (`model.init_ckpt`) takes the tokenizer from
+another pragexp checkpoint instead, so a transferred encoder keeps its vocabulary. The tokenizer
+travels in `state_dict`, so a checkpoint evaluates with the exact ids it was trained on.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Sequence
+from pathlib import Path
+
+import torch
+
+from pragexp.data import text_tokenizers as tt
+from pragexp.data.base import SplitsDataModule
+from pragexp.data.files import atomic_write_text
+
+STAGES = ("train", "val", "test")
+
+
+def tokenizer_from_checkpoint(ckpt: str) -> tt.Tokenizer:
+    """The tokenizer kept in any pragexp checkpoint's data module state (a model=bert run)."""
+    path = Path(ckpt)
+    if not path.is_file():
+        raise FileNotFoundError(f"model.init_ckpt not found: {path}")
+    checkpoint = torch.load(path, map_location="cpu", weights_only=False, mmap=True)
+    for key, state in checkpoint.items():
+        if key.endswith("DataModule") and isinstance(state, dict) and state.get("tokenizer"):
+            return tt.Tokenizer.from_str(state["tokenizer"])
+    raise ValueError(
+        f"{path}: no tokenizer in the checkpoint's data module state (was it trained with model=bert?)"
+    )
+
+
+class TextPairDataModule(SplitsDataModule):
+    def __init__(
+        self,
+        label_names: Sequence[str],
+        label_slugs: Sequence[str],
+        tokenizer: str | None = None,
+        tokenizer_ckpt: str | None = None,
+        max_length: int = 128,
+        tiny_vocab_size: int = 2000,
+        report_dir: str | None = None,
+        batch_size: int = 32,
+        eval_batch_size: int = 64,
+        num_workers: int = 0,
+    ):
+        super().__init__(batch_size, eval_batch_size, num_workers)
+        self.label_names: tuple[str, ...] = tuple(label_names)
+        self.label_slugs: tuple[str, ...] = tuple(label_slugs)
+        self.tokenizer_name, self.tokenizer_ckpt = tokenizer, tokenizer_ckpt
+        self.max_length, self.tiny_vocab_size = max_length, tiny_vocab_size
+        self.report_dir = report_dir
+        self.tokenizer = None
+        self.splits: dict[str, list[tuple[object, int]]] = {}
+        self.report: dict = {}
+
+    # -- what a subclass provides -------------------------------------------------------------
+    def _make_splits(self) -> None:
+        """Fill `self.splits` (some of train/val/test) and `self.report`."""
+        raise NotImplementedError
+
+    def _texts(self, split: str) -> tuple[list[str], list[str] | None]:
+        """The first texts of a split's rows, and the second ones (None for single-text inputs)."""
+        raise NotImplementedError
+
+    # -- sizes ----------------------------------------------------------------------------------
+    @property
+    def num_labels(self) -> int:
+        return len(self.label_names)
+
+    @property
+    def vocab_size(self) -> int | None:
+        return self.tokenizer.get_vocab_size() if self.tokenizer is not None else None
+
+    def label_counts(self, split: str) -> list[int]:
+        counts = Counter(label for _, label in self.splits[split])
+        return [counts[i] for i in range(self.num_labels)]
+
+    def split_summary(self) -> dict:
+        """Split sizes and label counts per split (by label name), for the data report."""
+        present = [s for s in STAGES if s in self.splits]
+        return {
+            "split_sizes": {s: len(self.splits[s]) for s in present},
+            "label_counts": {
+                s: dict(zip(self.label_names, self.label_counts(s), strict=True)) for s in present
+            },
+        }
+
+    # -- tokenizer ------------------------------------------------------------------------------
+    def _ensure_tokenizer(self) -> None:
+        if self.tokenizer is not None or self.tokenizer_name is None:
+            return
+        if self.tokenizer_ckpt:
+            tokenizer = tokenizer_from_checkpoint(self.tokenizer_ckpt)
+        else:
+            if "train" not in self.splits:
+                raise ValueError(
+                    f"model.pretrained={self.tokenizer_name} trains its tokenizer on the training split, "
+                    "and there is none: set the training data, or evaluate a checkpoint (ckpt_path=...)"
+                )
+            firsts, seconds = self._texts("train")
+            tokenizer = tt.build_tokenizer(
+                self.tokenizer_name, [*firsts, *(seconds or [])], self.tiny_vocab_size
+            )
+        self.tokenizer = tt.configure(tokenizer, self.max_length)
+
+    def _encode(self, split: str) -> list[dict]:
+        labels = [label for _, label in self.splits[split]]
+        if self.tokenizer is None:
+            return [{"label": y, "index": i} for i, y in enumerate(labels)]
+        firsts, seconds = self._texts(split)
+        ids, types = tt.encode(self.tokenizer, firsts, seconds)
+        return [
+            {"input_ids": torch.tensor(a), "token_type_ids": torch.tensor(t), "label": y, "index": i}
+            for i, (a, t, y) in enumerate(zip(ids, types, labels, strict=True))
+        ]
+
+    def setup(self, stage: str | None = None) -> None:
+        if not self.splits:
+            self._make_splits()
+            self._write_report()
+        self._ensure_tokenizer()
+        for split in self.splits:
+            if split not in self.datasets:
+                self.datasets[split] = self._encode(split)
+
+    def _write_report(self) -> None:
+        trainer = getattr(self, "trainer", None)
+        if self.report_dir and (trainer is None or trainer.is_global_zero):
+            atomic_write_text(
+                Path(self.report_dir) / "data_report.json", json.dumps(self.report, indent=2) + "\n"
+            )
+
+    # -- loaders --------------------------------------------------------------------------------
+    def collate_fn(self) -> tt.PadCollate:
+        return tt.PadCollate(tt.pad_id(self.tokenizer) if self.tokenizer is not None else 0)
+
+    def _loader(self, split: str, shuffle: bool):
+        if split not in self.datasets:
+            raise ValueError(f"no {split} split: {self._missing_split_hint(split)}")
+        return super()._loader(split, shuffle)
+
+    def _missing_split_hint(self, split: str) -> str:
+        return "its data is not set"
+
+    # -- checkpoint: the tokenizer and the label set travel with the weights ------------------
+    def state_dict(self) -> dict:
+        state = {"label_names": list(self.label_names)}
+        if self.tokenizer is not None:
+            state["tokenizer"] = self.tokenizer.to_str()
+        return state
+
+    def check_state(self, state: dict) -> None:
+        """Refuse a checkpoint trained on another label set (its head would mean other classes)."""
+        names = state.get("label_names")
+        if names is not None and list(names) != list(self.label_names):
+            raise ValueError(
+                f"the checkpoint was trained on the labels {names}, this data has {list(self.label_names)}"
+            )
+
+    def load_state_dict(self, state: dict) -> None:
+        if not state:
+            return
+        self.check_state(state)
+        if state.get("tokenizer"):
+            restored = tt.configure(tt.Tokenizer.from_str(state["tokenizer"]), self.max_length)
+            if self.tokenizer is None or restored.to_str() != self.tokenizer.to_str():
+                self.tokenizer = restored
+                self.datasets = {}  # re-encoded with the restored ids in the next setup()
+                if self.splits:
+                    self.setup()
