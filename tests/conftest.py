@@ -16,6 +16,7 @@ from omegaconf import DictConfig, open_dict
 ROOT = Path(__file__).resolve().parents[1]
 CONF = ROOT / "conf"
 SAMPLES = ROOT.parent / "shared" / "samples"
+FIXTURES = ROOT / "tests" / "fixtures"  # small files the tests ship, in released formats
 
 for var in ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE", "TRANSFORMERS_OFFLINE"):
     os.environ.setdefault(var, "1")
@@ -32,6 +33,20 @@ TINY_DATA = {
     "grice_official": [],
     "circa": [
         f"data.path={SAMPLES / 'circa' / 'circa-sample.tsv'}",
+        "data.batch_size=8",
+        "data.tiny_vocab_size=300",
+    ],
+    "nli": [
+        f"data.train_path={FIXTURES / 'transfer' / 'multinli_1.0_train.jsonl'}",
+        f"data.test_path={FIXTURES / 'transfer' / 'MNLI_dev_matched.tsv'}",
+        "data.dev_fraction=0.2",
+        "data.batch_size=8",
+        "data.tiny_vocab_size=300",
+    ],
+    "boolq": [
+        f"data.train_path={FIXTURES / 'transfer' / 'boolq_train.jsonl'}",
+        f"data.test_path={FIXTURES / 'transfer' / 'boolq_dev.jsonl'}",
+        "data.dev_fraction=0.2",
         "data.batch_size=8",
         "data.tiny_vocab_size=300",
     ],

@@ -195,8 +195,13 @@ def test_experiment_presets_compose_into_the_papers_rows(tmp_path):
     assert {"majority", "bert_yn", "bert_question", "bert_answer", "bert_mnli_yn", "bert_boolq_yn"} <= set(
         presets
     )
+    # the transfer sources' fine-tuning runs (checked in tests/test_transfer.py)
+    sources = {"mnli": "nli", "boolq": "boolq"}
     for name in presets:
         cfg = compose_config([f"experiment=circa/{name}"], tmp_path)
+        if name in sources:
+            assert cfg.hydra.runtime.choices.task == sources[name]
+            continue
         assert cfg.hydra.runtime.choices.task == "circa"
         if name == "majority":
             assert cfg.hydra.runtime.choices.model == "majority"
