@@ -308,14 +308,7 @@ class CircaDataModule(TextPairDataModule):
         split_seed: int = 0,
         unmatched_dev_fraction: float = 0.2,
         input: str = "qa",
-        tokenizer: str | None = None,
-        tokenizer_ckpt: str | None = None,
-        max_length: int = 128,
-        tiny_vocab_size: int = 2000,
-        report_dir: str | None = None,
-        batch_size: int = 32,
-        eval_batch_size: int = 64,
-        num_workers: int = 0,
+        **common,  # TextPairDataModule's: tokenizer, tokenizer_ckpt, max_length, batch sizes, ...
     ):
         if labels not in LABELS:
             raise ValueError(
@@ -328,14 +321,7 @@ class CircaDataModule(TextPairDataModule):
         super().__init__(
             label_names=LABELS[labels],
             label_slugs=[LABEL_SLUGS[n] for n in LABELS[labels]],
-            tokenizer=tokenizer,
-            tokenizer_ckpt=tokenizer_ckpt,
-            max_length=max_length,
-            tiny_vocab_size=tiny_vocab_size,
-            report_dir=report_dir,
-            batch_size=batch_size,
-            eval_batch_size=eval_batch_size,
-            num_workers=num_workers,
+            **common,
         )
         self.path, self.hub_name, self.labels, self.setting = path, hub_name, labels, setting
         self.fold, self.split_seed, self.dev_fraction, self.input = (

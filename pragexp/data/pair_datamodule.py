@@ -62,26 +62,12 @@ class PairClassificationDataModule(TextPairDataModule):
         hub_splits: dict | None = None,
         dev_fraction: float = 0.1,
         split_seed: int = 0,
-        tokenizer: str | None = None,
-        tokenizer_ckpt: str | None = None,
-        max_length: int = 128,
-        tiny_vocab_size: int = 2000,
-        report_dir: str | None = None,
-        batch_size: int = 32,
-        eval_batch_size: int = 64,
-        num_workers: int = 0,
+        **common,  # TextPairDataModule's: tokenizer, tokenizer_ckpt, max_length, batch sizes, ...
     ):
         super().__init__(
             label_names=self.default_label_names,
             label_slugs=self.default_label_slugs,
-            tokenizer=tokenizer,
-            tokenizer_ckpt=tokenizer_ckpt,
-            max_length=max_length,
-            tiny_vocab_size=tiny_vocab_size,
-            report_dir=report_dir,
-            batch_size=batch_size,
-            eval_batch_size=eval_batch_size,
-            num_workers=num_workers,
+            **common,
         )
         self.paths = {"train": train_path, "val": val_path, "test": test_path}
         self.hub_name = hub_name or self.default_hub_name
