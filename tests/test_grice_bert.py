@@ -95,3 +95,18 @@ def test_bert_checkpoint_evaluates_with_its_own_tokenizer(task, make_config):
     # model=lstm on the command line: the checkpoint's BERT and its tokenizer must win.
     evaluated = run(make_config([f"task={task}", "model=lstm", f"ckpt_path={best}"], name="eval", out="eval"))
     assert evaluated == pytest.approx({k: v for k, v in trained.items() if k.startswith("test/")}, abs=1e-6)
+
+
+def test_recovery_runs_offline_with_the_shipped_minilm_encoder(make_config):
+    cfg = make_config(
+        [
+            "task=grice_recovery",
+            "model=bert",
+            "model.pretrained=minilm",
+            "debug=fdr",
+            "data.batch_size=4",
+            "data.eval_batch_size=4",
+        ]
+    )
+    metrics = run(cfg)
+    assert 0.0 <= metrics["test/r@1"] <= metrics["test/mrr"] <= 1.0 and metrics["test/count"] == 4
