@@ -240,11 +240,16 @@ def markdown_report(runs: list[Run], paper_dir: Path | None = None) -> str:
     return "\n".join(out)
 
 
-def plot_per_group(runs: list[Run], out: Path) -> bool:
-    """Bars of the first test metric per group (implicature type), one bar per row. False when no
-    task has per-group metrics."""
+def plot_per_group(runs: list[Run], out: Path, paper_dir: Path | None = None) -> bool:
+    """Bars of the first test metric split by group (implicature type), one bar per row, with the paper's
+    value as a black tick over a bar where the paper has one. False when no task has per-group
+    metrics."""
     for task, rows in group_runs(runs).items():
-        keys = _metric_keys(rows, per_group=True)
+        paper = load_paper(task, paper_dir)
+        # Groups split an overall score (test/acc -> test/acc/ignorance); per-class scores such as
+        # Circa's test/f1/<label> have no overall twin and are not drawn.
+        overall = set(_metric_keys(rows, per_group=False))
+        keys = [k for k in _metric_keys(rows, per_group=True) if k.rsplit("/", 1)[0] in overall]
         if not keys:
             continue
         metric = keys[0].split("/")[1]
@@ -256,6 +261,7 @@ def plot_per_group(runs: list[Run], out: Path) -> bool:
 
         fig, ax = plt.subplots(figsize=(max(6, 1.4 * len(groups)), 3.5))
         width = 0.8 / len(rows)
+        paper_label = "paper"
         for i, row in enumerate(rows):
             means, stds = [], []
             for g in groups:
@@ -267,6 +273,18 @@ def plot_per_group(runs: list[Run], out: Path) -> bool:
                 stds.append(s["std"])
             positions = [j + (i - (len(rows) - 1) / 2) * width for j in range(len(groups))]
             ax.bar(positions, means, width, yerr=stds, label=row.label, capsize=2)
+            published = paper_row(row, paper)
+            marks = [
+                (x, published[f"test/{metric}/{g}"])
+                for x, g in zip(positions, groups, strict=True)
+                if f"test/{metric}/{g}" in published
+            ]
+            if marks:
+                xs, ys = zip(*marks, strict=True)
+                ax.scatter(
+                    xs, ys, marker="_", s=300, linewidths=2, color="black", label=paper_label, zorder=3
+                )
+                paper_label = None  # one legend entry for all paper ticks
         ax.set_xticks(range(len(groups)), groups)
         ax.set_ylabel(f"test {metric}")
         ax.set_ylim(0, 1.05)

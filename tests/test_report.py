@@ -81,13 +81,21 @@ def test_table_groups_seeds_and_folds_and_shows_the_paper(runs_dir, tmp_path, mo
             {
                 "source": "test",
                 "unit": "percent",
-                "rows": {"memnn": {"test/acc": 80.0}, "table6_memnn_inf": {"test/acc": 90.0}},
+                "rows": {
+                    "memnn": {"test/acc": 80.0},
+                    "table6_memnn_inf": {"test/acc": 90.0, "test/acc/ignorance": 85.7},
+                },
             }
         )
     )
     monkeypatch.setattr(report, "PAPER_DIR", paper_dir)
+    from matplotlib.axes import Axes
+
+    ticks = []
+    monkeypatch.setattr(Axes, "scatter", lambda self, xs, ys, **kw: ticks.append(list(ys)))
     out = tmp_path / "report.md"
     assert report.main([str(runs_dir), "--out", str(out), "--plot", str(tmp_path / "fig5.png")]) == 0
+    assert ticks == [[pytest.approx(0.857)]]  # the paper's per-type value, drawn over its row's bar
     text = out.read_text()
     overall = "".join(section.split("per group")[0] for section in text.split("\n## "))
     lines = {line.split("|")[1].strip(): line for line in overall.splitlines() if line.startswith("| ")}
