@@ -32,16 +32,29 @@ class CandidateRanker(nn.Module):
 
 
 class AnswerClassifier(nn.Module):
-    """Classifies the reader's state over a fixed answer vocabulary: (B, num_answers) logits."""
+    """Classifies the dialogue over a fixed answer vocabulary: (B, num_answers) logits.
 
-    def __init__(self, reader: nn.Module, num_answers: int, dropout: float = 0.0):
+    The reader's state alone leaves the answer to one vector; the question's words are also
+    aligned word by word with the dialogue's (`TokenAligner`), so "was Mia in the den" can find
+    the round that mentions Mia and the den. The query is the last part of the reader's token
+    context (`round_reader.token_context`); it is masked out so it does not align with itself."""
+
+    def __init__(self, reader: nn.Module, num_answers: int, hidden_dim: int = 128, dropout: float = 0.0):
         super().__init__()
         self.reader = reader
-        self.dropout = nn.Dropout(dropout)
-        self.out = nn.Linear(reader.output_dim, num_answers)
+        dim = reader.output_dim
+        self.align = TokenAligner(dim, hidden_dim, dropout)
+        self.out = mlp(dim + self.align.output_dim, hidden_dim, num_answers, dropout)
 
     def forward(self, history: torch.Tensor, query: torch.Tensor) -> torch.Tensor:
-        return self.out(self.dropout(self.reader(history, query)))
+        state, context, context_mask = self.reader.read(history, query)
+        length = query.shape[-1]
+        dialogue_mask = context_mask.clone()
+        dialogue_mask[:, -length:] = False
+        aligned = self.align(
+            context[:, None, -length:], query.ne(PAD_ID)[:, None], context, dialogue_mask
+        ).squeeze(1)
+        return self.out(torch.cat([state, aligned], dim=-1))
 
 
 class ChoiceScorer(nn.Module):
