@@ -242,7 +242,7 @@ def markdown_report(runs: list[Run], paper_dir: Path | None = None) -> str:
 
 def plot_per_group(runs: list[Run], out: Path, paper_dir: Path | None = None) -> bool:
     """Bars of the first test metric split by group (implicature type), one bar per row, with the paper's
-    value as a black tick over a bar where the paper has one. False when no task has per-group
+    value as a black diamond over a bar where the paper has one. False when no task has per-group
     metrics."""
     for task, rows in group_runs(runs).items():
         paper = load_paper(task, paper_dir)
@@ -281,10 +281,8 @@ def plot_per_group(runs: list[Run], out: Path, paper_dir: Path | None = None) ->
             ]
             if marks:
                 xs, ys = zip(*marks, strict=True)
-                ax.scatter(
-                    xs, ys, marker="_", s=300, linewidths=2, color="black", label=paper_label, zorder=3
-                )
-                paper_label = None  # one legend entry for all paper ticks
+                ax.scatter(xs, ys, marker="D", s=28, color="black", label=paper_label, zorder=3)
+                paper_label = None  # one legend entry for all the paper's points
         ax.set_xticks(range(len(groups)), groups)
         ax.set_ylabel(f"test {metric}")
         ax.set_ylim(0, 1.05)
