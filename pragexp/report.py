@@ -8,9 +8,9 @@ and `.hydra/overrides.yaml`. Runs that differ only in `seed` (or `data.fold`, th
 leave-one-scenario-out folds) form one row: each cell is the mean ± sample std over them, and
 `[min, max]` when a row has more than 3 runs. One table per task; its columns are the overall
 test metric keys (`test/r@1`, ...), then one table of per-group metrics (`test/r@1/ignorance`,
-...). The paper's numbers come from `pragexp/paper_numbers/<task>.json`:
+...). Each paper's numbers are one file in `pragexp/paper_numbers/`, which names the tasks it covers:
 
-    {"source": "...", "unit": "percent" | "fraction",
+    {"source": "...", "tasks": ["grice_recovery", "grice_qa"], "unit": "percent" | "fraction",
      "rows": {"<model or experiment name>": {"test/r@1": 97.3, ...}}}
 
 A row matches a paper row by its experiment's name (`table5_memnn`) or its model name (`memnn`),
@@ -154,16 +154,17 @@ def format_cell(values: list[float]) -> str:
 
 
 def load_paper(task: str, paper_dir: Path | None = None) -> dict:
-    path = Path(paper_dir or PAPER_DIR) / f"{task}.json"
-    if not path.is_file():
-        return {"rows": {}}
-    doc = json.loads(path.read_text(encoding="utf-8"))
-    scale = 0.01 if doc.get("unit", "fraction") == "percent" else 1.0
-    doc["rows"] = {
-        name: {k: v * scale for k, v in row.items() if isinstance(v, (int, float))}
-        for name, row in (doc.get("rows") or {}).items()
-    }
-    return doc
+    """The numbers of the paper file that lists `task` under "tasks" (values as fractions)."""
+    for path in sorted(Path(paper_dir or PAPER_DIR).glob("*.json")):
+        doc = json.loads(path.read_text(encoding="utf-8"))
+        if task in doc.get("tasks", [path.stem]):
+            scale = 0.01 if doc.get("unit", "fraction") == "percent" else 1.0
+            doc["rows"] = {
+                name: {k: v * scale for k, v in row.items() if isinstance(v, (int, float))}
+                for name, row in (doc.get("rows") or {}).items()
+            }
+            return doc
+    return {"rows": {}}
 
 
 def paper_row(row: Row, paper: dict) -> dict[str, float]:
