@@ -25,17 +25,15 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import os
 import statistics
 import sys
-import tempfile
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import yaml
 
-from pragexp.data.files import atomic_write_text
+from pragexp.data.files import atomic_output, atomic_write_text
 
 PAPER_DIR = Path(__file__).parent / "paper_numbers"
 VARYING = ("seed", "data.fold")  # what a row averages over
@@ -290,16 +288,11 @@ def plot_per_group(runs: list[Run], out: Path, paper_dir: Path | None = None) ->
         ax.set_title(f"{task}: {metric} per implicature type")
         ax.legend(fontsize=8)
         fig.tight_layout()
-        out.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=out.parent, prefix=f".{out.name}.", suffix=".png")
-        os.close(fd)
         try:
-            fig.savefig(tmp, dpi=120)
-            os.chmod(tmp, 0o644)  # mkstemp makes it private; a figure is for everyone
-            os.replace(tmp, out)
+            with atomic_output(out, binary=True) as f:
+                fig.savefig(f, format="png", dpi=120)
         finally:
             plt.close(fig)
-            Path(tmp).unlink(missing_ok=True)
         return True
     return False
 

@@ -6,8 +6,10 @@ import hashlib
 import json
 import os
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import IO
 
 
 def as_paths(value) -> list[Path]:
@@ -28,18 +30,35 @@ def file_digest(path: Path) -> str:
     return hashlib.sha256(Path(path).read_bytes()).hexdigest()[:12]
 
 
-def atomic_write_text(path: Path, text: str) -> None:
-    """Write to a temp file beside `path`, then rename: readers never see half a file."""
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+@contextmanager
+def atomic_output(path: Path, binary: bool = False) -> Iterator[IO]:
+    """A file handle on a temp file beside `path`, renamed onto `path` when the block ends and
+    deleted if it raises: readers never see half a file. The file gets the mode a plain open()
+    would give (mkstemp's is private)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
+        with os.fdopen(fd, "wb") if binary else os.fdopen(fd, "w", encoding="utf-8") as f:
+            yield f
+            f.flush()
+            os.fsync(f.fileno())
+        os.chmod(tmp, 0o666 & ~_umask())
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def atomic_write_text(path: Path, text: str) -> None:
+    with atomic_output(path) as f:
+        f.write(text)
 
 
 def missing(paths: Iterable[Path]) -> list[Path]:

@@ -20,7 +20,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from pragexp.data.files import atomic_write_text
+from pragexp.data.files import atomic_output, atomic_write_text
 from pragexp.metrics.classification import ClassificationMetric, plot_confusion
 from pragexp.tasks.base import EVAL_STAGES, PragexpTask
 
@@ -85,9 +85,8 @@ class ClassificationTask(PragexpTask):
         record = {"labels": self.label_names, "rows": "gold", "columns": "predicted", "matrix": matrix}
         atomic_write_text(folder / f"{stage}.json", json.dumps(record, indent=2) + "\n")
         figure = plot_confusion(confusion, self.label_names, title=f"{stage} confusion (rows gold)")
-        tmp = folder / f".{stage}.png.tmp"
-        figure.savefig(tmp, format="png", dpi=100)
-        tmp.replace(folder / f"{stage}.png")
+        with atomic_output(folder / f"{stage}.png", binary=True) as f:
+            figure.savefig(f, format="png", dpi=100)
         for logger in self.loggers:
             if type(logger).__name__ == "WandbLogger":
                 logger.log_image(key=f"{stage}/confusion", images=[figure])

@@ -8,13 +8,12 @@ Ctrl-C, the temporary file is removed, so a reader sees either the old file or t
 from __future__ import annotations
 
 import json
-import os
 import sys
-import tempfile
 from collections import Counter
 from collections.abc import Iterable
 from pathlib import Path
 
+from pragexp.data.files import atomic_output
 from pragexp.data.grice_schema import IMPLICATURE_TYPES
 
 from .generator import GriceGenerator, check_seed, check_split
@@ -25,19 +24,11 @@ VERSION = "v0.1"
 _encode = json.JSONEncoder(ensure_ascii=False, check_circular=False).encode
 
 
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
-
-
 def write_records(
     path, records: Iterable[dict], split: str, total: int | None = None, progress: bool = False
 ) -> dict:
     """Stream already-built dialogue records to ``path`` atomically; returns counts."""
     path = Path(path)
-    directory = path.parent if str(path.parent) else Path(".")
-    directory.mkdir(parents=True, exist_ok=True)
     rounds = Counter({t: 0 for t in IMPLICATURE_TYPES})
     conditions = Counter()
     n = 0
@@ -46,9 +37,8 @@ def write_records(
         from tqdm import tqdm
 
         bar = tqdm(total=total, unit="dlg", file=sys.stderr, desc=f"grice {split}")
-    fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{path.name}.", suffix=".tmp")
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        with atomic_output(path) as fh:
             fh.write('{"data": {"dialogs": [')
             for rec in records:
                 fh.write(",\n" if n else "\n")
@@ -61,16 +51,6 @@ def write_records(
                 if bar is not None:
                     bar.update(1)
             fh.write("\n]}, " + f'"split": {json.dumps(split)}, "version": {json.dumps(VERSION)}' + "}\n")
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; give the file the usual mode
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
     finally:
         if bar is not None:
             bar.close()
