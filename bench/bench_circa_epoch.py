@@ -32,7 +32,7 @@ import torch  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 from torch.utils.data import DataLoader  # noqa: E402
 
-from pragexp.data.circa import CircaDataModule  # noqa: E402
+from pragexp.data.circa.datamodule import CircaDataModule  # noqa: E402
 from pragexp.models.bert import BertClassifier  # noqa: E402
 from pragexp.tasks.circa import CircaTask  # noqa: E402
 

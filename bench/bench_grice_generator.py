@@ -18,7 +18,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from pragexp.data.grice import write_dataset  # noqa: E402
+from pragexp.data.grice.generator import write_dataset  # noqa: E402
 
 TARGET = 2000.0
 

@@ -33,7 +33,7 @@ from pathlib import Path
 
 import yaml
 
-from pragexp.data.files import atomic_output, atomic_write_text
+from pragexp.utils.io import atomic_output, atomic_write_text
 
 PAPER_DIR = Path(__file__).parent / "paper_numbers"
 VARYING = ("seed", "data.fold")  # what a row averages over

@@ -12,8 +12,8 @@ import torch
 from hydra.utils import instantiate
 from omegaconf import DictConfig, OmegaConf
 
-from pragexp.data.files import atomic_write_text
 from pragexp.utils.instantiate import build_callbacks, build_loggers, public_config
+from pragexp.utils.io import atomic_write_text
 
 log = logging.getLogger(__name__)
 # conf/ sits beside the package (editable install); an absolute path works however main() is called.

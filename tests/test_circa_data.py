@@ -7,8 +7,7 @@ import pytest
 import torch
 from conftest import SAMPLES
 
-from pragexp.data import text_tokenizers as tt
-from pragexp.data.circa import (
+from pragexp.data.circa.io import (
     LABELS,
     CircaDataModule,
     matched_split,
@@ -19,7 +18,8 @@ from pragexp.data.circa import (
     select_labelled,
     unmatched_split,
 )
-from pragexp.data.errors import DataFormatError
+from pragexp.data.common import tokenization as tt
+from pragexp.utils.errors import DataFormatError
 
 SAMPLE = SAMPLES / "circa" / "circa-sample.tsv"
 NOT_SURE_CURLY = "I am not sure how X will interpret Y\u2019s answer"

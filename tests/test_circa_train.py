@@ -8,7 +8,8 @@ import pytest
 import torch
 from conftest import SAMPLES, TINY_DATA, run_module
 
-from pragexp.data.circa import LABEL_SLUGS, LABELS, CircaDataModule
+from pragexp.data.circa.datamodule import CircaDataModule
+from pragexp.data.circa.io import LABEL_SLUGS, LABELS
 from pragexp.metrics.classification import ClassificationMetric, confusion_matrix, f1_per_class, slugify
 from pragexp.models.bert import BertClassifier
 from pragexp.models.majority import MajorityClassifier

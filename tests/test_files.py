@@ -5,7 +5,7 @@ import stat
 
 import pytest
 
-from pragexp.data.files import atomic_output, atomic_write_text
+from pragexp.utils.io import atomic_output, atomic_write_text
 
 
 def test_atomic_output_gives_the_usual_mode_and_leaves_nothing_on_error(tmp_path):

@@ -6,11 +6,11 @@ import pytest
 import torch
 from conftest import SAMPLES
 
-from pragexp.data import grice_examples as ex
-from pragexp.data import text_tokenizers as tt
-from pragexp.data.grice_io import read_dialogues
-from pragexp.data.vocab import Vocabulary
-from pragexp.models.heads import ChoiceScorer
+from pragexp.data.common import tokenization as tt
+from pragexp.data.common.vocab import Vocabulary
+from pragexp.data.grice import examples as ex
+from pragexp.data.grice.io import read_dialogues
+from pragexp.models.choice import ChoiceScorer
 from pragexp.run import run
 
 DIALOGUES = read_dialogues(SAMPLES / "grice" / "impl_dial_sample.json")

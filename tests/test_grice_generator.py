@@ -19,7 +19,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pragexp.data.grice import (
+from pragexp.data.grice.generator import (
     IMPLICATURE_TYPES,
     SPLIT_PRESETS,
     SUBTOPICS,
@@ -27,8 +27,8 @@ from pragexp.data.grice import (
     load_lexicon,
     write_dataset,
 )
-from pragexp.data.grice.render import explicit
-from pragexp.data.grice.writer import write_records
+from pragexp.data.grice.generator.render import explicit
+from pragexp.data.grice.generator.writer import write_records
 
 REPO = Path(__file__).resolve().parents[1]
 SAMPLE = REPO.parent / "shared" / "samples" / "grice" / "impl_dial_sample.json"
@@ -346,7 +346,7 @@ FUNCTION_WORDS = set(
 
 
 def test_official_lexicon_is_package_data_and_used():
-    shipped = json.loads((REPO / "pragexp" / "data" / "grice" / "lexicon.json").read_text())
+    shipped = json.loads((REPO / "pragexp" / "data" / "grice" / "generator" / "lexicon.json").read_text())
     assert shipped == json.loads(OFFICIAL_LEXICON.read_text())
     vocab = (
         set(w.lower() for w in LEX.agents)
@@ -407,7 +407,7 @@ def test_different_seeds_differ_and_dialog_k_independent_of_n(tmp_path):
 
 
 def test_deterministic_across_hash_seeds(tmp_path):
-    code = "import sys; from pragexp.data.grice import write_dataset; write_dataset(sys.argv[1], 'dev', 6, 3)"
+    code = "import sys; from pragexp.data.grice.generator import write_dataset; write_dataset(sys.argv[1], 'dev', 6, 3)"
     outs = []
     for hs in ("1", "2"):
         out = tmp_path / f"h{hs}.json"

@@ -4,10 +4,10 @@ import pytest
 import torch
 from conftest import SAMPLES
 
-from pragexp.data.errors import DataFormatError
-from pragexp.data.grice_examples import collate, qa_examples, recovery_examples
-from pragexp.data.grice_io import read_dialogues
-from pragexp.data.vocab import Vocabulary, tokenize
+from pragexp.data.common.vocab import Vocabulary, tokenize
+from pragexp.data.grice.examples import collate, qa_examples, recovery_examples
+from pragexp.data.grice.io import read_dialogues
+from pragexp.utils.errors import DataFormatError
 
 SAMPLE = SAMPLES / "grice" / "impl_dial_sample.json"
 

@@ -6,14 +6,19 @@ import pytest
 import torch
 from test_models import batch
 
-from pragexp.data.grice_datamodule import GriceDataModule
-from pragexp.data.vocab import Vocabulary
-from pragexp.models.entnet import EntNetReader
-from pragexp.models.heads import AnswerClassifier, CandidateRanker
-from pragexp.models.memnn import MemNNReader
-from pragexp.models.memnn_inf import MemNNInfReader, append_tokens
-from pragexp.models.relnet import RelNetReader
-from pragexp.models.seq2seq import BOUNDARY_ID, Seq2SeqRanker, sequence_log_likelihood, with_boundaries
+from pragexp.data.common.vocab import Vocabulary
+from pragexp.data.grice.datamodule import GriceDataModule
+from pragexp.models.dialogue.entnet import EntNetReader
+from pragexp.models.dialogue.heads import AnswerClassifier, CandidateRanker
+from pragexp.models.dialogue.memnn import MemNNReader
+from pragexp.models.dialogue.memnn_inf import MemNNInfReader, append_tokens
+from pragexp.models.dialogue.relnet import RelNetReader
+from pragexp.models.dialogue.seq2seq import (
+    BOUNDARY_ID,
+    Seq2SeqRanker,
+    sequence_log_likelihood,
+    with_boundaries,
+)
 from pragexp.run import run
 
 SMALL = {"vocab_size": 30, "embed_dim": 8, "hidden_dim": 8, "fusion_dim": 16, "dropout": 0.0}
@@ -186,7 +191,9 @@ def test_memnn_inf_refuses_a_missing_or_discriminative_checkpoint(tmp_path):
     bogus = tmp_path / "disc.ckpt"
     torch.save(
         {
-            "pragexp": {"model": {"_target_": "pragexp.models.memnn.MemNNReader", "_partial_": True}},
+            "pragexp": {
+                "model": {"_target_": "pragexp.models.dialogue.memnn.MemNNReader", "_partial_": True}
+            },
             "state_dict": {"net.reader.x": torch.zeros(1)},
         },
         bogus,

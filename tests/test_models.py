@@ -1,9 +1,9 @@
 import pytest
 import torch
 
-from pragexp.models.heads import AnswerClassifier, CandidateRanker
-from pragexp.models.lstm import LSTMReader, flatten_rounds
-from pragexp.models.memnn import MemNNReader
+from pragexp.models.dialogue.heads import AnswerClassifier, CandidateRanker
+from pragexp.models.dialogue.lstm import LSTMReader, flatten_rounds
+from pragexp.models.dialogue.memnn import MemNNReader
 
 READERS = [LSTMReader, MemNNReader]
 

@@ -8,11 +8,11 @@ import pytest
 from conftest import FIXTURES
 
 from pragexp.data.boolq import BOOLQ_SCHEMA, BoolQDataModule, parse_boolq_answer
-from pragexp.data.errors import DataFormatError
+from pragexp.data.common.pair_files import read_pair_file
+from pragexp.data.common.splits import carve_dev
 from pragexp.data.nli import LABELS as NLI_LABELS
 from pragexp.data.nli import NLI_SCHEMA, NLIDataModule, parse_nli_label
-from pragexp.data.pair_datamodule import carve_dev
-from pragexp.data.pair_files import read_pair_file
+from pragexp.utils.errors import DataFormatError
 
 DIR = FIXTURES / "transfer"
 MNLI_TRAIN, MNLI_DEV_TSV = DIR / "multinli_1.0_train.jsonl", DIR / "MNLI_dev_matched.tsv"

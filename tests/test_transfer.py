@@ -10,7 +10,7 @@ import torch
 from conftest import SAMPLES, TINY_DATA, compose_config, run_module
 
 from pragexp.data.boolq import LABELS as BOOLQ_LABELS
-from pragexp.data.circa import LABEL_SLUGS, LABELS
+from pragexp.data.circa.io import LABEL_SLUGS, LABELS
 from pragexp.data.nli import LABELS as NLI_LABELS
 from pragexp.models.bert import BertClassifier
 from pragexp.run import run

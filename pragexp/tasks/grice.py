@@ -5,7 +5,8 @@ from __future__ import annotations
 import torch.nn.functional as F
 
 from pragexp.metrics import target_rank
-from pragexp.models.heads import AnswerClassifier, CandidateRanker, ChoiceScorer
+from pragexp.models.choice import ChoiceScorer
+from pragexp.models.dialogue.heads import AnswerClassifier, CandidateRanker
 from pragexp.tasks.base import PragexpTask
 
 

@@ -1,39 +1,8 @@
-"""GRICE dialogue grammar generator (Zheng et al., 2021, sec. 3-5).
+"""GRICE (Zheng et al., 2021): dialogues with implicatures.
 
-Levels of the temporal And-Or graph, one module each:
-  world.py      conversational context: the simulated world and the woman's knowledge
-  grammar.py    subtopics -> utterance (implicature) types -> speech templates
-  lexicon.py    named entities (the official release's lexicon by default)
-  discourse.py  temporal chaining of rounds: coreference and follow-ups
-  facts.py      meanings (explicit answers, distractors) evaluable in the world
-  render.py     facts -> explicit sentences
-  distractors.py  the three wrong options of a round (the paper's four strategies)
-  qa.py         single-word questions about the world after the dialogue
-  generator.py  the dialogue-level temporal AOG, split presets, seeding
-  writer.py     streaming, atomic JSON writer;  __main__.py  the CLI
-  rand.py       cheap seeded choice/sample helpers for hot paths
-See README.md in this folder for the semantics and the choices made.
+schema.py      names shared by the generator and the readers (implicature types, subtopics)
+io.py          reader of the official `impl_dial` v0.1 files (released or generated)
+examples.py    dialogues -> model examples for recovery and QA (word ids or subword text)
+datamodule.py  GriceDataModule (generated and cached, or official files)
+generator/     pragexp's grammar generator; CLI: python -m pragexp.data.grice
 """
-
-from pragexp.data.grice_schema import IMPLICATURE_TYPES, SUBTOPICS
-
-from .generator import DEFAULT_MIX, SPLIT_PRESETS, TEST_CODES, TEST_TYPES, GeneratedDialogue, GriceGenerator
-from .lexicon import load_lexicon
-from .writer import write_dataset
-
-# Bump whenever the output for a given seed changes: cached datasets are keyed by it.
-GENERATOR_VERSION = "1"
-
-__all__ = [
-    "GriceGenerator",
-    "GeneratedDialogue",
-    "SPLIT_PRESETS",
-    "IMPLICATURE_TYPES",
-    "SUBTOPICS",
-    "DEFAULT_MIX",
-    "TEST_CODES",
-    "TEST_TYPES",
-    "write_dataset",
-    "load_lexicon",
-    "GENERATOR_VERSION",
-]

@@ -5,8 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from .generator import SPLIT_PRESETS
-from .writer import write_dataset
+from .generator import SPLIT_PRESETS, write_dataset
 
 
 def _non_negative(text):

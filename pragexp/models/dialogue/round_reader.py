@@ -7,7 +7,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from pragexp.models.encoders import PAD_ID, SentenceEncoder
+from pragexp.models.dialogue.layers import PAD_ID, SentenceEncoder
 
 
 def token_context(history, history_states, query, query_states) -> tuple[torch.Tensor, torch.Tensor]:
@@ -19,7 +19,7 @@ def token_context(history, history_states, query, query_states) -> tuple[torch.T
 
 
 class RoundReader(nn.Module):
-    """Reader with the contract of `pragexp.models.lstm.LSTMReader`. Subclasses implement
+    """A `DialogueReader` (pragexp.models.dialogue.protocol). Subclasses implement
     `dialogue_state(rounds (B,R,D), present (B,R) bool, query (B,D)) -> (B, output_dim)`."""
 
     def __init__(self, vocab_size: int, embed_dim: int, hidden_dim: int, dropout: float):

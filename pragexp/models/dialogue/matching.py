@@ -11,7 +11,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from pragexp.models.encoders import mlp
+from pragexp.models.dialogue.layers import mlp
 
 
 class TokenAligner(nn.Module):

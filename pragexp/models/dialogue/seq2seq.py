@@ -1,6 +1,6 @@
 """Generative setting of GRICE implicature recovery ("-Gen" rows of Table 5).
 
-A dialogue reader (any model with the `pragexp.models.lstm.LSTMReader` contract) encodes the
+A dialogue reader (any `DialogueReader`, see protocol.py) encodes the
 history and the queried round; an attentional LSTM decoder is trained with teacher forcing to
 generate the round's explicit form. At evaluation the four candidates are ranked by their
 log-likelihood under the decoder, **length-normalised**: the mean log-probability per predicted
@@ -20,9 +20,9 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from pragexp.models.encoders import PAD_ID, mlp
+from pragexp.models.dialogue.layers import PAD_ID, mlp
 
-BOUNDARY_ID = 2  # `<sep>`: pragexp.data.vocab.Vocabulary's third special token (checked by a test)
+BOUNDARY_ID = 2  # `<sep>`: pragexp.data.common.vocab.Vocabulary's third special token (checked by a test)
 
 
 def with_boundaries(tokens: torch.Tensor, boundary_id: int = BOUNDARY_ID) -> torch.Tensor:

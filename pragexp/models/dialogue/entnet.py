@@ -16,8 +16,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from pragexp.models.encoders import mlp
-from pragexp.models.round_reader import RoundReader
+from pragexp.models.dialogue.layers import mlp
+from pragexp.models.dialogue.round_reader import RoundReader
 
 
 class EntNetReader(RoundReader):

@@ -3,7 +3,7 @@
 Sources, in this order:
 
 - local files `train_path`, `val_path`, `test_path` (JSON lines, or TSV for `.tsv`/`.txt`; see
-  pragexp.data.pair_files). Any one may be left out: no `val_path` carves the dev split out of
+  pragexp.data.common.pair_files). Any one may be left out: no `val_path` carves the dev split out of
   train (below); no `train_path` is for evaluating a checkpoint; no `test_path` means no test.
 - with no path at all, the hub dataset `hub_name` through `datasets`, its splits named by
   `hub_splits` (train/val/test -> hub split name, or null to carve dev out of train). Offline,
@@ -20,26 +20,13 @@ label counts) in `report_dir`.
 from __future__ import annotations
 
 import logging
-import random
 
-from pragexp.data.errors import DataFormatError
-from pragexp.data.pair_files import PairRow, PairSchema, read_pair_file, read_pair_hub
-from pragexp.data.text_pair import STAGES, TextPairDataModule
+from pragexp.data.common.pair_files import PairRow, PairSchema, read_pair_file, read_pair_hub
+from pragexp.data.common.splits import carve_dev
+from pragexp.data.common.text_pair import STAGES, TextPairDataModule
+from pragexp.utils.errors import DataFormatError
 
 log = logging.getLogger(__name__)
-
-
-def carve_dev(n: int, fraction: float, seed: int) -> tuple[list[int], list[int]]:
-    """(train indices, dev indices): round(fraction * n) rows for dev, at least one, drawn with `seed`;
-    both sorted, so the rows keep their file order."""
-    if n < 2:
-        raise ValueError(f"cannot carve a dev split out of {n} training row(s): set data.val_path")
-    if not 0 < fraction < 1:
-        raise ValueError(f"data.dev_fraction must be between 0 and 1, got {fraction}")
-    order = list(range(n))
-    random.Random(seed).shuffle(order)
-    dev = min(n - 1, max(1, round(fraction * n)))
-    return sorted(order[dev:]), sorted(order[:dev])
 
 
 class PairClassificationDataModule(TextPairDataModule):

@@ -13,10 +13,10 @@ from collections import Counter
 from collections.abc import Iterable
 from pathlib import Path
 
-from pragexp.data.files import atomic_output
-from pragexp.data.grice_schema import IMPLICATURE_TYPES
+from pragexp.data.grice.schema import IMPLICATURE_TYPES
+from pragexp.utils.io import atomic_output
 
-from .generator import GriceGenerator, check_seed, check_split
+from .dialogue import GriceGenerator, check_seed, check_split
 
 VERSION = "v0.1"
 

@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from pragexp.data.errors import DataFormatError
+from pragexp.utils.errors import DataFormatError
 
 TSV_SUFFIXES = (".tsv", ".txt")
 

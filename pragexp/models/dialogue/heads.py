@@ -1,13 +1,12 @@
-"""Task-shaped heads around a dialogue reader (see `pragexp.models.lstm.LSTMReader` for the
-reader contract)."""
+"""Task-shaped heads around a `DialogueReader` (pragexp.models.dialogue.protocol)."""
 
 from __future__ import annotations
 
 import torch
 from torch import nn
 
-from pragexp.models.encoders import PAD_ID, mlp
-from pragexp.models.matching import TokenAligner
+from pragexp.models.dialogue.layers import PAD_ID, mlp
+from pragexp.models.dialogue.matching import TokenAligner
 
 
 class CandidateRanker(nn.Module):
@@ -55,26 +54,3 @@ class AnswerClassifier(nn.Module):
             context[:, None, -length:], query.ne(PAD_ID)[:, None], context, dialogue_mask
         ).squeeze(1)
         return self.out(torch.cat([state, aligned], dim=-1))
-
-
-class ChoiceScorer(nn.Module):
-    """Multiple choice with a sequence scorer (BERT with one output): each of the C text pairs of an
-    example, "[CLS] dialogue [SEP] candidate [SEP]", gets one score; (B, C, L) inputs -> (B, C) logits."""
-
-    def __init__(self, scorer: nn.Module):
-        super().__init__()
-        self.scorer = scorer
-
-    def forward(
-        self,
-        input_ids: torch.Tensor,
-        attention_mask: torch.Tensor | None = None,
-        token_type_ids: torch.Tensor | None = None,
-    ) -> torch.Tensor:
-        batch, choices, length = input_ids.shape
-
-        def flat(x: torch.Tensor | None) -> torch.Tensor | None:
-            return None if x is None else x.reshape(batch * choices, length)
-
-        scores = self.scorer(flat(input_ids), flat(attention_mask), flat(token_type_ids))
-        return scores.view(batch, choices)

@@ -16,7 +16,7 @@ from bisect import bisect
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 
-from pragexp.data.grice_schema import IMPLICATURE_TYPES, SUBTOPICS, TEST_CONDITIONS
+from pragexp.data.grice.schema import IMPLICATURE_TYPES, SUBTOPICS, TEST_CONDITIONS
 
 from .discourse import Discourse
 from .distractors import choose_distractors

@@ -21,9 +21,9 @@ from pathlib import Path
 
 import torch
 
-from pragexp.data import text_tokenizers as tt
-from pragexp.data.base import SplitsDataModule
-from pragexp.data.files import atomic_write_text
+from pragexp.data.common import tokenization as tt
+from pragexp.data.common.datamodule import SplitsDataModule
+from pragexp.utils.io import atomic_write_text
 
 STAGES = ("train", "val", "test")
 

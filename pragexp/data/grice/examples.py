@@ -19,10 +19,10 @@ from collections.abc import Iterable, Sequence
 
 import torch
 
-from pragexp.data import text_tokenizers as tt
-from pragexp.data.grice_io import Dialogue, Round
-from pragexp.data.grice_schema import IMPLICATURE_TYPES
-from pragexp.data.vocab import Vocabulary
+from pragexp.data.common import tokenization as tt
+from pragexp.data.common.vocab import Vocabulary
+from pragexp.data.grice.io import Dialogue, Round
+from pragexp.data.grice.schema import IMPLICATURE_TYPES
 
 NO_GROUP = -1
 

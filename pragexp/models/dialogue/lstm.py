@@ -5,7 +5,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from pragexp.models.encoders import PAD_ID, SentenceEncoder, mlp
+from pragexp.models.dialogue.layers import PAD_ID, SentenceEncoder, mlp
 
 
 def flatten_rounds(history: torch.Tensor) -> torch.Tensor:
@@ -16,14 +16,8 @@ def flatten_rounds(history: torch.Tensor) -> torch.Tensor:
 
 
 class LSTMReader(nn.Module):
-    """Reader contract shared by every GRICE model:
-
-    - `output_dim`: size of the state vector and of token states;
-    - `read(history (B,R,L), query (B,L)) -> (state (B,D), context (B,T,D), context_mask (B,T))`:
-      the dialogue state and the token states a candidate may be compared with;
-    - `forward(history, query) -> state (B,D)`;
-    - `encode_text(tokens (...,L)) -> (vectors (...,D), token states (...,L,D))` for candidates.
-    """
+    """A `DialogueReader` (pragexp.models.dialogue.protocol): the rounds read as one token
+    sequence by one LSTM, the query by another."""
 
     def __init__(
         self,

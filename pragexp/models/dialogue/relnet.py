@@ -12,8 +12,8 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from pragexp.models.encoders import mlp, recency_index
-from pragexp.models.round_reader import RoundReader
+from pragexp.models.dialogue.layers import mlp, recency_index
+from pragexp.models.dialogue.round_reader import RoundReader
 
 
 class RelNetReader(RoundReader):

@@ -11,8 +11,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from pragexp.data.errors import DataFormatError
-from pragexp.data.grice_schema import IMPLICATURE_TYPES, TEST_CONDITIONS
+from pragexp.data.grice.schema import IMPLICATURE_TYPES, TEST_CONDITIONS
+from pragexp.utils.errors import DataFormatError
 
 NUM_OPTIONS = 4
 _CONDITION_IN_NAME = re.compile(r"_(" + "|".join(TEST_CONDITIONS) + r")\.json$")

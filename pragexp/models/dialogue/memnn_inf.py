@@ -28,10 +28,10 @@ from pathlib import Path
 import torch
 from torch import nn
 
-from pragexp.models.encoders import PAD_ID
-from pragexp.models.memnn import MemNNReader
-from pragexp.models.round_reader import token_context
-from pragexp.models.seq2seq import BOUNDARY_ID
+from pragexp.models.dialogue.layers import PAD_ID
+from pragexp.models.dialogue.memnn import MemNNReader
+from pragexp.models.dialogue.round_reader import token_context
+from pragexp.models.dialogue.seq2seq import BOUNDARY_ID
 
 log = logging.getLogger(__name__)
 DATAMODULE_KEY = "GriceDataModule"
@@ -77,7 +77,7 @@ def append_tokens(rounds: torch.Tensor, extra: torch.Tensor, separator: int = BO
 
 
 class MemNNInfReader(nn.Module):
-    """Reader with the contract of `pragexp.models.lstm.LSTMReader`.
+    """A `DialogueReader` (pragexp.models.dialogue.protocol).
 
     `inference_ckpt`: path of a `model=memnn_gen`/`lstm_gen` recovery checkpoint. null builds an
     untrained inference model from `inference_model` instead (tests, or the "random inference

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pragexp.data import grice_examples as ex
-from pragexp.data import text_tokenizers as tt
-from pragexp.data.base import SplitsDataModule
-from pragexp.data.files import as_paths, digest, file_digest, missing
-from pragexp.data.grice_io import read_dialogues
-from pragexp.data.grice_schema import IMPLICATURE_TYPES
-from pragexp.data.vocab import Vocabulary
+from pragexp.data.common import tokenization as tt
+from pragexp.data.common.datamodule import SplitsDataModule
+from pragexp.data.common.vocab import Vocabulary
+from pragexp.data.grice import examples as ex
+from pragexp.data.grice.io import read_dialogues
+from pragexp.data.grice.schema import IMPLICATURE_TYPES
+from pragexp.utils.io import as_paths, digest, file_digest, missing
 
 STAGES = ("train", "val", "test")
 GENERATOR_SPLITS = {"train": "train", "val": "dev", "test": "test"}
@@ -69,7 +69,7 @@ class GriceDataModule(SplitsDataModule):
 
     # -- generation -------------------------------------------------------------------------
     def _generation_key(self) -> str:
-        from pragexp.data.grice import GENERATOR_VERSION
+        from pragexp.data.grice.generator import GENERATOR_VERSION
 
         settings = {**self.generate, "generator_version": GENERATOR_VERSION}
         lexicon = settings.get("lexicon")
@@ -80,7 +80,7 @@ class GriceDataModule(SplitsDataModule):
     def prepare_data(self) -> None:
         if not self.generate:
             return
-        from pragexp.data.grice import write_dataset
+        from pragexp.data.grice.generator import write_dataset
 
         g = self.generate
         sizes = {"train": g["train_dialogs"], "val": g["val_dialogs"], "test": g["test_dialogs"]}
