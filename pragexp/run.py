@@ -1,5 +1,6 @@
 """run(cfg): build the data module, task, loggers and trainer from a composed config, then train,
-validate the best checkpoint and test it. Returns the metrics and writes `metrics.json`."""
+validate the best checkpoint and test it (or, for `pragexp.eval` and evaluation-only tasks, only
+test). Returns the metrics and writes `metrics.json`."""
 
 from __future__ import annotations
 
@@ -8,10 +9,12 @@ import logging
 from pathlib import Path
 
 import pytorch_lightning as pl
-import torch
 from hydra.utils import instantiate
 from omegaconf import DictConfig, OmegaConf
 
+from pragexp.tasks.base import TrainableTask
+from pragexp.utils import checkpoint
+from pragexp.utils.config_tree import print_config_tree
 from pragexp.utils.instantiate import build_callbacks, build_loggers, public_config
 from pragexp.utils.io import atomic_write_text
 
@@ -19,20 +22,7 @@ log = logging.getLogger(__name__)
 # conf/ sits beside the package (editable install); an absolute path works however main() is called.
 CONFIG_DIR = Path(__file__).resolve().parent.parent / "conf"
 SUMMARY_PREFIX = "pragexp:"
-
-
-def read_checkpoint_extras(ckpt_path: str | None) -> dict | None:
-    """What a pragexp checkpoint carries besides weights: the model config and the data module's
-    state (vocabularies). Named checkpoints ('last', 'best') are resolved by Lightning instead."""
-    if not ckpt_path or ckpt_path in ("last", "best", "hpc", "registry"):
-        return None
-    path = Path(ckpt_path)
-    if not path.is_file():
-        raise FileNotFoundError(f"ckpt_path not found: {path}")
-    checkpoint = torch.load(path, map_location="cpu", weights_only=False)
-    extras = checkpoint.get("pragexp", {})
-    extras["datamodule_states"] = {k: v for k, v in checkpoint.items() if k.endswith("DataModule")}
-    return extras
+LIGHTNING_NAMES = ("last", "best", "hpc", "registry")
 
 
 def check_model_fits_task(cfg: DictConfig) -> None:
@@ -45,35 +35,38 @@ def check_model_fits_task(cfg: DictConfig) -> None:
 
 def run(cfg: DictConfig) -> dict[str, float]:
     check_model_fits_task(cfg)
-    if OmegaConf.is_missing(cfg, "ckpt_path") or (not cfg.get("train", True) and not cfg.get("ckpt_path")):
-        raise ValueError("evaluation needs a trained model: pass ckpt_path=<path to a .ckpt file>")
+    ckpt_path = None if OmegaConf.is_missing(cfg, "ckpt_path") else cfg.get("ckpt_path")
+    if cfg.get("print_config", True):
+        print_config_tree(cfg)
     if cfg.get("seed") is not None:
         pl.seed_everything(int(cfg.seed), workers=True)  # honoured when 0
-    extras = read_checkpoint_extras(cfg.get("ckpt_path"))
+    # 'last', 'best', ... are Lightning's names for checkpoints of this run; it resolves them.
+    saved = checkpoint.read(ckpt_path) if ckpt_path and ckpt_path not in LIGHTNING_NAMES else None
 
     datamodule = instantiate(cfg.data)
-    model_cfg = cfg.model
-    if extras:
-        state = extras["datamodule_states"].get(type(datamodule).__qualname__)
+    model_cfg = cfg.get("model")
+    if saved is not None:
+        state = saved.datamodule_state(type(datamodule).__qualname__)
         if state:
             datamodule.load_state_dict(state)
-        if extras.get("model"):  # the weights decide the architecture
-            model_cfg = OmegaConf.create(extras["model"])
-            if model_cfg.get("_target_") != cfg.model.get("_target_"):
+        if saved.model_config:  # the weights decide the architecture
+            model_cfg = OmegaConf.create(saved.model_config)
+            if model_cfg.get("_target_") != (cfg.get("model") or {}).get("_target_"):
                 log.warning(
                     "using the checkpoint's model %s, not %s",
                     model_cfg.get("_target_"),
-                    cfg.model.get("_target_"),
+                    (cfg.get("model") or {}).get("_target_"),
                 )
 
-    task = instantiate(
-        cfg.task,
-        model=instantiate(model_cfg),
-        optimizer=instantiate(cfg.optimizer),
-        scheduler=instantiate(cfg.scheduler) if cfg.get("scheduler") else None,
-    )
+    task_args = {"model": instantiate(model_cfg)} if model_cfg is not None else {}
+    if cfg.get("optimizer") is not None:  # evaluation-only tasks have none
+        task_args["optimizer"] = instantiate(cfg.optimizer)
+        task_args["scheduler"] = instantiate(cfg.scheduler) if cfg.get("scheduler") else None
+    task = instantiate(cfg.task, **task_args)
+    if isinstance(task, TrainableTask) and not cfg.get("train", True) and not ckpt_path:
+        raise ValueError("evaluation needs a trained model: pass ckpt_path=<path to a .ckpt file>")
     # Set after instantiate: Hydra would turn a dict holding `_target_` passed as an argument into an object.
-    task.model_config = OmegaConf.to_container(model_cfg, resolve=True)
+    task.model_config = OmegaConf.to_container(model_cfg, resolve=True) if model_cfg is not None else None
     loggers = build_loggers(cfg.get("logger"))
     callbacks = build_callbacks(cfg.get("callbacks"), has_logger=bool(loggers))
     trainer: pl.Trainer = instantiate(cfg.trainer, logger=loggers or False, callbacks=callbacks)
@@ -82,15 +75,20 @@ def run(cfg: DictConfig) -> dict[str, float]:
 
     metrics: dict[str, float] = {}
     try:
-        test_ckpt = cfg.get("ckpt_path")
+        # Checkpoints are data: Lightning loads them with weights_only=True too (pragexp.utils.checkpoint).
+        test_ckpt = ckpt_path
         if cfg.get("train", True):
-            trainer.fit(task, datamodule=datamodule, ckpt_path=cfg.get("ckpt_path"))
+            trainer.fit(task, datamodule=datamodule, ckpt_path=ckpt_path, weights_only=True)
             best = trainer.checkpoint_callback.best_model_path if trainer.checkpoint_callback else ""
             test_ckpt = best or None  # no checkpoint under fast_dev_run: use the weights in memory
-            for results in trainer.validate(task, datamodule=datamodule, ckpt_path=test_ckpt, verbose=False):
+            for results in trainer.validate(
+                task, datamodule=datamodule, ckpt_path=test_ckpt, verbose=False, weights_only=True
+            ):
                 metrics.update(results)
         if cfg.get("test", True):
-            for results in trainer.test(task, datamodule=datamodule, ckpt_path=test_ckpt, verbose=False):
+            for results in trainer.test(
+                task, datamodule=datamodule, ckpt_path=test_ckpt, verbose=False, weights_only=True
+            ):
                 metrics.update(results)
     finally:
         _finish_wandb(loggers)

@@ -1,27 +1,19 @@
 """Circa reader, label selection, splits (matched sizes, leave-one-scenario-out folds), tokenization
-and dynamic padding, against the real-format sample in ../shared/samples/circa/."""
+and dynamic padding, on an invented file in the released format (tests/fixtures/circa/); the real
+excerpt in ../shared/samples/circa/ is read too when it is there."""
 
 import json
 
 import pytest
-import torch
-from conftest import SAMPLES
+from conftest import CIRCA_FIXTURE, SAMPLES, encoded_example, needs_samples
 
-from pragexp.data.circa.io import (
-    LABELS,
-    CircaDataModule,
-    matched_split,
-    matched_split_sizes,
-    read_circa_hub,
-    read_circa_tsv,
-    scenarios,
-    select_labelled,
-    unmatched_split,
-)
+from pragexp.data.circa.datamodule import CircaDataModule
+from pragexp.data.circa.io import LABELS, read_circa_hub, read_circa_tsv, select_labelled
 from pragexp.data.common import tokenization as tt
+from pragexp.data.common.splits import leave_one_group_out, matched_split, matched_split_sizes
 from pragexp.utils.errors import DataFormatError
 
-SAMPLE = SAMPLES / "circa" / "circa-sample.tsv"
+SAMPLE = CIRCA_FIXTURE
 NOT_SURE_CURLY = "I am not sure how X will interpret Y\u2019s answer"
 
 
@@ -40,19 +32,19 @@ def with_labels(line: str, strict: str, relaxed: str) -> str:
     return "\t".join(fields)
 
 
-# -- reading the sample as released ------------------------------------------------------------
-def test_sample_rows_labels_and_drops():
+# -- reading a file as released -----------------------------------------------------------------
+def test_rows_labels_and_drops():
     rows, report = read_circa_tsv(SAMPLE)
-    assert report.rows_read == 80 and not report.corrupt and len(rows) == 80
-    assert rows[0].id == "1063" and rows[0].question == "Have you heard Lizzo new song?"
-    assert rows[0].answer == "I have her album" and rows[0].line == 2
-    assert rows[0].strict == "Probably yes / sometimes yes" and rows[0].relaxed == "Yes"
+    assert report.rows_read == 80 and not report.corrupt and not report.odd_text and len(rows) == 80
+    assert rows[0].id == "2001" and rows[0].question == "Do you like your new car?"
+    assert rows[0].answer == "It has its good and bad points." and rows[0].line == 2
+    assert rows[0].strict == rows[0].relaxed == "In the middle, neither yes nor no"
     assert not any(r.answer.endswith("\r") or r.relaxed and r.relaxed.endswith("\r") for r in rows)
 
     relaxed, dropped = select_labelled(rows, "relaxed")
     assert dict(dropped) == {"Other": 9, "no majority label": 1} and len(relaxed) == 70
     strict, dropped = select_labelled(rows, "strict")
-    # The curly-apostrophe label (10 rows in the sample) is recognised and dropped, not kept or corrupt.
+    # The curly-apostrophe label (10 rows) is recognised and dropped, not kept or corrupt.
     assert dict(dropped) == {"Other": 9, "no majority label": 9, "I am not sure": 10} and len(strict) == 52
     assert {LABELS["strict"][y] for _, y in strict} == set(LABELS["strict"])
     assert {LABELS["relaxed"][y] for _, y in relaxed} == set(LABELS["relaxed"])
@@ -74,15 +66,20 @@ def test_missing_values_straight_apostrophe_and_corrupt_rows_are_counted(tmp_pat
     path = write(tmp_path / "circa.tsv", [header, *edited])
     rows, report = read_circa_tsv(path)
     corrupt = dict(report.corrupt)
-    assert sorted(corrupt) == [5, 6, 7, 8]
+    assert sorted(corrupt) == [5, 7, 8]
     assert "expected 8 tab-separated fields, found 5" in corrupt[5]
-    assert "'answer-Y'" in corrupt[6] and "JSON" in corrupt[6]
     assert "'id'" in corrupt[7] and "'goldstandard1'" in corrupt[8]
-    assert report.rows_read == 80 and len(rows) == 76
+    # A JSON fragment in the answer is odd text, not an unreadable row: the paper kept such rows.
+    assert [line for line, _ in report.odd_text] == [6]
+    assert "'answer-Y'" in report.odd_text[0][1] and "JSON" in report.odd_text[0][1]
+    assert 6 in {r.line for r in rows}
+    assert report.rows_read == 80 and len(rows) == 77
+    untouched = [line.split("\t") for line in body[7:]]
     _, dropped = select_labelled(rows, "strict")
-    assert dropped["I am not sure"] == 10 + 1  # the straight apostrophe is the same label
+    # The straight apostrophe (line 4) is the same label as the release's curly one.
+    assert dropped["I am not sure"] == sum(f[6] == NOT_SURE_CURLY for f in untouched) + 1
     _, dropped_relaxed = select_labelled(rows, "relaxed")
-    assert dropped_relaxed["no majority label"] == 1 + 2
+    assert dropped_relaxed["no majority label"] == sum(f[7] == "" for f in untouched) + 2
 
 
 def test_datamodule_reports_drops_and_corrupt_rows(tmp_path):
@@ -147,11 +144,12 @@ def test_each_scenario_is_held_out_exactly_once_without_leakage(labels):
     rows, _ = read_circa_tsv(SAMPLE)
     kept, _ = select_labelled(rows, labels)
     contexts = [r.context for r, _ in kept]
-    names = scenarios(contexts)
+    names = sorted(set(contexts))
     assert len(names) == 10
     held_out = []
     for fold in range(10):
-        split = unmatched_split(contexts, fold, seed=0)
+        split, name = leave_one_group_out(contexts, fold, seed=0, kind="scenarios")
+        assert name == names[fold]
         test_contexts = {contexts[i] for i in split["test"]}
         assert len(test_contexts) == 1
         held_out.append(test_contexts.pop())
@@ -160,7 +158,7 @@ def test_each_scenario_is_held_out_exactly_once_without_leakage(labels):
         assert split["val"] and split["train"]
     assert sorted(held_out) == names
     with pytest.raises(ValueError, match=r"data.fold=10 is out of range: the data has 10 scenarios"):
-        unmatched_split(contexts, 10, seed=0)
+        leave_one_group_out(contexts, 10, seed=0, kind="scenarios")
 
 
 # -- tokenization and batches ------------------------------------------------------------------
@@ -175,19 +173,19 @@ def test_inputs_are_cls_a_sep_b_sep(mode, has_second):
     dm = tiny_dm(input=mode)
     tok = dm.tokenizer
     row, _ = dm.splits["train"][0]
-    example = dm.datasets["train"][0]
-    tokens = [tok.id_to_token(i) for i in example["input_ids"].tolist()]
+    ids, types = encoded_example(dm, "train", 0)
+    tokens = [tok.id_to_token(i) for i in ids]
     assert tokens[0] == "[CLS]" and tokens[-1] == "[SEP]"
     assert tokens.count("[SEP]") == (2 if has_second else 1)
-    assert bool(example["token_type_ids"].any()) == has_second
+    assert any(types) == has_second
     text = {"qa": row.question, "question": row.question, "answer": row.answer}[mode]
-    first = tok.encode(text).ids[1:-1]
-    assert example["input_ids"].tolist()[1 : 1 + len(first)] == first
+    first = tok.encode(text).ids[1 : 1 + len(tok.encode(text, add_special_tokens=False).ids)]
+    assert ids[1 : 1 + len(first)] == first
 
 
 def test_batches_are_padded_to_their_longest_and_keep_dataset_order():
     dm = tiny_dm()
-    lengths = [len(e["input_ids"]) for e in dm.datasets["val"]]
+    lengths = [len(encoded_example(dm, "val", i)[0]) for i in range(len(dm.datasets["val"]))]
     batch = next(iter(dm.val_dataloader()))
     ids, mask = batch["inputs"]["input_ids"], batch["inputs"]["attention_mask"]
     n = ids.shape[0]
@@ -206,8 +204,9 @@ def test_tokenizer_travels_in_the_state_dict_and_is_deterministic():
     other = CircaDataModule(path=str(SAMPLE), tokenizer="bert-base-uncased")  # would need the hub
     other.load_state_dict(state)
     other.setup("test")  # no hub access: the checkpoint's tokenizer is used
-    assert [e["input_ids"].tolist() for e in other.datasets["test"]] == [
-        e["input_ids"].tolist() for e in a.datasets["test"]
+    n = len(a.datasets["test"])
+    assert [encoded_example(other, "test", i) for i in range(n)] == [
+        encoded_example(a, "test", i) for i in range(n)
     ]
     strict = CircaDataModule(path=str(SAMPLE), labels="strict", tokenizer="tiny")
     with pytest.raises(ValueError, match="data.labels=relaxed"):
@@ -228,20 +227,39 @@ def test_crlf_and_utf8_bom_copy_reads_the_same(tmp_path):
     assert read_circa_tsv(copy)[0] == read_circa_tsv(SAMPLE)[0]
 
 
-def test_pad_collate_handles_unequal_lengths():
-    collate = tt.PadCollate(pad_token_id=7)
-    batch = collate(
+def test_pad_collate_pads_with_the_tokenizer():
+    tok = tt.configure(tt.train_wordpiece(["a b c d", "e f"], vocab_size=50), max_length=16)
+    batch = tt.PadCollate(tok)(
         [
-            {
-                "input_ids": torch.tensor([1, 2, 3]),
-                "token_type_ids": torch.tensor([0, 0, 1]),
-                "label": 1,
-                "index": 4,
-            },
-            {"input_ids": torch.tensor([1]), "token_type_ids": torch.tensor([0]), "label": 0, "index": 5},
+            {"text": "a b", "text_pair": "c", "label": 1, "index": 4},
+            {"text": "e", "text_pair": "f", "label": 0, "index": 5},
         ]
     )
-    assert batch["inputs"]["input_ids"].tolist() == [[1, 2, 3], [1, 7, 7]]
-    assert batch["inputs"]["attention_mask"].tolist() == [[1, 1, 1], [1, 0, 0]]
-    assert batch["inputs"]["token_type_ids"].tolist() == [[0, 0, 1], [0, 0, 0]]
-    assert batch["index"].tolist() == [4, 5]
+    ids, mask, types = (batch["inputs"][k] for k in ("input_ids", "attention_mask", "token_type_ids"))
+    assert mask.tolist() == [[1, 1, 1, 1, 1, 1], [1, 1, 1, 1, 1, 0]]
+    assert ids[1, -1] == tt.pad_id(tok) and types.tolist()[0] == [0, 0, 0, 0, 1, 1]
+    assert batch["index"].tolist() == [4, 5] and batch["group"].tolist() == [-1, -1]
+
+
+def test_rows_kept_with_odd_text_are_counted_in_the_data_report(tmp_path):
+    header, *body = sample_lines()
+    odd = "\t".join([*body[3].split("\t")[:4], '{"answer": "yes", "id": 3}', *body[3].split("\t")[5:]])
+    path = write(tmp_path / "circa.tsv", [header, *body[:3], odd, *body[4:]])
+    dm = CircaDataModule(path=str(path), labels="relaxed", report_dir=str(tmp_path / "out"))
+    dm.setup("fit")
+    report = json.loads((tmp_path / "out" / "data_report.json").read_text())
+    assert report["corrupt"] == 0 and report["odd_text"] == 1
+    assert report["odd_text_rows"][0]["line"] == 5 and "JSON fragment" in report["odd_text_rows"][0]["reason"]
+    assert report["kept"] == 70  # the odd row's label is valid: it is kept, as the paper kept it
+
+
+# -- the real excerpt (../shared/samples), when present ------------------------------------------
+@needs_samples
+def test_real_excerpt_reads_with_its_quirks():
+    rows, report = read_circa_tsv(SAMPLES / "circa" / "circa-sample.tsv")
+    assert report.rows_read == 80 and not report.corrupt and len(rows) == 80
+    relaxed, dropped = select_labelled(rows, "relaxed")
+    assert dict(dropped) == {"Other": 9, "no majority label": 1} and len(relaxed) == 70
+    strict, dropped = select_labelled(rows, "strict")
+    assert dict(dropped) == {"Other": 9, "no majority label": 9, "I am not sure": 10} and len(strict) == 52
+    assert len({r.context for r in rows}) == 10

@@ -6,17 +6,17 @@ from pathlib import Path
 
 import pytest
 import torch
-from conftest import SAMPLES, TINY_DATA, run_module
+from conftest import CIRCA_FIXTURE, TINY_DATA, run_module
 
 from pragexp.data.circa.datamodule import CircaDataModule
 from pragexp.data.circa.io import LABEL_SLUGS, LABELS
-from pragexp.metrics.classification import ClassificationMetric, confusion_matrix, f1_per_class, slugify
+from pragexp.metrics.classification import ClassificationMetric, slugify
 from pragexp.models.bert import BertClassifier
 from pragexp.models.majority import MajorityClassifier
 from pragexp.models.pretrained import load_encoder
 from pragexp.run import run
 
-SAMPLE = SAMPLES / "circa" / "circa-sample.tsv"
+SAMPLE = CIRCA_FIXTURE
 
 
 # -- metrics -----------------------------------------------------------------------------------
@@ -37,10 +37,12 @@ def test_accuracy_f1_and_confusion_by_hand():
     assert metric.confusion().tolist() == [[1, 1, 0], [0, 2, 0], [1, 0, 0]]
 
 
-def test_confusion_helpers_and_slugs():
-    cm = confusion_matrix(torch.tensor([1, 1]), torch.tensor([0, 1]), 3)
-    assert cm.tolist() == [[0, 1, 0], [0, 1, 0], [0, 0, 0]]
-    assert f1_per_class(cm).tolist() == pytest.approx([0.0, 2 / 3, 0.0])
+def test_absent_classes_score_zero_and_slugs():
+    metric = ClassificationMetric(["a", "b", "c"])
+    metric.update(torch.tensor([0, 1]), torch.tensor([1, 1]), torch.tensor([0, 1]))
+    assert metric.confusion().tolist() == [[0, 1, 0], [0, 1, 0], [0, 0, 0]]
+    values = metric.compute()
+    assert [values[f"f1/{s}"].item() for s in "abc"] == pytest.approx([0.0, 2 / 3, 0.0])
     assert slugify("Yes, subject to some conditions") == "yes_subject_to_some_conditions"
     assert sorted(LABEL_SLUGS.values()) == sorted({*LABEL_SLUGS.values()})  # distinct keys
 

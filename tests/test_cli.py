@@ -3,7 +3,7 @@
 import json
 
 import pytest
-from conftest import SAMPLES, TINY_DATA, TINY_MODEL, run_module
+from conftest import GRICE_FIXTURE, TINY_DATA, TINY_MODEL, run_module
 from omegaconf import OmegaConf
 
 FAST = [
@@ -34,11 +34,15 @@ def test_multirun_runs_one_job_per_learning_rate(tmp_path, tiny):
 
 
 def test_ddp_two_processes_count_every_test_example_once(tmp_path):
-    sample = SAMPLES / "grice" / "impl_dial_sample.json"
+    sample = GRICE_FIXTURE
     doc = json.loads(sample.read_text())
-    doc["data"]["dialogs"] = doc["data"]["dialogs"][1:]  # 31 rounds: odd, so the sampler must repeat one
-    expected = sum(len(d["dialog"]) for d in doc["data"]["dialogs"])
-    assert expected % 2 == 1
+    # An odd number of rounds, so the distributed sampler must repeat one.
+    dialogs = doc["data"]["dialogs"]
+    while sum(len(d["dialog"]) for d in dialogs) % 2 == 0:
+        dialogs = dialogs[1:]
+    doc["data"]["dialogs"] = dialogs
+    expected = sum(len(d["dialog"]) for d in dialogs)
+    assert expected % 2 == 1 and expected > 20
     test_file = tmp_path / "odd.json"
     test_file.write_text(json.dumps(doc))
     run_dir = tmp_path / "ddp"
@@ -81,7 +85,7 @@ def test_unknown_choice_lists_the_options(tmp_path, override, message):
 def test_missing_data_file_is_named_and_nothing_is_written(tmp_path):
     run_dir = tmp_path / "run"
     missing = tmp_path / "nowhere" / "train.json"
-    sample = SAMPLES / "grice" / "impl_dial_sample.json"
+    sample = GRICE_FIXTURE
     proc = run_module(
         "pragexp.train",
         [

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 import torch
-from conftest import SAMPLES
+from conftest import GRICE_FIXTURE
 
 from pragexp.data.common import tokenization as tt
 from pragexp.data.common.vocab import Vocabulary
@@ -13,62 +13,70 @@ from pragexp.data.grice.io import read_dialogues
 from pragexp.models.choice import ChoiceScorer
 from pragexp.run import run
 
-DIALOGUES = read_dialogues(SAMPLES / "grice" / "impl_dial_sample.json")
+
+@pytest.fixture(scope="module")
+def dialogues():
+    return read_dialogues(GRICE_FIXTURE)
 
 
-def tokenizer(max_length=384):
-    tok = tt.train_wordpiece(ex.dialogue_texts(DIALOGUES), vocab_size=400)
+def tokenizer(dialogues, max_length=384):
+    tok = tt.train_wordpiece(ex.dialogue_texts(dialogues), vocab_size=400)
     return tt.configure(tok, max_length, truncate_from="left")
 
 
-def segment(tok, example_ids, example_types, which):
-    """The word pieces of one segment (0: dialogue, 1: candidate or question), without [CLS]/[SEP]."""
-    ids = [i for i, t in zip(example_ids.tolist(), example_types.tolist(), strict=True) if t == which]
-    return [tok.id_to_token(i) for i in ids if tok.id_to_token(i) not in ("[CLS]", "[SEP]")]
+def segment(tok, inputs, row, which):
+    """The word pieces of one encoded pair's segment (0: dialogue, 1: candidate or question),
+    without [CLS]/[SEP] and padding."""
+    ids, types, mask = (inputs[k][row].tolist() for k in ("input_ids", "token_type_ids", "attention_mask"))
+    kept = [i for i, t, m in zip(ids, types, mask, strict=True) if m and t == which]
+    return [tok.id_to_token(i) for i in kept if tok.id_to_token(i) not in ("[CLS]", "[SEP]")]
 
 
 def pieces(tok, text):
     return tok.encode(text, add_special_tokens=False).tokens
 
 
-def test_recovery_pairs_hold_the_dialogue_so_far_and_each_candidate():
-    tok = tokenizer()
-    examples = ex.recovery_text_examples(DIALOGUES, tok)
-    assert len(examples) == sum(len(d.rounds) for d in DIALOGUES)
-    first_dialogue = DIALOGUES[0]
+def test_recovery_pairs_hold_the_dialogue_so_far_and_each_candidate(dialogues):
+    tok = tokenizer(dialogues)
+    examples = ex.recovery_text_examples(dialogues)
+    assert len(examples) == sum(len(d.rounds) for d in dialogues)
+    first_dialogue = dialogues[0]
     third = examples[2]  # round 3 of the first dialogue: rounds 1-3 then a candidate
-    assert len(third["input_ids"]) == len(first_dialogue.rounds[2].options) == 4
+    assert len(third["pairs"]) == len(first_dialogue.rounds[2].options) == 4
     assert third["label"] == first_dialogue.rounds[2].answer_index
-    context = segment(tok, third["input_ids"][1], third["token_type_ids"][1], 0)
-    candidate = segment(tok, third["input_ids"][1], third["token_type_ids"][1], 1)
-    assert context == pieces(tok, ex.dialogue_text(first_dialogue.rounds[:3]))
-    assert candidate == pieces(tok, first_dialogue.rounds[2].options[1])
+    inputs = ex.TextCollate(tok, choices=True)([third])["inputs"]
+    flat = {k: v[0] for k, v in inputs.items()}  # (4 choices, L)
+    assert segment(tok, flat, 1, 0) == pieces(tok, ex.dialogue_text(first_dialogue.rounds[:3]))
+    assert segment(tok, flat, 1, 1) == pieces(tok, first_dialogue.rounds[2].options[1])
 
 
-def test_long_dialogues_lose_their_oldest_rounds_not_the_round_asked_about():
-    tok = tokenizer(max_length=32)
-    last = ex.recovery_text_examples(DIALOGUES[:1], tok)[-1]
-    assert len(last["input_ids"][0]) == 32
-    context = segment(tok, last["input_ids"][0], last["token_type_ids"][0], 0)
-    newest, oldest = DIALOGUES[0].rounds[-1], DIALOGUES[0].rounds[0]
+def test_long_dialogues_lose_their_oldest_rounds_not_the_round_asked_about(dialogues):
+    tok = tokenizer(dialogues, max_length=32)
+    last = ex.recovery_text_examples(dialogues[:1])[-1]
+    inputs = ex.TextCollate(tok, choices=False)([{**last, "pairs": last["pairs"][:1]}])["inputs"]
+    assert int(inputs["attention_mask"][0].sum()) == 32
+    context = segment(tok, inputs, 0, 0)
+    newest, oldest = dialogues[0].rounds[-1], dialogues[0].rounds[0]
     assert context[-len(pieces(tok, ex.round_text(newest))) :] == pieces(tok, ex.round_text(newest))
     assert context[: len(pieces(tok, ex.round_text(oldest)))] != pieces(tok, ex.round_text(oldest))
 
 
-def test_qa_pairs_and_collated_shapes():
-    tok = tokenizer()
+def test_qa_pairs_and_collated_shapes(dialogues):
+    tok = tokenizer(dialogues)
     answers = Vocabulary(
-        sorted({ex.answer_word(q.answer) for d in DIALOGUES for q in d.questions}), specials=("<unk>",)
+        sorted({ex.answer_word(q.answer) for d in dialogues for q in d.questions}), specials=("<unk>",)
     )
-    qa = ex.qa_text_examples(DIALOGUES, tok, answers)
-    assert len(qa) == sum(len(d.questions) for d in DIALOGUES)
-    batch = ex.TextCollate(tt.pad_id(tok), choices=False)(qa[:3])
+    qa = ex.qa_text_examples(dialogues, answers)
+    assert len(qa) == sum(len(d.questions) for d in dialogues)
+    batch = ex.TextCollate(tok, choices=False)(qa[:3])
     assert batch["inputs"]["input_ids"].dim() == 2 and batch["inputs"]["input_ids"].shape[0] == 3
-    recovery = ex.recovery_text_examples(DIALOGUES, tok)
-    batch = ex.TextCollate(tt.pad_id(tok), choices=True)(recovery[:5])
+    recovery = ex.recovery_text_examples(dialogues)
+    batch = ex.TextCollate(tok, choices=True)(recovery[:5])
     ids, mask = batch["inputs"]["input_ids"], batch["inputs"]["attention_mask"]
     assert ids.shape[:2] == (5, 4) and mask.shape == ids.shape
-    assert mask[1, 2].sum() == len(recovery[1]["input_ids"][2])  # padding is masked out
+    alone = ex.TextCollate(tok, choices=True)([recovery[1]])["inputs"]["attention_mask"]
+    assert mask[1, 2].sum() == alone[0, 2].sum()  # padding to the batch's longest is masked out
+    assert (ids[mask == 0] == tt.pad_id(tok)).all()
     assert batch["group"].tolist() == [r["group"] for r in recovery[:5]]
 
 
@@ -90,7 +98,7 @@ def test_bert_checkpoint_evaluates_with_its_own_tokenizer(task, make_config):
     cfg = make_config([f"task={task}", "model=bert", "trainer.max_epochs=1"], out="train")
     trained = run(cfg)
     best = next(Path(cfg.paths.output_dir, "checkpoints").glob("best-*.ckpt"))
-    checkpoint = torch.load(best, map_location="cpu", weights_only=False)
+    checkpoint = torch.load(best, map_location="cpu", weights_only=True)
     assert checkpoint["GriceDataModule"]["tokenizer"]
     # model=lstm on the command line: the checkpoint's BERT and its tokenizer must win.
     evaluated = run(make_config([f"task={task}", "model=lstm", f"ckpt_path={best}"], name="eval", out="eval"))

@@ -2,14 +2,14 @@ import json
 
 import pytest
 import torch
-from conftest import SAMPLES
+from conftest import GRICE_FIXTURE, SAMPLES, needs_samples
 
 from pragexp.data.common.vocab import Vocabulary, tokenize
 from pragexp.data.grice.examples import collate, qa_examples, recovery_examples
 from pragexp.data.grice.io import read_dialogues
 from pragexp.utils.errors import DataFormatError
 
-SAMPLE = SAMPLES / "grice" / "impl_dial_sample.json"
+SAMPLE = GRICE_FIXTURE  # invented dialogues, written the way the official per-type files are
 
 
 def write(tmp_path, doc, name="bad.json"):
@@ -34,19 +34,24 @@ def one_dialogue(**round_changes):
     }
 
 
-def test_reads_official_sample_with_types_from_test_condition():
+TYPES = {"close_but", "ignorance", "limiting", "relevance", "strengthening"}
+
+
+def test_reads_official_format_with_types_from_test_condition():
     dialogues = read_dialogues(SAMPLE)
     assert len(dialogues) == 10
-    assert {d.implicature for d in dialogues} == {
-        "close_but",
-        "ignorance",
-        "limiting",
-        "relevance",
-        "strengthening",
-    }
+    assert {d.implicature for d in dialogues} == TYPES
+    assert all(r.implicature is None for d in dialogues for r in d.rounds)  # typed by file, not round
     first = dialogues[0].rounds[0]
     assert first.options[first.answer_index] == first.explicit
     assert dialogues[0].questions[0].answer == "no"
+
+
+@needs_samples
+def test_reads_the_real_release_excerpt():
+    dialogues = read_dialogues(SAMPLES / "grice" / "impl_dial_sample.json")
+    assert len(dialogues) == 10 and {d.implicature for d in dialogues} == TYPES
+    assert all(r.options[r.answer_index] == r.explicit for d in dialogues for r in d.rounds)
 
 
 def test_type_comes_from_official_file_name(tmp_path):

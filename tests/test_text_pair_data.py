@@ -5,7 +5,7 @@ file, line and field, dev carved out of train, the hub path, tokenization and ch
 import json
 
 import pytest
-from conftest import FIXTURES
+from conftest import FIXTURES, encoded_example
 
 from pragexp.data.boolq import BOOLQ_SCHEMA, BoolQDataModule, parse_boolq_answer
 from pragexp.data.common.pair_files import read_pair_file
@@ -237,15 +237,16 @@ def test_boolq_jsonl_answers_and_input_order():
     dm.setup("fit")
     assert dm.label_names == ("no", "yes") and dm.report["split_sizes"]["test"] == 6
     row, label = dm.splits["test"][0]
-    tokens = [dm.tokenizer.id_to_token(i) for i in dm.datasets["test"][0]["input_ids"].tolist()]
+    ids, types = encoded_example(dm, "test", 0)
+    tokens = [dm.tokenizer.id_to_token(i) for i in ids]
     first_sep = tokens.index("[SEP]")
     # "[CLS] question [SEP] passage [SEP]"
     assert tokens[0] == "[CLS]" and tokens[-1] == "[SEP]" and tokens.count("[SEP]") == 2
-    ids = dm.datasets["test"][0]["input_ids"].tolist()
-    assert ids[1:first_sep] == dm.tokenizer.encode(row.first).ids[1:-1]
-    assert ids[first_sep + 1 : -1] == dm.tokenizer.encode(row.second).ids[1:-1]
+    plain = dm.tokenizer.encode  # truncation applies to pairs; each text alone fits here
+    assert ids[1:first_sep] == plain(row.first, add_special_tokens=False).ids
+    assert ids[first_sep + 1 : -1] == plain(row.second, add_special_tokens=False).ids
     assert row.first.startswith("is the amazon")
-    assert dm.datasets["test"][0]["token_type_ids"][first_sep + 1 :].eq(1).all()
+    assert all(t == 1 for t in types[first_sep + 1 :])
     assert dm.datasets["test"][0]["label"] == label == 1
 
 
@@ -290,8 +291,9 @@ def test_tokenizer_state_restores_for_test_only_data():
     evaluating.load_state_dict(state)
     evaluating.setup("test")
     assert set(evaluating.splits) == {"test"}
-    assert [e["input_ids"].tolist() for e in evaluating.datasets["test"]] == [
-        e["input_ids"].tolist() for e in trained.datasets["test"]
+    n = len(trained.datasets["test"])
+    assert [encoded_example(evaluating, "test", i) for i in range(n)] == [
+        encoded_example(trained, "test", i) for i in range(n)
     ]
     with pytest.raises(ValueError, match=r"no train split: set data.train_path"):
         evaluating.train_dataloader()

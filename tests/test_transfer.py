@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 import torch
-from conftest import SAMPLES, TINY_DATA, compose_config, run_module
+from conftest import CIRCA_FIXTURE, TINY_DATA, compose_config, run_module
 
 from pragexp.data.boolq import LABELS as BOOLQ_LABELS
 from pragexp.data.circa.io import LABEL_SLUGS, LABELS
@@ -15,7 +15,7 @@ from pragexp.data.nli import LABELS as NLI_LABELS
 from pragexp.models.bert import BertClassifier
 from pragexp.run import run
 
-CIRCA_SAMPLE = SAMPLES / "circa" / "circa-sample.tsv"
+CIRCA_SAMPLE = CIRCA_FIXTURE
 QUIET = [
     "logger=none",
     "trainer.accelerator=cpu",

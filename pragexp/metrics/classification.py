@@ -1,8 +1,8 @@
 """Single-label classification: accuracy, per-class and macro F1, and the confusion matrix.
 
 `ClassificationMetric` keeps each example's dataset index, prediction and gold label, and after
-gathering from all ranks counts every index once (Lightning's distributed sampler repeats examples
-to even out the ranks), like `GroupedMeanMetric`.
+gathering from all ranks counts every index once (see `examples`); the scores themselves are
+torchmetrics' functional ones.
 """
 
 from __future__ import annotations
@@ -12,26 +12,14 @@ from collections.abc import Sequence
 
 import torch
 from torchmetrics import Metric
+from torchmetrics.functional.classification import multiclass_confusion_matrix, multiclass_f1_score
+
+from pragexp.metrics.examples import first_per_index, gathered
 
 
 def slugify(name: str) -> str:
     """A label name as a metric-key part: `Yes, subject to some conditions` -> `yes_subject_to_some_conditions`."""
     return re.sub(r"[^a-z0-9]+", "_", name.lower()).strip("_")
-
-
-def confusion_matrix(preds: torch.Tensor, target: torch.Tensor, num_labels: int) -> torch.Tensor:
-    """(num_labels, num_labels) counts; rows are gold labels, columns predictions."""
-    flat = target.long().reshape(-1) * num_labels + preds.long().reshape(-1)
-    return torch.bincount(flat, minlength=num_labels * num_labels).reshape(num_labels, num_labels)
-
-
-def f1_per_class(confusion: torch.Tensor) -> torch.Tensor:
-    """F1 of each class from a confusion matrix; 0 for a class never predicted nor present."""
-    confusion = confusion.double()
-    tp = confusion.diagonal()
-    predicted, gold = confusion.sum(0), confusion.sum(1)
-    denom = predicted + gold
-    return torch.where(denom > 0, 2 * tp / denom.clamp(min=1), torch.zeros_like(tp)).float()
 
 
 class ClassificationMetric(Metric):
@@ -53,24 +41,24 @@ class ClassificationMetric(Metric):
         self.targets.append(target.long().reshape(-1))
 
     def _unique(self) -> tuple[torch.Tensor, torch.Tensor]:
-        indices, preds, targets = (_cat(x) for x in (self.indices, self.preds, self.targets))
-        if indices.numel() == 0:
-            return preds, targets
-        order = torch.argsort(indices, stable=True)
-        indices, preds, targets = indices[order], preds[order], targets[order]
-        first = torch.ones_like(indices, dtype=torch.bool)
-        first[1:] = indices[1:] != indices[:-1]
-        return preds[first], targets[first]
+        _, preds, targets = first_per_index(
+            *(gathered(x, torch.long) for x in (self.indices, self.preds, self.targets))
+        )
+        return preds, targets
 
     def confusion(self) -> torch.Tensor:
+        """(labels, labels) counts; rows are gold labels, columns predictions."""
         preds, targets = self._unique()
-        return confusion_matrix(preds, targets, len(self.label_slugs))
+        return multiclass_confusion_matrix(preds, targets, num_classes=len(self.label_slugs))
 
     def compute(self) -> dict[str, torch.Tensor]:
         preds, targets = self._unique()
         if targets.numel() == 0:
             return {}
-        f1 = f1_per_class(confusion_matrix(preds, targets, len(self.label_slugs)))
+        # A class never predicted nor present scores F1 = 0, and counts in the macro average.
+        f1 = multiclass_f1_score(
+            preds, targets, num_classes=len(self.label_slugs), average=None, zero_division=0
+        )
         out = {"acc": (preds == targets).float().mean(), "macro_f1": f1.mean()}
         out.update({f"f1/{slug}": f1[i] for i, slug in enumerate(self.label_slugs)})
         out["count"] = torch.tensor(float(targets.numel()))
@@ -107,9 +95,3 @@ def plot_confusion(confusion: torch.Tensor, label_names: Sequence[str], title: s
     ax.set_title(title)
     fig.tight_layout()
     return fig
-
-
-def _cat(x):
-    if isinstance(x, torch.Tensor):  # after a DDP sync the list is already one tensor
-        return x
-    return torch.cat(x) if x else torch.empty(0, dtype=torch.long)

@@ -1,9 +1,4 @@
-"""Per-example scores averaged overall and per group, exact under DDP.
-
-Lightning's distributed sampler pads the evaluation set by repeating examples so every rank gets
-the same number of batches. This metric keeps each example's dataset index and, after gathering
-from all ranks, counts every index exactly once.
-"""
+"""Per-example scores averaged overall and per group, exact under DDP (see `examples`)."""
 
 from __future__ import annotations
 
@@ -11,6 +6,8 @@ from collections.abc import Sequence
 
 import torch
 from torchmetrics import Metric
+
+from pragexp.metrics.examples import first_per_index, gathered
 
 
 class GroupedMeanMetric(Metric):
@@ -38,14 +35,9 @@ class GroupedMeanMetric(Metric):
         self.scores.append(torch.stack([scores[n].float().reshape(-1) for n in self.score_names], dim=1))
 
     def _unique_examples(self):
-        indices, groups, scores = (_cat(x) for x in (self.indices, self.groups, self.scores))
-        if indices.numel() == 0:
-            return indices, groups, scores.reshape(0, len(self.score_names))
-        order = torch.argsort(indices, stable=True)
-        indices, groups, scores = indices[order], groups[order], scores[order]
-        first = torch.ones_like(indices, dtype=torch.bool)
-        first[1:] = indices[1:] != indices[:-1]
-        return indices[first], groups[first], scores[first]
+        indices = gathered(self.indices, torch.long)
+        scores = gathered(self.scores).reshape(-1, len(self.score_names))
+        return first_per_index(indices, gathered(self.groups, torch.long), scores)
 
     def compute(self) -> dict[str, torch.Tensor]:
         _, groups, scores = self._unique_examples()
@@ -63,9 +55,3 @@ class GroupedMeanMetric(Metric):
 
     def example_count(self) -> int:
         return int(self._unique_examples()[0].numel())
-
-
-def _cat(x):
-    if isinstance(x, torch.Tensor):  # after a DDP sync the list is already one tensor
-        return x
-    return torch.cat(x) if x else torch.empty(0)

@@ -3,7 +3,7 @@
 Inputs are the usual `input_ids`, `attention_mask`, `token_type_ids` of "[CLS] A [SEP] B [SEP]"
 (Circa: question and answer). `init_ckpt` starts the encoder from another pragexp checkpoint
 trained with this model (transfer, e.g. the Circa paper's BERT-MNLI-YN), ignoring that
-checkpoint's head. Nothing here imports pragexp.tasks or pragexp.data.
+checkpoint's head: any checkpoint with a pretrained encoder will do (Circa, NLI, BoolQ, GRICE BERT). Nothing here imports pragexp.tasks or pragexp.data.
 """
 
 from __future__ import annotations
@@ -13,10 +13,10 @@ import logging
 import torch
 from torch import nn
 
-from pragexp.models.pretrained import load_encoder, read_submodule_state
+from pragexp.models.pretrained import load_encoder
+from pragexp.utils import checkpoint
 
 log = logging.getLogger(__name__)
-ENCODER_PREFIX = "net.encoder."  # where a pragexp task keeps this model's encoder in its state_dict
 
 
 class BertClassifier(nn.Module):
@@ -42,8 +42,9 @@ class BertClassifier(nn.Module):
             self.load_encoder_from(init_ckpt)
 
     def load_encoder_from(self, ckpt_path: str) -> None:
-        weights, extras = read_submodule_state(ckpt_path, ENCODER_PREFIX)
-        source = (extras.get("model") or {}).get("pretrained")
+        saved = checkpoint.read(ckpt_path, setting="model.init_ckpt")
+        weights = saved.encoder_weights()
+        source = saved.encoder.get("pretrained")
         if source is not None and source != self.pretrained:
             raise ValueError(
                 f"model.init_ckpt={ckpt_path} holds a {source!r} encoder, but model.pretrained="

@@ -13,9 +13,6 @@ Nothing here imports pragexp.tasks or pragexp.data.
 
 from __future__ import annotations
 
-from pathlib import Path
-
-import torch
 from torch import nn
 
 from pragexp.utils.pretrained_names import MINILM, OFFLINE_HINT, TINY, minilm_path
@@ -62,19 +59,3 @@ def load_encoder(
             "embeddings: the data's tokenizer does not belong to this encoder"
         )
     return encoder
-
-
-def read_submodule_state(ckpt_path: str | Path, prefix: str) -> tuple[dict[str, torch.Tensor], dict]:
-    """The weights under `prefix` (e.g. `net.encoder.`) of a pragexp/Lightning checkpoint, prefix
-    removed, and the checkpoint's pragexp extras (its model config)."""
-    path = Path(ckpt_path)
-    if not path.is_file():
-        raise FileNotFoundError(f"model.init_ckpt not found: {path}")
-    checkpoint = torch.load(path, map_location="cpu", weights_only=False, mmap=True)
-    state = checkpoint.get("state_dict")
-    if not isinstance(state, dict):
-        raise ValueError(f"{path}: not a pragexp checkpoint (no state_dict)")
-    weights = {k[len(prefix) :]: v for k, v in state.items() if k.startswith(prefix)}
-    if not weights:
-        raise ValueError(f"{path}: no weights under {prefix!r}; was it trained with model=bert?")
-    return weights, checkpoint.get("pragexp") or {}

@@ -7,7 +7,7 @@ import torch.nn.functional as F
 from pragexp.metrics import target_rank
 from pragexp.models.choice import ChoiceScorer
 from pragexp.models.dialogue.heads import AnswerClassifier, CandidateRanker
-from pragexp.tasks.base import PragexpTask
+from pragexp.tasks.base import TrainableTask
 
 
 def _check_vocabulary(model, datamodule) -> None:
@@ -17,7 +17,13 @@ def _check_vocabulary(model, datamodule) -> None:
         check(datamodule.vocab.itos)
 
 
-class GriceRecoveryTask(PragexpTask):
+class _GriceTask(TrainableTask):
+    def group_name(self, group: int) -> str | None:
+        names = self.trainer.datamodule.group_names
+        return names[group] if 0 <= group < len(names) else None
+
+
+class GriceRecoveryTask(_GriceTask):
     """Pick the explicit form of the queried round among four candidates: R@1 and MRR.
 
     A model config may build a reader (wrapped in `CandidateRanker`, trained with cross-entropy
@@ -48,10 +54,23 @@ class GriceRecoveryTask(PragexpTask):
             logits = self.net(batch["history"], batch["query"], batch["candidates"])
             loss = F.cross_entropy(logits, batch["label"])
         rank = target_rank(logits, batch["label"])
-        return loss, {"r@1": (rank == 1).float(), "mrr": 1.0 / rank.float()}
+        return loss, {"r@1": (rank == 1).float(), "mrr": 1.0 / rank.float(), "logits": logits}
+
+    def prediction_records(self, batch, scores):
+        logits = scores["logits"]
+        return [
+            {
+                "index": int(i),
+                "group": self.group_name(int(g)),
+                "gold": int(y),
+                "predicted": int(row.argmax()),
+                "scores": [round(float(x), 4) for x in row],
+            }
+            for i, g, y, row in zip(batch["index"], batch["group"], batch["label"], logits, strict=True)
+        ]
 
 
-class GriceQATask(PragexpTask):
+class GriceQATask(_GriceTask):
     """Answer a question about the dialogue's world with one word: accuracy over the answer vocabulary.
     A text encoder (model=bert) classifies "[CLS] dialogue [SEP] question [SEP]" directly."""
 
@@ -68,5 +87,20 @@ class GriceQATask(PragexpTask):
         logits = (
             self.net(**batch["inputs"]) if "inputs" in batch else self.net(batch["history"], batch["query"])
         )
-        correct = (logits.argmax(-1) == batch["label"]).float()
-        return F.cross_entropy(logits, batch["label"]), {"acc": correct}
+        predicted = logits.argmax(-1)
+        correct = (predicted == batch["label"]).float()
+        return F.cross_entropy(logits, batch["label"]), {"acc": correct, "predicted": predicted}
+
+    def prediction_records(self, batch, scores):
+        answers = self.trainer.datamodule.answers.itos
+        return [
+            {
+                "index": int(i),
+                "group": self.group_name(int(g)),
+                "gold": answers[int(y)],
+                "predicted": answers[int(p)],
+            }
+            for i, g, y, p in zip(
+                batch["index"], batch["group"], batch["label"], scores["predicted"], strict=True
+            )
+        ]

@@ -7,7 +7,7 @@ task can call any of them the same way (`scheduler=` configs are `_partial_`).
 from __future__ import annotations
 
 from torch.optim import Optimizer
-from torch.optim.lr_scheduler import LambdaLR, ReduceLROnPlateau
+from torch.optim.lr_scheduler import ReduceLROnPlateau
 
 
 def plateau(
@@ -25,20 +25,13 @@ def plateau(
     }
 
 
-class _WarmupThenLinearDecay:
-    def __init__(self, warmup_steps: int, total_steps: int):
-        self.warmup_steps, self.total_steps = warmup_steps, max(total_steps, 1)
-
-    def __call__(self, step: int) -> float:
-        if step < self.warmup_steps:
-            return (step + 1) / self.warmup_steps
-        return max(0.0, (self.total_steps - step) / max(1, self.total_steps - self.warmup_steps))
-
-
 def linear_warmup(optimizer: Optimizer, num_training_steps: int, warmup_ratio: float = 0.1) -> dict:
-    """Linear warm-up over the first `warmup_ratio` of the steps, then linear decay to zero (BERT's schedule)."""
+    """Linear warm-up over the first `warmup_ratio` of the steps, then linear decay to zero (BERT's
+    schedule, as transformers implements it), stepped every optimizer step."""
+    from transformers import get_linear_schedule_with_warmup
+
     warmup = int(num_training_steps * warmup_ratio)
     return {
-        "scheduler": LambdaLR(optimizer, _WarmupThenLinearDecay(warmup, num_training_steps)),
+        "scheduler": get_linear_schedule_with_warmup(optimizer, warmup, num_training_steps),
         "interval": "step",
     }

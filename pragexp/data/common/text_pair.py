@@ -14,15 +14,15 @@ travels in `state_dict`, so a checkpoint evaluates with the exact ids it was tra
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 
-import torch
-
 from pragexp.data.common import tokenization as tt
 from pragexp.data.common.datamodule import SplitsDataModule
+from pragexp.utils import checkpoint
 from pragexp.utils.io import atomic_write_text
 
 STAGES = ("train", "val", "test")
@@ -30,16 +30,13 @@ STAGES = ("train", "val", "test")
 
 def tokenizer_from_checkpoint(ckpt: str) -> tt.Tokenizer:
     """The tokenizer kept in any pragexp checkpoint's data module state (a model=bert run)."""
-    path = Path(ckpt)
-    if not path.is_file():
-        raise FileNotFoundError(f"model.init_ckpt not found: {path}")
-    checkpoint = torch.load(path, map_location="cpu", weights_only=False, mmap=True)
-    for key, state in checkpoint.items():
-        if key.endswith("DataModule") and isinstance(state, dict) and state.get("tokenizer"):
-            return tt.Tokenizer.from_str(state["tokenizer"])
-    raise ValueError(
-        f"{path}: no tokenizer in the checkpoint's data module state (was it trained with model=bert?)"
-    )
+    text = checkpoint.read(ckpt, setting="model.init_ckpt").tokenizer_json()
+    if text is None:
+        raise ValueError(
+            f"model.init_ckpt={ckpt}: no tokenizer in the checkpoint's data module state "
+            "(start from a model=bert checkpoint)"
+        )
+    return tt.Tokenizer.from_str(text)
 
 
 class TextPairDataModule(SplitsDataModule):
@@ -116,16 +113,23 @@ class TextPairDataModule(SplitsDataModule):
             )
         self.tokenizer = tt.configure(tokenizer, self.max_length)
 
-    def _encode(self, split: str) -> list[dict]:
+    def _examples(self, split: str) -> list[dict]:
+        """Text examples; the collate function encodes each batch with the tokenizer."""
         labels = [label for _, label in self.splits[split]]
         if self.tokenizer is None:
             return [{"label": y, "index": i} for i, y in enumerate(labels)]
         firsts, seconds = self._texts(split)
-        ids, types = tt.encode(self.tokenizer, firsts, seconds)
-        return [
-            {"input_ids": torch.tensor(a), "token_type_ids": torch.tensor(t), "label": y, "index": i}
-            for i, (a, t, y) in enumerate(zip(ids, types, labels, strict=True))
+        examples = [
+            {"text": a, "label": y, "index": i} for i, (a, y) in enumerate(zip(firsts, labels, strict=True))
         ]
+        for example, b in zip(examples, seconds or (), strict=False):
+            example["text_pair"] = b
+        return examples
+
+    def describe(self, split: str, index: int) -> dict:
+        """The row behind an example, for prediction tables."""
+        row, _ = self.splits[split][index]
+        return dataclasses.asdict(row) if dataclasses.is_dataclass(row) else {}
 
     def setup(self, stage: str | None = None) -> None:
         if not self.splits:
@@ -134,7 +138,7 @@ class TextPairDataModule(SplitsDataModule):
         self._ensure_tokenizer()
         for split in self.splits:
             if split not in self.datasets:
-                self.datasets[split] = self._encode(split)
+                self.datasets[split] = self._examples(split)
 
     def _write_report(self) -> None:
         trainer = getattr(self, "trainer", None)
@@ -145,7 +149,7 @@ class TextPairDataModule(SplitsDataModule):
 
     # -- loaders --------------------------------------------------------------------------------
     def collate_fn(self) -> tt.PadCollate:
-        return tt.PadCollate(tt.pad_id(self.tokenizer) if self.tokenizer is not None else 0)
+        return tt.PadCollate(self.tokenizer)
 
     def _loader(self, split: str, shuffle: bool):
         if split not in self.datasets:
@@ -175,9 +179,9 @@ class TextPairDataModule(SplitsDataModule):
             return
         self.check_state(state)
         if state.get("tokenizer"):
-            restored = tt.configure(tt.Tokenizer.from_str(state["tokenizer"]), self.max_length)
-            if self.tokenizer is None or restored.to_str() != self.tokenizer.to_str():
-                self.tokenizer = restored
-                self.datasets = {}  # re-encoded with the restored ids in the next setup()
+            had_text = self.tokenizer is not None
+            self.tokenizer = tt.configure(tt.Tokenizer.from_str(state["tokenizer"]), self.max_length)
+            if not had_text:
+                self.datasets = {}  # examples need their text now: rebuilt in the next setup()
                 if self.splits:
                     self.setup()

@@ -8,8 +8,9 @@ Three sources, named like the encoder they feed (`model.pretrained`):
 
 Every tokenizer serialises to one JSON string (`to_str`), which is what a data module keeps in its
 state_dict: a checkpoint then carries the exact tokenizer its embeddings were trained with.
-Encoding is "[CLS] A [SEP]" or "[CLS] A [SEP] B [SEP]" with token type ids 0/1, unpadded
-(batches are padded when they are collated) and truncated to `max_length`.
+Data modules keep text; batches are encoded when they are collated, "[CLS] A [SEP]" or
+"[CLS] A [SEP] B [SEP]" with token type ids 0/1, truncated to `max_length` and padded by the
+tokenizer to the batch's longest sequence.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers,
 
 from pragexp.utils.pretrained_names import MINILM, OFFLINE_HINT, TINY, minilm_path
 
+PAD_TOKENS = ("[PAD]", "<pad>")
 SPECIAL_TOKENS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
 
 
@@ -87,32 +89,44 @@ def build_tokenizer(
 
 
 def configure(tokenizer: Tokenizer, max_length: int, truncate_from: str = "right") -> Tokenizer:
-    """No padding (the collate pads each batch to its longest), truncation of the longer text first,
+    """Padding to the longest sequence of each encoded batch; truncation of the longer text first,
     from its end (`right`) or, for a dialogue whose latest turns matter most, its start (`left`)."""
-    tokenizer.no_padding()
+    tokenizer.enable_padding(pad_id=pad_id(tokenizer), pad_token=pad_token(tokenizer))
     tokenizer.enable_truncation(max_length=max_length, strategy="longest_first", direction=truncate_from)
     return tokenizer
 
 
+def pad_token(tokenizer: Tokenizer) -> str:
+    """BERT's `[PAD]`, or the `<pad>` of BART- and RoBERTa-style vocabularies."""
+    return next((t for t in PAD_TOKENS if tokenizer.token_to_id(t) is not None), PAD_TOKENS[0])
+
+
 def pad_id(tokenizer: Tokenizer) -> int:
-    token_id = tokenizer.token_to_id("[PAD]")
+    token_id = tokenizer.token_to_id(pad_token(tokenizer))
     return 0 if token_id is None else token_id
 
 
-def encode(tokenizer: Tokenizer, firsts: Sequence[str], seconds: Sequence[str] | None = None):
-    """Token ids and token type ids of each text (or text pair), unpadded."""
+def encode_batch(tokenizer: Tokenizer, firsts: Sequence[str], seconds: Sequence[str] | None = None) -> dict:
+    """Encoder inputs for texts (or text pairs): `input_ids`, `attention_mask` and `token_type_ids`,
+    each (N, longest length in the batch)."""
+    import torch
+
     inputs = list(firsts) if seconds is None else list(zip(firsts, seconds, strict=True))
-    encodings = tokenizer.encode_batch(inputs) if inputs else []
-    return [e.ids for e in encodings], [e.type_ids for e in encodings]
+    encodings = tokenizer.encode_batch(inputs)
+    return {
+        "input_ids": torch.tensor([e.ids for e in encodings], dtype=torch.long),
+        "attention_mask": torch.tensor([e.attention_mask for e in encodings], dtype=torch.long),
+        "token_type_ids": torch.tensor([e.type_ids for e in encodings], dtype=torch.long),
+    }
 
 
 class PadCollate:
-    """Collates tokenized examples ({"input_ids", "token_type_ids", "label", "index"}, ids as 1-D
-    tensors) into a batch padded to its own longest sequence. Examples without `input_ids` (no
-    tokenizer, e.g. a majority baseline) give `inputs = {"num_examples": n}`."""
+    """Collates text examples ({"text", optional "text_pair", "label", "index"}) into a batch
+    encoded by `tokenizer` and padded to its own longest sequence. With no tokenizer (a model
+    that reads no text, e.g. a majority baseline) `inputs = {"num_examples": n}`."""
 
-    def __init__(self, pad_token_id: int = 0):
-        self.pad_token_id = pad_token_id
+    def __init__(self, tokenizer: Tokenizer | None = None):
+        self.tokenizer = tokenizer
 
     def __call__(self, examples: list[dict]) -> dict:
         import torch
@@ -122,23 +136,9 @@ class PadCollate:
             "index": torch.tensor([e["index"] for e in examples], dtype=torch.long),
         }
         batch["group"] = torch.full_like(batch["label"], -1)
-        if "input_ids" not in examples[0]:
+        if self.tokenizer is None:
             batch["inputs"] = {"num_examples": len(examples)}
             return batch
-        batch["inputs"] = pad_encodings(
-            [e["input_ids"] for e in examples], [e["token_type_ids"] for e in examples], self.pad_token_id
-        )
+        seconds = [e["text_pair"] for e in examples] if "text_pair" in examples[0] else None
+        batch["inputs"] = encode_batch(self.tokenizer, [e["text"] for e in examples], seconds)
         return batch
-
-
-def pad_encodings(ids: list, type_ids: list, pad_token_id: int = 0) -> dict:
-    """Encoder inputs from unpadded 1-D id tensors: `input_ids`, `attention_mask` and
-    `token_type_ids`, each (N, longest length)."""
-    import torch
-    from torch.nn.utils.rnn import pad_sequence
-
-    padded = pad_sequence(ids, batch_first=True, padding_value=pad_token_id)
-    types = pad_sequence(type_ids, batch_first=True, padding_value=0)
-    lengths = torch.tensor([len(x) for x in ids])
-    mask = (torch.arange(padded.shape[1]).unsqueeze(0) < lengths.unsqueeze(1)).long()
-    return {"input_ids": padded, "attention_mask": mask, "token_type_ids": types}

@@ -66,6 +66,8 @@ class GriceDataModule(SplitsDataModule):
         self.answers: Vocabulary | None = None
         self.tokenizer_name, self.max_length, self.tiny_vocab_size = tokenizer, max_length, tiny_vocab_size
         self.tokenizer = None
+        self.dialogues: dict[str, list] = {}  # per split, what the examples were made from
+        self._places: dict[str, list] = {}  # per split: example index -> (dialogue, round or question)
 
     # -- generation -------------------------------------------------------------------------
     def _generation_key(self) -> str:
@@ -132,16 +134,39 @@ class GriceDataModule(SplitsDataModule):
         wanted = {"fit": ("train", "val"), "validate": ("val",), "test": ("test",)}.get(stage, STAGES)
         for split in wanted:
             if split not in self.datasets:
-                self.datasets[split] = self._make_examples(self._dialogues(split))
+                self.dialogues[split] = self._dialogues(split)
+                self.datasets[split] = self._make_examples(self.dialogues[split])
 
     def _make_examples(self, dialogues) -> list[dict]:
         if self.text_inputs:
             if self.examples == "recovery":
-                return ex.recovery_text_examples(dialogues, self.tokenizer)
-            return ex.qa_text_examples(dialogues, self.tokenizer, self.answers)
+                return ex.recovery_text_examples(dialogues)
+            return ex.qa_text_examples(dialogues, self.answers)
         if self.examples == "recovery":
             return ex.recovery_examples(dialogues, self.vocab)
         return ex.qa_examples(dialogues, self.vocab, self.answers)
+
+    def describe(self, split: str, index: int) -> dict:
+        """The dialogue text behind an example, for prediction tables."""
+        if split not in self._places:
+            # Examples are made in order: every round of every dialogue (recovery), or every question (QA).
+            self._places[split] = [
+                (d, k)
+                for d in self.dialogues[split]
+                for k in range(len(d.rounds if self.examples == "recovery" else d.questions))
+            ]
+        dialogue, k = self._places[split][index]
+        if self.examples == "recovery":
+            r = dialogue.rounds[k]
+            return {
+                "dialog_id": dialogue.dialog_id,
+                "round": k,
+                "question": r.question,
+                "answer": r.answer,
+                "options": list(r.options),
+            }
+        q = dialogue.questions[k]
+        return {"dialog_id": dialogue.dialog_id, "question": q.question, "answer": q.answer}
 
     @property
     def text_inputs(self) -> bool:
@@ -158,7 +183,7 @@ class GriceDataModule(SplitsDataModule):
 
     def collate_fn(self):
         if self.text_inputs:
-            return ex.TextCollate(tt.pad_id(self.tokenizer), choices=self.examples == "recovery")
+            return ex.TextCollate(self.tokenizer, choices=self.examples == "recovery")
         return ex.collate
 
     # -- checkpoint: the vocabularies travel with the weights --------------------------------
@@ -196,7 +221,7 @@ class GriceDataModule(SplitsDataModule):
         elif self.tokenizer_name is None:
             self.tokenizer_name = "checkpoint"
         for split in list(self.datasets):  # re-encode what was already read with the restored ids
-            self.datasets[split] = self._make_examples(self._dialogues(split))
+            self.datasets[split] = self._make_examples(self.dialogues[split])
 
 
 def _serialised(tokenizer) -> str | None:

@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 import torch
+from torch.nn.utils.rnn import pad_sequence
 
 from pragexp.data.common import tokenization as tt
 from pragexp.data.common.vocab import Vocabulary
@@ -25,6 +26,7 @@ from pragexp.data.grice.io import Dialogue, Round
 from pragexp.data.grice.schema import IMPLICATURE_TYPES
 
 NO_GROUP = -1
+PAD = 0  # the vocabulary's <pad>
 
 
 def dialogue_texts(dialogues: Iterable[Dialogue]) -> Iterable[str]:
@@ -90,65 +92,61 @@ def dialogue_text(rounds: Iterable[Round]) -> str:
     return " ".join(round_text(r) for r in rounds)
 
 
-def _encoded(tokenizer, pairs: list[tuple[str, str]]) -> list[tuple[torch.Tensor, torch.Tensor]]:
-    ids, types = tt.encode(tokenizer, [a for a, _ in pairs], [b for _, b in pairs])
-    return [(torch.tensor(i), torch.tensor(t)) for i, t in zip(ids, types, strict=True)]
-
-
-def recovery_text_examples(dialogues: Sequence[Dialogue], tokenizer) -> list[dict]:
-    rows, pairs = [], []
+def recovery_text_examples(dialogues: Sequence[Dialogue]) -> list[dict]:
+    """One example per round: a (dialogue so far, candidate) text pair per candidate."""
+    examples = []
     for d in dialogues:
         for t, r in enumerate(d.rounds):
             context = dialogue_text(d.rounds[: t + 1])
-            pairs += [(context, option) for option in r.options]
-            rows.append((len(r.options), r.answer_index, group_id(r.implicature or d.implicature)))
-    encoded, examples, start = _encoded(tokenizer, pairs), [], 0
-    for index, (n, label, group) in enumerate(rows):
-        choices = encoded[start : start + n]
-        start += n
-        examples.append(
-            {
-                "index": index,
-                "label": label,
-                "group": group,
-                "input_ids": [ids for ids, _ in choices],
-                "token_type_ids": [types for _, types in choices],
-            }
-        )
+            examples.append(
+                {
+                    "index": len(examples),
+                    "label": r.answer_index,
+                    "group": group_id(r.implicature or d.implicature),
+                    "pairs": [(context, option) for option in r.options],
+                }
+            )
     return examples
 
 
-def qa_text_examples(dialogues: Sequence[Dialogue], tokenizer, answers: Vocabulary) -> list[dict]:
-    rows, pairs = [], []
+def qa_text_examples(dialogues: Sequence[Dialogue], answers: Vocabulary) -> list[dict]:
+    """One example per question: the (dialogue, question) text pair."""
+    examples = []
     for d in dialogues:
         context = dialogue_text(d.rounds)
         for q in d.questions:
-            pairs.append((context, q.question))
-            rows.append((answers.id(answer_word(q.answer)), group_id(q.implicature or d.implicature)))
-    return [
-        {"index": i, "label": label, "group": group, "input_ids": [ids], "token_type_ids": [types]}
-        for i, ((label, group), (ids, types)) in enumerate(zip(rows, _encoded(tokenizer, pairs), strict=True))
-    ]
+            examples.append(
+                {
+                    "index": len(examples),
+                    "label": answers.id(answer_word(q.answer)),
+                    "group": group_id(q.implicature or d.implicature),
+                    "pairs": [(context, q.question)],
+                }
+            )
+    return examples
 
 
 def answer_word(answer: str) -> str:
     return answer.strip().lower()
 
 
-def _pad(seqs: Sequence[Sequence[int]], length: int) -> list[list[int]]:
-    return [list(s) + [0] * (length - len(s)) for s in seqs]
-
-
 def pad_2d(batch: Sequence[Sequence[int]]) -> torch.Tensor:
-    length = max((len(s) for s in batch), default=0) or 1
-    return torch.tensor(_pad(batch, length), dtype=torch.long)
+    """Sequences of ids -> (B, longest (>= 1)), padded with 0."""
+    return pad_sequence(
+        [torch.tensor(list(s) or [PAD], dtype=torch.long) for s in batch], batch_first=True, padding_value=PAD
+    )
 
 
 def pad_3d(batch: Sequence[Sequence[Sequence[int]]]) -> torch.Tensor:
-    """Pads a batch of lists of sentences to (B, max sentences (>= 1), max length (>= 1))."""
-    n = max((len(x) for x in batch), default=0) or 1
-    length = max((len(s) for x in batch for s in x), default=0) or 1
-    return torch.tensor([_pad(list(x) + [[]] * (n - len(x)), length) for x in batch], dtype=torch.long)
+    """Lists of sentences -> (B, most sentences (>= 1), longest sentence (>= 1)), padded with 0."""
+    sentences = pad_2d([s for x in batch for s in x] or [[]])
+    rows = max((len(x) for x in batch), default=0) or 1
+    out = sentences.new_zeros((len(batch), rows, sentences.shape[1]))
+    start = 0
+    for i, x in enumerate(batch):
+        out[i, : len(x)] = sentences[start : start + len(x)]
+        start += len(x)
+    return out
 
 
 def collate(items: Sequence[dict]) -> dict[str, torch.Tensor]:
@@ -168,22 +166,19 @@ def collate(items: Sequence[dict]) -> dict[str, torch.Tensor]:
 
 
 class TextCollate:
-    """Batches text examples (each a list of C encoded sequences: C = 4 candidates for recovery,
-    1 for QA) into `inputs` of (B, C, L) tensors (`choices=True`) or (B, L), padded per batch."""
+    """Batches text examples (each a list of C text pairs: C = 4 candidates for recovery, 1 for QA)
+    into `inputs` encoded by the tokenizer: (B, C, L) tensors (`choices=True`) or (B, L)."""
 
-    def __init__(self, pad_token_id: int, choices: bool):
-        self.pad_token_id, self.choices = pad_token_id, choices
+    def __init__(self, tokenizer, choices: bool):
+        self.tokenizer, self.choices = tokenizer, choices
 
     def __call__(self, items: Sequence[dict]) -> dict:
         batch = {key: torch.tensor([x[key] for x in items]) for key in ("index", "group", "label")}
-        (per_example, *others) = {len(x["input_ids"]) for x in items}
+        (per_example, *others) = {len(x["pairs"]) for x in items}
         if others:
             raise ValueError("a GRICE text batch mixes examples with different numbers of candidates")
-        inputs = tt.pad_encodings(
-            [seq for x in items for seq in x["input_ids"]],
-            [seq for x in items for seq in x["token_type_ids"]],
-            self.pad_token_id,
-        )
+        pairs = [pair for x in items for pair in x["pairs"]]
+        inputs = tt.encode_batch(self.tokenizer, [a for a, _ in pairs], [b for _, b in pairs])
         if self.choices:
             inputs = {k: v.view(len(items), per_example, -1) for k, v in inputs.items()}
         batch["inputs"] = inputs

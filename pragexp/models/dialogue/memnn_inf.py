@@ -32,9 +32,9 @@ from pragexp.models.dialogue.layers import PAD_ID
 from pragexp.models.dialogue.memnn import MemNNReader
 from pragexp.models.dialogue.round_reader import token_context
 from pragexp.models.dialogue.seq2seq import BOUNDARY_ID
+from pragexp.utils import checkpoint
 
 log = logging.getLogger(__name__)
-DATAMODULE_KEY = "GriceDataModule"
 
 
 def load_inference_model(ckpt_path: str | Path) -> tuple[nn.Module, list[str] | None]:
@@ -42,27 +42,18 @@ def load_inference_model(ckpt_path: str | Path) -> tuple[nn.Module, list[str] | 
     from hydra.utils import instantiate
     from omegaconf import OmegaConf
 
-    path = Path(ckpt_path)
-    if not path.is_file():
-        raise FileNotFoundError(f"model.inference_ckpt not found: {path}")
-    checkpoint = torch.load(path, map_location="cpu", weights_only=False)
-    model_cfg = (checkpoint.get("pragexp") or {}).get("model")
-    state = checkpoint.get("state_dict")
-    if not model_cfg or not isinstance(state, dict):
+    saved = checkpoint.read(ckpt_path, setting="model.inference_ckpt")
+    if not saved.model_config:
+        raise ValueError(f"model.inference_ckpt={ckpt_path}: not a pragexp checkpoint (no model config)")
+    itos = (saved.datamodule_state().get("vocab") or {}).get("itos")
+    weights = saved.network_weights()
+    if "decoder.embedding.weight" not in weights:
         raise ValueError(
-            f"model.inference_ckpt={path}: not a pragexp checkpoint (no model config or state_dict)"
+            f"model.inference_ckpt={ckpt_path}: holds a {saved.model_config.get('_target_')} model, not a "
+            "generative recovery model; train it with task=grice_recovery model=memnn_gen (or lstm_gen)"
         )
-    itos = ((checkpoint.get(DATAMODULE_KEY) or {}).get("vocab") or {}).get("itos")
-    weights = {k[len("net.") :]: v for k, v in state.items() if k.startswith("net.")}
-    vocab_size = (
-        int(weights["decoder.embedding.weight"].shape[0]) if "decoder.embedding.weight" in weights else None
-    )
-    if vocab_size is None:
-        raise ValueError(
-            f"model.inference_ckpt={path}: holds a {model_cfg.get('_target_')} model, not a generative "
-            "recovery model; train it with task=grice_recovery model=memnn_gen (or lstm_gen)"
-        )
-    model = instantiate(OmegaConf.create(model_cfg))(vocab_size=vocab_size)
+    vocab_size = int(weights["decoder.embedding.weight"].shape[0])
+    model = instantiate(OmegaConf.create(saved.model_config))(vocab_size=vocab_size)
     model.load_state_dict(weights)
     return model, itos
 
