@@ -1,23 +1,43 @@
-"""Results table from run directories, side by side with the papers' published numbers.
+"""Results tables from run directories, side by side with the papers' published numbers.
 
     python -m pragexp.report DIR [DIR ...] [--out FILE.md] [--plot FILE.png]
 
-Reads every `metrics.json` under the given run or multirun directories, with the run's
-`.hydra/hydra.yaml` (task, model and experiment choices), `.hydra/config.yaml` (seed, data.fold)
+Runs. Reads every `metrics.json` under the given run or multirun directories, with the run's
+`.hydra/hydra.yaml` (task, model and experiment choices), `.hydra/config.yaml` (the composed config)
 and `.hydra/overrides.yaml`. Runs that differ only in `seed` (or `data.fold`, the Circa
 leave-one-scenario-out folds) form one row: each cell is the mean ± sample std over them, and
-`[min, max]` when a row has more than 3 runs. One table per task; its columns are the overall
-test metric keys (`test/r@1`, ...), then one table of per-group metrics (`test/r@1/ignorance`,
-...). Each paper's numbers are one file in `pragexp/paper_numbers/`, which names the tasks it covers:
+`[min, max]` when a row has more than 3 runs.
 
-    {"source": "...", "tasks": ["grice_recovery", "grice_qa"], "unit": "percent" | "fraction",
-     "rows": {"<model or experiment name>": {"test/r@1": 97.3, ...}}}
+One table per task; its columns are the overall test metric keys (`test/r@1`, ...), then one table of
+per-group metrics (`test/r@1/ignorance`, ...), each column of ours followed by the paper's where a
+matched paper row has that key.
 
-A row matches a paper row by its experiment's name (`table5_memnn`) or its model name (`memnn`),
-and a paper row may require settings (`bert_mnli_yn (data.labels=strict)`); paper values are shown
-as fractions, like ours. `--plot` draws per-group bars (test
-metric per implicature type) for the models of the first task that has per-group metrics: for
-`grice_qa` with MemNN and MemNN w/ inf this is the paper's Fig. 5.
+Paper files. One per paper, `pragexp/paper_numbers/<paper>.json`:
+
+    {"paper": "Authors, title (venue)", "source": "where the numbers come from",
+     "unit": "percent", "metric_units": {"mrr": "fraction", "q": "raw"},
+     "tasks": {"<task>": {"table": "which table", "setting": "what the rows were measured under, in words",
+                          "setting_keys": {"data.corpus": "the paper's corpus, in words", ...},
+                          "rows": {"<row> (<key>=<value>, ...)": {"val/acc": 88.4, "test/acc": 87.8, ...}}}},
+     "data": {"<name>": {"table": "...", "unit": "percent", "values": {...}}}}
+
+- Units: `unit` is every metric's unless `metric_units` names the metric (the key's second part:
+  `mrr` for `test/mrr`, `r@k` for every `r@<n>`). percent is shown divided by 100 (fractions, like
+  ours), fraction as is, raw (a score such as a log-likelihood) as published, never scaled.
+- A cell is a number, or {"mean", "std", "min", "max"} for a published summary over folds; it reads like
+  ours: `mean ± std [min, max]`.
+- A paper row is named by an experiment (`grice/table5_memnn`), an experiment file (`table5_memnn`) or a
+  model (`fid`), optionally followed by the settings it was measured under (`bert_yn (data.labels=strict,
+  data.setting=matched)`): it applies to a row whose runs have those settings on the command line or in
+  their composed config; the paper row with the most such settings wins. Rows no run of ours can
+  reproduce get a name that says what they are (`human`, `bert_dis_yn`).
+- `setting_keys`: config keys that describe a setting without selecting a paper row (the corpus, the
+  scorer behind a metric), with the paper's setting in words.
+- `data`: published numbers about the data rather than a model (GRICE Table 4's implicature mix), read
+  with `paper_data(paper, name)`.
+
+`--plot` draws per-group bars (test metric per implicature type) for the models of the first task that
+has per-group metrics: for `grice_qa` with MemNN and MemNN w/ inf this is the paper's Fig. 5.
 """
 
 from __future__ import annotations
@@ -25,6 +45,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import re
 import statistics
 import sys
 from collections import defaultdict
@@ -50,6 +71,8 @@ IGNORED_PREFIXES = (
     "trainer.accelerator",
     "trainer.devices",
 )
+UNIT_SCALE = {"percent": 0.01, "fraction": 1.0, "raw": 1.0}
+STAGES = ("val", "test")
 
 
 @dataclass
@@ -141,55 +164,133 @@ def summarise(values: list[float]) -> dict[str, float]:
     return out
 
 
+def _stats_text(mean: float, std: float | None = None, span: tuple[float, float] | None = None) -> str:
+    text = f"{mean:.3f}"
+    if std is not None:
+        text += f" ± {std:.3f}"
+    if span is not None:
+        text += f" [{span[0]:.3f}, {span[1]:.3f}]"
+    return text
+
+
 def format_cell(values: list[float]) -> str:
+    """Our runs' values: mean, then ± sample std for several runs, then [min, max] for more than 3."""
     if not values:
         return ""
     s = summarise(values)
     if s["n"] == 1:
-        return f"{s['mean']:.3f}"
-    cell = f"{s['mean']:.3f} ± {s['std']:.3f}"
-    return cell + (f" [{s['min']:.3f}, {s['max']:.3f}]" if s["n"] > 3 else "")
+        return _stats_text(s["mean"])
+    return _stats_text(s["mean"], s["std"], (s["min"], s["max"]) if s["n"] > 3 else None)
+
+
+def format_paper_cell(cell: float | dict | None) -> str:
+    """A published number, or a published summary over folds in the form of ours."""
+    if cell is None:
+        return ""
+    if isinstance(cell, dict):
+        return _stats_text(cell["mean"], cell["std"], (cell["min"], cell["max"]))
+    return _stats_text(cell)
+
+
+def _mean(cell: float | dict) -> float:
+    return cell["mean"] if isinstance(cell, dict) else cell
+
+
+def _family(metric: str) -> str:
+    """`r@5` -> `r@k`: the name shared by a metric's cut-offs."""
+    return re.sub(r"@\d+$", "@k", metric)
+
+
+def _scale(value, factor: float):
+    """A number, or every number of a (nested) dict, times `factor`."""
+    if isinstance(value, dict):
+        return {k: _scale(v, factor) for k, v in value.items()}
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return value * factor
+    raise ValueError(f"not a number: {value!r}")
+
+
+def _unit_scale(unit: str, where: str) -> float:
+    if unit not in UNIT_SCALE:
+        raise ValueError(f"{where}: unknown unit {unit!r} (one of {', '.join(UNIT_SCALE)})")
+    return UNIT_SCALE[unit]
+
+
+def _metric_scale(doc: dict, key: str, where: str) -> float:
+    stage, _, metric = key.partition("/")
+    metric = metric.split("/")[0]
+    if stage not in STAGES or not metric:
+        raise ValueError(f"{where}: a paper key is {'|'.join(STAGES)}/<metric>[/<group>]")
+    units = doc.get("metric_units", {})
+    return _unit_scale(units.get(metric, units.get(_family(metric), doc.get("unit", "fraction"))), where)
 
 
 def load_paper(task: str, paper_dir: Path | None = None) -> dict:
-    """The numbers of the paper file that lists `task` under "tasks" (values as fractions)."""
+    """The table of the paper file that covers `task`: its "rows" with cells in our units (percents as
+    fractions), "paper", "source", "table", "setting" and "setting_keys"; {"rows": {}} when no paper does."""
     for path in sorted(Path(paper_dir or PAPER_DIR).glob("*.json")):
         doc = json.loads(path.read_text(encoding="utf-8"))
-        if task in doc.get("tasks", [path.stem]):
-            scale = 0.01 if doc.get("unit", "fraction") == "percent" else 1.0
-            doc["rows"] = {
-                name: {k: v * scale for k, v in row.items() if isinstance(v, (int, float))}
-                for name, row in (doc.get("rows") or {}).items()
+        table = doc.get("tasks", {}).get(task)
+        if table is None:
+            continue
+        rows = {
+            name: {
+                key: _scale(cell, _metric_scale(doc, key, f"{path.name}: {key}")) for key, cell in row.items()
             }
-            return doc
+            for name, row in table.get("rows", {}).items()
+        }
+        return {"paper": doc.get("paper", path.stem), "source": doc.get("source", ""), **table, "rows": rows}
     return {"rows": {}}
 
 
-def paper_row(row: Row, paper: dict) -> dict[str, float]:
-    """The paper's numbers for a row. A paper row is named by experiment (`grice/table5_memnn`),
-    experiment file (`table5_memnn`) or model, optionally with the settings it needs:
-    `bert_mnli_yn (data.labels=strict)` applies to runs with that setting, given on the command line
-    or by default in their config; the row matching the most settings wins."""
-    best, best_conditions = {}, -1
-    for key, values in paper.get("rows", {}).items():
-        name, _, rest = key.partition(" (")
-        conditions = {c.strip() for c in rest.rstrip(")").split(",") if c.strip()}
+def paper_data(paper: str, name: str, paper_dir: Path | None = None) -> dict:
+    """Published numbers about a paper's data rather than a model: the `name` entry of the "data" section of
+    `<paper>.json`, percents as fractions. `paper_data("grice", "implicature_types")` is GRICE's Table 4,
+    {"train": {"explicit": 0.273, ...}, "dev": {...}}, to compare a generated mix with."""
+    path = Path(paper_dir or PAPER_DIR) / f"{paper}.json"
+    entry = json.loads(path.read_text(encoding="utf-8"))["data"][name]
+    return _scale(entry["values"], _unit_scale(entry.get("unit", "fraction"), f"{path.name}: {name}"))
+
+
+def parse_row_name(key: str) -> tuple[str, set[str]]:
+    """`bert_yn (data.labels=strict, data.setting=matched)` -> name, {"data.labels=strict", ...}."""
+    name, _, rest = key.partition(" (")
+    return name, {c.strip() for c in rest.rstrip(")").split(",") if c.strip()}
+
+
+def matching_paper_row(row: Row, paper: dict) -> str | None:
+    """The paper row that applies to `row` (see the module's docstring), or None."""
+    best, best_conditions = None, -1
+    for key in paper.get("rows", {}):
+        name, conditions = parse_row_name(key)
         if (
             name in (row.experiment, row.name, row.model)
             and all(_holds(c, row) for c in conditions)
             and len(conditions) > best_conditions
         ):
-            best, best_conditions = values, len(conditions)
+            best, best_conditions = key, len(conditions)
     return best
+
+
+def paper_row(row: Row, paper: dict) -> dict:
+    """The paper's cells for a row ({} when no paper row applies)."""
+    key = matching_paper_row(row, paper)
+    return paper["rows"][key] if key else {}
+
+
+def config_value(config: dict, dotted: str):
+    """`config["data"]["labels"]` for "data.labels"; None when a part is missing."""
+    value = config
+    for part in dotted.split("."):
+        value = value.get(part) if isinstance(value, dict) else None
+    return value
 
 
 def _holds(condition: str, row: Row) -> bool:
     if condition in row.settings:
         return True
     dotted, _, wanted = condition.partition("=")
-    value = row.runs[0].config if row.runs else {}
-    for part in dotted.split("."):
-        value = value.get(part) if isinstance(value, dict) else None
+    value = config_value(row.runs[0].config, dotted) if row.runs else None
     return value is not None and str(value) == wanted
 
 
@@ -215,7 +316,7 @@ def _table(rows: list[Row], keys: list[str], paper: dict, title: str) -> list[st
         for k in keys:
             cells.append(format_cell([r.metrics[k] for r in row.runs if k in r.metrics]))
             if k in with_paper:
-                cells.append(f"{published[k]:.3f}" if k in published else "")
+                cells.append(format_paper_cell(published.get(k)))
         lines.append("| " + " | ".join(cells) + " |")
     return lines + [""]
 
@@ -230,7 +331,9 @@ def markdown_report(runs: list[Run], paper_dir: Path | None = None) -> str:
         out.append("")
         out.append("Mean ± sample std over seeds (and folds); [min, max] when a row has more than 3 runs.")
         if paper.get("rows"):
-            out.append(f"Paper: {paper.get('source', '')} (shown as fractions).")
+            out.append(
+                f"Paper: {paper['paper']}, {paper.get('table', '')}; {paper['source']} (shown as fractions)."
+            )
         out.append("")
         out += _table(rows, _metric_keys(rows, per_group=False), paper, f"{task}: test metrics")
         per_group = _metric_keys(rows, per_group=True)
@@ -274,7 +377,7 @@ def plot_per_group(runs: list[Run], out: Path, paper_dir: Path | None = None) ->
             ax.bar(positions, means, width, yerr=stds, label=row.label, capsize=2)
             published = paper_row(row, paper)
             marks = [
-                (x, published[f"test/{metric}/{g}"])
+                (x, _mean(published[f"test/{metric}/{g}"]))
                 for x, g in zip(positions, groups, strict=True)
                 if f"test/{metric}/{g}" in published
             ]
