@@ -8,9 +8,15 @@ and `.hydra/overrides.yaml`. Runs that differ only in `seed` (or `data.fold`, th
 leave-one-scenario-out folds) form one row: each cell is the mean ± sample std over them, and
 `[min, max]` when a row has more than 3 runs.
 
-One table per task; its columns are the overall test metric keys (`test/r@1`, ...), then one table of
-per-group metrics (`test/r@1/ignorance`, ...), each column of ours followed by the paper's where a
-matched paper row has that key.
+Tables, per task:
+- settings: per row, the paper row that applies and the run's values of the paper's `setting_keys`;
+- dev (`val/<m>`, the best checkpoint's scores) where the paper has dev numbers, then test (`test/<m>`):
+  each column of ours is followed by the paper's where a matched paper row has that key;
+- one table per split test metric (`test/f1/<label>`, `test/acc/<implicature type>`, ...);
+- "published, not run here": the paper's rows that no run matched, so the whole published table is shown.
+A column appears only when some run or paper row has its key. Keys that differ only in a number after
+`@` (`val/r@1`, `val/r@5`) share one column `val/r@k` when the rows have different cut-offs (one k each)
+and no row has two of them; otherwise each keeps its own column.
 
 Paper files. One per paper, `pragexp/paper_numbers/<paper>.json`:
 
@@ -32,7 +38,9 @@ Paper files. One per paper, `pragexp/paper_numbers/<paper>.json`:
   their composed config; the paper row with the most such settings wins. Rows no run of ours can
   reproduce get a name that says what they are (`human`, `bert_dis_yn`).
 - `setting_keys`: config keys that describe a setting without selecting a paper row (the corpus, the
-  scorer behind a metric), with the paper's setting in words.
+  scorer behind a metric). Each gets a column of the run's values (from its composed config; "unset" when
+  absent), and the paper's setting is printed under it, so a run on another corpus or scorer is
+  never read as the paper's.
 - `data`: published numbers about the data rather than a model (GRICE Table 4's implicature mix), read
   with `paper_data(paper, name)`.
 
@@ -49,6 +57,7 @@ import re
 import statistics
 import sys
 from collections import defaultdict
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -73,6 +82,7 @@ IGNORED_PREFIXES = (
 )
 UNIT_SCALE = {"percent": 0.01, "fraction": 1.0, "raw": 1.0}
 STAGES = ("val", "test")
+HIDDEN_METRICS = ("count", "loss")
 
 
 @dataclass
@@ -98,6 +108,10 @@ class Row:
     @property
     def label(self) -> str:
         return self.name + (f" ({', '.join(self.settings)})" if self.settings else "")
+
+    @property
+    def metric_keys(self) -> set[str]:
+        return {k for run in self.runs for k in run.metrics}
 
 
 def _load_yaml(path: Path, default):
@@ -294,31 +308,174 @@ def _holds(condition: str, row: Row) -> bool:
     return value is not None and str(value) == wanted
 
 
-def _metric_keys(rows: list[Row], per_group: bool) -> list[str]:
-    keys = {k for row in rows for run in row.runs for k in run.metrics if k.startswith("test/")}
-    overall = sorted(k for k in keys if k.count("/") == 1 and k not in ("test/count", "test/loss"))
-    if not per_group:
-        return overall
-    return sorted(k for k in keys if k.count("/") == 2)
+def _is_overall(key: str) -> bool:
+    parts = key.split("/")
+    return len(parts) == 2 and parts[0] in STAGES and parts[1] not in HIDDEN_METRICS
 
 
-def _table(rows: list[Row], keys: list[str], paper: dict, title: str) -> list[str]:
-    with_paper = [k for k in keys if any(k in paper_row(r, paper) for r in rows)]
+def _is_split(key: str) -> bool:
+    parts = key.split("/")
+    return len(parts) == 3 and parts[0] == "test"
+
+
+def _collapsed(key: str) -> str:
+    stage, metric, *rest = key.split("/")
+    return "/".join([stage, _family(metric), *rest])
+
+
+class _Columns:
+    """The columns of one table, ordered by stage, then as the paper lists its metrics. Keys that differ only
+    in a cut-off (`r@1`, `r@5`) share one column `r@k` when the rows have different cut-offs and none has
+    two of them."""
+
+    def __init__(self, rows_keys: Iterable[set[str]], paper_order: list[str]):
+        rows_keys = list(rows_keys)
+        keys_of: dict[str, set[str]] = defaultdict(set)  # collapsed name -> the keys behind it
+        self.apart = set()  # collapsed names whose keys keep their own columns
+        for keys in rows_keys:
+            in_row: dict[str, int] = defaultdict(int)
+            for key in keys:
+                keys_of[_collapsed(key)].add(key)
+                in_row[_collapsed(key)] += 1
+            self.apart |= {column for column, n in in_row.items() if n > 1}
+        self.apart |= {column for column, keys in keys_of.items() if len(keys) == 1}
+        order = list(dict.fromkeys(self.column(k) for k in paper_order))
+        rank = {c: i for i, c in enumerate(order)}
+        columns = {self.column(k) for keys in rows_keys for k in keys}
+        self.names = sorted(columns, key=lambda c: (STAGES.index(c.split("/")[0]), rank.get(c, len(rank)), c))
+
+    def column(self, key: str) -> str:
+        collapsed = _collapsed(key)
+        return key if collapsed in self.apart else collapsed
+
+    def cells(self, keys: Iterable[str]) -> dict[str, str]:
+        """{column: the key of `keys` shown in it}."""
+        return {self.column(k): k for k in keys}
+
+
+def _markdown_table(header: list[str], lines: list[list[str]]) -> list[str]:
+    out = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    return out + ["| " + " | ".join(cells) + " |" for cells in lines] + [""]
+
+
+def _comparison_table(
+    title: str,
+    rows: list[Row],
+    published: list[dict],
+    selects: Callable[[str], bool],
+    paper_order: list[str],
+) -> list[str]:
+    """Our rows with the paper's cell after each of our columns where a matched paper row has the key.
+    `published[i]` is the paper row of `rows[i]`; `selects(key)` picks the table's keys."""
+    ours = [{k for k in row.metric_keys if selects(k)} for row in rows]
+    theirs = [{k for k in p if selects(k)} for p in published]
+    columns = _Columns([a | b for a, b in zip(ours, theirs, strict=True)], paper_order)
+    if not columns.names:
+        return []
+    our_cells = [columns.cells(keys) for keys in ours]
+    paper_cells = [columns.cells(keys) for keys in theirs]
+    with_paper = {c for cells in paper_cells for c in cells}
     header = ["model", "runs"]
-    for k in keys:
-        header.append(k)
-        if k in with_paper:
-            header.append(f"paper {k}")
-    lines = [f"### {title}", "", "| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    for row in rows:
+    for c in columns.names:
+        header += [c, f"paper {c}"] if c in with_paper else [c]
+    lines = []
+    for i, row in enumerate(rows):
         cells = [row.label, str(len(row.runs))]
-        published = paper_row(row, paper)
-        for k in keys:
-            cells.append(format_cell([r.metrics[k] for r in row.runs if k in r.metrics]))
-            if k in with_paper:
-                cells.append(format_paper_cell(published.get(k)))
-        lines.append("| " + " | ".join(cells) + " |")
-    return lines + [""]
+        for c in columns.names:
+            key = our_cells[i].get(c)
+            cells.append(format_cell([r.metrics[key] for r in row.runs if key in r.metrics]) if key else "")
+            if c in with_paper:
+                cells.append(format_paper_cell(published[i].get(paper_cells[i].get(c))))
+        lines.append(cells)
+    return [f"### {title}", "", *_markdown_table(header, lines)]
+
+
+def _published_table(title: str, paper_rows: dict[str, dict], paper_order: list[str]) -> list[str]:
+    columns = _Columns([set(cells) for cells in paper_rows.values()], paper_order)
+    lines = []
+    for name, cells in paper_rows.items():
+        by_column = columns.cells(cells)
+        lines.append([name, *(format_paper_cell(cells.get(by_column.get(c))) for c in columns.names)])
+    return [f"### {title}", "", *_markdown_table(["paper row", *columns.names], lines)]
+
+
+def _settings_table(task: str, rows: list[Row], matched: list[str | None], paper: dict) -> list[str]:
+    """Per row: the paper row that applies (when the paper's rows carry settings) and the values of the
+    paper's `setting_keys` in the runs' configs, followed by the paper's own setting of those keys."""
+    header = ["model", "runs"]
+    columns = []
+    if any(parse_row_name(key)[1] for key in paper["rows"]):
+        header.append("paper row")
+        columns.append([key or "" for key in matched])
+    setting_keys = paper.get("setting_keys", {})
+    for key in setting_keys:
+        header.append(key)
+        columns.append(
+            [", ".join(dict.fromkeys(_config_text(run.config, key) for run in row.runs)) for row in rows]
+        )
+    if len(header) == 2:
+        return []
+    lines = [
+        [row.label, str(len(row.runs)), *(column[i] for column in columns)] for i, row in enumerate(rows)
+    ]
+    out = [f"### {task}: settings", "", *_markdown_table(header, lines)]
+    if setting_keys:
+        out += [
+            "Paper's setting: " + "; ".join(f"`{k}`: {text}" for k, text in setting_keys.items()) + ".",
+            "",
+        ]
+    return out
+
+
+def _config_text(config: dict, key: str) -> str:
+    value = config_value(config, key)
+    return "unset" if value is None else str(value)
+
+
+def task_report(task: str, rows: list[Row], paper: dict) -> list[str]:
+    """The markdown section of one task: what the cells are, the rows' settings, dev, test and per-group
+    tables, then the paper's rows that no run matched."""
+    matched = [matching_paper_row(row, paper) for row in rows]
+    published = [paper["rows"][key] if key else {} for key in matched]
+    paper_order = list(dict.fromkeys(k for cells in paper["rows"].values() for k in cells))
+    paper_dev = {_collapsed(k) for k in paper_order if k.startswith("val/")}
+
+    out = [f"## {task}", ""]
+    out.append(
+        "- Ours: mean ± sample std over seeds (and folds); [min, max] when a row has more than 3 runs."
+    )
+    if paper["rows"]:
+        out.append(
+            f"- Paper: {paper['paper']}, {paper.get('table', '')}. Percentages are shown as fractions."
+        )
+        out.append(f"- Source: {paper['source']}")
+        if paper.get("setting"):
+            out.append(f"- Measured under: {paper['setting']}")
+    out.append("")
+    out += _settings_table(task, rows, matched, paper)
+
+    def dev(key: str) -> bool:  # the best checkpoint's dev scores, where the paper has them
+        return key.startswith("val/") and _is_overall(key) and _collapsed(key) in paper_dev
+
+    def test(key: str) -> bool:
+        return key.startswith("test/") and _is_overall(key)
+
+    out += _comparison_table(f"{task}: dev", rows, published, dev, paper_order)
+    out += _comparison_table(f"{task}: test", rows, published, test, paper_order)
+
+    split_metrics = {k.split("/")[1] for row in rows for k in row.metric_keys if _is_split(k)}
+    split_metrics |= {k.split("/")[1] for cells in published for k in cells if _is_split(k)}
+    rank = {key: i for i, key in enumerate(paper_order)}
+    for metric in sorted(split_metrics, key=lambda m: (rank.get(f"test/{m}", len(rank)), m)):
+        prefix = f"test/{metric}/"
+        out += _comparison_table(
+            f"{task}: {prefix}<group>", rows, published, lambda k, p=prefix: k.startswith(p), paper_order
+        )
+
+    unmatched = {key: cells for key, cells in paper["rows"].items() if key not in matched}
+    if unmatched:
+        out += _published_table(f"{task}: published, not run here", unmatched, paper_order)
+    return out
 
 
 def markdown_report(runs: list[Run], paper_dir: Path | None = None) -> str:
@@ -326,20 +483,15 @@ def markdown_report(runs: list[Run], paper_dir: Path | None = None) -> str:
         return "No metrics.json found.\n"
     out = []
     for task, rows in group_runs(runs).items():
-        paper = load_paper(task, paper_dir)
-        out.append(f"## {task}")
-        out.append("")
-        out.append("Mean ± sample std over seeds (and folds); [min, max] when a row has more than 3 runs.")
-        if paper.get("rows"):
-            out.append(
-                f"Paper: {paper['paper']}, {paper.get('table', '')}; {paper['source']} (shown as fractions)."
-            )
-        out.append("")
-        out += _table(rows, _metric_keys(rows, per_group=False), paper, f"{task}: test metrics")
-        per_group = _metric_keys(rows, per_group=True)
-        if per_group:
-            out += _table(rows, per_group, paper, f"{task}: test metrics per group")
+        out += task_report(task, rows, load_paper(task, paper_dir))
     return "\n".join(out)
+
+
+def _split_keys(rows: list[Row]) -> list[str]:
+    """Per-group test keys whose overall score the runs also have (test/acc/ignorance beside test/acc):
+    per-class scores such as Circa's test/f1/<label> have no overall twin."""
+    keys = {k for row in rows for k in row.metric_keys}
+    return sorted(k for k in keys if _is_split(k) and k.rsplit("/", 1)[0] in keys)
 
 
 def plot_per_group(runs: list[Run], out: Path, paper_dir: Path | None = None) -> bool:
@@ -348,10 +500,7 @@ def plot_per_group(runs: list[Run], out: Path, paper_dir: Path | None = None) ->
     metrics."""
     for task, rows in group_runs(runs).items():
         paper = load_paper(task, paper_dir)
-        # Groups split an overall score (test/acc -> test/acc/ignorance); per-class scores such as
-        # Circa's test/f1/<label> have no overall twin and are not drawn.
-        overall = set(_metric_keys(rows, per_group=False))
-        keys = [k for k in _metric_keys(rows, per_group=True) if k.rsplit("/", 1)[0] in overall]
+        keys = _split_keys(rows)
         if not keys:
             continue
         metric = keys[0].split("/")[1]
