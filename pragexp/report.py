@@ -1,23 +1,51 @@
-"""Results table from run directories, side by side with the papers' published numbers.
+"""Results tables from run directories, side by side with the papers' published numbers.
 
     python -m pragexp.report DIR [DIR ...] [--out FILE.md] [--plot FILE.png]
 
-Reads every `metrics.json` under the given run or multirun directories, with the run's
-`.hydra/hydra.yaml` (task, model and experiment choices), `.hydra/config.yaml` (seed, data.fold)
+Runs. Reads every `metrics.json` under the given run or multirun directories, with the run's
+`.hydra/hydra.yaml` (task, model and experiment choices), `.hydra/config.yaml` (the composed config)
 and `.hydra/overrides.yaml`. Runs that differ only in `seed` (or `data.fold`, the Circa
 leave-one-scenario-out folds) form one row: each cell is the mean ± sample std over them, and
-`[min, max]` when a row has more than 3 runs. One table per task; its columns are the overall
-test metric keys (`test/r@1`, ...), then one table of per-group metrics (`test/r@1/ignorance`,
-...). Each paper's numbers are one file in `pragexp/paper_numbers/`, which names the tasks it covers:
+`[min, max]` when a row has more than 3 runs.
 
-    {"source": "...", "tasks": ["grice_recovery", "grice_qa"], "unit": "percent" | "fraction",
-     "rows": {"<model or experiment name>": {"test/r@1": 97.3, ...}}}
+Tables, per task:
+- settings: per row, the paper row that applies and the run's values of the paper's `setting_keys`;
+- dev (`val/<m>`, the best checkpoint's scores) where the paper has dev numbers, then test (`test/<m>`):
+  each column of ours is followed by the paper's where a matched paper row has that key;
+- one table per split test metric (`test/f1/<label>`, `test/acc/<implicature type>`, ...);
+- "published, not run here": the paper's rows that no run matched, so the whole published table is shown.
+A column appears only when some run or paper row has its key. Keys that differ only in a number after
+`@` (`val/r@1`, `val/r@5`) share one column `val/r@k` when the rows have different cut-offs (one k each)
+and no row has two of them; otherwise each keeps its own column.
 
-A row matches a paper row by its experiment's name (`table5_memnn`) or its model name (`memnn`),
-and a paper row may require settings (`bert_mnli_yn (data.labels=strict)`); paper values are shown
-as fractions, like ours. `--plot` draws per-group bars (test
-metric per implicature type) for the models of the first task that has per-group metrics: for
-`grice_qa` with MemNN and MemNN w/ inf this is the paper's Fig. 5.
+Paper files. One per paper, `pragexp/paper_numbers/<paper>.json`:
+
+    {"paper": "Authors, title (venue)", "source": "where the numbers come from",
+     "unit": "percent", "metric_units": {"mrr": "fraction", "q": "raw"},
+     "tasks": {"<task>": {"table": "which table", "setting": "what the rows were measured under, in words",
+                          "setting_keys": {"data.corpus": "the paper's corpus, in words", ...},
+                          "rows": {"<row> (<key>=<value>, ...)": {"val/acc": 88.4, "test/acc": 87.8, ...}}}},
+     "data": {"<name>": {"table": "...", "unit": "percent", "values": {...}}}}
+
+- Units: `unit` is every metric's unless `metric_units` names the metric (the key's second part:
+  `mrr` for `test/mrr`, `r@k` for every `r@<n>`). percent is shown divided by 100 (fractions, like
+  ours), fraction as is, raw (a score such as a log-likelihood) as published, never scaled.
+- A cell is a number, or {"mean", "std", "min", "max"} for a published summary over folds; it reads like
+  ours: `mean ± std [min, max]`.
+- A paper row is named by an experiment (`grice/table5_memnn`), an experiment file (`table5_memnn`) or a
+  model (`fid`), optionally followed by the settings it was measured under (`bert_yn (data.labels=strict,
+  data.setting=matched)`): it applies to a row whose runs have those settings on the command line or in
+  their composed config; the paper row with the most such settings wins. Rows no run of ours can
+  reproduce get a name that says what they are (`human`, `bert_dis_yn`).
+- `setting_keys`: config keys that describe a setting without selecting a paper row (the corpus, the
+  scorer behind a metric). Each gets a column of the run's values (from its composed config; "unset" when
+  absent), and the paper's setting is printed under it, so a run on another corpus or scorer is
+  never read as the paper's.
+- `data`: published numbers about the data rather than a model (GRICE Table 4's implicature mix), read
+  with `paper_data(paper, name)`.
+
+`--plot` draws per-group bars (test metric per implicature type) for the models of the first task that
+has per-group metrics: for `grice_qa` with MemNN and MemNN w/ inf this is the paper's Fig. 5.
 """
 
 from __future__ import annotations
@@ -25,9 +53,11 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import re
 import statistics
 import sys
 from collections import defaultdict
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -50,6 +80,9 @@ IGNORED_PREFIXES = (
     "trainer.accelerator",
     "trainer.devices",
 )
+UNIT_SCALE = {"percent": 0.01, "fraction": 1.0, "raw": 1.0}
+STAGES = ("val", "test")
+HIDDEN_METRICS = ("count", "loss")
 
 
 @dataclass
@@ -75,6 +108,10 @@ class Row:
     @property
     def label(self) -> str:
         return self.name + (f" ({', '.join(self.settings)})" if self.settings else "")
+
+    @property
+    def metric_keys(self) -> set[str]:
+        return {k for run in self.runs for k in run.metrics}
 
 
 def _load_yaml(path: Path, default):
@@ -141,83 +178,304 @@ def summarise(values: list[float]) -> dict[str, float]:
     return out
 
 
+def _stats_text(mean: float, std: float | None = None, span: tuple[float, float] | None = None) -> str:
+    text = f"{mean:.3f}"
+    if std is not None:
+        text += f" ± {std:.3f}"
+    if span is not None:
+        text += f" [{span[0]:.3f}, {span[1]:.3f}]"
+    return text
+
+
 def format_cell(values: list[float]) -> str:
+    """Our runs' values: mean, then ± sample std for several runs, then [min, max] for more than 3."""
     if not values:
         return ""
     s = summarise(values)
     if s["n"] == 1:
-        return f"{s['mean']:.3f}"
-    cell = f"{s['mean']:.3f} ± {s['std']:.3f}"
-    return cell + (f" [{s['min']:.3f}, {s['max']:.3f}]" if s["n"] > 3 else "")
+        return _stats_text(s["mean"])
+    return _stats_text(s["mean"], s["std"], (s["min"], s["max"]) if s["n"] > 3 else None)
+
+
+def format_paper_cell(cell: float | dict | None) -> str:
+    """A published number, or a published summary over folds in the form of ours."""
+    if cell is None:
+        return ""
+    if isinstance(cell, dict):
+        return _stats_text(cell["mean"], cell["std"], (cell["min"], cell["max"]))
+    return _stats_text(cell)
+
+
+def _mean(cell: float | dict) -> float:
+    return cell["mean"] if isinstance(cell, dict) else cell
+
+
+def _family(metric: str) -> str:
+    """`r@5` -> `r@k`: the name shared by a metric's cut-offs."""
+    return re.sub(r"@\d+$", "@k", metric)
+
+
+def _scale(value, factor: float):
+    """A number, or every number of a (nested) dict, times `factor`."""
+    if isinstance(value, dict):
+        return {k: _scale(v, factor) for k, v in value.items()}
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return value * factor
+    raise ValueError(f"not a number: {value!r}")
+
+
+def _unit_scale(unit: str, where: str) -> float:
+    if unit not in UNIT_SCALE:
+        raise ValueError(f"{where}: unknown unit {unit!r} (one of {', '.join(UNIT_SCALE)})")
+    return UNIT_SCALE[unit]
+
+
+def _metric_scale(doc: dict, key: str, where: str) -> float:
+    stage, _, metric = key.partition("/")
+    metric = metric.split("/")[0]
+    if stage not in STAGES or not metric:
+        raise ValueError(f"{where}: a paper key is {'|'.join(STAGES)}/<metric>[/<group>]")
+    units = doc.get("metric_units", {})
+    return _unit_scale(units.get(metric, units.get(_family(metric), doc.get("unit", "fraction"))), where)
 
 
 def load_paper(task: str, paper_dir: Path | None = None) -> dict:
-    """The numbers of the paper file that lists `task` under "tasks" (values as fractions)."""
+    """The table of the paper file that covers `task`: its "rows" with cells in our units (percents as
+    fractions), "paper", "source", "table", "setting" and "setting_keys"; {"rows": {}} when no paper does."""
     for path in sorted(Path(paper_dir or PAPER_DIR).glob("*.json")):
         doc = json.loads(path.read_text(encoding="utf-8"))
-        if task in doc.get("tasks", [path.stem]):
-            scale = 0.01 if doc.get("unit", "fraction") == "percent" else 1.0
-            doc["rows"] = {
-                name: {k: v * scale for k, v in row.items() if isinstance(v, (int, float))}
-                for name, row in (doc.get("rows") or {}).items()
+        table = doc.get("tasks", {}).get(task)
+        if table is None:
+            continue
+        rows = {
+            name: {
+                key: _scale(cell, _metric_scale(doc, key, f"{path.name}: {key}")) for key, cell in row.items()
             }
-            return doc
+            for name, row in table.get("rows", {}).items()
+        }
+        return {"paper": doc.get("paper", path.stem), "source": doc.get("source", ""), **table, "rows": rows}
     return {"rows": {}}
 
 
-def paper_row(row: Row, paper: dict) -> dict[str, float]:
-    """The paper's numbers for a row. A paper row is named by experiment (`grice/table5_memnn`),
-    experiment file (`table5_memnn`) or model, optionally with the settings it needs:
-    `bert_mnli_yn (data.labels=strict)` applies to runs with that setting, given on the command line
-    or by default in their config; the row matching the most settings wins."""
-    best, best_conditions = {}, -1
-    for key, values in paper.get("rows", {}).items():
-        name, _, rest = key.partition(" (")
-        conditions = {c.strip() for c in rest.rstrip(")").split(",") if c.strip()}
+def paper_data(paper: str, name: str, paper_dir: Path | None = None) -> dict:
+    """Published numbers about a paper's data rather than a model: the `name` entry of the "data" section of
+    `<paper>.json`, percents as fractions. `paper_data("grice", "implicature_types")` is GRICE's Table 4,
+    {"train": {"explicit": 0.273, ...}, "dev": {...}}, to compare a generated mix with."""
+    path = Path(paper_dir or PAPER_DIR) / f"{paper}.json"
+    entry = json.loads(path.read_text(encoding="utf-8"))["data"][name]
+    return _scale(entry["values"], _unit_scale(entry.get("unit", "fraction"), f"{path.name}: {name}"))
+
+
+def parse_row_name(key: str) -> tuple[str, set[str]]:
+    """`bert_yn (data.labels=strict, data.setting=matched)` -> name, {"data.labels=strict", ...}."""
+    name, _, rest = key.partition(" (")
+    return name, {c.strip() for c in rest.rstrip(")").split(",") if c.strip()}
+
+
+def matching_paper_row(row: Row, paper: dict) -> str | None:
+    """The paper row that applies to `row` (see the module's docstring), or None."""
+    best, best_conditions = None, -1
+    for key in paper.get("rows", {}):
+        name, conditions = parse_row_name(key)
         if (
             name in (row.experiment, row.name, row.model)
             and all(_holds(c, row) for c in conditions)
             and len(conditions) > best_conditions
         ):
-            best, best_conditions = values, len(conditions)
+            best, best_conditions = key, len(conditions)
     return best
+
+
+def paper_row(row: Row, paper: dict) -> dict:
+    """The paper's cells for a row ({} when no paper row applies)."""
+    key = matching_paper_row(row, paper)
+    return paper["rows"][key] if key else {}
+
+
+def config_value(config: dict, dotted: str):
+    """`config["data"]["labels"]` for "data.labels"; None when a part is missing."""
+    value = config
+    for part in dotted.split("."):
+        value = value.get(part) if isinstance(value, dict) else None
+    return value
 
 
 def _holds(condition: str, row: Row) -> bool:
     if condition in row.settings:
         return True
     dotted, _, wanted = condition.partition("=")
-    value = row.runs[0].config if row.runs else {}
-    for part in dotted.split("."):
-        value = value.get(part) if isinstance(value, dict) else None
+    value = config_value(row.runs[0].config, dotted) if row.runs else None
     return value is not None and str(value) == wanted
 
 
-def _metric_keys(rows: list[Row], per_group: bool) -> list[str]:
-    keys = {k for row in rows for run in row.runs for k in run.metrics if k.startswith("test/")}
-    overall = sorted(k for k in keys if k.count("/") == 1 and k not in ("test/count", "test/loss"))
-    if not per_group:
-        return overall
-    return sorted(k for k in keys if k.count("/") == 2)
+def _is_overall(key: str) -> bool:
+    parts = key.split("/")
+    return len(parts) == 2 and parts[0] in STAGES and parts[1] not in HIDDEN_METRICS
 
 
-def _table(rows: list[Row], keys: list[str], paper: dict, title: str) -> list[str]:
-    with_paper = [k for k in keys if any(k in paper_row(r, paper) for r in rows)]
+def _is_split(key: str) -> bool:
+    parts = key.split("/")
+    return len(parts) == 3 and parts[0] == "test"
+
+
+def _collapsed(key: str) -> str:
+    stage, metric, *rest = key.split("/")
+    return "/".join([stage, _family(metric), *rest])
+
+
+class _Columns:
+    """The columns of one table, ordered by stage, then as the paper lists its metrics. Keys that differ only
+    in a cut-off (`r@1`, `r@5`) share one column `r@k` when the rows have different cut-offs and none has
+    two of them."""
+
+    def __init__(self, rows_keys: Iterable[set[str]], paper_order: list[str]):
+        rows_keys = list(rows_keys)
+        keys_of: dict[str, set[str]] = defaultdict(set)  # collapsed name -> the keys behind it
+        self.apart = set()  # collapsed names whose keys keep their own columns
+        for keys in rows_keys:
+            in_row: dict[str, int] = defaultdict(int)
+            for key in keys:
+                keys_of[_collapsed(key)].add(key)
+                in_row[_collapsed(key)] += 1
+            self.apart |= {column for column, n in in_row.items() if n > 1}
+        self.apart |= {column for column, keys in keys_of.items() if len(keys) == 1}
+        order = list(dict.fromkeys(self.column(k) for k in paper_order))
+        rank = {c: i for i, c in enumerate(order)}
+        columns = {self.column(k) for keys in rows_keys for k in keys}
+        self.names = sorted(columns, key=lambda c: (STAGES.index(c.split("/")[0]), rank.get(c, len(rank)), c))
+
+    def column(self, key: str) -> str:
+        collapsed = _collapsed(key)
+        return key if collapsed in self.apart else collapsed
+
+    def cells(self, keys: Iterable[str]) -> dict[str, str]:
+        """{column: the key of `keys` shown in it}."""
+        return {self.column(k): k for k in keys}
+
+
+def _markdown_table(header: list[str], lines: list[list[str]]) -> list[str]:
+    out = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    return out + ["| " + " | ".join(cells) + " |" for cells in lines] + [""]
+
+
+def _comparison_table(
+    title: str,
+    rows: list[Row],
+    published: list[dict],
+    selects: Callable[[str], bool],
+    paper_order: list[str],
+) -> list[str]:
+    """Our rows with the paper's cell after each of our columns where a matched paper row has the key.
+    `published[i]` is the paper row of `rows[i]`; `selects(key)` picks the table's keys."""
+    ours = [{k for k in row.metric_keys if selects(k)} for row in rows]
+    theirs = [{k for k in p if selects(k)} for p in published]
+    columns = _Columns([a | b for a, b in zip(ours, theirs, strict=True)], paper_order)
+    if not columns.names:
+        return []
+    our_cells = [columns.cells(keys) for keys in ours]
+    paper_cells = [columns.cells(keys) for keys in theirs]
+    with_paper = {c for cells in paper_cells for c in cells}
     header = ["model", "runs"]
-    for k in keys:
-        header.append(k)
-        if k in with_paper:
-            header.append(f"paper {k}")
-    lines = [f"### {title}", "", "| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    for row in rows:
+    for c in columns.names:
+        header += [c, f"paper {c}"] if c in with_paper else [c]
+    lines = []
+    for i, row in enumerate(rows):
         cells = [row.label, str(len(row.runs))]
-        published = paper_row(row, paper)
-        for k in keys:
-            cells.append(format_cell([r.metrics[k] for r in row.runs if k in r.metrics]))
-            if k in with_paper:
-                cells.append(f"{published[k]:.3f}" if k in published else "")
-        lines.append("| " + " | ".join(cells) + " |")
-    return lines + [""]
+        for c in columns.names:
+            key = our_cells[i].get(c)
+            cells.append(format_cell([r.metrics[key] for r in row.runs if key in r.metrics]) if key else "")
+            if c in with_paper:
+                cells.append(format_paper_cell(published[i].get(paper_cells[i].get(c))))
+        lines.append(cells)
+    return [f"### {title}", "", *_markdown_table(header, lines)]
+
+
+def _published_table(title: str, paper_rows: dict[str, dict], paper_order: list[str]) -> list[str]:
+    columns = _Columns([set(cells) for cells in paper_rows.values()], paper_order)
+    lines = []
+    for name, cells in paper_rows.items():
+        by_column = columns.cells(cells)
+        lines.append([name, *(format_paper_cell(cells.get(by_column.get(c))) for c in columns.names)])
+    return [f"### {title}", "", *_markdown_table(["paper row", *columns.names], lines)]
+
+
+def _settings_table(task: str, rows: list[Row], matched: list[str | None], paper: dict) -> list[str]:
+    """Per row: the paper row that applies (when the paper's rows carry settings) and the values of the
+    paper's `setting_keys` in the runs' configs, followed by the paper's own setting of those keys."""
+    header = ["model", "runs"]
+    columns = []
+    if any(parse_row_name(key)[1] for key in paper["rows"]):
+        header.append("paper row")
+        columns.append([key or "" for key in matched])
+    setting_keys = paper.get("setting_keys", {})
+    for key in setting_keys:
+        header.append(key)
+        columns.append(
+            [", ".join(dict.fromkeys(_config_text(run.config, key) for run in row.runs)) for row in rows]
+        )
+    if len(header) == 2:
+        return []
+    lines = [
+        [row.label, str(len(row.runs)), *(column[i] for column in columns)] for i, row in enumerate(rows)
+    ]
+    out = [f"### {task}: settings", "", *_markdown_table(header, lines)]
+    if setting_keys:
+        out += [
+            "Paper's setting: " + "; ".join(f"`{k}`: {text}" for k, text in setting_keys.items()) + ".",
+            "",
+        ]
+    return out
+
+
+def _config_text(config: dict, key: str) -> str:
+    value = config_value(config, key)
+    return "unset" if value is None else str(value)
+
+
+def task_report(task: str, rows: list[Row], paper: dict) -> list[str]:
+    """The markdown section of one task: what the cells are, the rows' settings, dev, test and per-group
+    tables, then the paper's rows that no run matched."""
+    matched = [matching_paper_row(row, paper) for row in rows]
+    published = [paper["rows"][key] if key else {} for key in matched]
+    paper_order = list(dict.fromkeys(k for cells in paper["rows"].values() for k in cells))
+    paper_dev = {_collapsed(k) for k in paper_order if k.startswith("val/")}
+
+    out = [f"## {task}", ""]
+    out.append(
+        "- Ours: mean ± sample std over seeds (and folds); [min, max] when a row has more than 3 runs."
+    )
+    if paper["rows"]:
+        out.append(
+            f"- Paper: {paper['paper']}, {paper.get('table', '')}. Percentages are shown as fractions."
+        )
+        out.append(f"- Source: {paper['source']}")
+        if paper.get("setting"):
+            out.append(f"- Measured under: {paper['setting']}")
+    out.append("")
+    out += _settings_table(task, rows, matched, paper)
+
+    def dev(key: str) -> bool:  # the best checkpoint's dev scores, where the paper has them
+        return key.startswith("val/") and _is_overall(key) and _collapsed(key) in paper_dev
+
+    def test(key: str) -> bool:
+        return key.startswith("test/") and _is_overall(key)
+
+    out += _comparison_table(f"{task}: dev", rows, published, dev, paper_order)
+    out += _comparison_table(f"{task}: test", rows, published, test, paper_order)
+
+    split_metrics = {k.split("/")[1] for row in rows for k in row.metric_keys if _is_split(k)}
+    split_metrics |= {k.split("/")[1] for cells in published for k in cells if _is_split(k)}
+    rank = {key: i for i, key in enumerate(paper_order)}
+    for metric in sorted(split_metrics, key=lambda m: (rank.get(f"test/{m}", len(rank)), m)):
+        prefix = f"test/{metric}/"
+        out += _comparison_table(
+            f"{task}: {prefix}<group>", rows, published, lambda k, p=prefix: k.startswith(p), paper_order
+        )
+
+    unmatched = {key: cells for key, cells in paper["rows"].items() if key not in matched}
+    if unmatched:
+        out += _published_table(f"{task}: published, not run here", unmatched, paper_order)
+    return out
 
 
 def markdown_report(runs: list[Run], paper_dir: Path | None = None) -> str:
@@ -225,18 +483,15 @@ def markdown_report(runs: list[Run], paper_dir: Path | None = None) -> str:
         return "No metrics.json found.\n"
     out = []
     for task, rows in group_runs(runs).items():
-        paper = load_paper(task, paper_dir)
-        out.append(f"## {task}")
-        out.append("")
-        out.append("Mean ± sample std over seeds (and folds); [min, max] when a row has more than 3 runs.")
-        if paper.get("rows"):
-            out.append(f"Paper: {paper.get('source', '')} (shown as fractions).")
-        out.append("")
-        out += _table(rows, _metric_keys(rows, per_group=False), paper, f"{task}: test metrics")
-        per_group = _metric_keys(rows, per_group=True)
-        if per_group:
-            out += _table(rows, per_group, paper, f"{task}: test metrics per group")
+        out += task_report(task, rows, load_paper(task, paper_dir))
     return "\n".join(out)
+
+
+def _split_keys(rows: list[Row]) -> list[str]:
+    """Per-group test keys whose overall score the runs also have (test/acc/ignorance beside test/acc):
+    per-class scores such as Circa's test/f1/<label> have no overall twin."""
+    keys = {k for row in rows for k in row.metric_keys}
+    return sorted(k for k in keys if _is_split(k) and k.rsplit("/", 1)[0] in keys)
 
 
 def plot_per_group(runs: list[Run], out: Path, paper_dir: Path | None = None) -> bool:
@@ -245,10 +500,7 @@ def plot_per_group(runs: list[Run], out: Path, paper_dir: Path | None = None) ->
     metrics."""
     for task, rows in group_runs(runs).items():
         paper = load_paper(task, paper_dir)
-        # Groups split an overall score (test/acc -> test/acc/ignorance); per-class scores such as
-        # Circa's test/f1/<label> have no overall twin and are not drawn.
-        overall = set(_metric_keys(rows, per_group=False))
-        keys = [k for k in _metric_keys(rows, per_group=True) if k.rsplit("/", 1)[0] in overall]
+        keys = _split_keys(rows)
         if not keys:
             continue
         metric = keys[0].split("/")[1]
@@ -274,7 +526,7 @@ def plot_per_group(runs: list[Run], out: Path, paper_dir: Path | None = None) ->
             ax.bar(positions, means, width, yerr=stds, label=row.label, capsize=2)
             published = paper_row(row, paper)
             marks = [
-                (x, published[f"test/{metric}/{g}"])
+                (x, _mean(published[f"test/{metric}/{g}"]))
                 for x, g in zip(positions, groups, strict=True)
                 if f"test/{metric}/{g}" in published
             ]
