@@ -103,7 +103,7 @@ def test_table_groups_seeds_and_folds_and_shows_the_paper(runs_dir, tmp_path, mo
     (paper_dir / "grice.json").write_text(
         json.dumps({"source": "test", "unit": "percent", "tasks": {"grice_qa": {"rows": rows}}})
     )
-    monkeypatch.setattr(report, "PAPER_DIR", paper_dir)
+    monkeypatch.setattr(report.paper, "PAPER_DIR", paper_dir)
     from matplotlib.axes import Axes
 
     ticks = []

@@ -1,0 +1,83 @@
+"""Results tables from run directories, side by side with the papers' published numbers.
+
+    python -m pragexp.report DIR [DIR ...] [--out FILE.md] [--plot FILE.png]
+
+Runs. Reads every `metrics.json` under the given run or multirun directories, with the run's
+`.hydra/hydra.yaml` (task, model and experiment choices), `.hydra/config.yaml` (the composed config)
+and `.hydra/overrides.yaml`. Runs that differ only in `seed` (or `data.fold`, the Circa
+leave-one-scenario-out folds) form one row: each cell is the mean ± sample std over them, and
+`[min, max]` when a row has more than 3 runs.
+
+Tables, per task:
+- settings: per row, the paper row that applies and the run's values of the paper's `setting_keys`;
+- dev (`val/<m>`, the best checkpoint's scores) where the paper has dev numbers, then test (`test/<m>`):
+  each column of ours is followed by the paper's where a matched paper row has that key;
+- one table per split test metric (`test/f1/<label>`, `test/acc/<implicature type>`, ...);
+- "published, not run here": the paper's rows that no run matched, so the whole published table is shown.
+A column appears only when some run or paper row has its key. Keys that differ only in a number after
+`@` (`val/r@1`, `val/r@5`) share one column `val/r@k` when the rows have different cut-offs (one k each)
+and no row has two of them; otherwise each keeps its own column.
+
+Paper files. One per paper, `pragexp/paper_numbers/<paper>.json`:
+
+    {"paper": "Authors, title (venue)", "source": "where the numbers come from",
+     "unit": "percent", "metric_units": {"mrr": "fraction", "q": "raw"},
+     "tasks": {"<task>": {"table": "which table", "setting": "what the rows were measured under, in words",
+                          "setting_keys": {"data.corpus": "the paper's corpus, in words", ...},
+                          "rows": {"<row> (<key>=<value>, ...)": {"val/acc": 88.4, "test/acc": 87.8, ...}}}},
+     "data": {"<name>": {"table": "...", "unit": "percent", "values": {...}}}}
+
+- Units: `unit` is every metric's unless `metric_units` names the metric (the key's second part:
+  `mrr` for `test/mrr`, `r@k` for every `r@<n>`). percent is shown divided by 100 (fractions, like
+  ours), fraction as is, raw (a score such as a log-likelihood) as published, never scaled.
+- A cell is a number, or {"mean", "std", "min", "max"} for a published summary over folds; it reads like
+  ours: `mean ± std [min, max]`.
+- A paper row is named by an experiment (`grice/table5_memnn`), an experiment file (`table5_memnn`) or a
+  model (`fid`), optionally followed by the settings it was measured under (`bert_yn (data.labels=strict,
+  data.setting=matched)`): it applies to a row whose runs have those settings on the command line or in
+  their composed config; the paper row with the most such settings wins. Rows no run of ours can
+  reproduce get a name that says what they are (`human`, `bert_dis_yn`).
+- `setting_keys`: config keys that describe a setting without selecting a paper row (the corpus, the
+  scorer behind a metric). Each gets a column of the run's values (from its composed config; "unset" when
+  absent), and the paper's setting is printed under it, so a run on another corpus or scorer is
+  never read as the paper's.
+- `data`: published numbers about the data rather than a model (GRICE Table 4's implicature mix), read
+  with `paper_data(paper, name)`.
+
+`--plot` draws per-group bars (test metric per implicature type) for the models of the first task that
+has per-group metrics: for `grice_qa` with MemNN and MemNN w/ inf this is the paper's Fig. 5.
+"""
+
+from pragexp.report.cli import main
+from pragexp.report.paper import (
+    PAPER_DIR,
+    load_paper,
+    matching_paper_row,
+    paper_data,
+    paper_row,
+    parse_row_name,
+)
+from pragexp.report.plots import plot_per_group
+from pragexp.report.runs import Row, Run, find_runs, group_runs, read_run, summarise
+from pragexp.report.tables import format_cell, format_paper_cell, markdown_report, task_report
+
+__all__ = [
+    "PAPER_DIR",
+    "Row",
+    "Run",
+    "find_runs",
+    "format_cell",
+    "format_paper_cell",
+    "group_runs",
+    "load_paper",
+    "main",
+    "markdown_report",
+    "matching_paper_row",
+    "paper_data",
+    "paper_row",
+    "parse_row_name",
+    "plot_per_group",
+    "read_run",
+    "summarise",
+    "task_report",
+]

@@ -1,0 +1,77 @@
+"""Figures drawn from run directories."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+from pragexp.report.paper import load_paper, paper_row
+from pragexp.report.runs import Row, Run, group_runs, summarise
+from pragexp.report.tables import is_split
+from pragexp.utils.io import atomic_output
+
+
+def _mean(cell: float | dict) -> float:
+    return cell["mean"] if isinstance(cell, dict) else cell
+
+
+def _split_keys(rows: list[Row]) -> list[str]:
+    """Per-group test keys whose overall score the runs also have (test/acc/ignorance beside test/acc):
+    per-class scores such as Circa's test/f1/<label> have no overall twin."""
+    keys = {k for row in rows for k in row.metric_keys}
+    return sorted(k for k in keys if is_split(k) and k.rsplit("/", 1)[0] in keys)
+
+
+def plot_per_group(runs: list[Run], out: Path, paper_dir: Path | None = None) -> bool:
+    """Bars of the first test metric split by group (implicature type), one bar per row, with the paper's
+    value as a black diamond over a bar where the paper has one. False when no task has per-group
+    metrics."""
+    for task, rows in group_runs(runs).items():
+        paper = load_paper(task, paper_dir)
+        keys = _split_keys(rows)
+        if not keys:
+            continue
+        metric = keys[0].split("/")[1]
+        groups = [k.split("/", 2)[2] for k in keys if k.split("/")[1] == metric]
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+
+        fig, ax = plt.subplots(figsize=(max(6, 1.4 * len(groups)), 3.5))
+        width = 0.8 / len(rows)
+        paper_label = "paper"
+        for i, row in enumerate(rows):
+            means, stds = [], []
+            for g in groups:
+                values = [
+                    r.metrics[f"test/{metric}/{g}"] for r in row.runs if f"test/{metric}/{g}" in r.metrics
+                ]
+                s = summarise(values) if values else {"mean": math.nan, "std": 0.0}
+                means.append(s["mean"])
+                stds.append(s["std"])
+            positions = [j + (i - (len(rows) - 1) / 2) * width for j in range(len(groups))]
+            ax.bar(positions, means, width, yerr=stds, label=row.label, capsize=2)
+            published = paper_row(row, paper)
+            marks = [
+                (x, _mean(published[f"test/{metric}/{g}"]))
+                for x, g in zip(positions, groups, strict=True)
+                if f"test/{metric}/{g}" in published
+            ]
+            if marks:
+                xs, ys = zip(*marks, strict=True)
+                ax.scatter(xs, ys, marker="D", s=28, color="black", label=paper_label, zorder=3)
+                paper_label = None  # one legend entry for all the paper's points
+        ax.set_xticks(range(len(groups)), groups)
+        ax.set_ylabel(f"test {metric}")
+        ax.set_ylim(0, 1.05)
+        ax.set_title(f"{task}: {metric} per implicature type")
+        ax.legend(fontsize=8)
+        fig.tight_layout()
+        try:
+            with atomic_output(out, binary=True) as f:
+                fig.savefig(f, format="png", dpi=120)
+        finally:
+            plt.close(fig)
+        return True
+    return False

@@ -1,0 +1,219 @@
+"""The markdown report: per task, our rows beside the paper's cells (see pragexp.report)."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable, Iterable
+from pathlib import Path
+
+from pragexp.report.paper import STAGES, family, load_paper, matching_paper_row, parse_row_name
+from pragexp.report.runs import Row, Run, config_value, group_runs, summarise
+
+HIDDEN_METRICS = ("count", "loss")
+
+
+def _stats_text(mean: float, std: float | None = None, span: tuple[float, float] | None = None) -> str:
+    text = f"{mean:.3f}"
+    if std is not None:
+        text += f" ± {std:.3f}"
+    if span is not None:
+        text += f" [{span[0]:.3f}, {span[1]:.3f}]"
+    return text
+
+
+def format_cell(values: list[float]) -> str:
+    """Our runs' values: mean, then ± sample std for several runs, then [min, max] for more than 3."""
+    if not values:
+        return ""
+    s = summarise(values)
+    if s["n"] == 1:
+        return _stats_text(s["mean"])
+    return _stats_text(s["mean"], s["std"], (s["min"], s["max"]) if s["n"] > 3 else None)
+
+
+def format_paper_cell(cell: float | dict | None) -> str:
+    """A published number, or a published summary over folds in the form of ours."""
+    if cell is None:
+        return ""
+    if isinstance(cell, dict):
+        return _stats_text(cell["mean"], cell["std"], (cell["min"], cell["max"]))
+    return _stats_text(cell)
+
+
+def is_overall(key: str) -> bool:
+    parts = key.split("/")
+    return len(parts) == 2 and parts[0] in STAGES and parts[1] not in HIDDEN_METRICS
+
+
+def is_split(key: str) -> bool:
+    parts = key.split("/")
+    return len(parts) == 3 and parts[0] == "test"
+
+
+def collapsed(key: str) -> str:
+    stage, metric, *rest = key.split("/")
+    return "/".join([stage, family(metric), *rest])
+
+
+class _Columns:
+    """The columns of one table, ordered by stage, then as the paper lists its metrics. Keys that differ only
+    in a cut-off (`r@1`, `r@5`) share one column `r@k` when the rows have different cut-offs and none has
+    two of them."""
+
+    def __init__(self, rows_keys: Iterable[set[str]], paper_order: list[str]):
+        rows_keys = list(rows_keys)
+        keys_of: dict[str, set[str]] = defaultdict(set)  # collapsed name -> the keys behind it
+        self.apart = set()  # collapsed names whose keys keep their own columns
+        for keys in rows_keys:
+            in_row: dict[str, int] = defaultdict(int)
+            for key in keys:
+                keys_of[collapsed(key)].add(key)
+                in_row[collapsed(key)] += 1
+            self.apart |= {column for column, n in in_row.items() if n > 1}
+        self.apart |= {column for column, keys in keys_of.items() if len(keys) == 1}
+        order = list(dict.fromkeys(self.column(k) for k in paper_order))
+        rank = {c: i for i, c in enumerate(order)}
+        columns = {self.column(k) for keys in rows_keys for k in keys}
+        self.names = sorted(columns, key=lambda c: (STAGES.index(c.split("/")[0]), rank.get(c, len(rank)), c))
+
+    def column(self, key: str) -> str:
+        name = collapsed(key)
+        return key if name in self.apart else name
+
+    def cells(self, keys: Iterable[str]) -> dict[str, str]:
+        """{column: the key of `keys` shown in it}."""
+        return {self.column(k): k for k in keys}
+
+
+def _markdown_table(header: list[str], lines: list[list[str]]) -> list[str]:
+    out = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    return out + ["| " + " | ".join(cells) + " |" for cells in lines] + [""]
+
+
+def _comparison_table(
+    title: str,
+    rows: list[Row],
+    published: list[dict],
+    selects: Callable[[str], bool],
+    paper_order: list[str],
+) -> list[str]:
+    """Our rows with the paper's cell after each of our columns where a matched paper row has the key.
+    `published[i]` is the paper row of `rows[i]`; `selects(key)` picks the table's keys."""
+    ours = [{k for k in row.metric_keys if selects(k)} for row in rows]
+    theirs = [{k for k in p if selects(k)} for p in published]
+    columns = _Columns([a | b for a, b in zip(ours, theirs, strict=True)], paper_order)
+    if not columns.names:
+        return []
+    our_cells = [columns.cells(keys) for keys in ours]
+    paper_cells = [columns.cells(keys) for keys in theirs]
+    with_paper = {c for cells in paper_cells for c in cells}
+    header = ["model", "runs"]
+    for c in columns.names:
+        header += [c, f"paper {c}"] if c in with_paper else [c]
+    lines = []
+    for i, row in enumerate(rows):
+        cells = [row.label, str(len(row.runs))]
+        for c in columns.names:
+            key = our_cells[i].get(c)
+            cells.append(format_cell([r.metrics[key] for r in row.runs if key in r.metrics]) if key else "")
+            if c in with_paper:
+                cells.append(format_paper_cell(published[i].get(paper_cells[i].get(c))))
+        lines.append(cells)
+    return [f"### {title}", "", *_markdown_table(header, lines)]
+
+
+def _published_table(title: str, paper_rows: dict[str, dict], paper_order: list[str]) -> list[str]:
+    columns = _Columns([set(cells) for cells in paper_rows.values()], paper_order)
+    lines = []
+    for name, cells in paper_rows.items():
+        by_column = columns.cells(cells)
+        lines.append([name, *(format_paper_cell(cells.get(by_column.get(c))) for c in columns.names)])
+    return [f"### {title}", "", *_markdown_table(["paper row", *columns.names], lines)]
+
+
+def _settings_table(task: str, rows: list[Row], matched: list[str | None], paper: dict) -> list[str]:
+    """Per row: the paper row that applies (when the paper's rows carry settings) and the values of the
+    paper's `setting_keys` in the runs' configs, followed by the paper's own setting of those keys."""
+    header = ["model", "runs"]
+    columns = []
+    if any(parse_row_name(key)[1] for key in paper["rows"]):
+        header.append("paper row")
+        columns.append([key or "" for key in matched])
+    setting_keys = paper.get("setting_keys", {})
+    for key in setting_keys:
+        header.append(key)
+        columns.append(
+            [", ".join(dict.fromkeys(_config_text(run.config, key) for run in row.runs)) for row in rows]
+        )
+    if len(header) == 2:
+        return []
+    lines = [
+        [row.label, str(len(row.runs)), *(column[i] for column in columns)] for i, row in enumerate(rows)
+    ]
+    out = [f"### {task}: settings", "", *_markdown_table(header, lines)]
+    if setting_keys:
+        out += [
+            "Paper's setting: " + "; ".join(f"`{k}`: {text}" for k, text in setting_keys.items()) + ".",
+            "",
+        ]
+    return out
+
+
+def _config_text(config: dict, key: str) -> str:
+    value = config_value(config, key)
+    return "unset" if value is None else str(value)
+
+
+def task_report(task: str, rows: list[Row], paper: dict) -> list[str]:
+    """The markdown section of one task: what the cells are, the rows' settings, dev, test and per-group
+    tables, then the paper's rows that no run matched."""
+    matched = [matching_paper_row(row, paper) for row in rows]
+    published = [paper["rows"][key] if key else {} for key in matched]
+    paper_order = list(dict.fromkeys(k for cells in paper["rows"].values() for k in cells))
+    paper_dev = {collapsed(k) for k in paper_order if k.startswith("val/")}
+
+    out = [f"## {task}", ""]
+    out.append(
+        "- Ours: mean ± sample std over seeds (and folds); [min, max] when a row has more than 3 runs."
+    )
+    if paper["rows"]:
+        out.append(
+            f"- Paper: {paper['paper']}, {paper.get('table', '')}. Percentages are shown as fractions."
+        )
+        out.append(f"- Source: {paper['source']}")
+        if paper.get("setting"):
+            out.append(f"- Measured under: {paper['setting']}")
+    out.append("")
+    out += _settings_table(task, rows, matched, paper)
+
+    def dev(key: str) -> bool:  # the best checkpoint's dev scores, where the paper has them
+        return key.startswith("val/") and is_overall(key) and collapsed(key) in paper_dev
+
+    def test(key: str) -> bool:
+        return key.startswith("test/") and is_overall(key)
+
+    out += _comparison_table(f"{task}: dev", rows, published, dev, paper_order)
+    out += _comparison_table(f"{task}: test", rows, published, test, paper_order)
+
+    split_metrics = {k.split("/")[1] for row in rows for k in row.metric_keys if is_split(k)}
+    split_metrics |= {k.split("/")[1] for cells in published for k in cells if is_split(k)}
+    rank = {key: i for i, key in enumerate(paper_order)}
+    for metric in sorted(split_metrics, key=lambda m: (rank.get(f"test/{m}", len(rank)), m)):
+        prefix = f"test/{metric}/"
+        out += _comparison_table(
+            f"{task}: {prefix}<group>", rows, published, lambda k, p=prefix: k.startswith(p), paper_order
+        )
+
+    unmatched = {key: cells for key, cells in paper["rows"].items() if key not in matched}
+    if unmatched:
+        out += _published_table(f"{task}: published, not run here", unmatched, paper_order)
+    return out
+
+
+def markdown_report(runs: list[Run], paper_dir: Path | None = None) -> str:
+    if not runs:
+        return "No metrics.json found.\n"
+    out = []
+    for task, rows in group_runs(runs).items():
+        out += task_report(task, rows, load_paper(task, paper_dir))
+    return "\n".join(out)
