@@ -34,8 +34,7 @@ def test_slurm_launcher_starts_two_nodes_of_ddp_and_counts_every_example_once(tm
     assert rounds % 2 == 1  # odd: the distributed sampler repeats one example to even out 2 ranks
     sweep = tmp_path / "sweep"
     args = [
-        "-m",
-        "launcher=slurm",
+        "launcher=slurm",  # no -m: a launcher implies a multirun
         "trainer=ddp",
         "trainer.num_nodes=2",
         "trainer.devices=1",
