@@ -153,3 +153,30 @@ def test_report_on_a_sweep_ranks_trials_and_prints_the_best_as_a_command(optuna_
     assert f"optimizer.lr={best.params['optimizer.lr']}" in command and "model=lstm" in command
     assert "hparams_search" not in command and "hydra." not in command
     assert plot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_report_ranks_a_grid_sweep_in_the_monitored_direction(tmp_path, capsys):
+    """A minimised metric ranks lowest first; a categorical parameter (model=...) is plotted by name."""
+    sweep = tmp_path / "grid"
+    (sweep / "multirun.yaml").parent.mkdir()
+    (sweep / "multirun.yaml").write_text("hydra: {}\n")
+    jobs = [("lstm", "1e-3", 0.9), ("memnn", "1e-3", 0.4), ("lstm", "1e-4", 0.7), ("memnn", "1e-4", None)]
+    for n, (model, lr, loss) in enumerate(jobs):
+        job = sweep / str(n)
+        (job / ".hydra").mkdir(parents=True)
+        overrides = [f"model={model}", f"optimizer.lr={lr}", "seed=0", "launcher=submitit_local"]
+        (job / ".hydra" / "overrides.yaml").write_text(yaml.safe_dump(overrides))
+        (job / ".hydra" / "config.yaml").write_text(
+            yaml.safe_dump({"monitor": "val/loss", "monitor_mode": "min"})
+        )
+        if loss is not None:
+            (job / "metrics.json").write_text(json.dumps({"val/loss": loss, "test/loss": loss + 0.05}))
+    plot = tmp_path / "grid.png"
+    assert report.main([str(sweep), "--sweep-plot", str(plot)]) == 0
+    section = capsys.readouterr().out.split(f"## sweep {sweep}\n", 1)[1]
+    rows = [line for line in section.splitlines() if re.match(r"\| \d+ \|", line)]
+    assert [row.split("|")[1].strip() for row in rows] == ["1", "2", "0", "3"]
+    assert rows[0].split("|")[2:6] == [" memnn ", " 0.001 ", " 0.4000 ", " 0.4500 "]  # model, lr, val, test
+    assert "| trial | model | optimizer.lr | val/loss (min) | test/loss |" in section  # seed did not vary
+    assert "python -m pragexp.train model=memnn optimizer.lr=1e-3 seed=0\n" in section
+    assert plot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
