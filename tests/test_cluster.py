@@ -10,7 +10,7 @@ import fake_slurm
 import optuna
 import pytest
 import yaml
-from conftest import GRICE_FIXTURE, TINY_DATA, TINY_MODEL, run_module
+from conftest import GRICE_FIXTURE, TINY_DATA, TINY_MODEL, compose_config, run_module
 from omegaconf import OmegaConf
 
 from pragexp import report
@@ -180,3 +180,29 @@ def test_report_ranks_a_grid_sweep_in_the_monitored_direction(tmp_path, capsys):
     assert "| trial | model | optimizer.lr | val/loss (min) | test/loss |" in section  # seed did not vary
     assert "python -m pragexp.train model=memnn optimizer.lr=1e-3 seed=0\n" in section
     assert plot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.mark.parametrize(
+    ("task", "model", "lr", "batch_sizes", "has_dropout"),
+    [
+        ("grice_recovery", "memnn", 1e-3, [32, 64, 128], True),
+        ("circa", "bert", 3e-5, [16, 32, 64], True),  # fine-tuning: a range 30x lower
+        ("circa", "majority", 3e-5, [16, 32, 64], False),  # no dropout to tune
+    ],
+)
+def test_search_space_is_centred_on_each_tasks_settings(tmp_path, task, model, lr, batch_sizes, has_dropout):
+    cfg = compose_config(["hparams_search=optuna", f"task={task}", f"model={model}"], tmp_path)
+    assert cfg.hydra.sweeper.direction == "maximize" and cfg.hydra.sweeper.study_name == f"{task}-{model}"
+    trial = optuna.create_study().ask()
+    around_task_settings(cfg, trial)
+    distributions = trial.distributions
+    assert (distributions["optimizer.lr"].low, distributions["optimizer.lr"].high) == pytest.approx(
+        (lr / 10, lr * 10)
+    )
+    assert list(distributions["data.batch_size"].choices) == batch_sizes
+    assert ("model.dropout" in distributions) is has_dropout
+    # What the command line sweeps itself (hydra.sweeper.params) is left alone.
+    fixed = optuna.create_study().ask()
+    fixed.suggest_float("optimizer.lr", 0.1, 0.2)
+    around_task_settings(cfg, fixed)
+    assert (fixed.distributions["optimizer.lr"].low, fixed.distributions["optimizer.lr"].high) == (0.1, 0.2)
