@@ -58,13 +58,9 @@ def build_loggers(logger_cfg: DictConfig | None) -> list:
     for name, conf in (logger_cfg or {}).items():
         if conf is None:
             continue
-        if "wandb" in name:  # unless the config names them: one group per sweep, the overrides as name
-            unset = {
-                k: v
-                for k, v in (("group", hydra_sweep_group), ("name", hydra_run_name))
-                if conf.get(k) is None
-            }
-            conf = OmegaConf.merge(conf, {k: make() for k, make in unset.items()})
+        if "wandb" in name:  # unless the config names them: one group per sweep, the job's overrides as name
+            defaults = {"group": hydra_sweep_group(), "name": hydra_run_name()}
+            conf = OmegaConf.merge(conf, {k: v for k, v in defaults.items() if conf.get(k) is None})
         loggers.append(instantiate(conf))
     return loggers
 
