@@ -21,6 +21,8 @@ IGNORED_PREFIXES = (
     "task=",
     "model=",
     "experiment=",
+    "hparams_search=",  # how a sweep was launched is not a setting of its runs
+    "launcher=",
     "trainer.accelerator",
     "trainer.devices",
 )

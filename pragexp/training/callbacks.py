@@ -4,6 +4,8 @@
   metrics.json) and, with a W&B logger, a table of the first rows of every validation and test.
 - `ConfusionMatrixReport`: a classifier's confusion matrix as `confusion/<stage>.json` and `.png`,
   and as a W&B image and table.
+- `WandbTestReport`: with W&B, the final test metrics as the run's summary and a bar chart per metric
+  measured per group (implicature type).
 - `progress_bar()`: the live bar in a terminal; in logs that are not a terminal (CI, SLURM,
   `> log`) a line every few percent instead of a redraw every few steps.
 
@@ -16,6 +18,7 @@ from __future__ import annotations
 import json
 import math
 import sys
+from collections import defaultdict
 from pathlib import Path
 
 from pytorch_lightning import Callback
@@ -107,6 +110,46 @@ class ConfusionMatrixReport(Callback):
                 columns=["gold \\ predicted", *names],
                 data=[[name, *row] for name, row in zip(names, matrix, strict=True)],
             )
+
+
+class WandbTestReport(Callback):
+    """The final `test/*` metrics as the W&B run's summary, which W&B's run tables and sweep views
+    compare (the last logged value would otherwise stand in, whatever logged it), and a bar chart of
+    each metric that is also measured per group (`test/r@1/<implicature type>` beside `test/r@1`)."""
+
+    def on_test_end(self, trainer, pl_module) -> None:
+        loggers = wandb_loggers(trainer)
+        if not loggers or not trainer.is_global_zero:
+            return
+        values = {k: float(v) for k, v in trainer.callback_metrics.items() if k.startswith("test/")}
+        charts = group_bar_charts(values)
+        for logger in loggers:
+            logger.experiment.summary.update(values)
+            if charts:
+                logger.experiment.log(charts)
+
+
+def group_bar_charts(values: dict[str, float]) -> dict:
+    """{`test/<metric>_by_group`: W&B bar chart} for every `test/<metric>/<group>` whose overall
+    `test/<metric>` is there too (per-class scores such as Circa's `f1/<label>` have no overall twin)."""
+    groups: dict[str, dict[str, float]] = defaultdict(dict)
+    for key, value in values.items():
+        stage, name, *group = key.split("/", 2)
+        if group and f"{stage}/{name}" in values:
+            groups[f"{stage}/{name}"][group[0]] = value
+    if not groups:
+        return {}
+    import wandb
+
+    return {
+        f"{key}_by_group": wandb.plot.bar(
+            wandb.Table(columns=["group", key], data=sorted(per_group.items())),
+            "group",
+            key,
+            title=f"{key} per group",
+        )
+        for key, per_group in groups.items()
+    }
 
 
 class LogLineProgressBar(ProgressBar):

@@ -8,6 +8,16 @@ from hydra.utils import instantiate
 from omegaconf import DictConfig, OmegaConf
 
 SECRET_WORDS = ("key", "token", "secret", "password")
+# Overrides that say where or how a job runs rather than what it is: left out of W&B run names.
+NOT_IN_RUN_NAME = (
+    "logger",
+    "hydra.",
+    "paths.",
+    "launcher=",
+    "hparams_search=",
+    "print_config=",
+    "callbacks.",
+)
 
 
 def hydra_sweep_group() -> str | None:
@@ -28,13 +38,29 @@ def hydra_sweep_group() -> str | None:
     )
 
 
+def hydra_run_name() -> str | None:
+    """The job's own overrides (a sweep's parameters included), as a W&B run name:
+    `model=lstm,optimizer.lr=0.001`. None outside Hydra or when there are none (W&B then picks one)."""
+    from hydra.core.hydra_config import HydraConfig
+
+    if not HydraConfig.initialized():
+        return None
+    overrides = [
+        o.lstrip("+~")
+        for o in HydraConfig.get().overrides.task
+        if not o.lstrip("+~").startswith(NOT_IN_RUN_NAME)
+    ]
+    return ",".join(overrides) or None
+
+
 def build_loggers(logger_cfg: DictConfig | None) -> list:
     loggers = []
     for name, conf in (logger_cfg or {}).items():
         if conf is None:
             continue
-        if "wandb" in name and conf.get("group") is None:
-            conf = OmegaConf.merge(conf, {"group": hydra_sweep_group()})
+        if "wandb" in name:  # unless the config names them: one group per sweep, the job's overrides as name
+            defaults = {"group": hydra_sweep_group(), "name": hydra_run_name()}
+            conf = OmegaConf.merge(conf, {k: v for k, v in defaults.items() if conf.get(k) is None})
         loggers.append(instantiate(conf))
     return loggers
 

@@ -1,0 +1,1 @@
+"""pragexp's Hydra plugins. Hydra finds plugins only under the `hydra_plugins` namespace package."""
