@@ -27,8 +27,8 @@ test: install
 	$(OFFLINE) $(PY) -m pytest $(PYTEST_ARGS)
 
 lint: install
-	$(PY) -m ruff check pragexp tests bench
-	$(PY) -m ruff format --check pragexp tests bench
+	$(PY) -m ruff check pragexp tests bench hydra_plugins
+	$(PY) -m ruff format --check pragexp tests bench hydra_plugins
 
 clean:
 	rm -rf outputs .pytest_cache .ruff_cache .hypothesis build *.egg-info
