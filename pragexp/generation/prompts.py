@@ -149,7 +149,7 @@ def parse_choice(text: str) -> str | None:
     text = (text or "").strip()
     if not text:
         return None
-    head = re.match(r"^\W*([12])(?!\d)", text)
+    head = re.match(r"^\W*([12])(?!\d)(?!\s*(?:or|and|/|,)\s*[12])", text)
     if head:
         return head.group(1)
     option = _OPTION.search(text)

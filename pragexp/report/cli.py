@@ -6,10 +6,15 @@ import argparse
 import sys
 from pathlib import Path
 
+from pragexp.report import intentions
 from pragexp.report.plots import plot_per_group
 from pragexp.report.runs import find_runs
 from pragexp.report.tables import markdown_report
 from pragexp.utils.io import atomic_write_text
+
+# Task-specific reports beyond the generic tables: modules with `sections(runs) -> markdown lines` and
+# `figures(runs, folder) -> written paths`.
+EXTRAS = (intentions,)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -20,6 +25,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("dirs", nargs="+", help="run or multirun directories (searched for metrics.json)")
     parser.add_argument("--out", type=Path, help="also write the markdown here (atomically)")
     parser.add_argument("--plot", type=Path, help="PNG of per-implicature-type bars (Fig. 5 for grice_qa)")
+    parser.add_argument(
+        "--figures", type=Path, help="folder for the tasks' own figures (intentions: Fig. 2, 3)"
+    )
     args = parser.parse_args(argv)
     try:
         runs = find_runs(args.dirs)
@@ -27,9 +35,15 @@ def main(argv: list[str] | None = None) -> int:
         print(f"pragexp.report: {e}", file=sys.stderr)
         return 2
     text = markdown_report(runs)
+    extra = [line for module in EXTRAS for line in module.sections(runs)]
+    if extra:
+        text = text.rstrip("\n") + "\n\n" + "\n".join(extra)
     print(text)
     if args.out:
         atomic_write_text(args.out, text)
     if args.plot and not plot_per_group(runs, args.plot):
         print("pragexp.report: no per-group metrics to plot", file=sys.stderr)
+    for module in EXTRAS if args.figures else ():
+        for path in module.figures(runs, args.figures):
+            print(f"pragexp.report: wrote {path}", file=sys.stderr)
     return 0
