@@ -9,6 +9,7 @@
 - `LLMIntentMCTask` (`task=llm_intent_mc`): the LLM picks the true intention out of two options by the
   probability of each label after "Answer:", renormalised over the labels, in both option orders.
   Per item: `acc` (mean over the two orders), `p_true` (the renormalised probability of the right label).
+  The prompt is scored as raw text (no chat template), as lm-evaluation-harness does by default.
 
 Every model call goes through the response cache (`<cache_dir>/llm/responses.sqlite`). Metrics are
 per item and exact under DDP (PragexpTask); `test/count` counts items.
