@@ -32,11 +32,14 @@ class GenerationParams:
     top_p: float = 1.0
     samples: int = 1
     seed: int = 0
+    ignore_eos: bool = False  # generate exactly max_new_tokens (benchmarks: the same budget for everyone)
 
     def key(self) -> dict:
         """What decides a draw, besides the prompt and the sample index (not `samples`)."""
         out = asdict(self)
         out.pop("samples")
+        if not self.ignore_eos:
+            out.pop("ignore_eos")  # keys from before the field existed stay valid
         return out
 
 

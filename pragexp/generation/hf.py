@@ -193,6 +193,8 @@ class HFBackend(LLMBackend):
             ).to(model.device)
             sampling = params.temperature > 0
             options = {"do_sample": sampling, "max_new_tokens": params.max_new_tokens, "use_cache": True}
+            if params.ignore_eos:
+                options["min_new_tokens"] = params.max_new_tokens
             if sampling:
                 options.update(temperature=params.temperature, top_p=params.top_p, top_k=0)
             devices = [model.device] if model.device.type == "cuda" else []

@@ -120,6 +120,8 @@ class OpenAIBackend(LLMBackend):
             "n": 1,
             "seed": draw_seed(params.seed, sample),
         }
+        if params.ignore_eos:
+            common["ignore_eos"] = True  # vLLM's extension; other servers may ignore or refuse it
 
         def one(prompt: Prompt) -> str:
             if self.chat:

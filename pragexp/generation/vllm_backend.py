@@ -67,6 +67,7 @@ class VLLMBackend(LLMBackend):
             top_p=params.top_p,
             max_tokens=params.max_new_tokens,
             seed=draw_seed(params.seed, sample),
+            ignore_eos=params.ignore_eos,
         )
         if self.use_chat_template:
             system = [{"role": "system", "content": self.system_prompt}] if self.system_prompt else []
