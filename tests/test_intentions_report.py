@@ -70,7 +70,8 @@ def test_tables_and_figures_from_run_dirs(runs_dir, tmp_path, capsys):
     runs = find_runs([runs_dir])
     compared = generative_vs_mc(runs)["hf:smollm2"]
     assert compared["discriminative"] == {"all": 0.9, "indirectspeech": 0.8, "irony": 1.0}
-    assert compared["generative"]["irony"] == pytest.approx(0.4)
+    assert compared["generative (judge embedding:minilm)"]["irony"] == pytest.approx(0.4)
+    assert compared["generative (judge llm:gpt-4)"]["all"] == pytest.approx(0.25)
     levels = by_cot_level(runs)
     assert levels["hf:smollm2 (judge embedding:minilm)"] == {"none": 0.5, "5": 0.7}
     (pair,) = judge_agreement(runs)

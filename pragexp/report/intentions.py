@@ -42,6 +42,17 @@ def judge_label(config: dict) -> str:
     return f"{_short(judge.get('_target_'))}:{backend.get('model', '?')}"
 
 
+def temperatures_label(config: dict) -> str:
+    temperatures = (config.get("task") or {}).get("temperatures") or []
+    return "t=" + ",".join(f"{float(t):g}" for t in temperatures) if temperatures else ""
+
+
+def generative_label(config: dict) -> str:
+    """The LLM, the judge and the temperatures: what a generative accuracy depends on besides the prompt."""
+    extra = ", ".join(x for x in (f"judge {judge_label(config)}", temperatures_label(config)) if x)
+    return f"{llm_label(config)} ({extra})"
+
+
 def cot_label(config: dict) -> str:
     return str((config.get("prompt") or {}).get("cot", "none")).lower()
 
@@ -72,11 +83,14 @@ def _phenomena(runs: list[Run]) -> list[str]:
 
 
 def generative_vs_mc(runs: list[Run]) -> dict[str, dict[str, dict[str, float | None]]]:
-    """{llm: {"generative"|"discriminative": {phenomenon or "all": mean accuracy}}} (Figure 2's bars)."""
+    """{llm: {"generative (<judge, temperatures>)"|"discriminative": {phenomenon or "all": mean accuracy}}}
+    (Figure 2's bars): plain-prompt replies of each judge and temperature setting beside the same LLM's
+    multiple choice."""
     by_llm: dict[str, dict[str, list[Run]]] = defaultdict(lambda: defaultdict(list))
     for run in runs:
         if run.task == GENERATIVE and cot_label(run.config) == "none":
-            by_llm[llm_label(run.config)]["generative"].append(run)
+            setting = generative_label(run.config).split(" ", 1)[1]
+            by_llm[llm_label(run.config)][f"generative {setting}"].append(run)
         elif run.task == MC:
             by_llm[llm_label(run.config)]["discriminative"].append(run)
     phenomena = _phenomena(runs)
@@ -90,16 +104,14 @@ def generative_vs_mc(runs: list[Run]) -> dict[str, dict[str, dict[str, float | N
 
 
 def by_cot_level(runs: list[Run]) -> dict[str, dict[str, float | None]]:
-    """{llm: {cot level: mean test/acc}} over llm_response_eval runs (Figure 3's lines), one judge each."""
-    groups: dict[tuple[str, str], dict[str, list[Run]]] = defaultdict(lambda: defaultdict(list))
+    """{llm (judge, temperatures): {cot level: mean test/acc}} over llm_response_eval runs (Figure 3's lines)."""
+    groups: dict[str, dict[str, list[Run]]] = defaultdict(lambda: defaultdict(list))
     for run in runs:
         if run.task == GENERATIVE:
-            groups[(llm_label(run.config), judge_label(run.config))][cot_label(run.config)].append(run)
+            groups[generative_label(run.config)][cot_label(run.config)].append(run)
     return {
-        f"{llm} (judge {judge})": {
-            level: _mean(levels[level], "test/acc") for level in COT_ORDER if level in levels
-        }
-        for (llm, judge), levels in sorted(groups.items())
+        label: {level: _mean(levels[level], "test/acc") for level in COT_ORDER if level in levels}
+        for label, levels in sorted(groups.items())
     }
 
 
@@ -131,9 +143,10 @@ def judge_agreement(runs: list[Run]) -> list[dict]:
     for run in runs:
         if run.task == GENERATIVE:
             data = (run.config.get("data") or {}).get("path")
-            groups[(llm_label(run.config), cot_label(run.config), str(data))].append(run)
+            key = (llm_label(run.config), cot_label(run.config), temperatures_label(run.config), str(data))
+            groups[key].append(run)
     rows = []
-    for (llm, cot, _), group in sorted(groups.items()):
+    for (llm, cot, temperatures, _), group in sorted(groups.items()):
         judged = [(judge_label(r.config), _verdicts(r)) for r in group]
         for i in range(len(judged)):
             for j in range(i + 1, len(judged)):
@@ -144,7 +157,7 @@ def judge_agreement(runs: list[Run]) -> list[dict]:
                 agree, kappa = agreement([a[k] for k in common], [b[k] for k in common])
                 rows.append(
                     {
-                        "llm": llm,
+                        "llm": f"{llm} ({temperatures})" if temperatures else llm,
                         "cot": cot,
                         "judges": f"{name_a} vs {name_b}",
                         "replies": len(common),
@@ -207,13 +220,14 @@ def figures(runs: list[Run], folder: Path) -> list[Path]:
     written = []
     compared = generative_vs_mc(runs)
     phenomena = _phenomena(runs)
-    bars = [
+    bars = [  # the reference backends are the judges' sanity check, not models: tables only
         (llm, kind, scores)
         for llm, kinds in compared.items()
+        if not llm.startswith("reference:")
         for kind, scores in sorted(kinds.items(), reverse=True)
     ]
     if bars and phenomena:
-        fig, ax = plt.subplots(figsize=(max(6, 1.6 * len(phenomena)), 3.6))
+        fig, ax = plt.subplots(figsize=(max(6, 1.6 * len(phenomena)), 3.6 + 0.2 * len(bars)))
         width = 0.8 / len(bars)
         for b, (llm, kind, scores) in enumerate(bars):
             xs = [p + (b - (len(bars) - 1) / 2) * width for p in range(len(phenomena))]
@@ -223,12 +237,12 @@ def figures(runs: list[Run], folder: Path) -> list[Path]:
         ax.set_ylim(0, 1.05)
         ax.set_ylabel("accuracy")
         ax.set_title("Generative vs discriminative intention resolution")
-        ax.legend(fontsize=7)
+        ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.1), ncol=2)
         written.append(_save(fig, Path(folder) / "intentions_fig2.png"))
         plt.close(fig)
-    levels = by_cot_level(runs)
-    if levels and any(len(v) > 1 for v in levels.values()):
-        fig, ax = plt.subplots(figsize=(6.5, 3.6))
+    levels = {k: v for k, v in by_cot_level(runs).items() if len(v) > 1}  # series over several levels
+    if levels:
+        fig, ax = plt.subplots(figsize=(6.5, 3.6 + 0.25 * len(levels)))
         for label, values in levels.items():
             xs = [COT_ORDER.index(c) for c in values]
             ax.plot(
@@ -238,7 +252,7 @@ def figures(runs: list[Run], folder: Path) -> list[Path]:
         ax.set_xlabel("prompt.cot (none = plain prompt; 5-6 give the true intention)")
         ax.set_ylabel("generative accuracy")
         ax.set_ylim(0, 1.05)
-        ax.legend(fontsize=7)
+        ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=1)
         written.append(_save(fig, Path(folder) / "intentions_fig3.png"))
         plt.close(fig)
     return written
@@ -247,5 +261,5 @@ def figures(runs: list[Run], folder: Path) -> list[Path]:
 def _save(fig, path: Path) -> Path:
     fig.tight_layout()
     with atomic_output(path, binary=True) as f:
-        fig.savefig(f, format="png", dpi=120)
+        fig.savefig(f, format="png", dpi=120, bbox_inches="tight")
     return path
