@@ -155,8 +155,8 @@ class HFBackend(LLMBackend):
             source, kwargs = self._source()
             try:
                 tokenizer = AutoTokenizer.from_pretrained(source, **kwargs)
-                dtype = self.dtype if self.dtype == "auto" else getattr(torch, self.dtype)
-                model = AutoModelForCausalLM.from_pretrained(source, dtype=dtype, **kwargs)
+                dtype = {} if self.dtype == "auto" else {"dtype": getattr(torch, self.dtype)}
+                model = AutoModelForCausalLM.from_pretrained(source, **dtype, **kwargs)
             except OSError as err:
                 first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
                 raise OSError(
@@ -183,13 +183,17 @@ class HFBackend(LLMBackend):
     def generate_samples(self, prompts: list[Prompt], params: GenerationParams, sample: int) -> list[str]:
         model, tokenizer = self.load()
         texts = [self.render(p.text) for p in prompts]
+        templated = bool(self.use_chat_template and tokenizer.chat_template)
         # Similar lengths share a batch: less padding, the same replies.
         order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
         replies: list[str] = [""] * len(texts)
         for start in range(0, len(order), self.batch_size):
             chunk = order[start : start + self.batch_size]
             batch = tokenizer(
-                [texts[i] for i in chunk], return_tensors="pt", padding=True, add_special_tokens=False
+                [texts[i] for i in chunk],
+                return_tensors="pt",
+                padding=True,
+                add_special_tokens=not templated,  # a chat template writes its own BOS
             ).to(model.device)
             sampling = params.temperature > 0
             options = {"do_sample": sampling, "max_new_tokens": params.max_new_tokens, "use_cache": True}
