@@ -121,8 +121,8 @@ def bench_cache(items, args) -> bool:
         first, calls_first = pipeline(items, args.model, Path(folder), args.max_new_tokens)
         again, calls_again = pipeline(items, args.model, Path(folder), args.max_new_tokens)
     share = again / first
-    print(f"pipeline on {len(items)} items: first run {first:.2f}s ({calls_first} model calls), ")
-    print(f"re-run from the cache {again:.3f}s ({calls_again} model calls)")
+    print(f"pipeline on {len(items)} items: first run {first:.2f}s ({calls_first} model calls)")
+    print(f"re-run from the cache: {again:.3f}s ({calls_again} model calls)")
     print(f"re-run / first run wall time: {share:.4f} (target <= {CACHE_TARGET})")
     return calls_again == 0 and share <= CACHE_TARGET
 
