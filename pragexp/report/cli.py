@@ -7,11 +7,16 @@ import argparse
 import sys
 from pathlib import Path
 
+from pragexp.report import intentions
 from pragexp.report.plots import plot_per_group
 from pragexp.report.runs import find_runs
 from pragexp.report.sweeps import find_sweeps, plot_sweep, sweep_report
 from pragexp.report.tables import markdown_report
 from pragexp.utils.io import atomic_write_text
+
+# Task-specific reports beyond the generic tables: modules with `sections(runs) -> markdown lines` and
+# `figures(runs, folder) -> written paths`.
+EXTRAS = (intentions,)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -27,6 +32,9 @@ def main(argv: list[str] | None = None) -> int:
         type=Path,
         help="PNG of each sweep's monitored metric against every swept parameter (several sweeps: FILE-<dir>.png)",
     )
+    parser.add_argument(
+        "--figures", type=Path, help="folder for the tasks' own figures (intentions: Fig. 2, 3)"
+    )
     args = parser.parse_args(argv)
     try:
         runs = find_runs(args.dirs)
@@ -35,6 +43,9 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     sweeps = find_sweeps(args.dirs)  # multirun dirs: their trials ranked, the best as a command line
     text = "\n".join([markdown_report(runs), *map(sweep_report, sweeps)])
+    extra = [line for module in EXTRAS for line in module.sections(runs)]
+    if extra:
+        text = text.rstrip("\n") + "\n\n" + "\n".join(extra)
     print(text)
     if args.out:
         atomic_write_text(args.out, text)
@@ -49,4 +60,7 @@ def main(argv: list[str] | None = None) -> int:
                 f"pragexp.report: {sweep.path}: no finished trials or swept parameters to plot",
                 file=sys.stderr,
             )
+    for module in EXTRAS if args.figures else ():
+        for path in module.figures(runs, args.figures):
+            print(f"pragexp.report: wrote {path}", file=sys.stderr)
     return 0

@@ -1,0 +1,106 @@
+"""The intention items as an evaluation-only data module: every item is a test example.
+
+Batches are {"index": dataset indices, "group": phenomenon ids, "items": [IntentionItem, ...]}: the
+tasks build prompts from the items themselves. `group_names` are the phenomena (metric keys
+`test/acc/<phenomenon>`), `describe(split, index)` the item behind a prediction, and
+`data_report.json` in `report_dir` says what was read, repaired and skipped.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import logging
+from pathlib import Path
+
+import torch
+
+from pragexp.data.common.datamodule import SplitsDataModule
+from pragexp.data.intentions.io import PHENOMENA, IntentionItem, read_intentions_csv
+from pragexp.utils.io import atomic_write_text
+
+log = logging.getLogger(__name__)
+
+
+def collate_items(examples: list[dict]) -> dict:
+    return {
+        "index": torch.tensor([e["index"] for e in examples], dtype=torch.long),
+        "group": torch.tensor([e["group"] for e in examples], dtype=torch.long),
+        "items": [e["item"] for e in examples],
+    }
+
+
+class IntentionsDataModule(SplitsDataModule):
+    def __init__(
+        self,
+        path: str | None = None,
+        phenomena: list[str] | None = None,
+        limit: int | None = None,
+        report_dir: str | None = None,
+        eval_batch_size: int = 16,
+        num_workers: int = 0,
+    ):
+        super().__init__(batch_size=eval_batch_size, eval_batch_size=eval_batch_size, num_workers=num_workers)
+        self.path, self.phenomena, self.limit, self.report_dir = path, phenomena, limit, report_dir
+        self.items: list[IntentionItem] = []
+        self.group_names: tuple[str, ...] = ()
+        self.report: dict = {}
+
+    def setup(self, stage: str | None = None) -> None:
+        if self.items:
+            return
+        if not self.path:
+            raise ValueError(
+                "data.path is not set: pass data.path=/path/to/hu_gpt4augmented_turn2_data.csv "
+                "(the release of github.com/Akhila-Yerukola/generative-intention-resolution)"
+            )
+        items, read = read_intentions_csv(self.path)
+        if self.phenomena:
+            unknown = sorted(set(self.phenomena) - {i.phenomenon for i in items})
+            if unknown:
+                raise ValueError(f"data.phenomena: {unknown} not in {self.path}")
+            items = [i for i in items if i.phenomenon in self.phenomena]
+        if self.limit is not None:
+            items = items[: int(self.limit)]
+        if not items:
+            raise ValueError(f"{self.path}: no usable item ({read.summary()})")
+        present = {i.phenomenon for i in items}
+        self.group_names = tuple(p for p in PHENOMENA if p in present) + tuple(sorted(present - {*PHENOMENA}))
+        self.items = items
+        group = {name: g for g, name in enumerate(self.group_names)}
+        self.datasets["test"] = [
+            {"index": i, "group": group[item.phenomenon], "item": item} for i, item in enumerate(items)
+        ]
+        self.report = {
+            **read.summary(),
+            "items": len(items),
+            "per_phenomenon": {p: sum(i.phenomenon == p for i in items) for p in self.group_names},
+        }
+        for entry in read.repaired:
+            log.warning("%s:%s: repaired %s: %s", self.path, entry["line"], entry["item"], entry["what"])
+        for entry in read.skipped:
+            log.warning("%s:%s: skipped: %s", self.path, entry["line"], entry["reason"])
+        log.info(
+            "intentions from %s: %d rows read, %d repaired, %d skipped, %d items %s",
+            self.path,
+            read.rows_read,
+            len(read.repaired),
+            len(read.skipped),
+            len(items),
+            self.report["per_phenomenon"],
+        )
+        trainer = getattr(self, "trainer", None)
+        if self.report_dir and (trainer is None or trainer.is_global_zero):
+            atomic_write_text(
+                Path(self.report_dir) / "data_report.json", json.dumps(self.report, indent=2) + "\n"
+            )
+
+    def collate_fn(self):
+        return collate_items
+
+    def describe(self, split: str, index: int) -> dict:
+        """The item behind a prediction, for predictions.jsonl and W&B tables."""
+        item = dataclasses.asdict(self.items[index])
+        return {
+            k: item[k] for k in ("item_id", "phenomenon", "utterance", "true_intention", "literal_intention")
+        }

@@ -1,0 +1,95 @@
+"""The interface every LLM backend implements, and what a call is made of.
+
+- `generate(prompts, params) -> [[reply per sample] per prompt]`; backends implement
+  `generate_samples(prompts, params, sample)`, the `sample`-th draw for every prompt, so that the
+  cache can ask for exactly the draws it lacks and a draw is reproducible by its index.
+- `loglikelihood(context, continuations) -> [log p(continuation | context)]`, summed over the
+  continuation's tokens.
+- `embed(texts) -> (n, d)` L2-normalised float tensor.
+
+A backend that cannot do one of these raises `UnsupportedCall` naming itself and the call.
+`identity()` names the model (and revision) for the cache key; `calls` counts the model calls made.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import asdict, dataclass, field
+
+import torch
+
+
+class UnsupportedCall(RuntimeError):
+    def __init__(self, backend: str, call: str, hint: str = ""):
+        super().__init__(f"llm backend {backend!r} cannot do {call}" + (f": {hint}" if hint else ""))
+
+
+@dataclass(frozen=True)
+class GenerationParams:
+    temperature: float = 0.0
+    max_new_tokens: int = 30
+    top_p: float = 1.0
+    samples: int = 1
+    seed: int = 0
+    ignore_eos: bool = False  # generate exactly max_new_tokens (benchmarks: the same budget for everyone)
+
+    def key(self) -> dict:
+        """What decides a draw, besides the prompt and the sample index (not `samples`)."""
+        out = asdict(self)
+        out.pop("samples")
+        if not self.ignore_eos:
+            out.pop("ignore_eos")  # keys from before the field existed stay valid
+        return out
+
+
+@dataclass(frozen=True)
+class Prompt:
+    text: str
+    # The item's reference replies, read only by the reference backends (never part of a cache key).
+    reference: dict = field(default_factory=dict, compare=False, hash=False)
+
+
+def draw_seed(seed: int, sample: int, texts: list[str] = ()) -> int:
+    """A 31-bit seed for one draw: the same seed, sample index and prompts give the same draw."""
+    blob = json.dumps([seed, sample, list(texts)]).encode()
+    return int.from_bytes(hashlib.sha256(blob).digest()[:4], "little") & 0x7FFFFFFF
+
+
+class LLMBackend:
+    name = "backend"
+    cacheable = True  # the reference backends answer from the data: nothing to cache
+
+    def __init__(self) -> None:
+        self.calls = 0  # model calls made (a batch of prompts counts once)
+
+    def identity(self) -> dict:
+        return {"backend": self.name}
+
+    def generate(self, prompts: list[Prompt], params: GenerationParams) -> list[list[str]]:
+        draws = [self.generate_samples(prompts, params, s) for s in range(params.samples)]
+        return [[draw[i] for draw in draws] for i in range(len(prompts))]
+
+    def generate_samples(self, prompts: list[Prompt], params: GenerationParams, sample: int) -> list[str]:
+        raise UnsupportedCall(self.name, "generate")
+
+    def loglikelihood(self, context: str, continuations: list[str]) -> list[float]:
+        raise UnsupportedCall(self.name, "loglikelihood")
+
+    def embed(self, texts: list[str]) -> torch.Tensor:
+        raise UnsupportedCall(self.name, "embed")
+
+
+def split_trailing_space(context: str, continuation: str) -> tuple[str, str]:
+    """lm-evaluation-harness's convention: whitespace that ends the context moves into the
+    continuation ("Answer: " + "1" -> "Answer:" + " 1"), so a tokenizer that glues a leading space to
+    the label scores the label's usual token."""
+    stripped = context.rstrip()
+    return stripped, context[len(stripped) :] + continuation
+
+
+def mean_pool(hidden: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    """Mean of the hidden states over the real tokens, L2-normalised: (b, t, d), (b, t) -> (b, d)."""
+    mask = mask.unsqueeze(-1).to(hidden.dtype)
+    pooled = (hidden * mask).sum(1) / mask.sum(1).clamp(min=1)
+    return torch.nn.functional.normalize(pooled.float(), dim=-1)

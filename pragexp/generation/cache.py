@@ -1,0 +1,125 @@
+"""The response cache: every model call of an LLM task, keyed by what decides its answer.
+
+A key is the hash of (backend identity: backend, model, revision, ...; method; prompt or texts;
+parameters; sample index; seed). Values live in one SQLite file (`<cache_dir>/llm/responses.sqlite`):
+a write is a transaction, so a run that dies mid-way (an API error, a kill) leaves every answer it
+had stored and nothing half-written; several processes (DDP ranks) may share the file.
+
+`CachedBackend` wraps any backend: it answers what the cache has and asks the model only for the
+rest. Re-running with another judge therefore makes no generation call, and the `sample`-th draw
+of a prompt is the same on every run.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+from pathlib import Path
+
+import torch
+
+from pragexp.generation.backend import GenerationParams, LLMBackend, Prompt
+
+CACHE_FILE = "llm/responses.sqlite"
+
+
+class ResponseCache:
+    def __init__(self, path: str | Path):
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._db = sqlite3.connect(self.path, timeout=60, isolation_level=None)
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("CREATE TABLE IF NOT EXISTS responses (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+
+    @staticmethod
+    def key(*parts) -> str:
+        return hashlib.sha256(json.dumps(parts, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
+
+    def get_many(self, keys: list[str]) -> dict[str, object]:
+        found: dict[str, object] = {}
+        unique = list(dict.fromkeys(keys))
+        for start in range(0, len(unique), 500):  # SQLite's bound-parameter limit
+            chunk = unique[start : start + 500]
+            rows = self._db.execute(
+                f"SELECT key, value FROM responses WHERE key IN ({','.join('?' * len(chunk))})", chunk
+            )
+            found.update((k, json.loads(v)) for k, v in rows)
+        return found
+
+    def put_many(self, values: dict[str, object]) -> None:
+        with self._db:  # one transaction: all of it or none of it
+            self._db.execute("BEGIN")
+            self._db.executemany(
+                "INSERT OR REPLACE INTO responses (key, value) VALUES (?, ?)",
+                [(k, json.dumps(v, ensure_ascii=False)) for k, v in values.items()],
+            )
+
+    def __len__(self) -> int:
+        return self._db.execute("SELECT COUNT(*) FROM responses").fetchone()[0]
+
+    def close(self) -> None:
+        self._db.close()
+
+
+class CachedBackend(LLMBackend):
+    """`backend` behind `cache`; `hits` and `misses` count answers, `backend.calls` the model calls."""
+
+    def __init__(self, backend: LLMBackend, cache: ResponseCache):
+        super().__init__()
+        self.backend, self.cache = backend, cache
+        self.name = backend.name
+        self.hits = self.misses = 0
+
+    def identity(self) -> dict:
+        return self.backend.identity()
+
+    @property
+    def model_calls(self) -> int:
+        return self.backend.calls
+
+    def _key(self, method: str, payload, params: dict | None = None, sample: int | None = None) -> str:
+        return ResponseCache.key(self.backend.identity(), method, payload, params, sample)
+
+    def _lookup(self, keys: list[str]) -> dict:
+        found = self.cache.get_many(keys)
+        hits = sum(k in found for k in keys)
+        self.hits += hits
+        self.misses += len(keys) - hits
+        return found
+
+    def generate_samples(self, prompts: list[Prompt], params: GenerationParams, sample: int) -> list[str]:
+        if not self.backend.cacheable:
+            return self.backend.generate_samples(prompts, params, sample)
+        keys = [self._key("generate", p.text, params.key(), sample) for p in prompts]
+        found = self._lookup(keys)
+        todo = [i for i, k in enumerate(keys) if k not in found]
+        if todo:
+            answers = self.backend.generate_samples([prompts[i] for i in todo], params, sample)
+            fresh = {keys[i]: a for i, a in zip(todo, answers, strict=True)}
+            self.cache.put_many(fresh)
+            found.update(fresh)
+        return [found[k] for k in keys]
+
+    def loglikelihood(self, context: str, continuations: list[str]) -> list[float]:
+        if not self.backend.cacheable:
+            return self.backend.loglikelihood(context, continuations)
+        key = self._key("loglikelihood", [context, continuations])
+        found = self._lookup([key])
+        if key not in found:
+            found[key] = [float(x) for x in self.backend.loglikelihood(context, continuations)]
+            self.cache.put_many({key: found[key]})
+        return found[key]
+
+    def embed(self, texts: list[str]) -> torch.Tensor:
+        if not self.backend.cacheable:
+            return self.backend.embed(texts)
+        keys = [self._key("embed", t) for t in texts]
+        found = self._lookup(keys)
+        todo = [i for i, k in enumerate(keys) if k not in found]
+        if todo:
+            vectors = self.backend.embed([texts[i] for i in todo])
+            fresh = {keys[i]: v.tolist() for i, v in zip(todo, vectors, strict=True)}
+            self.cache.put_many(fresh)
+            found.update(fresh)
+        return torch.tensor([found[k] for k in keys], dtype=torch.float)

