@@ -22,6 +22,11 @@ def test_logged_config_hides_credentials(tmp_path):
     text = OmegaConf.to_yaml(logged)
     assert "secret-value" not in text and "hf_abc" not in text and "password: p" not in text
     assert logged["logger"]["wandb"]["project"] == "pragexp" and "hydra" not in logged
+    with open_dict(cfg):
+        cfg.extra = {"api_key_env": "OPENAI_API_KEY", "api_key": "sk-123"}
+    extra = public_config(cfg)["extra"]
+    # The name of the variable that holds a key is not a secret; the key is.
+    assert extra == {"api_key_env": "OPENAI_API_KEY", "api_key": "***"}
 
 
 def test_lr_monitor_is_dropped_without_a_logger(tmp_path):

@@ -8,6 +8,13 @@ from hydra.utils import instantiate
 from omegaconf import DictConfig, OmegaConf
 
 SECRET_WORDS = ("key", "token", "secret", "password")
+
+
+def _secret(name: str) -> bool:
+    """A key whose value may be a credential. `*_env` keys hold the NAME of an environment variable
+    (`api_key_env: OPENAI_API_KEY`), which is safe to show and tells the reader where the key comes from."""
+    name = name.lower()
+    return not name.endswith("_env") and any(w in name for w in SECRET_WORDS)
 # Overrides that say where or how a job runs rather than what it is: left out of W&B run names.
 NOT_IN_RUN_NAME = (
     "logger",
@@ -83,7 +90,7 @@ def public_config(cfg: DictConfig) -> dict:
     def scrub(node):
         if isinstance(node, dict):
             return {
-                k: ("***" if any(w in str(k).lower() for w in SECRET_WORDS) else scrub(v))
+                k: ("***" if _secret(str(k)) else scrub(v))
                 for k, v in node.items()
             }
         if isinstance(node, list):
