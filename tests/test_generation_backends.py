@@ -3,6 +3,7 @@ reference, vllm's message; the response cache."""
 
 import importlib.util
 import json
+import multiprocessing
 import sqlite3
 
 import pytest
@@ -226,3 +227,26 @@ def test_vllm_missing_says_how_to_install():
 
     with pytest.raises(ImportError, match=r"pragexp\[vllm\]"):
         VLLMBackend(model="m")
+
+
+def _open_and_store(path: str, rank: int, start) -> None:
+    start.wait()  # every process opens the new file at the same moment, as DDP ranks do
+    cache = ResponseCache(path)
+    cache.put_many({f"rank{rank}": rank})
+    cache.close()
+
+
+def test_processes_opening_a_new_cache_at_once_all_store(tmp_path):
+    ctx = multiprocessing.get_context("spawn")
+    for trial in range(3):
+        path = str(tmp_path / f"cache{trial}.sqlite")
+        start = ctx.Barrier(4)
+        procs = [ctx.Process(target=_open_and_store, args=(path, rank, start)) for rank in range(4)]
+        for proc in procs:
+            proc.start()
+        for proc in procs:
+            proc.join(120)
+        assert [proc.exitcode for proc in procs] == [0, 0, 0, 0]
+        cache = ResponseCache(path)
+        assert cache.get_many([f"rank{r}" for r in range(4)]) == {f"rank{r}": r for r in range(4)}
+        cache.close()

@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import json
 import sqlite3
+import time
 from pathlib import Path
 
 import torch
@@ -29,8 +30,23 @@ class ResponseCache:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._db = sqlite3.connect(self.path, timeout=60, isolation_level=None)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("CREATE TABLE IF NOT EXISTS responses (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+        self._set_up()
+
+    def _set_up(self, attempts: int = 50) -> None:
+        # Two ranks opening a new file at once: switching it to WAL takes an exclusive lock, and SQLite
+        # answers "database is locked" at once there (its busy timeout does not cover it), so retry.
+        for attempt in range(attempts):
+            try:
+                if self._db.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
+                    self._db.execute("PRAGMA journal_mode=WAL")
+                self._db.execute(
+                    "CREATE TABLE IF NOT EXISTS responses (key TEXT PRIMARY KEY, value TEXT NOT NULL)"
+                )
+                return
+            except sqlite3.OperationalError as error:
+                if "locked" not in str(error) or attempt == attempts - 1:
+                    raise
+                time.sleep(0.1 * (attempt + 1))
 
     @staticmethod
     def key(*parts) -> str:

@@ -15,6 +15,8 @@ def _secret(name: str) -> bool:
     (`api_key_env: OPENAI_API_KEY`), which is safe to show and tells the reader where the key comes from."""
     name = name.lower()
     return not name.endswith("_env") and any(w in name for w in SECRET_WORDS)
+
+
 # Overrides that say where or how a job runs rather than what it is: left out of W&B run names.
 NOT_IN_RUN_NAME = (
     "logger",
@@ -89,10 +91,7 @@ def public_config(cfg: DictConfig) -> dict:
 
     def scrub(node):
         if isinstance(node, dict):
-            return {
-                k: ("***" if _secret(str(k)) else scrub(v))
-                for k, v in node.items()
-            }
+            return {k: ("***" if _secret(str(k)) else scrub(v)) for k, v in node.items()}
         if isinstance(node, list):
             return [scrub(v) for v in node]
         return node
