@@ -31,8 +31,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from pragexp.data.grice.generator.lexicon import base_form, load_lexicon, singular
 from pragexp.data.grice.io import Dialogue, read_dialogues
-from pragexp.data.grice.schema import IMPLICATURE_TYPES, SUBTOPICS
+from pragexp.data.grice.schema import SUBTOPICS
 from pragexp.utils.io import atomic_write_text
 
 FIELDS = ("question", "answer", "explicit", "distractor", "qa_question", "qa_answer")
@@ -40,50 +41,32 @@ UNLABELLED = "unlabelled"
 
 # Slots, in the order they are tried when a phrase could be two (longest phrase wins first).
 PRONOUNS = {"he": "PRON", "she": "PRON", "him": "PRON_OBJ", "her": "PRON_OBJ"}
-# "put" is its own past tense: after these words it is the base form.
-_BASE_AFTER = frozenset(("did", "didn't", "to"))
+# "put" is its own past tense: it is the base form when one of these words comes at most three
+# words before ("did you put", "did the woman put", "if Mia put", "to put").
+_BASE_AFTER = frozenset(("did", "didn't", "if", "to"))
 # Capitalised words that are not names.
 _NOT_NAMES = frozenset(("I", "I'm", "TV_room"))
-
-
-def singular(plural: str) -> str:
-    """ "cherries" -> "cherry", "peaches" -> "peach", "potatoes" -> "potato", "asparagus" stays."""
-    words = plural.split()
-    w = words[-1]
-    if w.endswith("ies"):
-        w = w[:-3] + "y"
-    elif w.endswith("oes") or w.endswith(("ches", "shes", "xes", "sses")):
-        w = w[:-2]
-    elif w.endswith("s") and not w.endswith("us"):
-        w = w[:-1]
-    return " ".join(words[:-1] + [w])
-
-
-def _base(past: str) -> str:
-    from pragexp.data.grice.generator.lexicon import base_form
-
-    return base_form(past)
 
 
 class Abstractor:
     """Maps sentences to templates with a lexicon (the generator's, by default)."""
 
     def __init__(self, lexicon=None):
-        from pragexp.data.grice.generator.lexicon import load_lexicon
-
         lex = load_lexicon(lexicon)
-        table: dict[tuple[str, ...], str] = {}
+        table: dict[tuple[str, ...], tuple[str, ...]] = {}
 
-        def add(phrase: str, slot: str) -> None:
-            table.setdefault(tuple(phrase.replace("_", " ").split()), slot)
-            table.setdefault(tuple(phrase.split()), slot)
+        def add(phrase: str, *slots: str) -> None:
+            table.setdefault(tuple(phrase.replace("_", " ").split()), slots)
+            table.setdefault(tuple(phrase.split()), slots)
 
-        for o in lex.objects:
+        for o in lex.objects:  # before colours: "green peppers" is an object
             add(o, "OBJ")
         for o in lex.objects:
             add(singular(o), "OBJ_SG")
-        for c in lex.containers:
-            add(c, "CONT")
+        # A container is always named with its colour; alone, "pantry" is a location.
+        for c in lex.colours:
+            for k in lex.containers:
+                add(f"{c} {k}", "COLOUR", "CONT")
         for c in lex.colours:
             add(c, "COLOUR")
         for loc in lex.locations:
@@ -94,10 +77,10 @@ class Abstractor:
             add(a, "AGENT")
         for v in lex.put_verbs:
             add(v, "PUT")
-            add(_base(v), "PUT_BASE")
+            add(base_form(v), "PUT_BASE")
         for v in lex.go_verbs:
             add(v, "GO")
-            add(_base(v), "GO_BASE")
+            add(base_form(v), "GO_BASE")
         for p, slot in PRONOUNS.items():
             add(p, slot)
         self.table = table
@@ -114,12 +97,19 @@ class Abstractor:
         while i < len(words):
             for n in range(min(self.longest, len(words) - i), 0, -1):
                 phrase = tuple(words[i : i + n])
-                slot = self.table.get(phrase)
-                if slot is not None:
-                    if slot == "PUT" and phrase == ("put",) and i and words[i - 1] in _BASE_AFTER:
-                        slot = "PUT_BASE"
-                    out.append(slot)
-                    values.append((slot, " ".join(phrase)))
+                slots = self.table.get(phrase)
+                if slots is not None:
+                    if (
+                        slots == ("PUT",)
+                        and phrase == ("put",)
+                        and _BASE_AFTER.intersection(words[max(0, i - 3) : i])
+                    ):
+                        slots = ("PUT_BASE",)
+                    out.extend(slots)
+                    if len(slots) == 1:
+                        values.append((slots[0], " ".join(phrase)))
+                    else:  # colour + container
+                        values += [(slots[0], phrase[0]), (slots[1], " ".join(phrase[1:]))]
                     i += n
                     break
             else:
@@ -180,7 +170,14 @@ def _views(path: Path) -> list[DialogueView]:
                     sub if sub in SUBTOPICS else None,
                 )
             )
-        out.append(DialogueView(f"{path.name}#{d.dialog_id}", d.implicature, rounds, [(q.question, q.answer) for q in d.questions]))
+        out.append(
+            DialogueView(
+                f"{path.name}#{d.dialog_id}",
+                d.implicature,
+                rounds,
+                [(q.question, q.answer) for q in d.questions],
+            )
+        )
     return out
 
 
@@ -287,7 +284,9 @@ def distractor_strategy(ab, gold: str, other: str) -> str:
         if sorted(gv) == sorted(ov):
             return "order swap"
         changed = {s for (s, a), (_, b) in zip(gv, ov, strict=True) if a != b}
-        if changed & {"AGENT", "PRON"} or (gold.split()[:1] != other.split()[:1] and "I" in (gold.split()[0], other.split()[0])):
+        if changed & {"AGENT", "PRON"} or (
+            gold.split()[:1] != other.split()[:1] and "I" in (gold.split()[0], other.split()[0])
+        ):
             return "other agent"
         if changed & {"OBJ", "OBJ_SG"}:
             return "other object"
@@ -341,7 +340,7 @@ def _distributions(ab, dialogues: Sequence[DialogueView], label) -> dict:
             answers.append(r.answer)
             for s in (r.question, r.answer, r.explicit, *r.distractors):
                 vocab.update(w for w in ab(s).split() if not w.isupper() or w in ("I",))
-        for q, a in d.qa:
+        for q, _ in d.qa:
             vocab.update(w for w in ab(q).split() if not w.isupper())
     n = sum(rounds.values()) or 1
     return {
@@ -395,7 +394,9 @@ class Report:
         }
 
 
-def compare(official_paths: Sequence[Path], generated_paths: Sequence[Path], lexicon=None, top: int = 10) -> Report:
+def compare(
+    official_paths: Sequence[Path], generated_paths: Sequence[Path], lexicon=None, top: int = 10
+) -> Report:
     ab = Abstractor(lexicon)
     official = [d for p in official_paths for d in _views(Path(p))]
     generated = [d for p in generated_paths for d in _views(Path(p))]
@@ -461,9 +462,12 @@ def render_markdown(rep: Report, title: str = "GRICE fidelity report") -> str:
         "",
     ]
     rows = [
-        (f, _pct(rep.coverage[f]), _pct(rep.unseen[f]), rep.templates[f][0], rep.templates[f][1]) for f in FIELDS
+        (f, _pct(rep.coverage[f]), _pct(rep.unseen[f]), rep.templates[f][0], rep.templates[f][1])
+        for f in FIELDS
     ]
-    lines += _table(rows, ["field", "official covered", "generated, unseen", "official templates", "generated templates"])
+    lines += _table(
+        rows, ["field", "official covered", "generated, unseen", "official templates", "generated templates"]
+    )
     lines += ["", "## Coverage per group (official sentences in the group, covered share)", ""]
     groups = sorted(rep.grouped, key=lambda g: (g.split("=")[0] != "condition", g.count("/"), g))
     rows = []
@@ -474,7 +478,10 @@ def render_markdown(rep: Report, title: str = "GRICE fidelity report") -> str:
             cells.append("" if cov_n is None else f"{_pct(cov_n[0])} ({cov_n[1]})")
         rows.append((g, *cells))
     lines += _table(rows, ["group", *FIELDS])
-    for name, listing in (("Most frequent official templates never generated", rep.misses), ("Most frequent generated templates the release never shows", rep.extras)):
+    for name, listing in (
+        ("Most frequent official templates never generated", rep.misses),
+        ("Most frequent generated templates the release never shows", rep.extras),
+    ):
         lines += ["", f"## {name}", ""]
         for f in FIELDS:
             if not listing[f]:
@@ -518,14 +525,18 @@ def main(argv=None) -> int:
         description="Template coverage of generated GRICE files against official ones.",
     )
     p.add_argument("--official", nargs="+", required=True, metavar="FILE", help="official impl_dial files")
-    p.add_argument("--generated", nargs="+", required=True, metavar="FILE", help="generated files, same schema")
+    p.add_argument(
+        "--generated", nargs="+", required=True, metavar="FILE", help="generated files, same schema"
+    )
     p.add_argument("--lexicon", default=None, help="lexicon JSON for the slots (default: the generator's)")
     p.add_argument("--top", type=int, default=10, help="misses listed per field and side")
     p.add_argument("--out", default=None, help="write the markdown report here (default: stdout)")
     p.add_argument("--json", default=None, help="also write the figures as JSON here")
     args = p.parse_args(argv)
     try:
-        rep = compare([Path(x) for x in args.official], [Path(x) for x in args.generated], args.lexicon, args.top)
+        rep = compare(
+            [Path(x) for x in args.official], [Path(x) for x in args.generated], args.lexicon, args.top
+        )
     except (ValueError, FileNotFoundError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
