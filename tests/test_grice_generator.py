@@ -513,7 +513,7 @@ def test_shipped_lexicon_is_the_release_list_with_documented_changes():
 def test_custom_lexicon_dict_and_path(tmp_path):
     raw = shipped_lexicon()
     raw["agents"] = ["Zed", "Yara", "Xavi", "Wim"]
-    raw["objects_plural"] = ["kiwis", "figs", "dates", "nuts", "olives"]
+    raw["objects_plural"] = ["kiwis", "figs", "dates", "nuts", "olives", "limes"]
     g = GriceGenerator(lexicon=raw)
     d = g.dialogue("train", 0, 0)
     assert set(d.world.others) <= set(raw["agents"])

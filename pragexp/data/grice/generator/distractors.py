@@ -492,21 +492,17 @@ def _gold_loc(g):
 
 def _weighted_order(rng, pairs):
     """Candidates in a random order where heavier ones tend to come first (Efraimidis-Spirakis keys)."""
-    keyed = [(rng.random() ** (1.0 / wt), i) for i, (wt, _) in enumerate(pairs)]
+    rnd = rng.random
+    keyed = [(rnd() ** (1.0 / wt), i) for i, (wt, _) in enumerate(pairs)]
     keyed.sort(reverse=True)
     return [pairs[i][1] for _, i in keyed]
 
 
 def _fallback(w, rng):
-    """Always-false facts, so that three distractors can always be found (rarely needed: built lazily)."""
+    """Always-false facts, so that three distractors can always be found (rarely needed)."""
     out = [ObjectAt(o, loc) for o in w.objects for loc in w.locations if loc != w.obj_loc[o]]
     shuffle(rng, out)
-    yield from out
-
-
-def _candidates(gold, slots, lex, w, rng):
-    yield from _weighted_order(rng, _RECIPES[type(gold)](gold, slots, lex))
-    yield from _fallback(w, rng)
+    return out
 
 
 def choose_distractors(gold, gold_text, turn, w, d, lex, rng, k=3):
@@ -517,16 +513,17 @@ def choose_distractors(gold, gold_text, turn, w, d, lex, rng, k=3):
     slots = _Slots(w, d, rng, l1, turn.alt_loc, turn.alt_agent, getattr(gold, "obj", None))
     topic = turn.topic
     keys, texts, chosen = {gold.key()}, {gold_text}, []
-    for f in _candidates(gold, slots, lex, w, rng):
-        key = f.key()
-        if key in keys or (topic in f.topics() and f.holds(w)):
-            continue
-        text = _RENDER[type(f)](f, lex)
-        if text in texts:
-            continue
-        keys.add(key)
-        texts.add(text)
-        chosen.append((f, text))
-        if len(chosen) == k:
-            return chosen
+    for candidates in (_weighted_order(rng, _RECIPES[type(gold)](gold, slots, lex)), None):
+        for f in candidates if candidates is not None else _fallback(w, rng):
+            key = f.key()
+            if key in keys or (topic in f.topics() and f.holds(w)):
+                continue
+            text = _RENDER[type(f)](f, lex)
+            if text in texts:
+                continue
+            keys.add(key)
+            texts.add(text)
+            chosen.append((f, text))
+            if len(chosen) == k:
+                return chosen
     raise RuntimeError("could not find enough distractors")  # unreachable with >= 2 objects

@@ -42,8 +42,8 @@ _MALE = frozenset(
     "Nathan Noah Oliver Owen William".split()
 )
 
-# Grammar needs: >= 4 agents (woman + questioner's topics), >= 6 locations, >= 5 objects, >= 5 numbers.
-_MIN_SIZES = {"agents": 4, "locations": 6, "objects_plural": 5, "containers": 1, "colours": 1, "numbers": 5}
+# Grammar needs: >= 4 agents (woman + questioner's topics), >= 6 locations, >= 6 objects, >= 5 numbers.
+_MIN_SIZES = {"agents": 4, "locations": 6, "objects_plural": 6, "containers": 1, "colours": 1, "numbers": 5}
 
 
 def base_form(past: str) -> str:

@@ -27,6 +27,7 @@ from .facts import (
     WasThenPut,
     WhereAgent,
     WhereObj,
+    Whether,
 )
 from .world import KNOWN
 
@@ -161,107 +162,176 @@ def phrase(q, lex) -> str:
 
 
 # --- which queries probe a round ------------------------------------------------------------------
+# Weights: how often the release asks each question after a round with such a gold fact (its QA
+# matched to the round naming the same entities, on the official dev excerpt).
 
 
-def _about_object(w, o, loc, rng_pick):
-    """Queries about where object o is (loc: the place the round named)."""
-    out = []
-    form = rng_pick(("know", "sure"))
-    out.append((2.3, ("knows_where", o, form)))
-    if w.knows_var("obj_loc", o):
-        out += [(0.45, ("where_obj", o)), (0.66, ("believe_where", o, rng_pick(("believe", "think"))))]
-        if loc is not None:
-            out.append((0.54, ("obj_at", o, loc)))
-    return out
+class _Q:
+    """Builds the queries of one round; drops those the woman could not answer with a word."""
 
+    __slots__ = ("w", "pick", "lex", "out")
 
-def _about_count(w, o, loc, rng_pick, number_said):
-    """Queries about how many of o are in loc (loc is where they are, and she knows it)."""
-    out = [(0.85, ("knows_count", o, rng_pick(("know", "sure")))), (0.38, ("any_at", o, loc))]
-    if w.knows_var("obj_count", o):
-        n, total = w.obj_count[o], w.obj_total[o]
-        out += [
-            (0.29, ("count_word", o, loc, "number" if number_said and n < total else "scalar")),
-            (0.28, ("some_at", o, loc)),
-            (0.22, ("all_at", o, loc)),
-            (0.15, ("believe_count", o, loc)),
-        ]
-    return out + _about_object(w, o, loc, rng_pick)[:1]
+    def __init__(self, w, pick, lex):
+        self.w, self.pick, self.lex, self.out = w, pick, lex, []
 
+    def add(self, weight, *query):
+        if weight > 0:
+            self.out.append((weight, query))
 
-def _about_put(w, a, o, loc, rng_pick, lex):
-    out = [(0.25, ("did_put", a, o, loc))]
-    if a != WOMAN and w.knows(Put(a, o, loc)):
-        pron = lex.pronoun.get(a) if rng_pick((0, 1)) else None
-        out.append((0.24, ("knows_if_put", a, o, loc, pron)))
-    if w.knows_var("putter", o) and w.knows_var("obj_loc", o):
+    def knows_where(self, wt, o):
+        self.add(wt, "knows_where", o, self.pick(("know", "sure")))
+
+    def where(self, wt, o):
+        """Where o is, asked two ways (only when she knows)."""
+        if self.w.knows_var("obj_loc", o):
+            self.add(wt * 0.45, "where_obj", o)
+            self.add(wt * 0.55, "believe_where", o, self.pick(("believe", "think")))
+
+    def obj_at(self, wt, o, loc):
+        if self.w.knows_var("obj_loc", o) and loc is not None:
+            self.add(wt, "obj_at", o, loc)
+
+    def count(self, wt, kind, o, loc, *extra):
+        """A question about how many of o are in loc (only when she knows the number)."""
+        w = self.w
+        if w.knows_var("obj_loc", o) and w.knows_var("obj_count", o) and w.obj_total[o] > 1:
+            self.add(wt, kind, o, loc, *extra)
+
+    def knows_count(self, wt, o):
+        if self.w.knows_var("obj_loc", o) and self.w.obj_total[o] > 1:
+            self.add(wt, "knows_count", o, self.pick(("know", "sure")))
+
+    def who(self, wt, o, asked_wt=0.0):
+        w = self.w
+        if not w.knows_var("obj_loc", o):
+            return
         where = w.obj_loc[o]
-        out += [(0.2, ("who_put", o, where)), (0.45, ("knows_who_put", o, where, rng_pick(("know", "sure"))))]
-    else:
-        out.append((0.2, ("knows_who_put", o, w.obj_loc[o], rng_pick(("know", "sure")))))
-    return out + _about_object(w, o, loc, rng_pick)
+        self.add(wt + asked_wt, "knows_who_put", o, where, self.pick(("know", "sure")))
+        if w.knows_var("putter", o):
+            self.add(wt, "who_put", o, where)
 
+    def did(self, wt, a, o, loc):
+        self.add(wt, "did_put", a, o, loc)
 
-def _about_agent(w, a, loc, rng_pick):
-    out = []
-    if loc is not None:
-        out.append((0.52 if a == WOMAN else 0.32, ("visited", a, loc)))
-    if a == WOMAN:
-        out.append((0.4, ("final", WOMAN, rng_pick(_MARKERS))))
-        # she asks about a place she was, as the release does
-        out.append((0.3, ("visited", WOMAN, rng_pick((w.prev[WOMAN], w.cur[WOMAN])))))
-        return out
-    if w.knows_var("cur", a):
-        marker = rng_pick(_MARKERS)
-        out += [
-            (0.22, ("final", a, marker)),
-            (0.43, ("believe_final", a, rng_pick(("believe", "think")), marker)),
-            (0.45, ("knows_final", a, rng_pick(("know", "sure")), rng_pick(_MARKERS))),
-        ]
+    def knows_if(self, wt, a, o, loc):
+        if a != WOMAN and self.w.knows(Put(a, o, loc)):
+            # the release sometimes writes the agent's pronoun here
+            self.add(wt, "knows_if_put", a, o, loc, self.lex.pronoun.get(a) if self.pick((0, 1)) else None)
+
+    def woman(self, wt):
+        """Where the woman was: "was the woman in the den" (a place she was), "where was she finally"."""
+        w = self.w
+        self.add(wt * 0.6, "visited", WOMAN, self.pick((w.prev[WOMAN], w.cur[WOMAN])))
+        self.add(wt * 0.4, "final", WOMAN, self.pick(_MARKERS))
+
+    def agent(self, wt, a, loc=None):
+        """Where agent a went in the end, asked as the release does: with "finally" and the like when
+        the woman knows, without when she does not (then the answer is "unknown" or "no")."""
+        w = self.w
+        if a == WOMAN:
+            return self.woman(wt)
+        if w.knows_var("cur", a):
+            marker = self.pick(_MARKERS)
+            self.add(wt * 0.25, "final", a, marker)
+            self.add(wt * 0.35, "believe_final", a, self.pick(("believe", "think")), marker)
+            self.add(wt * 0.4, "knows_final", a, self.pick(("know", "sure")), self.pick(_MARKERS))
+        else:
+            self.add(wt * 0.4, "where_unknown", a)
+            self.add(wt * 0.6, "knows_final", a, self.pick(("know", "sure")), "")
         if loc is not None:
-            out.append((0.04, ("visited_final", a, loc, "finally")))
-    else:
-        out += [(0.16, ("where_unknown", a)), (0.17, ("knows_final", a, rng_pick(("know", "sure")), ""))]
-    return out
+            self.add(wt * 0.18, "visited", a, loc)
 
 
 def queries_about(w, fact, rng_pick, lex, teller=None):
     """Weighted queries [(weight, query)] probing the content of a round's gold fact (never empty).
     ``rng_pick(seq)`` chooses surface variants; ``teller`` is an agent the answer quoted."""
+    b = _Q(w, rng_pick, lex)
     t = type(fact)
     if t in (NotSure, DontKnow):
         q = fact.query
+        if type(q) is Whether:
+            f = q.fact
+            if type(f) is Put:
+                if t is NotSure:
+                    b.knows_where(0.85, f.obj)
+                    b.woman(0.05)
+                    b.agent(0.1, f.agent, f.loc)
+                else:
+                    b.did(0.12, f.agent, f.obj, f.loc)
+                    b.who(0.0, f.obj, 0.45)
+                    b.knows_where(0.25, f.obj)
+                    b.agent(0.18, f.agent)
+            elif type(f) is AgentAt:
+                b.agent(1.0, f.agent, f.loc)
+            else:  # how many: "I don't know if all the limes are in the den"
+                q = HowMany(f.obj, f.loc)
         if type(q) is WhereAgent:
-            return _about_agent(w, q.agent, None, rng_pick)
-        if type(q) is WhereObj:
-            return _about_object(w, q.obj, None, rng_pick)
-        if type(q) is HowMany:
-            return _about_count(w, q.obj, q.loc, rng_pick, False)
-        fact = q.fact
-        t = type(fact)
-        if t is ObjectQuant:
-            return _about_count(w, fact.obj, fact.loc, rng_pick, False)
-    if t in (AgentAt, AgentWent):
-        return _about_agent(w, fact.agent, fact.loc, rng_pick)
-    if t is AgentPath:
-        return _about_agent(w, fact.agent, fact.second, rng_pick)
-    if t is WasThenPut:
-        return _about_agent(w, fact.agent, fact.loc, rng_pick) + _about_put(
-            w, fact.agent, fact.obj, fact.loc, rng_pick, lex
-        )
-    if t in (Put, PutThenWent, PutBoth):
-        return _about_put(w, fact.agent, fact.obj, fact.loc, rng_pick, lex)
-    if t is PutTogether:
-        return _about_put(w, WOMAN, fact.obj, fact.loc, rng_pick, lex)
-    if t in (ObjectAt, InContainer):
-        loc = getattr(fact, "loc", None)
-        out = _about_object(w, fact.obj, loc, rng_pick)
-        if t is ObjectAt and not fact.neg and w.obj_total[fact.obj] > 1:
-            out.append((0.38, ("any_at", fact.obj, loc)))
-        return out
-    if t is ObjectQuant:
-        out = _about_count(w, fact.obj, fact.loc, rng_pick, isinstance(fact.quant, int))
-        if teller is not None and fact.quant == "all":
-            out.append((0.6, ("agent_believe_count", teller, fact.obj, fact.loc)))
-        return out
-    raise ValueError(f"no queries for fact {fact!r}")
+            b.agent(1.0, q.agent)
+        elif type(q) is WhereObj:
+            b.knows_where(0.95, q.obj)
+            b.woman(0.05)
+        elif type(q) is HowMany:
+            b.knows_count(0.65, q.obj)
+            b.knows_where(0.15, q.obj)
+            b.where(0.08, q.obj)
+            b.obj_at(0.04, q.obj, q.loc)
+            b.who(0.0, q.obj, 0.04)
+            b.woman(0.04)
+    elif t is ObjectQuant:
+        o, loc, quant = fact.obj, fact.loc, fact.quant
+        if isinstance(quant, int):
+            b.count(0.13 if fact.form == "of" else 0.09, "believe_count", o, loc)
+            b.knows_count(0.18 if fact.form == "of" else 0.36, o)
+            b.knows_where(0.18, o)
+            b.count(0.075, "any_at", o, loc)
+            b.count(0.065, "some_at", o, loc)
+            b.count(0.05, "count_word", o, loc, "number")
+            b.who(0.04, o, 0.03)
+            b.where(0.03, o)
+            b.woman(0.04)
+        else:
+            scalar = {
+                "all": (0.16, 0.15, 0.12, 0.12),
+                "not_all": (0.17, 0.1, 0.14, 0.1),
+                "some": (0.07, 0.07, 0.27, 0.27),
+            }
+            any_w, some_w, word_w, all_w = scalar[quant]
+            b.count(any_w, "any_at", o, loc)
+            b.count(some_w, "some_at", o, loc)
+            b.count(word_w, "count_word", o, loc, "scalar")
+            b.count(all_w, "all_at", o, loc)
+            b.knows_where(0.1, o)
+            b.where(0.08, o)
+            b.obj_at(0.06, o, loc)
+            b.woman(0.05)
+            if teller is not None and quant == "all" and w.knows_var("obj_count", o):
+                b.add(0.1, "agent_believe_count", teller, o, loc)
+    elif t in (ObjectAt, InContainer):
+        o = fact.obj
+        b.where(0.44, o)
+        b.knows_where(0.22, o)
+        if t is ObjectAt:
+            b.obj_at(0.1, o, fact.loc)
+        b.obj_at(0.06, o, rng_pick([x for x in w.locations if x != w.obj_loc[o]]))
+        b.woman(0.05)
+    elif t in (Put, PutThenWent, PutBoth, PutTogether, WasThenPut):
+        a = WOMAN if t in (PutTogether, WasThenPut) else fact.agent
+        o, loc = fact.obj, fact.loc
+        b.who(0.08, o, 0.06)
+        b.where(0.2, o)
+        b.knows_where(0.12, o)
+        b.did(0.06, a, o, loc)
+        b.knows_if(0.07, a, o, loc)
+        b.obj_at(0.1, o, fact.dest if t is PutThenWent else loc)
+        if t is PutTogether:
+            b.did(0.2, fact.agent, o, loc)
+        if t in (PutBoth, PutTogether) or (t is Put and not fact.neg):
+            b.count(0.1, "any_at", o, loc)
+        b.agent(0.08, a, loc if t is Put and a != WOMAN else None)
+    elif t in (AgentAt, AgentWent):
+        b.agent(1.0, fact.agent, fact.loc if fact.agent != WOMAN else None)
+    elif t is AgentPath:
+        b.agent(1.0, fact.agent, rng_pick((fact.first, fact.second)))
+    else:
+        raise ValueError(f"no queries for fact {fact!r}")
+    return b.out

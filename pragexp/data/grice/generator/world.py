@@ -142,7 +142,7 @@ def sample_world(rng, lex) -> World:
     w.locations = sample(rng, lex.locations, 6)
     for a in w.agents:
         w.prev[a], w.cur[a] = sample(rng, w.locations, 2)
-    kinds = sample(rng, lex.objects, 5)
+    kinds = sample(rng, lex.objects, 6)
     # The woman puts at least one object and the others at least one, so that every subtopic has
     # something to talk about; now and then she put one together with another agent.
     putters = [WOMAN, choice(rng, w.others)] + [
@@ -202,30 +202,30 @@ def _sample_knowledge(rng, w):
         # she saw it leave its first place, so that is never where it went
         pool = _others(w.locations, (w.prev[a],))
         r = rng.random()
-        if r < 0.15:
+        if r < 0.12:
             _set(w, "cur", a, NONE, tuple(pool))
-        elif r < 0.45:
+        elif r < 0.52:
             other = choice(rng, _others(pool, (w.cur[a],)))
             _set(w, "cur", a, PARTIAL, (w.cur[a], other) if rng.random() < 0.5 else (other, w.cur[a]))
         if a not in joint:
-            level, values = _location_knowledge(rng, w, w.prev[a], 0.25, 0.05)
+            level, values = _location_knowledge(rng, w, w.prev[a], 0.35, 0.05)
             _set(w, "prev", a, level, values)
     for o in w.objects:
         a = w.putter[o]
         if a == WOMAN:  # her own actions (alone or with a partner)
             _set(w, "putter", o, KNOWN, (a,))
             _set(w, "obj_loc", o, KNOWN, (w.obj_loc[o],))
-        elif rng.random() < 0.65:
+        elif rng.random() < 0.62:
             _set(w, "putter", o, KNOWN, (a,))
             # she knows who put them: where they are is where she thinks the putter was
             _set(w, "obj_loc", o, w.level["prev"][a], w.possible["prev"][a])
         else:  # "I didn't see him"
             _set(w, "putter", o, NONE, tuple(w.others))
-            level, values = _location_knowledge(rng, w, w.obj_loc[o], 0.3, 0.1)
+            level, values = _location_knowledge(rng, w, w.obj_loc[o], 0.45, 0.1)
             _set(w, "obj_loc", o, level, values)
         n, total = w.obj_count[o], w.obj_total[o]
         r = rng.random()
-        if total == 1 or (a == WOMAN and r < 0.8) or r < 0.45:
+        if total == 1 or (a == WOMAN and r < 0.7) or r < 0.4:
             _set(w, "obj_count", o, KNOWN, (n,))
         elif r < 0.9:
             if rng.random() < 0.5:  # "at least k"

@@ -69,12 +69,18 @@ def supports(subtopic: str, implicature: str) -> bool:
 
 
 def _weighted_order(rng, pairs):
-    """The items of [(weight, item), ...] in a random order, heavier ones likelier first (weighted
-    sampling without replacement: sort by u ** (1 / weight), Efraimidis and Spirakis)."""
+    """The items of [(weight, item), ...]: the first drawn by weight, the rest in their order (they
+    are only tried when the first cannot be bound)."""
     if len(pairs) == 1:
-        return [pairs[0][1]]
-    keyed = sorted(((rng.random() ** (1.0 / wt), i) for i, (wt, _) in enumerate(pairs)), reverse=True)
-    return [pairs[i][1] for _, i in keyed]
+        return (pairs[0][1],)
+    r = rng.random() * sum(wt for wt, _ in pairs)
+    first = len(pairs) - 1
+    for k, (wt, _) in enumerate(pairs):
+        r -= wt
+        if r < 0:
+            first = k
+            break
+    return (pairs[first][1],) + tuple(item for j, (_, item) in enumerate(pairs) if j != first)
 
 
 def build_turn(c: Ctx, implicature: str, subtopics=None) -> tuple | None:

@@ -234,25 +234,23 @@ def aa_ignorance(c):
     w, d, rng = c.w, c.d, c.rng
     verb = c.put_verb()
     base = c.base(verb)
-    if rng.random() < 0.45:
-        objs = [o for o in w.objects if w.level["putter"][o] == NONE]
-        obj = c.pick(objs, d.last_obj)
-        if obj is None:
-            return None
+    unseen = [o for o in w.objects if w.level["putter"][o] == NONE]
+    narrowed = [
+        o
+        for o in w.objects
+        if w.level["putter"][o] == KNOWN and w.putter[o] != WOMAN and w.level["obj_loc"][o] == PARTIAL
+    ]
+    if not (unseen or narrowed):
+        return None
+    if unseen and (not narrowed or rng.random() < 0.45):
+        obj = c.pick(unseen, d.last_obj)
         a = c.pick(w.others, d.last_agent)
         loc = c.pick(list(w.candidates("obj_loc", obj)), d.last_loc)
         q = _question(c, a, obj, loc, base)
         ans = f"I didn't see {d.obj_pron(a)}" if rng.random() < 0.85 else c.choice(NO_IDEA)
         gold = DontKnow(Whether(Put(a, obj, loc, False, base)))
         return Turn(q, ans, gold, "aa_yesno", _topic(a, obj, loc))
-    objs = [
-        o
-        for o in w.objects
-        if w.level["putter"][o] == KNOWN and w.putter[o] != WOMAN and w.level["obj_loc"][o] == PARTIAL
-    ]
-    obj = c.pick(objs, d.last_obj)
-    if obj is None:
-        return None
+    obj = c.pick(narrowed, d.last_obj)
     a = w.putter[obj]
     c1, c2 = w.candidates("obj_loc", obj)
     loc = c.pick([c1, c2], d.last_loc)

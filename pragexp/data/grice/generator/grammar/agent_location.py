@@ -179,15 +179,17 @@ def al_strengthening_put(c):
 # --- ignorance ---------------------------------------------------------------------------------
 
 
-def _unsure_agents(c, level):
+def _unsure_agents(c, level, prev_known=True):
     w = c.w
-    return [x for x in w.others if w.level["cur"][x] == level and w.level["prev"][x] == KNOWN]
+    return [
+        x for x in w.others if w.level["cur"][x] == level and (w.level["prev"][x] == KNOWN or not prev_known)
+    ]
 
 
 def al_ignorance_where(c):
     """ "where did Mia go" / "I know she didn't go to the den" or "she went to the hall or the den"."""
     w, d = c.w, c.d
-    a = _agent(c, _unsure_agents(c, PARTIAL))
+    a = _agent(c, _unsure_agents(c, PARTIAL, prev_known=False))
     if a is None:
         return None
     q = _wh_question(c, a)

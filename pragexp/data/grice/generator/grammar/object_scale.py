@@ -90,10 +90,12 @@ def os_limiting(c):
     """ "are all the limes in the den" / "some are there": not all; "are some of them there" / "they
     are all there": all."""
     w, rng = c.w, c.rng
-    if rng.random() < 0.43:
-        obj = _pick(c, _counted(c, KNOWN, lambda n, total: n < total))
-        if obj is None:
-            return None
+    some = _counted(c, KNOWN, lambda n, total: n < total)
+    every = _counted(c, KNOWN, lambda n, total: n == total)
+    if not (some or every):
+        return None
+    if not every or (some and rng.random() < 0.43):
+        obj = _pick(c, some)
         loc = w.obj_loc[obj]
         q = _quant_question(c, obj, loc, "all")
         r = rng.random()
@@ -106,9 +108,7 @@ def os_limiting(c):
         else:
             ans = "I saw some there"
         return Turn(q, ans, ObjectQuant(obj, loc, "not_all"), "os_quant", _topic(obj, loc))
-    obj = _pick(c, _counted(c, KNOWN, lambda n, total: n == total))
-    if obj is None:
-        return None
+    obj = _pick(c, every)
     loc = w.obj_loc[obj]
     q = _quant_question(c, obj, loc, "some")
     a = w.putter[obj]
@@ -136,26 +136,24 @@ def os_explicit(c):
     """ "are some of the limes in the den" / "some of them are there"; "are all ..." / "they are all
     there"; "how many limes are in the den" / "three"."""
     w, rng = c.w, c.rng
+    some = _counted(c, KNOWN, lambda n, total: n < total)
+    every = _counted(c, KNOWN, lambda n, total: n == total)
+    if not (some or every):
+        return None
     r = rng.random()
-    if r < 0.35:
-        obj = _pick(c, _counted(c, KNOWN, lambda n, total: n < total))
-        if obj is None:
-            return None
+    if some and (r < 0.35 or not every and r < 0.63):
+        obj = _pick(c, some)
         loc = w.obj_loc[obj]
         q = _quant_question(c, obj, loc, "some")
         ans = "some of them are there" if rng.random() < 0.6 else "there are some"
         return Turn(q, ans, ObjectQuant(obj, loc, "some"), "os_quant", _topic(obj, loc))
-    if r < 0.63:
-        obj = _pick(c, _counted(c, KNOWN, lambda n, total: n == total))
-        if obj is None:
-            return None
+    if every and r < 0.63:
+        obj = _pick(c, every)
         loc = w.obj_loc[obj]
         q = _quant_question(c, obj, loc, "all")
         ans = "they are all there" if rng.random() < 0.66 else "all of them are there"
         return Turn(q, ans, ObjectQuant(obj, loc, "all", "of"), "os_quant", _topic(obj, loc))
-    obj = _pick(c, _counted(c, KNOWN))
-    if obj is None:
-        return None
+    obj = _pick(c, some + every)
     loc, n = w.obj_loc[obj], w.obj_count[obj]
     q = _how_many_question(c, obj, loc)
     num = c.lex.number(n)
