@@ -72,11 +72,9 @@ class World:
     def uncertainty(self, query) -> str:
         """KNOWN when the query's answer is the same in every world the woman holds possible; else NONE
         when she has no knowledge of one of the variables it depends on, else PARTIAL."""
-        ckey = (
-            ("whether",) + query.fact.key()
-            if isinstance(query, Whether)
-            else (type(query).__name__,) + tuple(query)
-        )
+        # keyed by the query itself (and its type: named tuples of equal fields compare equal); two
+        # wordings of one query (verb synonyms) are merely two entries
+        ckey = (type(query), query)
         cached = self._uncertainty.get(ckey)
         if cached is not None:
             return cached
