@@ -326,6 +326,7 @@ def _distributions(ab, dialogues: Sequence[DialogueView], label) -> dict:
     strategies, per_round = Counter(), Counter()
     questions, answers = [], []
     vocab = Counter()
+    qa_answers = defaultdict(Counter)  # QA question template -> answer templates
     for d in dialogues:
         own = [i for i, r in enumerate(d.rounds) if d.condition and label(r)[0] == d.condition]
         if d.condition:
@@ -340,8 +341,9 @@ def _distributions(ab, dialogues: Sequence[DialogueView], label) -> dict:
             answers.append(r.answer)
             for s in (r.question, r.answer, r.explicit, *r.distractors):
                 vocab.update(w for w in ab(s).split() if not w.isupper() or w in ("I",))
-        for q, _ in d.qa:
+        for q, a in d.qa:
             vocab.update(w for w in ab(q).split() if not w.isupper())
+            qa_answers[ab(q)][ab(a)] += 1
     n = sum(rounds.values()) or 1
     return {
         "rounds_per_dialogue": {str(k): v / n for k, v in sorted(rounds.items())},
@@ -352,6 +354,8 @@ def _distributions(ab, dialogues: Sequence[DialogueView], label) -> dict:
         "pronouns_in_questions": _pronoun_rate(questions),
         "pronouns_in_answers": _pronoun_rate(answers),
         "vocabulary": vocab,
+        "qa_answers_per_question": {q: _shares(c) for q, c in qa_answers.items()},
+        "qa_questions": Counter({q: sum(c.values()) for q, c in qa_answers.items()}),
     }
 
 
@@ -378,7 +382,8 @@ class Report:
     def to_json(self) -> dict:
         def dist(d):
             out = dict(d)
-            out["vocabulary"] = dict(d["vocabulary"].most_common())
+            for key in ("vocabulary", "qa_questions"):
+                out[key] = dict(d[key].most_common())
             return out
 
         return {
@@ -507,6 +512,23 @@ def render_markdown(rep: Report, title: str = "GRICE fidelity report") -> str:
         fmt = (lambda v: str(v)) if key.startswith("own_type") else _pct
         rows = [(f"`{k}`", fmt(od[key].get(k, 0)), fmt(gd[key].get(k, 0))) for k in keys[:12]]
         lines += [f"**{label}**", ""] + _table(rows, ["", "official", "generated"]) + [""]
+    # answers per QA question form: same forms can still teach other answers
+    rows = []
+    for q, n in od["qa_questions"].most_common(12):
+
+        def fmt(shares):
+            return ", ".join(f"{a} {_pct(v)}" for a, v in list(shares.items())[:3]) or "-"
+
+        rows.append(
+            (
+                f"`{q}`",
+                n,
+                fmt(od["qa_answers_per_question"].get(q, {})),
+                fmt(gd["qa_answers_per_question"].get(q, {})),
+            )
+        )
+    lines += ["**QA answers per question form** (the official file's most frequent forms)", ""]
+    lines += _table(rows, ["question", "official n", "official answers", "generated answers"]) + [""]
     ov, gv = od["vocabulary"], gd["vocabulary"]
     only_off = [(w, n) for w, n in ov.most_common() if w not in gv]
     only_gen = [(w, n) for w, n in gv.most_common() if w not in ov]

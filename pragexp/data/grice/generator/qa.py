@@ -208,7 +208,8 @@ class _Q:
         where = w.obj_loc[o]
         self.add(wt + asked_wt, "knows_who_put", o, where, self.pick(("know", "sure")))
         if w.knows_var("putter", o):
-            self.add(wt, "who_put", o, where)
+            # the release asks "who put" mostly of what another agent put
+            self.add(wt * (0.3 if w.putter[o] == WOMAN else 1.0), "who_put", o, where)
 
     def did(self, wt, a, o, loc):
         self.add(wt, "did_put", a, o, loc)
@@ -257,8 +258,8 @@ def queries_about(w, fact, rng_pick, lex, teller=None):
                     b.woman(0.05)
                     b.agent(0.1, f.agent, f.loc)
                 else:
-                    b.did(0.12, f.agent, f.obj, f.loc)
-                    b.who(0.0, f.obj, 0.45)
+                    b.did(0.04, f.agent, f.obj, f.loc)
+                    b.who(0.0, f.obj, 0.53)
                     b.knows_where(0.25, f.obj)
                     b.agent(0.18, f.agent)
             elif type(f) is AgentAt:
@@ -282,18 +283,20 @@ def queries_about(w, fact, rng_pick, lex, teller=None):
         if isinstance(quant, int):
             b.count(0.13 if fact.form == "of" else 0.09, "believe_count", o, loc)
             b.knows_count(0.18 if fact.form == "of" else 0.36, o)
-            b.knows_where(0.18, o)
+            b.knows_where(0.12, o)
             b.count(0.075, "any_at", o, loc)
             b.count(0.065, "some_at", o, loc)
             b.count(0.05, "count_word", o, loc, "number")
             b.who(0.04, o, 0.03)
             b.where(0.03, o)
             b.woman(0.04)
+            if w.knows_var("putter", o):
+                b.did(0.04, w.putter[o], o, loc)
         else:
             scalar = {
                 "all": (0.16, 0.15, 0.12, 0.12),
                 "not_all": (0.17, 0.1, 0.14, 0.1),
-                "some": (0.07, 0.07, 0.27, 0.27),
+                "some": (0.07, 0.07, 0.35, 0.12),
             }
             any_w, some_w, word_w, all_w = scalar[quant]
             b.count(any_w, "any_at", o, loc)
@@ -309,7 +312,7 @@ def queries_about(w, fact, rng_pick, lex, teller=None):
     elif t in (ObjectAt, InContainer):
         o = fact.obj
         b.where(0.44, o)
-        b.knows_where(0.22, o)
+        b.knows_where(0.15, o)
         if t is ObjectAt:
             b.obj_at(0.1, o, fact.loc)
         b.obj_at(0.06, o, rng_pick([x for x in w.locations if x != w.obj_loc[o]]))
@@ -319,8 +322,9 @@ def queries_about(w, fact, rng_pick, lex, teller=None):
         o, loc = fact.obj, fact.loc
         b.who(0.08, o, 0.06)
         b.where(0.2, o)
-        b.knows_where(0.12, o)
-        b.did(0.06, a, o, loc)
+        b.knows_where(0.08, o)
+        # "did Mia put ..." is asked of what was done (the release's answers are mostly yes)
+        b.did(0.015 if t is Put and fact.neg else 0.08, a, o, loc)
         b.knows_if(0.07, a, o, loc)
         b.obj_at(0.1, o, fact.dest if t is PutThenWent else loc)
         if t is PutTogether:

@@ -42,6 +42,7 @@ class World:
         "obj_count",
         "obj_total",
         "container",
+        "puts",
         "possible",
         "level",
         "_uncertainty",
@@ -55,6 +56,7 @@ class World:
         self.prev, self.cur = {}, {}
         self.putter, self.partner, self.obj_loc, self.obj_count, self.obj_total = {}, {}, {}, {}, {}
         self.container = {}  # location -> (colour, container kind)
+        self.puts = {}  # agent -> the objects it put (alone or with the woman); read-only
         self.possible = {t: {} for t in TABLES}  # table -> key -> tuple of values the woman allows
         self.level = {t: {} for t in TABLES}  # table -> key -> KNOWN / PARTIAL / NONE
         self._uncertainty = {}  # query -> level; the world is fixed once sampled, so a pure cache
@@ -122,7 +124,7 @@ class World:
         return self.obj_count[obj] if self.obj_loc[obj] == loc else 0
 
     def puts_of(self, agent):
-        return [o for o in self.objects if self.putter[o] == agent or self.partner[o] == agent]
+        return self.puts[agent]
 
     def is_all(self, obj) -> bool:
         return self.obj_count[obj] == self.obj_total[obj]
@@ -167,6 +169,7 @@ def sample_world(rng, lex) -> World:
             w.obj_count[o] = randint(rng, 2, min(total - 1, 5))
     for o in w.objects:  # after every joint put moved its partner
         w.obj_loc[o] = w.prev[w.putter[o]]
+    w.puts = {a: [o for o in w.objects if a in (w.putter[o], w.partner[o])] for a in w.agents}
     kinds = sample(rng, lex.container_kinds, len(w.locations))
     w.container = dict(zip(w.locations, kinds, strict=True))
     _sample_knowledge(rng, w)
