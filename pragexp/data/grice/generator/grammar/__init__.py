@@ -68,12 +68,18 @@ def supports(subtopic: str, implicature: str) -> bool:
     return bool(TEMPLATES[subtopic][implicature])
 
 
+_TOTALS: dict = {}  # id of a module-level weight table -> (the table, its total weight)
+
+
 def _weighted_order(rng, pairs):
     """The items of [(weight, item), ...]: the first drawn by weight, the rest in their order (they
     are only tried when the first cannot be bound)."""
     if len(pairs) == 1:
         return (pairs[0][1],)
-    r = rng.random() * sum(wt for wt, _ in pairs)
+    hit = _TOTALS.get(id(pairs))
+    if hit is None or hit[0] is not pairs:  # the tables are module constants: sum each once
+        hit = _TOTALS[id(pairs)] = (pairs, sum(wt for wt, _ in pairs))
+    r = rng.random() * hit[1]
     first = len(pairs) - 1
     for k, (wt, _) in enumerate(pairs):
         r -= wt
