@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from itertools import product
 
-from .facts import WOMAN, Whether
+from .facts import WOMAN, Put, Whether
 from .rand import choice, randint, sample
 
 # the world variables facts read; each is a dict keyed by agent or object
@@ -43,6 +43,8 @@ class World:
         "obj_total",
         "container",
         "puts",
+        "routes_known",
+        "_known_puts",
         "possible",
         "level",
         "_uncertainty",
@@ -57,6 +59,8 @@ class World:
         self.putter, self.partner, self.obj_loc, self.obj_count, self.obj_total = {}, {}, {}, {}, {}
         self.container = {}  # location -> (colour, container kind)
         self.puts = {}  # agent -> the objects it put (alone or with the woman); read-only
+        self.routes_known = []  # agents whose previous and current place she knows, in order; read-only
+        self._known_puts = None  # (agent, object) pairs she knows were put, computed on first use
         self.possible = {t: {} for t in TABLES}  # table -> key -> tuple of values the woman allows
         self.level = {t: {} for t in TABLES}  # table -> key -> KNOWN / PARTIAL / NONE
         self._uncertainty = {}  # query -> level; the world is fixed once sampled, so a pure cache
@@ -126,6 +130,14 @@ class World:
     def puts_of(self, agent):
         return self.puts[agent]
 
+    def known_puts(self):
+        """(agent, object) for every put she knows happened, agents and objects in world order."""
+        if self._known_puts is None:
+            self._known_puts = [
+                (a, o) for a in self.agents for o in self.puts[a] if self.knows(Put(a, o, self.obj_loc[o]))
+            ]
+        return self._known_puts
+
     def is_all(self, obj) -> bool:
         return self.obj_count[obj] == self.obj_total[obj]
 
@@ -173,6 +185,7 @@ def sample_world(rng, lex) -> World:
     kinds = sample(rng, lex.container_kinds, len(w.locations))
     w.container = dict(zip(w.locations, kinds, strict=True))
     _sample_knowledge(rng, w)
+    w.routes_known = [a for a in w.agents if w.level["prev"][a] == KNOWN and w.level["cur"][a] == KNOWN]
     return w
 
 

@@ -67,7 +67,7 @@ def aa_explicit(c):
             q = _question(c, a, obj, loc, base, follow=True)
             return _yes_no(c, a, obj, loc, verb, q)
     if rng.random() < 0.12:  # a yes: someone who put something, asked about it
-        pairs = [(a, o) for a in w.agents for o in w.puts_of(a) if w.knows(Put(a, o, w.obj_loc[o]))]
+        pairs = w.known_puts()
         if not pairs:
             return None
         a, obj = c.choice(pairs)
@@ -154,7 +154,7 @@ def _never_there(c):
     """a was never in loc: "I was in the hall", "she said she was in the hall", "he didn't go there"."""
     w, d, rng = c.w, c.d, c.rng
     frame = _frame(c)
-    pool = [a for a in w.agents if w.knows_var("prev", a) and w.knows_var("cur", a)]
+    pool = w.routes_known
     follow = False
     if frame is not None:
         _, obj, loc = frame
@@ -191,12 +191,8 @@ def _never_there(c):
 def aa_strengthening(c):
     """ "did you leave the limes in the den" / "I left them there and went to the hall": and then."""
     w, d = c.w, c.d
-    pairs = [
-        (a, o)
-        for a in w.agents
-        for o in w.puts_of(a)
-        if w.knows(Put(a, o, w.obj_loc[o])) and w.knows_var("prev", a) and w.knows_var("cur", a)
-    ]
+    routes = w.routes_known
+    pairs = [(a, o) for a, o in w.known_puts() if a in routes]
     if not pairs:
         return None
     if c.rng.random() < 0.15:

@@ -49,11 +49,6 @@ def _yn_question(c, a, loc, follow_ok=True):
     return q
 
 
-def _known_route(c, a):
-    w = c.w
-    return w.level["prev"][a] == KNOWN and w.level["cur"][a] == KNOWN
-
-
 def _agent(c, pool):
     return c.pick(pool, c.d.last_agent)
 
@@ -89,7 +84,7 @@ def al_explicit_self(c):
 def al_explicit_other(c):
     """ "was Mia in the den" / "she was not there"."""
     w, d = c.w, c.d
-    a = _agent(c, [x for x in w.others if _known_route(c, x)])
+    a = _agent(c, w.routes_known[1:])  # the woman (always first) knows her own route
     if a is None:
         return None
     there = c.rng.random() < 0.15
@@ -106,7 +101,7 @@ def al_explicit_other(c):
 def al_close_but(c):
     """ "were you in the hall" / "I went to the den": I was not in the hall."""
     w, d = c.w, c.d
-    pool = [WOMAN] + [x for x in w.others if _known_route(c, x)]
+    pool = w.routes_known
     a = c.pick(pool, c.d.last_agent if c.rng.random() < 0.7 else WOMAN)
     loc = c.pick(c.unvisited(a), d.last_loc)
     q = _yn_question(c, a, loc)
@@ -146,7 +141,7 @@ def al_relevance(c):
 def al_strengthening(c):
     """ "where did you go" / "I went to the hall and the den": first the hall, then the den."""
     w, d = c.w, c.d
-    pool = [WOMAN] + [x for x in w.others if _known_route(c, x)]
+    pool = w.routes_known
     a = c.pick(pool, c.d.last_agent if c.rng.random() < 0.6 else WOMAN)
     q = _wh_question(c, a)
     verb = c.go_verb()
