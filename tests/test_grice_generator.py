@@ -525,6 +525,22 @@ def test_custom_lexicon_dict_and_path(tmp_path):
     assert GriceGenerator(lexicon=str(p)).dialogue("train", 0, 0).record == d.record
 
 
+def test_smallest_lexicon_generates(tmp_path):
+    raw = shipped_lexicon()
+    raw.update(
+        agents=raw["agents"][:4],
+        locations=raw["locations"][:6],
+        objects_plural=raw["objects_plural"][:6],
+        containers=raw["containers"][:1],
+        colours=raw["colours"][:1],
+    )
+    g = GriceGenerator(lexicon=raw)
+    for split in ("train", "test"):
+        for k in range(20):
+            d = g.dialogue(split, k, 3)
+            assert all(r.gold_text in r.options for r in d.rounds)
+
+
 # ------------------------------- determinism and files -----------------------------------------
 
 

@@ -182,7 +182,11 @@ def sample_world(rng, lex) -> World:
     for o in w.objects:  # after every joint put moved its partner
         w.obj_loc[o] = w.prev[w.putter[o]]
     w.puts = {a: [o for o in w.objects if a in (w.putter[o], w.partner[o])] for a in w.agents}
-    kinds = sample(rng, lex.container_kinds, len(w.locations))
+    combos = lex.container_kinds
+    if len(combos) >= len(w.locations):  # distinct containers, so "a red box" names one place
+        kinds = sample(rng, combos, len(w.locations))
+    else:  # a small lexicon: containers repeat
+        kinds = [choice(rng, combos) for _ in w.locations]
     w.container = dict(zip(w.locations, kinds, strict=True))
     _sample_knowledge(rng, w)
     w.routes_known = [a for a in w.agents if w.level["prev"][a] == KNOWN and w.level["cur"][a] == KNOWN]
