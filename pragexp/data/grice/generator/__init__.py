@@ -24,7 +24,7 @@ from .lexicon import load_lexicon
 from .writer import write_dataset
 
 # Bump whenever the output for a given seed changes: cached datasets are keyed by it.
-GENERATOR_VERSION = "1"
+GENERATOR_VERSION = "4"
 
 __all__ = [
     "GriceGenerator",

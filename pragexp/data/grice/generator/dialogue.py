@@ -20,8 +20,8 @@ from pragexp.data.grice.schema import IMPLICATURE_TYPES, SUBTOPICS, TEST_CONDITI
 
 from .discourse import Discourse
 from .distractors import choose_distractors
-from .facts import NotSure, Whether
-from .grammar import Ctx, build_turn
+from .facts import DontKnow, NotSure, Whether
+from .grammar import Ctx, build_turn, supports
 from .lexicon import load_lexicon
 from .qa import answer as qa_answer
 from .qa import phrase as qa_phrase
@@ -41,17 +41,23 @@ DEFAULT_MIX = {
 }
 
 # Paper, sec. 5: train/dev dialogues have 10 rounds and 3 questions; each test file holds 1,000
-# dialogues of one implicature type with 3-5 rounds and one question on the implicature.
+# dialogues of one implicature type with 3-4 rounds (the release's test files: half 3, half 4) and
+# one question.
 SPLIT_PRESETS = {
     "train": {"rounds": (10, 10), "questions": 3, "n_dialogs": 6000},
     "dev": {"rounds": (10, 10), "questions": 3, "n_dialogs": 4000},
-    "test": {"rounds": (3, 5), "questions": 1, "n_dialogs": 5000, "per_type": 1000},
+    "test": {"rounds": (3, 4), "questions": 1, "n_dialogs": 5000, "per_type": 1000},
 }
 
 TEST_TYPES = tuple(TEST_CONDITIONS.values())
 TEST_CODES = {kind: code for code, kind in TEST_CONDITIONS.items()}
 
 _MAX_ATTEMPTS = 20
+# In the release's test files a round whose subtopic can carry the file's type has that type about
+# this often (the others come from the mix), as measured on the official dev excerpt; its agent action
+# rounds seldom strengthen.
+_OWN_TYPE = {"ignorance": 1.0, "limiting": 1.0, "strengthening": 0.85, "close_but": 0.75, "relevance": 0.7}
+_OWN_TYPE_SUBTOPIC = {("strengthening", "agent_action"): 0.3}
 
 
 @dataclass
@@ -65,6 +71,7 @@ class GeneratedRound:
     answer_index: int
     implicature: str
     subtopic: str
+    topic: tuple  # what the question asks (facts.py): no true distractor has it
 
 
 @dataclass
@@ -114,9 +121,10 @@ def check_seed(seed) -> None:
 
 def _frame_slots(fact):
     """(agent, obj, loc) a follow-up question may reuse; looks through epistemic wrappers."""
-    if isinstance(fact, NotSure):
+    if isinstance(fact, (NotSure, DontKnow)):
         fact = fact.query.fact if isinstance(fact.query, Whether) else fact.query
-    return (getattr(fact, "agent", None), getattr(fact, "obj", None), getattr(fact, "loc", None))
+    loc = getattr(fact, "loc", None) or getattr(fact, "second", None)
+    return (getattr(fact, "agent", None), getattr(fact, "obj", None), loc)
 
 
 class GriceGenerator:
@@ -132,6 +140,18 @@ class GriceGenerator:
     def _sample_type(self, rng) -> str:
         i = bisect(self._cum, rng.random())
         return self._types[min(i, len(self._types) - 1)]
+
+    def _sample_type_for(self, rng, subtopic) -> str:
+        """A type the subtopic can carry, drawn from the mix restricted to those."""
+        pairs = [(self.mix[t], t) for t in IMPLICATURE_TYPES if supports(subtopic, t) and self.mix[t] > 0]
+        if not pairs:
+            return "explicit"
+        r = rng.random() * sum(p for p, _ in pairs)
+        for p, t in pairs:
+            r -= p
+            if r < 0:
+                return t
+        return pairs[-1][1]
 
     def test_type(self, dialog_id: int) -> str:
         """Test dialogues cycle through the five implicature types (round-robin)."""
@@ -150,21 +170,36 @@ class GriceGenerator:
             f"no {forced} round could be generated for dialogue {dialog_id}"
         )  # pragma: no cover
 
+    def _plan(self, rng, c, i, forced, forced_at):
+        """(implicature, subtopics to try or None) of round i. Train and dev rounds draw a type from
+        the mix. A test dialogue of type T is T wherever its subtopic can carry it, as in the
+        release's test files: one round (forced_at) is T for sure, the others pick a subtopic
+        uniformly and are T when it allows, else a type that subtopic can carry."""
+        if forced is None:
+            return self._sample_type(rng), None
+        if i == forced_at:
+            return forced, None
+        sub = SUBTOPICS[int(rng.random() * len(SUBTOPICS))]
+        p_own = _OWN_TYPE_SUBTOPIC.get((forced, sub), _OWN_TYPE[forced])
+        if supports(sub, forced) and rng.random() < p_own:
+            return forced, [sub]
+        return self._sample_type_for(rng, sub), [sub]
+
     def _try_dialogue(self, rng, preset, dialog_id, forced):
         lex = self.lex
         world = sample_world(rng, lex)
         d = Discourse(lex)
         lo, hi = preset["rounds"]
         n_rounds = randint(rng, lo, hi)
-        types = [self._sample_type(rng) for _ in range(n_rounds)]
-        forced_at = None
-        if forced is not None:
-            forced_at = int(rng.random() * (n_rounds))
-            types[forced_at] = forced
-        rounds, records = [], []
+        forced_at = int(rng.random() * n_rounds) if forced is not None else None
+        rounds, records, tellers = [], [], []
         c = Ctx(rng, world, lex, d)
-        for i, imp in enumerate(types):
-            built = build_turn(c, imp)
+        for i in range(n_rounds):
+            imp, subs = self._plan(rng, c, i, forced, forced_at)
+            built = build_turn(c, imp, subs)
+            if built is None and subs is not None:
+                imp = self._sample_type_for(rng, subs[0])
+                built = build_turn(c, imp, subs)
             if built is None:
                 if i == forced_at:
                     return None  # this world cannot carry the test type: redraw it
@@ -172,11 +207,11 @@ class GriceGenerator:
                 built = build_turn(c, imp)
             subtopic, turn = built
             gold_text = explicit(turn.gold, lex)
-            distractors = choose_distractors(turn.gold, gold_text, world, d, lex, rng)
+            distractors = choose_distractors(turn.gold, gold_text, turn, world, d, lex, rng)
             options = [t for _, t in distractors]
-            index = int(rng.random() * (4))
+            index = int(rng.random() * 4)
             options.insert(index, gold_text)
-            d.frame = (turn.kind,) + _frame_slots(turn.gold)
+            d.frame = (subtopic, turn.kind) + _frame_slots(turn.gold)
             rounds.append(
                 GeneratedRound(
                     turn.question,
@@ -188,8 +223,10 @@ class GriceGenerator:
                     index,
                     imp,
                     subtopic,
+                    turn.topic,
                 )
             )
+            tellers.append(turn.alt_agent)
             records.append(
                 {
                     "question": turn.question,
@@ -201,18 +238,22 @@ class GriceGenerator:
                     "subtopic": subtopic,
                 }
             )
-        if forced is not None:
-            about = [forced_at]
-        else:
-            about = list(range(n_rounds))
-            shuffle(rng, about)
+        about = list(range(n_rounds))
+        shuffle(rng, about)
         wanted = preset["questions"]
         questions, asked = [], set()
-        for i in about:  # the first rounds whose queries are not asked yet
+
+        def pick(seq):
+            return seq[int(rng.random() * len(seq))]
+
+        for i in about:  # the first rounds with a query not asked yet
             r = rounds[i]
-            queries = queries_about(world, r.gold)
-            shuffle(rng, queries)
-            for q in queries:
+            queries = queries_about(world, r.gold, pick, lex, tellers[i])
+            keyed = sorted(
+                ((rng.random() ** (1.0 / wt), k) for k, (wt, _) in enumerate(queries)), reverse=True
+            )
+            for _, k in keyed:  # weighted order (Efraimidis-Spirakis keys)
+                q = queries[k][1]
                 text = qa_phrase(q, lex)
                 if text not in asked:
                     asked.add(text)

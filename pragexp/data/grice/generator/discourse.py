@@ -16,7 +16,7 @@ class Discourse:
         self.lex = lex
         self.last_agent = self.last_obj = self.last_loc = None
         self.agents, self.objects, self.locations = [], [], []  # introduced so far, in order
-        self.frame = None  # (template kind, agent, obj, loc) of the previous round, for follow-ups
+        self.frame = None  # (subtopic, template kind, agent, obj, loc) of the previous round, for follow-ups
 
     def mention(self, agent=None, obj=None, loc=None):
         if agent is not None and agent != WOMAN:
@@ -32,37 +32,38 @@ class Discourse:
             if loc not in self.locations:
                 self.locations.append(loc)
 
-    def _pronoun(self, agent):
+    def pronoun(self, agent):
+        """ "he"/"she" for the agent in focus (None if another agent, or a name without a gender)."""
         return self.lex.pronoun.get(agent) if agent == self.last_agent else None
 
     def agent_q(self, agent):
         """Agent as the subject of the questioner's turn ("you" is the woman)."""
         if agent == WOMAN:
             return "you"
-        return self._pronoun(agent) or agent
+        return self.pronoun(agent) or agent
 
-    def agent_obj(self, agent):
-        """Agent in object position ("how can I find her")."""
-        if agent == WOMAN:
-            return "you"
-        p = self._pronoun(agent)
-        return {"he": "him", "she": "her"}[p] if p else agent
-
-    def agent_a(self, agent):
-        """Agent as the subject of the woman's turn."""
+    def subj(self, agent):
+        """Agent as the subject of the woman's turn: "I", the pronoun, or the name."""
         if agent == WOMAN:
             return "I"
-        return self._pronoun(agent) or agent
+        return self.lex.pronoun.get(agent, agent)
 
-    def be_q(self, agent):
-        return "were" if agent == WOMAN else "was"
+    def obj_pron(self, agent):
+        """ "him"/"her" ("I didn't see him"), or the name."""
+        p = self.lex.pronoun.get(agent)
+        return {"he": "him", "she": "her"}[p] if p else agent
+
+    def it(self, obj):
+        return "it" if self.lex.is_singular(obj) else "them"
 
     def obj(self, obj):
-        """Object in object position: "them" once it was mentioned last."""
-        return "them" if obj == self.last_obj else f"the {obj}"
+        """Object in object position: "them"/"it" once it was mentioned last."""
+        return self.it(obj) if obj == self.last_obj else f"the {obj}"
 
     def obj_subj(self, obj):
-        return "they" if obj == self.last_obj else f"the {obj}"
+        if obj != self.last_obj:
+            return f"the {obj}"
+        return "it" if self.lex.is_singular(obj) else "they"
 
     def in_loc(self, loc):
         return "there" if loc == self.last_loc else f"in the {loc}"

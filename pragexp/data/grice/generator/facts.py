@@ -1,13 +1,23 @@
 """Facts: the meaning of explicit answers, distractors and questions, evaluable against a world.
 
-A fact is a small immutable tuple. Fields that only choose a surface word (a verb synonym, "not sure"
-vs "don't know") are left out of ``key()``, so two facts with equal keys are paraphrases of each other.
-``topic()`` names what a fact is about; a distractor that is true AND on the gold's topic would be a
-second correct answer, so the grammar rejects those.
+A fact is a small immutable tuple. Fields that only choose a surface word (a verb synonym, "all the"
+vs "all of the") are left out of ``key()``, so two facts with equal keys are paraphrases of each other.
+
+``topics()`` names what a fact answers: ("agent", a) where agent a was, ("agent", a, loc) whether a was
+in loc, ("put", a, obj, loc) whether a put obj in loc, ("object", obj) where obj is, ("count", obj, loc)
+how many of obj are in loc. A round's question has one such topic; a distractor that is true AND has
+the question's topic would be a second right answer, so the grammar rejects those. (A true statement
+on another topic, e.g. "I was in the den" for "were you in the hall? I went to the den", is allowed:
+the release offers such options too.)
 
 ``holds(v)`` evaluates a fact under a valuation ``v`` (the actual world, or one of the worlds the woman
 considers possible); ``variables()`` lists the world variables the fact reads, so that the woman's
 knowledge can be checked by enumerating only those.
+
+The woman's knowledge has three levels per variable (see world.py): known, partial (narrowed down to a
+few values: "they are in the hall or the den") and none ("I didn't see him"). The release words them
+differently and means different things: "I am not sure ..." is partial knowledge (``NotSure``), "I
+don't know ..." is none (``DontKnow``), so the two are not paraphrases of each other.
 """
 
 from __future__ import annotations
@@ -27,8 +37,8 @@ class AgentAt(NamedTuple):
     def key(self):
         return ("agent_at", self.agent, self.loc, self.neg)
 
-    def topic(self):
-        return ("agent", self.agent)
+    def topics(self):
+        return (("agent", self.agent), ("agent", self.agent, self.loc))
 
     def variables(self):
         return (("prev", self.agent), ("cur", self.agent))
@@ -39,7 +49,7 @@ class AgentAt(NamedTuple):
 
 
 class AgentWent(NamedTuple):
-    """agent went (finally) to loc."""
+    """agent went (finally) to loc: "I went to the den"."""
 
     agent: str
     loc: str
@@ -48,8 +58,8 @@ class AgentWent(NamedTuple):
     def key(self):
         return ("agent_went", self.agent, self.loc)
 
-    def topic(self):
-        return ("agent", self.agent)
+    def topics(self):
+        return (("agent", self.agent), ("agent", self.agent, self.loc))
 
     def variables(self):
         return (("cur", self.agent),)
@@ -59,7 +69,7 @@ class AgentWent(NamedTuple):
 
 
 class AgentPath(NamedTuple):
-    """agent was in first and then went to second (temporal order is part of the meaning)."""
+    """agent went to first and then second (the order is part of the meaning)."""
 
     agent: str
     first: str
@@ -69,8 +79,9 @@ class AgentPath(NamedTuple):
     def key(self):
         return ("agent_path", self.agent, self.first, self.second)
 
-    def topic(self):
-        return ("agent", self.agent)
+    def topics(self):
+        a = self.agent
+        return (("agent", a), ("agent", a, self.first), ("agent", a, self.second))
 
     def variables(self):
         return (("prev", self.agent), ("cur", self.agent))
@@ -79,8 +90,12 @@ class AgentPath(NamedTuple):
         return v.prev[self.agent] == self.first and v.cur[self.agent] == self.second
 
 
+def _did_put(v, agent, obj, loc):
+    return (v.putter[obj] == agent or v.partner[obj] == agent) and v.obj_loc[obj] == loc
+
+
 class Put(NamedTuple):
-    """agent did (not) put obj in loc."""
+    """agent did (not) put obj in loc. ``verb`` is the surface form to write (see render.py)."""
 
     agent: str
     obj: str
@@ -91,16 +106,15 @@ class Put(NamedTuple):
     def key(self):
         return ("put", self.agent, self.obj, self.loc, self.neg)
 
-    def topic(self):
-        # about who put obj: a true statement naming any agent answers the same question
-        return ("put", self.obj)
+    def topics(self):
+        t = (("put", self.agent, self.obj, self.loc),)
+        return t if self.neg else t + (("object", self.obj),)
 
     def variables(self):
         return (("putter", self.obj), ("obj_loc", self.obj))
 
     def holds(self, v):
-        did = v.putter[self.obj] == self.agent and v.obj_loc[self.obj] == self.loc
-        return did != self.neg
+        return _did_put(v, self.agent, self.obj, self.loc) != self.neg
 
 
 class PutThenWent(NamedTuple):
@@ -116,23 +130,96 @@ class PutThenWent(NamedTuple):
     def key(self):
         return ("put_then_went", self.agent, self.obj, self.loc, self.dest)
 
-    def topic(self):
-        return ("put", self.obj)
+    def topics(self):
+        a = self.agent
+        return (("put", a, self.obj, self.loc), ("object", self.obj), ("agent", a), ("agent", a, self.dest))
 
     def variables(self):
         return (("putter", self.obj), ("obj_loc", self.obj), ("prev", self.agent), ("cur", self.agent))
 
     def holds(self, v):
         return (
-            v.putter[self.obj] == self.agent
-            and v.obj_loc[self.obj] == self.loc
+            _did_put(v, self.agent, self.obj, self.loc)
             and v.prev[self.agent] == self.loc
             and v.cur[self.agent] == self.dest
         )
 
 
+class PutTogether(NamedTuple):
+    """agent and the woman put obj in loc together."""
+
+    agent: str
+    obj: str
+    loc: str
+    verb: str = "put"
+
+    def key(self):
+        return ("put_together", self.agent, self.obj, self.loc)
+
+    def topics(self):
+        o, loc = self.obj, self.loc
+        return (("put", self.agent, o, loc), ("put", WOMAN, o, loc), ("object", o))
+
+    def variables(self):
+        return (("putter", self.obj), ("obj_loc", self.obj))
+
+    def holds(self, v):
+        o = self.obj
+        return {v.putter[o], v.partner[o]} == {self.agent, WOMAN} and v.obj_loc[o] == self.loc
+
+
+class PutBoth(NamedTuple):
+    """agent put obj and also other in loc."""
+
+    agent: str
+    obj: str
+    other: str
+    loc: str
+    verb: str = "put"
+
+    def key(self):
+        return ("put_both", self.agent, self.obj, self.other, self.loc)
+
+    def topics(self):
+        a, loc = self.agent, self.loc
+        return (
+            ("put", a, self.obj, loc),
+            ("put", a, self.other, loc),
+            ("object", self.obj),
+            ("object", self.other),
+        )
+
+    def variables(self):
+        return (("putter", self.obj), ("obj_loc", self.obj), ("putter", self.other), ("obj_loc", self.other))
+
+    def holds(self, v):
+        return _did_put(v, self.agent, self.obj, self.loc) and _did_put(v, self.agent, self.other, self.loc)
+
+
+class WasThenPut(NamedTuple):
+    """agent was in loc and then put obj there."""
+
+    agent: str
+    loc: str
+    obj: str
+    verb: str = "put"
+
+    def key(self):
+        return ("was_then_put", self.agent, self.loc, self.obj)
+
+    def topics(self):
+        a = self.agent
+        return (("agent", a), ("agent", a, self.loc), ("put", a, self.obj, self.loc), ("object", self.obj))
+
+    def variables(self):
+        return (("prev", self.agent), ("putter", self.obj), ("obj_loc", self.obj))
+
+    def holds(self, v):
+        return v.prev[self.agent] == self.loc and _did_put(v, self.agent, self.obj, self.loc)
+
+
 class ObjectAt(NamedTuple):
-    """(some of) the obj are (not) in loc."""
+    """the obj are (not) in loc."""
 
     obj: str
     loc: str
@@ -141,8 +228,8 @@ class ObjectAt(NamedTuple):
     def key(self):
         return ("object_at", self.obj, self.loc, self.neg)
 
-    def topic(self):
-        return ("object", self.obj)
+    def topics(self):
+        return (("object", self.obj), ("object", self.obj, self.loc), ("count", self.obj, self.loc))
 
     def variables(self):
         return (("obj_loc", self.obj),)
@@ -151,19 +238,44 @@ class ObjectAt(NamedTuple):
         return (v.obj_loc[self.obj] == self.loc) != self.neg
 
 
+class InContainer(NamedTuple):
+    """the obj are in the colour container. Objects lie in their location, not in its container (a
+    landmark), so this never holds: it is the over-literal reading of "there is a red box in the den"."""
+
+    obj: str
+    colour: str
+    kind: str
+
+    def key(self):
+        return ("in_container", self.obj, self.colour, self.kind)
+
+    def topics(self):
+        return (("object", self.obj),)
+
+    def variables(self):
+        return ()
+
+    def holds(self, v):
+        return False
+
+
 class ObjectQuant(NamedTuple):
-    """How many of obj are in loc: "all", "some" (read strictly: some but not all, the scalar
-    reading the dataset teaches), "not_all" (fewer than all), or an exact int."""
+    """How many of obj are in loc: "all", "some" (read strictly: some but not all, the scalar reading
+    the dataset teaches), "not_all" (fewer than all), or an exact int. ``form`` picks the wording:
+    "all the" / "all of the", "N of the O" / "N O" (same meaning)."""
 
     obj: str
     loc: str
     quant: str | int
+    form: str = ""
 
     def key(self):
         return ("object_quant", self.obj, self.loc, self.quant)
 
-    def topic(self):
-        return ("object", self.obj)
+    def topics(self):
+        t = (("object", self.obj, self.loc), ("count", self.obj, self.loc))
+        # all, some or a number there also says where the objects are
+        return t if self.quant in ("not_all", 0) else t + (("object", self.obj),)
 
     def variables(self):
         return (("obj_loc", self.obj), ("obj_count", self.obj))
@@ -185,6 +297,8 @@ class ObjectQuant(NamedTuple):
 
 
 class WhereAgent(NamedTuple):
+    """Where agent went in the end."""
+
     agent: str
 
     def answers(self, v):
@@ -193,8 +307,8 @@ class WhereAgent(NamedTuple):
     def variables(self):
         return (("cur", self.agent),)
 
-    def topic(self):
-        return ("agent", self.agent)
+    def topics(self):
+        return (("agent", self.agent),)
 
 
 class WhereObj(NamedTuple):
@@ -206,8 +320,8 @@ class WhereObj(NamedTuple):
     def variables(self):
         return (("obj_loc", self.obj),)
 
-    def topic(self):
-        return ("object", self.obj)
+    def topics(self):
+        return (("object", self.obj),)
 
 
 class HowMany(NamedTuple):
@@ -220,22 +334,8 @@ class HowMany(NamedTuple):
     def variables(self):
         return (("obj_loc", self.obj), ("obj_count", self.obj))
 
-    def topic(self):
-        return ("object", self.obj)
-
-
-class WhoPut(NamedTuple):
-    obj: str
-    loc: str
-
-    def answers(self, v):
-        return v.putter[self.obj] if v.obj_loc[self.obj] == self.loc else None
-
-    def variables(self):
-        return (("putter", self.obj), ("obj_loc", self.obj))
-
-    def topic(self):
-        return ("put", self.obj)
+    def topics(self):
+        return (("count", self.obj, self.loc),)
 
 
 class Whether(NamedTuple):
@@ -247,34 +347,57 @@ class Whether(NamedTuple):
     def variables(self):
         return self.fact.variables()
 
-    def topic(self):
-        return self.fact.topic()
+    def topics(self):
+        return self.fact.topics()
+
+
+def _query_key(q):
+    if type(q) is Whether:
+        # not knowing whether P == not knowing whether not-P, whatever verb words it
+        return ("whether", positive(q.fact).key())
+    return (type(q).__name__,) + tuple(q)
 
 
 class NotSure(NamedTuple):
-    """The woman does not know the answer to query: it differs across the worlds she holds possible."""
+    """ "I am not sure ...": the woman is uncertain about the query, with partial knowledge."""
 
     query: tuple
-    phrase: str = "I am not sure"  # or "I don't know": same meaning
 
     def key(self):
-        q = self.query
-        if isinstance(q, Whether):
-            # not knowing whether P == not knowing whether not-P (neg is the last item of a key
-            # when a fact has it), and verbs do not matter
-            k = q.fact.key()
-            return ("not_sure", "whether") + (k[:-1] if "neg" in q.fact._fields else k)
-        return ("not_sure", type(q).__name__) + tuple(q)
+        return ("not_sure",) + _query_key(self.query)
 
-    def topic(self):
-        return self.query.topic()
+    def topics(self):
+        return self.query.topics()
 
     def variables(self):
         return ()
 
     def holds(self, v):
         # Epistemic: evaluated against the woman's knowledge, not a single valuation.
-        return v.unsure(self.query)
+        return v.uncertainty(self.query) == "partial"
+
+
+class DontKnow(NamedTuple):
+    """ "I don't know ...": the woman has no knowledge about the query. ``bare``: just "I don't know"
+    (a distractor the release often offers; its own key, as it is worded differently)."""
+
+    query: tuple
+    bare: bool = False
+
+    def key(self):
+        return ("dont_know", self.bare) + _query_key(self.query)
+
+    def topics(self):
+        return self.query.topics()
+
+    def variables(self):
+        return ()
+
+    def holds(self, v):
+        return v.uncertainty(self.query) == "none"
+
+
+EPISTEMIC = (NotSure, DontKnow)
 
 
 def positive(fact):
@@ -286,4 +409,18 @@ def positive(fact):
     return tuple.__new__(type(fact), fact[:i] + (False,) + fact[i + 1 :])
 
 
-FACT_TYPES = (AgentAt, AgentWent, AgentPath, Put, PutThenWent, ObjectAt, ObjectQuant, NotSure)
+FACT_TYPES = (
+    AgentAt,
+    AgentWent,
+    AgentPath,
+    Put,
+    PutThenWent,
+    PutTogether,
+    PutBoth,
+    WasThenPut,
+    ObjectAt,
+    InContainer,
+    ObjectQuant,
+    NotSure,
+    DontKnow,
+)

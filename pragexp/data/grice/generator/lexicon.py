@@ -18,18 +18,32 @@ REQUIRED_KEYS = ("agents", "locations", "objects_plural", "containers", "colours
 # The lexicon lists past tenses only; negated answers ("I didn't leave ...") need the base form.
 _IRREGULAR_BASE = {"put": "put", "left": "leave", "went": "go", "dropped": "drop", "travelled": "travel"}
 
+
+def singular(plural: str) -> str:
+    """ "cherries" -> "cherry", "peaches" -> "peach", "potatoes" -> "potato", "sweet potatoes" ->
+    "sweet potato"; "asparagus" stays."""
+    head, _, w = plural.rpartition(" ")
+    if w.endswith("ies"):
+        w = w[:-3] + "y"
+    elif w.endswith(("oes", "ches", "shes", "xes", "sses")):
+        w = w[:-2]
+    elif w.endswith("s") and not w.endswith("us"):
+        w = w[:-1]
+    return f"{head} {w}" if head else w
+
+
 # Pronouns need a gender the lexicon does not carry; names outside these sets are never pronominalised.
 _FEMALE = frozenset(
     "Abigail Amelia Aria Ava Avery Charlotte Chloe Elizabeth Ella Emily Emma Evelyn Hannah Isabella "
     "Isla Lily Mia Mila Olivia Sophia".split()
 )
 _MALE = frozenset(
-    "Aiden Alexander Benjamin Carter Ethan Hunter Jack Jackson Jacob James Jayden Liam Lucas Mason "
+    "Aiden Alexander Benjamin Carter Ethan Hunter Jack Jackson Jacob James Jayden Liam Logan Lucas Mason "
     "Nathan Noah Oliver Owen William".split()
 )
 
-# Grammar needs: >= 4 agents (woman + questioner's topics), >= 6 locations, >= 5 objects, >= 5 numbers.
-_MIN_SIZES = {"agents": 4, "locations": 6, "objects_plural": 5, "containers": 1, "colours": 1, "numbers": 5}
+# Grammar needs: >= 4 agents (woman + questioner's topics), >= 6 locations, >= 6 objects, >= 5 numbers.
+_MIN_SIZES = {"agents": 4, "locations": 6, "objects_plural": 6, "containers": 1, "colours": 1, "numbers": 5}
 
 
 def base_form(past: str) -> str:
@@ -56,9 +70,14 @@ class Lexicon:
     base: Mapping[str, str]  # past -> base form of every verb
     pronoun: Mapping[str, str]  # agent -> "he"/"she" (absent: repeat the name)
     container_kinds: tuple = ()  # every (colour, container) pair, precomputed for world sampling
+    singular_of: Mapping[str, str] = None  # plural object -> its singular ("the potato")
+    singulars: frozenset = frozenset()  # the singular forms, to tell "is" from "are"
 
     def number(self, n: int) -> str:
         return self.numbers[n - 1]
+
+    def is_singular(self, obj: str) -> bool:
+        return obj in self.singulars
 
 
 def load_lexicon(source: None | str | Path | Mapping = None) -> Lexicon:
@@ -106,5 +125,9 @@ def load_lexicon(source: None | str | Path | Mapping = None) -> Lexicon:
         numbers=tuple(raw["numbers"]),
         base={v: base_form(v) for v in put_verbs + go_verbs},
         pronoun=pronoun,
-        container_kinds=tuple((c, k) for c in raw["colours"] for k in raw["containers"]),
+        # the release writes "treasure_chest" as "treasure chest"
+        container_kinds=tuple((c, k.replace("_", " ")) for c in raw["colours"] for k in raw["containers"]),
+        # a noun whose singular is its plural ("asparagus") is never made singular
+        singular_of={o: singular(o) for o in raw["objects_plural"] if singular(o) != o},
+        singulars=frozenset(singular(o) for o in raw["objects_plural"] if singular(o) != o),
     )

@@ -2,25 +2,30 @@
 
 State (the "valuation"): every agent has a previous and a current location (it was in ``prev``, put
 its objects there, then went to ``cur``); every object kind lies in one location, ``obj_count`` of
-``obj_total`` items (the rest are elsewhere), put there by ``putter``; every location holds one
-coloured container in which the objects there are kept.
+``obj_total`` items (the rest are elsewhere), put there by ``putter`` (with ``partner`` when the woman
+and another agent put it there together); every location holds one coloured container, a landmark.
+An object with one item is singular ("the potato is in the den").
 
 Knowledge: for each world variable the woman holds a tuple of possible values that always contains
-the true one (she may be uncertain, never wrong). She knows a proposition when it has the same truth
-value in every combination of possible values; ``unsure(query)`` is its negation (it visits those
-combinations by setting the variables in place and restoring them). This is what makes
-ignorance answers ("I am not sure where the limes are") checkable facts.
+the true one (she may be uncertain, never wrong), at one of three levels: known (one value), partial
+(narrowed down: "they are in the hall or the den") or none (every value: "I didn't see him"). She
+knows a proposition when it has the same truth value in every combination of possible values;
+``uncertainty(query)`` says "known", "partial" or "none" (none when some variable the answer depends
+on is at level none). Her uncertainty about where an agent was is her uncertainty about where the
+objects it put are, so the two never disagree.
 """
 
 from __future__ import annotations
 
 from itertools import product
 
-from .facts import WOMAN, Whether
+from .facts import WOMAN, Put, Whether
 from .rand import choice, randint, sample
 
 # the world variables facts read; each is a dict keyed by agent or object
 TABLES = ("prev", "cur", "putter", "obj_loc", "obj_count")
+
+KNOWN, PARTIAL, NONE = "known", "partial", "none"
 
 
 class World:
@@ -32,30 +37,33 @@ class World:
         "prev",
         "cur",
         "putter",
+        "partner",
         "obj_loc",
         "obj_count",
         "obj_total",
         "container",
+        "puts",
+        "routes_known",
+        "_known_puts",
         "possible",
-        "_unsure",
-        "known_agents",
-        "known_loc_objects",
-        "known_count_objects",
+        "level",
+        "_uncertainty",
     )
 
     def __init__(self):
         self.agents = []  # WOMAN first, then the named agents
         self.others = []  # the named agents
         self.locations = []
-        self.objects = []
+        self.objects = []  # object names as written: plural, or singular for one-item objects
         self.prev, self.cur = {}, {}
-        self.putter, self.obj_loc, self.obj_count, self.obj_total = {}, {}, {}, {}
+        self.putter, self.partner, self.obj_loc, self.obj_count, self.obj_total = {}, {}, {}, {}, {}
         self.container = {}  # location -> (colour, container kind)
+        self.puts = {}  # agent -> the objects it put (alone or with the woman); read-only
+        self.routes_known = []  # agents whose previous and current place she knows, in order; read-only
+        self._known_puts = None  # (agent, object) pairs she knows were put, computed on first use
         self.possible = {t: {} for t in TABLES}  # table -> key -> tuple of values the woman allows
-        self.known_agents = []  # agents whose previous and current location the woman knows
-        self.known_loc_objects = []  # objects whose location the woman knows
-        self.known_count_objects = []  # ... and also how many of them are there
-        self._unsure = {}  # query -> bool; the world is fixed once sampled, so this is a pure cache
+        self.level = {t: {} for t in TABLES}  # table -> key -> KNOWN / PARTIAL / NONE
+        self._uncertainty = {}  # query -> level; the world is fixed once sampled, so a pure cache
 
     # --- truth --------------------------------------------------------------------------------
     def holds(self, fact) -> bool:
@@ -65,23 +73,25 @@ class World:
         return self.possible[table][key]
 
     def knows_var(self, table, key) -> bool:
-        return len(self.possible[table][key]) == 1
+        return self.level[table][key] == KNOWN
 
-    def unsure(self, query) -> bool:
-        """True when the query's answer differs across the worlds the woman holds possible."""
-        # cache by meaning: Whether(Put(..., verb="left")) and (..., verb="put") are the same query
-        ckey = query.fact.key() if isinstance(query, Whether) else (type(query).__name__,) + tuple(query)
-        cached = self._unsure.get(ckey)
+    def uncertainty(self, query) -> str:
+        """KNOWN when the query's answer is the same in every world the woman holds possible; else NONE
+        when she has no knowledge of one of the variables it depends on, else PARTIAL."""
+        # keyed by the query itself (and its type: named tuples of equal fields compare equal); two
+        # wordings of one query (verb synonyms) are merely two entries
+        ckey = (type(query), query)
+        cached = self._uncertainty.get(ckey)
         if cached is not None:
             return cached
-        possible = self.possible
+        possible, level = self.possible, self.level
         # only the variables she is uncertain about vary; the others keep their (known) true value
         uncertain = {}
         for t, k in query.variables():
             pool = possible[t][k]
             if len(pool) > 1:
                 uncertain[(t, k)] = pool
-        result = False
+        result = KNOWN
         if uncertain:
             # Visit each possible world by setting its values in place, restoring them afterwards
             # (cheaper than copying tables; generation is single-threaded).
@@ -94,12 +104,13 @@ class World:
                         table[k] = value
                     seen.add(query.answers(self))
                     if len(seen) > 1:
-                        result = True
                         break
             finally:
                 for (table, k), value in zip(slots, saved, strict=True):
                     table[k] = value
-        self._unsure[ckey] = result
+            if len(seen) > 1:
+                result = NONE if any(level[t][k] == NONE for t, k in uncertain) else PARTIAL
+        self._uncertainty[ckey] = result
         return result
 
     def knows(self, fact) -> bool:
@@ -107,7 +118,7 @@ class World:
         possible = self.possible
         for t, k in fact.variables():
             if len(possible[t][k]) > 1:
-                return not self.unsure(Whether(fact))
+                return self.uncertainty(Whether(fact)) == KNOWN
         return True
 
     def visited(self, agent, loc) -> bool:
@@ -117,12 +128,22 @@ class World:
         return self.obj_count[obj] if self.obj_loc[obj] == loc else 0
 
     def puts_of(self, agent):
-        return [o for o in self.objects if self.putter[o] == agent]
+        return self.puts[agent]
+
+    def known_puts(self):
+        """(agent, object) for every put she knows happened, agents and objects in world order."""
+        if self._known_puts is None:
+            self._known_puts = [
+                (a, o) for a in self.agents for o in self.puts[a] if self.knows(Put(a, o, self.obj_loc[o]))
+            ]
+        return self._known_puts
+
+    def is_all(self, obj) -> bool:
+        return self.obj_count[obj] == self.obj_total[obj]
 
 
-def _other(rng, pool, exclude):
-    """A random element of pool not in exclude (pools are small, so a filtered choice is fine)."""
-    return choice(rng, [x for x in pool if x not in exclude])
+def _others(pool, exclude):
+    return [x for x in pool if x not in exclude]
 
 
 def sample_world(rng, lex) -> World:
@@ -131,85 +152,106 @@ def sample_world(rng, lex) -> World:
     w.others = sample(rng, lex.agents, 3)
     w.agents = [WOMAN] + w.others
     w.locations = sample(rng, lex.locations, 6)
-    w.objects = sample(rng, lex.objects, 5)
     for a in w.agents:
         w.prev[a], w.cur[a] = sample(rng, w.locations, 2)
+    kinds = sample(rng, lex.objects, 6)
     # The woman puts at least one object and the others at least one, so that every subtopic has
-    # something to talk about.
+    # something to talk about; now and then she put one together with another agent.
     putters = [WOMAN, choice(rng, w.others)] + [
-        WOMAN if rng.random() < 0.35 else choice(rng, w.others) for _ in range(len(w.objects) - 2)
+        WOMAN if rng.random() < 0.35 else choice(rng, w.others) for _ in range(len(kinds) - 2)
     ]
-    for o, a in zip(w.objects, putters, strict=True):
-        w.putter[o] = a
-        w.obj_loc[o] = w.prev[a]
-        total = randint(rng, 2, 5)
-        w.obj_total[o] = total
-        w.obj_count[o] = total if rng.random() < 0.5 else randint(rng, 1, total - 1)
-    # Both "all there" and "only some there" must exist for the scalar subtopic.
-    if all(w.obj_count[o] == w.obj_total[o] for o in w.objects):
-        o = choice(rng, w.objects)
-        w.obj_count[o] = randint(rng, 1, w.obj_total[o] - 1)
-    elif all(w.obj_count[o] < w.obj_total[o] for o in w.objects):
-        o = choice(rng, w.objects)
-        w.obj_count[o] = w.obj_total[o]
+    shuffle_pairs = list(zip(kinds, putters, strict=True))
+    for kind, a in shuffle_pairs:
+        one = rng.random() < 0.15 and kind in lex.singular_of  # a single item: "the potato"
+        o = lex.singular_of[kind] if one else kind
+        w.objects.append(o)
+        w.putter[o], w.partner[o] = a, None
+        if a == WOMAN and rng.random() < 0.2:
+            mate = choice(rng, w.others)
+            w.partner[o] = mate
+            w.prev[mate] = w.prev[WOMAN]  # they were there together
+            if w.cur[mate] == w.prev[mate]:
+                w.cur[mate] = choice(rng, _others(w.locations, (w.prev[mate],)))
+        if one:
+            w.obj_total[o] = w.obj_count[o] = 1
+        elif rng.random() < 0.45:  # all of them there (at most five: the numbers go to five)
+            w.obj_total[o] = w.obj_count[o] = randint(rng, 3, 5)
+        else:
+            w.obj_total[o] = total = randint(rng, 3, 6)
+            w.obj_count[o] = randint(rng, 2, min(total - 1, 5))
+    for o in w.objects:  # after every joint put moved its partner
+        w.obj_loc[o] = w.prev[w.putter[o]]
+    w.puts = {a: [o for o in w.objects if a in (w.putter[o], w.partner[o])] for a in w.agents}
     combos = lex.container_kinds
     if len(combos) >= len(w.locations):  # distinct containers, so "a red box" names one place
         kinds = sample(rng, combos, len(w.locations))
-    else:
+    else:  # a small lexicon: containers repeat
         kinds = [choice(rng, combos) for _ in w.locations]
     w.container = dict(zip(w.locations, kinds, strict=True))
     _sample_knowledge(rng, w)
-    _index_knowledge(w)
+    w.routes_known = [a for a in w.agents if w.level["prev"][a] == KNOWN and w.level["cur"][a] == KNOWN]
     return w
 
 
+def _set(w, table, key, level, values):
+    w.level[table][key] = level
+    w.possible[table][key] = values
+
+
+def _location_knowledge(rng, w, true_loc, p_partial, p_none):
+    """(level, candidates) for a location variable."""
+    r = rng.random()
+    if r < p_none:
+        return NONE, tuple(w.locations)
+    if r < p_none + p_partial:
+        other = choice(rng, _others(w.locations, (true_loc,)))
+        return PARTIAL, ((true_loc, other) if rng.random() < 0.5 else (other, true_loc))
+    return KNOWN, (true_loc,)
+
+
 def _sample_knowledge(rng, w):
-    P = w.possible
     for a in w.agents:
-        P["prev"][a] = (w.prev[a],)
-        P["cur"][a] = (w.cur[a],)
-    # The woman knows her own moves; about another agent she may miss where it went or came from.
+        _set(w, "prev", a, KNOWN, (w.prev[a],))
+        _set(w, "cur", a, KNOWN, (w.cur[a],))
+    joint = {w.partner[o] for o in w.objects if w.partner[o] is not None}
+    # The woman knows her own moves; about another agent she may miss where it went, or where it was
+    # (and so where it put its objects).
     for a in w.others:
+        # she saw it leave its first place, so that is never where it went
+        pool = _others(w.locations, (w.prev[a],))
         r = rng.random()
-        if r < 0.3:
-            P["cur"][a] = _pair(rng, w.cur[a], _other(rng, w.locations, (w.prev[a], w.cur[a])))
-        elif r < 0.45:
-            P["prev"][a] = _pair(rng, w.prev[a], _other(rng, w.locations, (w.prev[a], w.cur[a])))
+        if r < 0.12:
+            _set(w, "cur", a, NONE, tuple(pool))
+        elif r < 0.52:
+            other = choice(rng, _others(pool, (w.cur[a],)))
+            _set(w, "cur", a, PARTIAL, (w.cur[a], other) if rng.random() < 0.5 else (other, w.cur[a]))
+        if a not in joint:
+            level, values = _location_knowledge(rng, w, w.prev[a], 0.35, 0.05)
+            _set(w, "prev", a, level, values)
     for o in w.objects:
         a = w.putter[o]
-        mine = a == WOMAN
-        P["putter"][o] = (a,) if mine or rng.random() < 0.7 else _pair(rng, a, _other(rng, w.others, (a,)))
-        # She can only miss where the objects are if she cannot infer it from who put them where.
-        loc_inferable = len(P["putter"][o]) == 1 and len(P["prev"][a]) == 1
-        if loc_inferable or rng.random() < 0.5:
-            P["obj_loc"][o] = (w.obj_loc[o],)
-        else:
-            P["obj_loc"][o] = _pair(rng, w.obj_loc[o], _other(rng, w.locations, (w.obj_loc[o],)))
+        if a == WOMAN:  # her own actions (alone or with a partner)
+            _set(w, "putter", o, KNOWN, (a,))
+            _set(w, "obj_loc", o, KNOWN, (w.obj_loc[o],))
+        elif rng.random() < 0.62:
+            _set(w, "putter", o, KNOWN, (a,))
+            # she knows who put them: where they are is where she thinks the putter was
+            _set(w, "obj_loc", o, w.level["prev"][a], w.possible["prev"][a])
+        else:  # "I didn't see him"
+            _set(w, "putter", o, NONE, tuple(w.others))
+            level, values = _location_knowledge(rng, w, w.obj_loc[o], 0.45, 0.1)
+            _set(w, "obj_loc", o, level, values)
         n, total = w.obj_count[o], w.obj_total[o]
-        if (mine and rng.random() < 0.8) or rng.random() < 0.5:
-            P["obj_count"][o] = (n,)
+        r = rng.random()
+        if total == 1 or (a == WOMAN and r < 0.7) or r < 0.4:
+            _set(w, "obj_count", o, KNOWN, (n,))
+        elif r < 0.9:
+            if rng.random() < 0.5:  # "at least k"
+                k = randint(rng, 1, min(n, total - 1))
+                values = tuple(range(k, total + 1))
+            else:  # "n or n + 1", both numbers a word of the lexicon
+                lo = n if n < min(total, 5) and rng.random() < 0.5 else n - 1
+                values = (lo, lo + 1)
+            _set(w, "obj_count", o, PARTIAL, values)
         else:
-            P["obj_count"][o] = _pair(
-                rng, n, n + 1 if n < total and (n == 1 or rng.random() < 0.5) else n - 1
-            )
-    # Every dialogue needs something the woman does not know, for ignorance rounds.
-    if all(len(P["cur"][a]) == 1 and len(P["prev"][a]) == 1 for a in w.others):
-        a = choice(rng, w.others)
-        P["cur"][a] = _pair(rng, w.cur[a], _other(rng, w.locations, (w.prev[a], w.cur[a])))
-    if all(len(P["obj_count"][o]) == 1 for o in w.objects):
-        o = choice(rng, w.objects)
-        n, total = w.obj_count[o], w.obj_total[o]
-        P["obj_count"][o] = _pair(rng, n, n + 1 if n < total else n - 1)
-
-
-def _index_knowledge(w):
-    """Lists the templates ask for every round; the world is fixed, so compute them once."""
-    P = w.possible
-    w.known_agents = [a for a in w.agents if len(P["prev"][a]) == 1 and len(P["cur"][a]) == 1]
-    w.known_loc_objects = [o for o in w.objects if len(P["obj_loc"][o]) == 1]
-    w.known_count_objects = [o for o in w.known_loc_objects if len(P["obj_count"][o]) == 1]
-
-
-def _pair(rng, true_value, other_value):
-    """Two possible values in random order (so the true one is not always first)."""
-    return (true_value, other_value) if rng.random() < 0.5 else (other_value, true_value)
+            _set(w, "obj_count", o, NONE, tuple(range(0, total + 1)))

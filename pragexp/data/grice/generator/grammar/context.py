@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-UNSURE_PHRASES = ("I am not sure", "I don't know")
+from ..facts import WOMAN
+
+# the woman's answers when she has no idea (they mean "I don't know ...")
+NO_IDEA = ("I don't know", "I'm not sure", "I have no idea")
 
 
 class Turn(NamedTuple):
@@ -12,6 +15,9 @@ class Turn(NamedTuple):
     answer: str
     gold: tuple  # fact
     kind: str  # template kind, for follow-ups and the frame
+    topic: tuple  # what the question asks (see facts.py): a true distractor must not answer it
+    alt_loc: str | None = None  # another location the round mentions, for distractors
+    alt_agent: str | None = None  # another agent the answer mentions
 
 
 class Ctx:
@@ -22,16 +28,26 @@ class Ctx:
     def __init__(self, rng, world, lex, discourse):
         self.rng, self.w, self.lex, self.d = rng, world, lex, discourse
 
-    def pick(self, items, prefer=None):
+    def pick(self, items, prefer=None, p=0.6):
         """Choose among items, favouring the entity in focus so that coreference happens."""
         if not items:
             return None
-        if prefer is not None and prefer in items and self.rng.random() < 0.5:
+        if prefer is not None and prefer in items and self.rng.random() < p:
             return prefer
         return self.choice(items)
 
     def choice(self, seq):
         return seq[int(self.rng.random() * len(seq))]
+
+    def weighted(self, pairs):
+        """One item of [(weight, item), ...]."""
+        total = sum(wt for wt, _ in pairs)
+        r = self.rng.random() * total
+        for wt, item in pairs:
+            r -= wt
+            if r < 0:
+                return item
+        return pairs[-1][1]
 
     def put_verb(self):
         return self.choice(self.lex.put_verbs)
@@ -39,19 +55,24 @@ class Ctx:
     def go_verb(self):
         return self.choice(self.lex.go_verbs)
 
-    def known_agents(self):
-        return self.w.known_agents
+    def base(self, verb):
+        return self.lex.base.get(verb, verb)
 
     def unvisited(self, agent):
         w = self.w
         return [x for x in w.locations if x != w.prev[agent] and x != w.cur[agent]]
 
-    def followup(self, kind):
-        """The previous round's frame when it was of the same kind (a follow-up may reuse it)."""
+    def followup(self, subtopic, p=0.35):
+        """The previous round's frame when it was of this subtopic (a follow-up may reuse it)."""
         f = self.d.frame
-        return f if f is not None and f[0] == kind and self.rng.random() < 0.4 else None
+        return f if f is not None and f[0] == subtopic and self.rng.random() < p else None
+
+    def said(self, agent):
+        """ "she said she" / "I" (the woman reports her own doings directly)."""
+        if agent == WOMAN:
+            return "I"
+        s = self.d.subj(agent)
+        return f"{s} said {s}"
 
 
-def hearsay(c, agent):
-    """ "she said she" / "Avery said Avery": hearsay prefix for an agent just mentioned."""
-    return f"{c.d.agent_a(agent)} said {c.lex.pronoun.get(agent, agent)}"
+__all__ = ["Ctx", "Turn", "NO_IDEA", "WOMAN"]

@@ -1,127 +1,156 @@
-"""Speech templates of the object location subtopic, one or more per implicature type (see grammar/__init__.py)."""
+"""Speech templates of the object location subtopic: where the objects are ("where can I find the
+limes", "did you see the limes"; follow-ups "what about the figs")."""
 
 from __future__ import annotations
 
-from ..facts import WOMAN, NotSure, ObjectAt, PutThenWent, WhereObj, Whether
-from ..rand import choice
-from .context import UNSURE_PHRASES, Turn
+from ..facts import WOMAN, DontKnow, NotSure, ObjectAt, PutThenWent, PutTogether, WhereObj
+from ..world import KNOWN, NONE, PARTIAL
+from .context import NO_IDEA, Turn
 
-_WHERE_FORMS = ("where are {}", "where can I find {}", "did you see {}")
+SUBTOPIC = "object_location"
+
+_FORMS = (
+    (163, "where are {}"),
+    (154, "where can I find {}"),
+    (153, "did you see {}"),
+    (129, "where can I get {}"),
+)
 
 
-def _ol_where_question(c, obj, allow_follow=True):
+def _question(c, obj):
     d = c.d
-    frame = c.followup("ol_where") if allow_follow else None
-    if frame is not None and frame[2] != obj:
-        q = f"how about the {obj}"
+    frame = c.followup(SUBTOPIC, 0.3)
+    if frame is not None and frame[3] is not None and frame[3] != obj:
+        q = f"{c.choice(('what about', 'how about'))} the {obj}"
+    elif obj == d.last_obj:
+        pron = d.obj_subj(obj)
+        forms = [
+            f"where {'is' if pron == 'it' else 'are'} {pron}",
+            f"where can I find {d.obj(obj)}",
+            f"where can I get {d.obj(obj)}",
+        ]
+        if pron == "they":  # the release never asks "where did you see it"
+            forms.append("where did you see them")
+        q = c.choice(forms)
     else:
-        form = c.choice(_WHERE_FORMS)
-        q = form.format(d.obj_subj(obj) if form.startswith("where are") else d.obj(obj))
+        form = c.weighted(_FORMS)
+        q = form.format(f"the {obj}")
+        if form.startswith("where are") and c.lex.is_singular(obj):
+            q = f"where is the {obj}"
     d.mention(obj=obj)
     return q
 
 
-def known_location_objects(c):
-    return c.w.known_loc_objects
+def _objects(c, level):
+    w = c.w
+    return [o for o in w.objects if w.level["obj_loc"][o] == level]
+
+
+def _pick(c, objs):
+    # a new object mostly: the release seldom asks twice where the same thing is
+    return c.pick(objs, c.d.last_obj, 0.1)
+
+
+def _topic(obj):
+    return ("object", obj)
+
+
+def _they(c, obj):
+    return "it is" if c.lex.is_singular(obj) else "they are"
 
 
 def ol_explicit(c):
-    w, d, rng = c.w, c.d, c.rng
-    obj = c.pick(known_location_objects(c), d.last_obj)
+    """ "where are the limes" / "they are in the den" (or "I have no idea": I don't know where)."""
+    w, d = c.w, c.d
+    if c.rng.random() < 0.2:
+        obj = _pick(c, _objects(c, NONE))
+        if obj is not None:
+            q = _question(c, obj)
+            return Turn(q, c.choice(NO_IDEA), DontKnow(WhereObj(obj)), "ol_where", _topic(obj))
+    obj = _pick(c, _objects(c, KNOWN))
+    if obj is None:
+        return None
     loc = w.obj_loc[obj]
-    if rng.random() < 0.5:
-        q = _ol_where_question(c, obj)
-        ans = f"they are {d.in_loc(loc)}"
-        d.mention(loc=loc)
-        return Turn(q, ans, ObjectAt(obj, loc), "ol_where")
-    asked = loc if rng.random() < 0.5 else choice(rng, [x for x in w.locations if x != loc])
-    q = f"are {d.obj_subj(obj)} {d.in_loc(asked)}"
-    d.mention(obj=obj, loc=asked)
-    there = asked == loc
-    ans = choice(rng, ("yes", "they are")) if there else choice(rng, ("no", "they aren't"))
-    return Turn(q, ans, ObjectAt(obj, asked, not there), "ol_yesno")
+    q = _question(c, obj)
+    d.mention(loc=loc)
+    return Turn(q, f"{_they(c, obj)} in the {loc}", ObjectAt(obj, loc), "ol_where", _topic(obj))
 
 
 def ol_relevance(c):
-    w, d, rng = c.w, c.d, c.rng
-    obj = c.pick(known_location_objects(c), d.last_obj)
+    """ "where are the limes" / "there is a red box in the den": they are in the den."""
+    w, d = c.w, c.d
+    obj = _pick(c, _objects(c, KNOWN))
+    if obj is None:
+        return None
     loc = w.obj_loc[obj]
     colour, kind = w.container[loc]
-    q = _ol_where_question(c, obj)
+    q = _question(c, obj)
     ans = f"there is a {colour} {kind} in the {loc}"
-    if rng.random() < 0.5:
-        ans = f"{choice(rng, w.others)} said {ans}"
+    if c.rng.random() < 0.5:
+        teller = c.choice(w.others)
+        ans = f"{teller} said {ans}"
+        d.mention(agent=teller)
     d.mention(loc=loc)
-    return Turn(q, ans, ObjectAt(obj, loc), "ol_where")
+    return Turn(q, ans, ObjectAt(obj, loc), "ol_where", _topic(obj))
 
 
 def ol_strengthening(c):
+    """ "where are the limes" / "Mia said she left them in the den and went to the hall" (and then),
+    or "Mia and I left them in the den" (together)."""
     w, d = c.w, c.d
-    objs = [
-        o for o in known_location_objects(c) if w.putter[o] in c.known_agents() and w.knows_var("putter", o)
-    ]
-    obj = c.pick(objs, d.last_obj)
+    objs = [o for o in _objects(c, KNOWN) if w.knows_var("putter", o)]
+    joint = [o for o in objs if w.partner[o] is not None]
+    if joint and c.rng.random() < 0.22:
+        obj = _pick(c, joint)
+        mate, loc, verb = w.partner[obj], w.obj_loc[obj], c.put_verb()
+        q = _question(c, obj)
+        ans = f"{mate} and I {verb} {d.it(obj)} in the {loc}"
+        d.mention(agent=mate, loc=loc)
+        return Turn(q, ans, PutTogether(mate, obj, loc, verb), "ol_where", _topic(obj))
+    objs = [o for o in objs if w.knows_var("prev", w.putter[o]) and w.knows_var("cur", w.putter[o])]
+    obj = _pick(c, objs)
     if obj is None:
         return None
     a, loc = w.putter[obj], w.obj_loc[obj]
     verb, gverb = c.put_verb(), c.go_verb()
-    q = _ol_where_question(c, obj, allow_follow=False)
-    body = f"{verb} them in the {loc} and {gverb} to the {w.cur[a]}"
-    ans = f"I {body}" if a == WOMAN else f"{a} said {c.lex.pronoun.get(a, a)} {body}"
+    q = _question(c, obj)
+    body = f"{verb} {d.it(obj)} in the {loc} and {gverb} to the {w.cur[a]}"
+    if a == WOMAN:
+        ans = f"I {body}"
+    elif c.rng.random() < 0.55:
+        ans = f"{a} said {c.lex.pronoun.get(a, a)} {body}"
+    else:
+        ans = f"{a} {body}"
     d.mention(agent=a, loc=w.cur[a])
-    return Turn(q, ans, PutThenWent(a, obj, loc, w.cur[a], verb, gverb), "ol_strengthening")
-
-
-def ol_limiting(c):
-    w, d, rng = c.w, c.d, c.rng
-    obj = c.pick(known_location_objects(c), d.last_obj)
-    loc = w.obj_loc[obj]
-    other = choice(rng, [x for x in w.locations if x != loc])
-    pair = (loc, other) if rng.random() < 0.5 else (other, loc)
-    q = f"are {d.obj_subj(obj)} in the {pair[0]} or the {pair[1]}"
-    d.mention(obj=obj)
-    ans = f"they are in the {loc}"
-    d.mention(loc=loc)
-    return Turn(q, ans, ObjectAt(obj, other, True), "ol_limiting")
+    return Turn(
+        q, ans, PutThenWent(a, obj, loc, w.cur[a], verb, gverb), "ol_where", _topic(obj), alt_loc=w.cur[a]
+    )
 
 
 def ol_ignorance(c):
-    w, d, rng = c.w, c.d, c.rng
-    obj = c.pick([o for o in w.objects if not w.knows_var("obj_loc", o)], d.last_obj)
+    """ "where are the limes" / "they are in the den or the hall": I am not sure where they are."""
+    w, d = c.w, c.d
+    obj = _pick(c, _objects(c, PARTIAL))
     if obj is None:
         return None
     c1, c2 = w.candidates("obj_loc", obj)
-    phrase = choice(rng, UNSURE_PHRASES)
-    if rng.random() < 0.5:
-        q = _ol_where_question(c, obj)
-        return Turn(q, f"they are in the {c1} or the {c2}", NotSure(WhereObj(obj), phrase), "ol_where")
-    loc, other = (c1, c2) if rng.random() < 0.5 else (c2, c1)
-    q = f"are {d.obj_subj(obj)} {d.in_loc(loc)}"
-    d.mention(obj=obj, loc=loc)
-    ans = choice(rng, (f"they are there or in the {other}", f"they are there if not in the {other}"))
-    return Turn(q, ans, NotSure(Whether(ObjectAt(obj, loc)), phrase), "ol_yesno")
-
-
-def ol_close_but(c):
-    w, d, rng = c.w, c.d, c.rng
-    obj = c.pick(known_location_objects(c), d.last_obj)
-    loc = w.obj_loc[obj]
-    asked = choice(rng, [x for x in w.locations if x != loc])
-    q = f"are {d.obj_subj(obj)} {d.in_loc(asked)}"
-    d.mention(obj=obj, loc=asked)
-    if w.putter[obj] == WOMAN and rng.random() < 0.5:
-        ans = f"I {c.put_verb()} them in the {loc}"
-    else:
-        ans = f"they are in the {loc}"
-    d.mention(loc=loc)
-    return Turn(q, ans, ObjectAt(obj, asked, True), "ol_yesno")
+    q = _question(c, obj)
+    d.mention(loc=c2)
+    return Turn(
+        q,
+        f"{_they(c, obj)} in the {c1} or the {c2}",
+        NotSure(WhereObj(obj)),
+        "ol_where",
+        _topic(obj),
+        alt_loc=c1,
+    )
 
 
 TEMPLATES = {
-    "explicit": (ol_explicit,),
-    "relevance": (ol_relevance,),
-    "strengthening": (ol_strengthening,),
-    "limiting": (ol_limiting,),
-    "ignorance": (ol_ignorance,),
-    "close_but": (ol_close_but,),
+    "explicit": ((1.0, ol_explicit),),
+    "relevance": ((1.0, ol_relevance),),
+    "strengthening": ((1.0, ol_strengthening),),
+    "limiting": (),
+    "ignorance": ((1.0, ol_ignorance),),
+    "close_but": (),
 }

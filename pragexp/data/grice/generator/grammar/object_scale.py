@@ -1,128 +1,207 @@
-"""Speech templates of the object scale subtopic, one or more per implicature type (see grammar/__init__.py)."""
+"""Speech templates of the object scale subtopic: how many of the objects are somewhere ("are some
+of the limes in the den", "are all the limes there", "how many limes are in the den")."""
 
 from __future__ import annotations
 
-from ..facts import WOMAN, HowMany, NotSure, ObjectAt, ObjectQuant
-from ..rand import choice
-from .context import UNSURE_PHRASES, Turn
-from .object_location import known_location_objects
+from ..facts import WOMAN, DontKnow, HowMany, NotSure, ObjectQuant, Whether
+from ..world import KNOWN, NONE, PARTIAL
+from .context import NO_IDEA, Turn
+
+SUBTOPIC = "object_scale"
 
 
-def _counted_objects(c, pred):
-    """Objects whose place and number the woman knows, filtered on (count, total)."""
+def _counted(c, level, pred=lambda n, total: True):
+    """Plural objects whose place the woman knows and whose number she knows at `level`."""
     w = c.w
-    return [o for o in w.known_count_objects if pred(w.obj_count[o], w.obj_total[o])]
+    return [
+        o
+        for o in w.objects
+        if w.obj_total[o] > 1
+        and w.level["obj_loc"][o] == KNOWN
+        and w.level["obj_count"][o] == level
+        and pred(w.obj_count[o], w.obj_total[o])
+    ]
+
+
+def _pick(c, objs):
+    return c.pick(objs, c.d.last_obj, 0.5)
+
+
+def _quant_question(c, obj, loc, quant):
+    d = c.d
+    if obj == d.last_obj:
+        head = "some of them" if quant == "some" else "all of them"
+    else:
+        head = f"{quant} {'of ' if quant == 'some' else ''}the {obj}"
+    q = f"are {head} {d.in_loc(loc)}"
+    d.mention(obj=obj, loc=loc)
+    return q
 
 
 def _how_many_question(c, obj, loc):
     d = c.d
-    frame = c.followup("os_how_many")
-    if frame is not None and frame[2] != obj and frame[3] == loc:
-        q = f"how about the {obj}"
-    elif obj == d.last_obj:
-        q = f"how many of them are {d.in_loc(loc)}"
+    same_obj, same_loc = obj == d.last_obj, loc == d.last_loc
+    if same_obj and same_loc:
+        q = "how many"
+    elif same_obj:
+        q = f"how many are in the {loc}"
     else:
         q = f"how many {obj} are {d.in_loc(loc)}"
     d.mention(obj=obj, loc=loc)
     return q
 
 
-def _quant_question(c, obj, loc, quant):
-    d = c.d
-    q = f"are {quant} of {d.obj(obj)} {d.in_loc(loc)}"
-    d.mention(obj=obj, loc=loc)
-    return q
+def _topic(obj, loc):
+    return ("count", obj, loc)
 
 
-def os_explicit(c):
-    w, rng = c.w, c.rng
-    obj = c.pick(_counted_objects(c, lambda n, t: True), c.d.last_obj)
-    if obj is None:
-        return None
-    loc, n, total = w.obj_loc[obj], w.obj_count[obj], w.obj_total[obj]
-    if rng.random() < 0.5:
-        q = _how_many_question(c, obj, loc)
-        num = c.lex.number(n)
-        there = f"there is {num} there" if n == 1 else f"there are {num} there"
-        return Turn(q, choice(rng, (num, there)), ObjectQuant(obj, loc, n), "os_how_many")
-    q = _quant_question(c, obj, loc, "all")
-    if n == total:
-        return Turn(q, choice(rng, ("yes", "they are all there")), ObjectQuant(obj, loc, "all"), "os_quant")
-    return Turn(q, choice(rng, ("no", "not all of them")), ObjectQuant(obj, loc, "not_all"), "os_quant")
-
-
-def os_relevance(c):
+def _teller(c, obj, putter_only):
+    """Who reports the count: the putter ("Mia said she put three there") or anyone who saw them."""
     w = c.w
-    obj = c.pick(_counted_objects(c, lambda n, t: n < t), c.d.last_obj)
-    if obj is None:
-        return None
-    loc, n = w.obj_loc[obj], w.obj_count[obj]
-    q = _quant_question(c, obj, loc, "some")
-    ans = f"{c.lex.number(n)} is there" if n == 1 else f"{c.lex.number(n)} are there"
-    return Turn(q, ans, ObjectQuant(obj, loc, n), "os_quant")
+    a = w.putter[obj] if putter_only else c.choice(w.others)
+    return a
 
 
 def os_strengthening(c):
+    """ "are some of the limes in the den" / "three are there": three of the limes are there."""
     w, rng = c.w, c.rng
-    obj = c.pick(_counted_objects(c, lambda n, t: n == t), c.d.last_obj)
-    if obj is None:
-        return None
-    loc = w.obj_loc[obj]
-    q = _quant_question(c, obj, loc, "some")
-    forms = ["all of them are there", "they are all there"]
-    if w.putter[obj] == WOMAN:
-        forms.append(f"I {c.put_verb()} all of them there")
-    return Turn(q, choice(rng, forms), ObjectQuant(obj, loc, "all"), "os_quant")
-
-
-def os_limiting(c):
-    w, rng = c.w, c.rng
-    obj = c.pick(_counted_objects(c, lambda n, t: n < t), c.d.last_obj)
+    obj = _pick(c, _counted(c, KNOWN, lambda n, total: n < total))
     if obj is None:
         return None
     loc, n = w.obj_loc[obj], w.obj_count[obj]
-    q = _quant_question(c, obj, loc, "all")
-    if rng.random() < 0.5:
-        return Turn(q, "some of them are", ObjectQuant(obj, loc, "not_all"), "os_quant")
-    return Turn(
-        q, f"{c.lex.number(n)} of them {'is' if n == 1 else 'are'}", ObjectQuant(obj, loc, n), "os_quant"
-    )
+    q = _quant_question(c, obj, loc, "some")
+    num = c.lex.number(n)
+    a = w.putter[obj]
+    r = rng.random()
+    if r < 0.6 or not w.knows_var("putter", obj):
+        ans = f"{num} are there"
+    else:
+        of = " of them" if rng.random() < 0.4 else ""
+        if a == WOMAN:
+            ans = f"I {c.put_verb()} {num}{of} there"
+        else:
+            ans = f"{a} said {c.lex.pronoun.get(a, a)} {c.put_verb()} {num}{of} there"
+            c.d.mention(agent=a)
+            return Turn(q, ans, ObjectQuant(obj, loc, n, "of"), "os_quant", _topic(obj, loc), alt_agent=a)
+    return Turn(q, ans, ObjectQuant(obj, loc, n, "of"), "os_quant", _topic(obj, loc))
+
+
+def os_limiting(c):
+    """ "are all the limes in the den" / "some are there": not all; "are some of them there" / "they
+    are all there": all."""
+    w, rng = c.w, c.rng
+    some = _counted(c, KNOWN, lambda n, total: n < total)
+    every = _counted(c, KNOWN, lambda n, total: n == total)
+    if not (some or every):
+        return None
+    if not every or (some and rng.random() < 0.43):
+        obj = _pick(c, some)
+        loc = w.obj_loc[obj]
+        q = _quant_question(c, obj, loc, "all")
+        r = rng.random()
+        if r < 0.68:
+            ans = "some are there"
+        elif r < 0.88:
+            a = c.choice(w.others)
+            ans = f"{a} said {c.lex.pronoun.get(a, a)} saw some there"
+            c.d.mention(agent=a)
+        else:
+            ans = "I saw some there"
+        return Turn(q, ans, ObjectQuant(obj, loc, "not_all"), "os_quant", _topic(obj, loc))
+    obj = _pick(c, every)
+    loc = w.obj_loc[obj]
+    q = _quant_question(c, obj, loc, "some")
+    a = w.putter[obj]
+    teller = None
+    r = rng.random()
+    if r < 0.32:
+        ans = "they are all there"
+    elif r < 0.62:
+        ans = "all of them are there"
+    elif r < 0.76 and a == WOMAN:
+        ans = f"I {c.put_verb()} all of them there"
+    elif r < 0.88 and a != WOMAN and w.knows_var("putter", obj):
+        ans = f"{a} said {c.lex.pronoun.get(a, a)} {c.put_verb()} all of them there"
+        c.d.mention(agent=a)
+        teller = a
+    else:
+        teller = c.choice(w.others)
+        # "saw they all there" (sic): the release's wording, every time
+        ans = f"{teller} said {c.lex.pronoun.get(teller, teller)} saw they all there"
+        c.d.mention(agent=teller)
+    return Turn(q, ans, ObjectQuant(obj, loc, "all"), "os_quant", _topic(obj, loc), alt_agent=teller)
+
+
+def os_explicit(c):
+    """ "are some of the limes in the den" / "some of them are there"; "are all ..." / "they are all
+    there"; "how many limes are in the den" / "three"."""
+    w, rng = c.w, c.rng
+    some = _counted(c, KNOWN, lambda n, total: n < total)
+    every = _counted(c, KNOWN, lambda n, total: n == total)
+    if not (some or every):
+        return None
+    r = rng.random()
+    if some and (r < 0.35 or not every and r < 0.63):
+        obj = _pick(c, some)
+        loc = w.obj_loc[obj]
+        q = _quant_question(c, obj, loc, "some")
+        ans = "some of them are there" if rng.random() < 0.6 else "there are some"
+        return Turn(q, ans, ObjectQuant(obj, loc, "some"), "os_quant", _topic(obj, loc))
+    if every and r < 0.63:
+        obj = _pick(c, every)
+        loc = w.obj_loc[obj]
+        q = _quant_question(c, obj, loc, "all")
+        ans = "they are all there" if rng.random() < 0.66 else "all of them are there"
+        return Turn(q, ans, ObjectQuant(obj, loc, "all", "of"), "os_quant", _topic(obj, loc))
+    obj = _pick(c, some + every)
+    loc, n = w.obj_loc[obj], w.obj_count[obj]
+    q = _how_many_question(c, obj, loc)
+    num = c.lex.number(n)
+    ans = num if rng.random() < 0.66 else f"there are {num}"
+    return Turn(q, ans, ObjectQuant(obj, loc, n, "bare"), "os_how_many", _topic(obj, loc))
 
 
 def os_ignorance(c):
+    """ "how many limes are in the den" / "three or four" (or "there are at least two there"): I am not
+    sure how many; "I have no idea": I don't know."""
     w, rng = c.w, c.rng
-    objs = [o for o in w.objects if w.knows_var("obj_loc", o) and not w.knows_var("obj_count", o)]
-    obj = c.pick(objs, c.d.last_obj)
+    if rng.random() < 0.08:
+        obj = _pick(c, _counted(c, NONE))
+        if obj is not None:
+            loc = w.obj_loc[obj]
+            r = rng.random()
+            if r < 0.3:
+                q, gold = _how_many_question(c, obj, loc), DontKnow(HowMany(obj, loc))
+            elif r < 0.85:
+                q = _quant_question(c, obj, loc, "all")
+                gold = DontKnow(Whether(ObjectQuant(obj, loc, "all")))
+            else:
+                q = _quant_question(c, obj, loc, "some")
+                gold = DontKnow(Whether(ObjectQuant(obj, loc, "some")))
+            return Turn(q, c.choice(NO_IDEA), gold, "os_quant", _topic(obj, loc))
+    obj = _pick(c, _counted(c, PARTIAL))
     if obj is None:
         return None
     loc = w.obj_loc[obj]
-    lo, hi = sorted(w.candidates("obj_count", obj))
+    values = w.candidates("obj_count", obj)
     q = _how_many_question(c, obj, loc)
-    low, high = c.lex.number(lo), c.lex.number(hi)
-    if hi == w.obj_total[obj] and rng.random() < 0.5:
+    lo, hi = values[0], values[-1]
+    low = c.lex.number(lo) if lo else None
+    if len(values) == 2 and lo and hi <= len(c.lex.numbers) and (hi < w.obj_total[obj] or rng.random() < 0.6):
+        pair = f"{low} or {c.lex.number(hi)}"
+        ans = pair if rng.random() < 0.55 else f"there are {pair}"
+    elif lo and hi == w.obj_total[obj]:
         ans = f"there are at least {low} there"
     else:
-        ans = choice(rng, (f"there are {low} or {high}", f"{low} or {high}"))
-    return Turn(q, ans, NotSure(HowMany(obj, loc), choice(rng, UNSURE_PHRASES)), "os_how_many")
-
-
-def os_close_but(c):
-    w, rng = c.w, c.rng
-    obj = c.pick(known_location_objects(c), c.d.last_obj)
-    loc = w.obj_loc[obj]
-    asked = choice(rng, [x for x in w.locations if x != loc])
-    q = _quant_question(c, obj, asked, "some")
-    all_there = w.obj_count[obj] == w.obj_total[obj] and w.knows_var("obj_count", obj)
-    ans = f"they are all in the {loc}" if all_there else f"they are in the {loc}"
-    c.d.mention(loc=loc)
-    return Turn(q, ans, ObjectAt(obj, asked, True), "os_quant")
+        return None
+    return Turn(q, ans, NotSure(HowMany(obj, loc)), "os_how_many", _topic(obj, loc))
 
 
 TEMPLATES = {
-    "explicit": (os_explicit,),
-    "relevance": (os_relevance,),
-    "strengthening": (os_strengthening,),
-    "limiting": (os_limiting,),
-    "ignorance": (os_ignorance,),
-    "close_but": (os_close_but,),
+    "explicit": ((1.0, os_explicit),),
+    "relevance": (),
+    "strengthening": ((1.0, os_strengthening),),
+    "limiting": ((1.0, os_limiting),),
+    "ignorance": ((1.0, os_ignorance),),
+    "close_but": (),
 }
