@@ -12,9 +12,9 @@ from pragexp.data.pragmaticqa.corpus import (
     build_sources_corpus,
     build_spans_corpus,
     check_archive,
+    community_folders,
     cut_page,
     element_uuids,
-    folder_communities,
     read_page,
 )
 from pragexp.data.pragmaticqa.io import Span, read_conversations
@@ -56,16 +56,16 @@ def test_element_uuids_ignore_other_attribute_values():
 
 def test_the_archive_becomes_passages_and_gold_spans_find_them(tmp_path):
     convs = conversations()
-    report = build_sources_corpus(SOURCES, convs, tmp_path, passage_words=20)
+    report = build_sources_corpus(SOURCES, tmp_path, passage_words=20)
     corpus = Corpus.load(tmp_path)
     assert (
         report["pages"] == 8
         and report["pages_unreadable"] == 0
         and len(corpus.passages) == report["passages"]
     )
-    # Folders named by community, one by topic (Old Ferry -> River Ferries), one matching nothing.
-    assert report["folders_matched_by"] == {"community": 4, "topic": 1, "none": 1}
-    assert {p.group for p in corpus.passages if p.source.startswith("Old Ferry/")} == {"River Ferries"}
+    # A passage's group is its page's folder (the data module maps communities to folders).
+    assert report["folders"] == 6
+    assert {p.group for p in corpus.passages if p.source.startswith("Old Ferry/")} == {"Old Ferry"}
     assert all(p.title for p in corpus.passages) and not any("tracking" in p.text for p in corpus.passages)
     assert all(len(p.text.split()) <= 20 for p in corpus.passages)
     # Every literal span of the fixtures that has a key lands in passages holding its text.
@@ -84,7 +84,7 @@ def test_the_archive_becomes_passages_and_gold_spans_find_them(tmp_path):
 
 def test_a_span_from_one_element_to_another_covers_the_stretch_between(tmp_path):
     convs = conversations()
-    build_sources_corpus(SOURCES, convs, tmp_path, passage_words=5)
+    build_sources_corpus(SOURCES, tmp_path, passage_words=5)
     corpus = Corpus.load(tmp_path)
     harbor = convs[0].qas[0].literal[0]  # one sentence of the Harbor Light page
     other = convs[0].qas[3].pragmatic[1]  # a later sentence of the same page
@@ -104,14 +104,13 @@ def test_spans_corpus_has_one_passage_per_key(tmp_path):
     assert span.text in corpus.passages[passage].text and corpus.passages[passage].title == "Harbor Light"
 
 
-def test_folders_match_communities_then_topics():
-    convs = conversations()
-    matched = folder_communities(["lighthouse keepers", "Old%20Ferry", "Elsewhere"], convs)
-    assert matched == {
-        "lighthouse keepers": ("Lighthouse Keepers", "community"),
-        "Old%20Ferry": ("River Ferries", "topic"),
-        "Elsewhere": ("Elsewhere", "none"),
-    }
+def test_communities_find_their_folders_by_name_then_by_topic():
+    matched = community_folders(
+        ["Lighthouse%20Keepers", "Old Ferry", "Glass Harp", "Elsewhere"], conversations()
+    )
+    assert matched["Lighthouse Keepers"] == ("Lighthouse Keepers", "community")
+    assert matched["River Ferries"] == ("Old Ferry", "topic")  # the folder is named by the topic
+    assert matched["Moon Bakery"] == ("", "none")
 
 
 def test_a_missing_archive_names_the_setting(tmp_path):

@@ -138,7 +138,10 @@ def test_data_module_splits_corpus_and_report(make_config, tmp_path):
     }
     # The one span whose key is in no page is counted, not fatal.
     assert report["span_keys_not_in_corpus"] == 1
-    assert report["corpus"]["folders_matched_by"] == {"community": 4, "topic": 1, "none": 1}
+    # Communities find their folders by name, River Ferries by its topic (Old Ferry).
+    assert report["community_folders"] == {"matched_by": {"community": 4, "topic": 1}, "without_a_folder": []}
+    ferry = dm.examples["test"][0]
+    assert ferry.community == "River Ferries" and dm.search_group(ferry) == "Old Ferry"
     # Canned answers are gold text but not evidence: "Is the diary online?" has a pragmatic passage only.
     diary = next(i for i, e in enumerate(dm.examples["train"]) if e.question == "Is the diary online?")
     assert len(dm.gold["train"][diary]) == 1

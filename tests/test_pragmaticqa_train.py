@@ -56,6 +56,17 @@ def test_the_oracle_scores_one_and_the_lead_less(make_config):
     assert lead["test/f1_lit"] < 1.0 and lead["test/r@5"] == oracle["test/r@5"]  # same retriever, untrained
 
 
+def test_community_scope_retrieves_from_the_conversations_own_pages(make_config):
+    cfg = make_config(["task=pragmaticqa", "model=lead", "retriever.scope=community"])
+    run(cfg)
+    records = [
+        json.loads(line)
+        for line in (Path(cfg.paths.output_dir) / "predictions.jsonl").read_text().splitlines()
+    ]
+    # The test conversations are River Ferries', whose pages sit in the folder named by its topic.
+    assert records and all(set(r["retrieved_titles"]) == {"Old Ferry"} for r in records)
+
+
 def test_plateau_schedule_steps_after_every_validation(make_config):
     cfg = make_config(
         [

@@ -106,7 +106,9 @@ def main(argv: list[str] | None = None) -> int:
     find = commands.add_parser("search", help="the passages nearest a question")
     find.add_argument("query", help="the question (with any history after it)")
     find.add_argument("--k", type=int, default=5)
-    find.add_argument("--community", default=None, help="search within one community only")
+    find.add_argument(
+        "--community", default=None, help="search within one passage group (a community's folder)"
+    )
     find.add_argument("--ckpt", default=None, help="a PragmatiCQA checkpoint: its question encoder")
     args, overrides = parser.parse_known_args(argv)
     cfg = compose(overrides)

@@ -137,7 +137,11 @@ class PragmatiCQATask(TrainableTask):
     def retrieve(self, batch: dict, k: int) -> tuple[torch.Tensor, np.ndarray]:
         """The question vectors (with gradients when the encoder is fine-tuned) and the top-k passage ids."""
         vectors = self.net["query_encoder"](**batch["query"])
-        groups = [e.community for e in self.dm.batch_examples(batch)] if self.scope == "community" else None
+        groups = (
+            [self.dm.search_group(e) for e in self.dm.batch_examples(batch)]
+            if self.scope == "community"
+            else None
+        )
         _, ids = self.dm.index.search(vectors.detach().float().cpu().numpy(), k, groups)
         return vectors, ids
 

@@ -179,22 +179,24 @@ def folder_key(name: str) -> str:
     return re.sub(r"[^a-z0-9]+", "", text.lower())
 
 
-def folder_communities(
+def community_folders(
     folders: Sequence[str], conversations: Sequence[Conversation]
 ) -> dict[str, tuple[str, str]]:
-    """folder -> (community, how it was matched): by community name, else by topic (the folders are most
-    likely named by community), else the folder's own name."""
-    by_community = {folder_key(c.community): c.community for c in conversations}
-    by_topic = {folder_key(c.topic): c.community for c in conversations}
+    """community -> (the archive folder holding its pages, how it was matched): the folder named like the
+    community, else like one of its conversations' topics (the folders are most likely named by community),
+    else ("", "none")."""
+    by_key = {folder_key(f): unquote(f) for f in folders}
     out = {}
-    for folder in folders:
-        key = folder_key(folder)
-        if key in by_community:
-            out[folder] = (by_community[key], "community")
-        elif key in by_topic:
-            out[folder] = (by_topic[key], "topic")
+    for conversation in conversations:
+        community = conversation.community
+        if community in out and out[community][1] != "none":
+            continue
+        if folder_key(community) in by_key:
+            out[community] = (by_key[folder_key(community)], "community")
+        elif folder_key(conversation.topic) in by_key:
+            out[community] = (by_key[folder_key(conversation.topic)], "topic")
         else:
-            out[folder] = (unquote(folder), "none")
+            out[community] = ("", "none")
     return out
 
 
@@ -222,15 +224,13 @@ def check_archive(sources_path) -> Path:
     return path
 
 
-def build_sources_corpus(
-    sources_path: Path, conversations: Sequence[Conversation], out_dir: Path, passage_words: int = 100
-) -> dict:
+def build_sources_corpus(sources_path: Path, out_dir: Path, passage_words: int = 100) -> dict:
     """Parses every page of the archive into `out_dir` (passages.jsonl, elements.npy, corpus.json); returns
-    the report."""
+    the report. A passage's group is its page's folder (a community; `community_folders` maps the data's
+    communities to folders)."""
     from tqdm import tqdm
 
     pages = sorted(sources_path.glob("*/*.html"))
-    communities = folder_communities(sorted({p.parent.name for p in pages}), conversations)
     passages: list[Passage] = []
     rows: list[np.ndarray] = []
     report = Counter()
@@ -242,10 +242,10 @@ def build_sources_corpus(
             failed.append(f"{path.relative_to(sources_path)}: {err}")
             continue
         offset = len(passages)
-        community = communities[path.parent.name][0]
+        folder = unquote(path.parent.name)
         source = str(path.relative_to(sources_path))
         for title, text in cut_page(page, passage_words):
-            passages.append(Passage(len(passages), title, text, community, source))
+            passages.append(Passage(len(passages), title, text, folder, source))
         n_passages = len(passages) - offset
         table = []
         for uuids, first, end in page.elements:
@@ -261,18 +261,13 @@ def build_sources_corpus(
     elements = ElementMap(np.concatenate(rows) if rows else np.empty(0, dtype=ELEMENT_DTYPE))
     write_passages(out_dir / "passages.jsonl", passages)
     elements.save(out_dir / "elements.npy")
-    matched = Counter(how for _, how in communities.values())
     return _finish(
         out_dir,
         {
             "corpus": "sources",
             "sources_path": str(sources_path),
             "passage_words": passage_words,
-            "folders": len(communities),
-            "folders_matched_by": dict(matched),
-            "folders_matching_no_conversation": sorted(
-                f for f, (_, how) in communities.items() if how == "none"
-            ),
+            "folders": len({p.parent.name for p in pages}),
             "pages": report["pages"],
             "pages_unreadable": len(failed),
             "pages_unreadable_examples": failed[:10],

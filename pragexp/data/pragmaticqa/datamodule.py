@@ -40,7 +40,7 @@ from pragexp.data.common import tokenization as tt
 from pragexp.data.common.datamodule import SplitsDataModule
 from pragexp.data.common.splits import carve_groups
 from pragexp.data.pragmaticqa import corpus as corpus_lib
-from pragexp.data.pragmaticqa.answer_format import LIT, PRAG, TAGS, format_answer, parse_answer
+from pragexp.data.pragmaticqa.answer_format import TAGS, format_answer, parse_answer
 from pragexp.data.pragmaticqa.examples import QUESTION_TYPES, QAExample, qa_examples
 from pragexp.data.pragmaticqa.io import SPLITS, Conversation, read_conversations, split_files
 from pragexp.retrieval import store
@@ -101,6 +101,7 @@ class PragmatiCQADataModule(SplitsDataModule):
         self.reader_tokenizer = None
         self.query_tokenizer = None
         self.saved_index_key: str | None = None
+        self.group_of: dict[str, tuple[str, str]] = {}  # community -> (passage group, how it was matched)
         self.report: dict = {}
 
     # -- reading ------------------------------------------------------------------------------------------
@@ -145,18 +146,16 @@ class PragmatiCQADataModule(SplitsDataModule):
         }
 
     # -- corpus, embeddings, index --------------------------------------------------------------------------
-    def _corpus_dir(self, everything: Sequence[Conversation]) -> Path:
+    def _corpus_dir(self) -> Path:
         """Where the corpus is cached: under a hash of what goes into it."""
         if self.corpus_kind == "spans":
             inputs = {"corpus": "spans", "files": {s: file_digest(f) for s, f in self._files().items()}}
-        else:
+        else:  # the archive alone: the same corpus whatever data files are read with it
             sources = corpus_lib.check_archive(self.sources_path)
-            folders = sorted({p.parent.name for p in sources.glob("*/*.html")})
             inputs = {
                 "corpus": "sources",
                 "pages": corpus_lib.archive_manifest(sources),
                 "passage_words": self.passage_words,
-                "communities": corpus_lib.folder_communities(folders, everything),
             }
         return self.cache_dir / "pragmaticqa" / "corpus" / digest({"version": 1, **inputs})
 
@@ -169,7 +168,7 @@ class PragmatiCQADataModule(SplitsDataModule):
                 corpus_lib.build_spans_corpus(everything, tmp)
             else:
                 archive = corpus_lib.check_archive(self.sources_path)
-                corpus_lib.build_sources_corpus(archive, everything, tmp, self.passage_words)
+                corpus_lib.build_sources_corpus(archive, tmp, self.passage_words)
 
     def _retrieval_tokenizer(self, name: str, max_length: int, corpus: corpus_lib.Corpus):
         if name == TINY:  # trained on the corpus, so both sides of the tiny bi-encoder share it
@@ -240,14 +239,14 @@ class PragmatiCQADataModule(SplitsDataModule):
     def prepare_data(self) -> None:
         conversations, _ = self._read_all()
         everything = [c for convs in conversations.values() for c in convs]
-        folder = self._corpus_dir(everything)
+        folder = self._corpus_dir()
         self._build_corpus(folder, everything)
         self._build_index(corpus_lib.Corpus.load(folder))
 
     def setup(self, stage: str | None = None) -> None:
         if self.corpus is None:
             conversations, reports = self._read_all()
-            folder = self._corpus_dir([c for convs in conversations.values() for c in convs])
+            folder = self._corpus_dir()
             if not (folder / "corpus.json").is_file():
                 self.prepare_data()  # called outside a Trainer (a script, the CLI)
             self.corpus = corpus_lib.Corpus.load(folder)
@@ -258,12 +257,26 @@ class PragmatiCQADataModule(SplitsDataModule):
                     self.saved_index_key,
                     self.index.info["key"],
                 )
+            everything = [c for convs in conversations.values() for c in convs]
+            self._map_communities(everything)
             splits, split_info = self._split(conversations)
             self._make_examples(splits, reports, split_info)
             self._write_report()
         self._ensure_tokenizers()
         for split, examples in self.examples.items():
             self.datasets.setdefault(split, [{"index": i, "split": split} for i in range(len(examples))])
+
+    def _map_communities(self, everything: Sequence[Conversation]) -> None:
+        """Which passage group (`retriever.scope=community`) each community searches: for the archive, the
+        folder of its pages (named by the community, else by a topic); for the spans corpus, itself."""
+        if self.corpus.kind == "spans":
+            self.group_of = {c.community: (c.community, "community") for c in everything}
+        else:
+            folders = sorted({p.group for p in self.corpus.passages})
+            self.group_of = corpus_lib.community_folders(folders, everything)
+
+    def search_group(self, example: QAExample) -> str:
+        return self.group_of.get(example.community, ("", "none"))[0]
 
     def _make_examples(self, splits: dict[str, list[Conversation]], reports: dict, split_info: dict) -> None:
         counts = Counter()
@@ -293,6 +306,10 @@ class PragmatiCQADataModule(SplitsDataModule):
             "corpus": {**self.corpus.report, "cache": self.corpus.key},
             "index": self.index.info,
             "span_keys_not_in_corpus": counts["span_keys_not_in_corpus"],
+            "community_folders": {
+                "matched_by": dict(Counter(how for _, how in self.group_of.values())),
+                "without_a_folder": sorted(c for c, (_, how) in self.group_of.items() if how == "none"),
+            },
         }
         log.info(
             "PragmatiCQA (%s splits): %s; corpus %s: %d passages; spans whose keys are not in the corpus: %d",
@@ -360,6 +377,13 @@ class PragmatiCQADataModule(SplitsDataModule):
         return ids
 
     # -- what the task asks for -----------------------------------------------------------------------------
+    def _loader(self, split: str, shuffle: bool):
+        if split not in self.datasets:
+            if split == "val":  # evaluating a checkpoint on a test file alone: nothing to validate
+                return []
+            raise ValueError(f"no {split} split: data.path={self.path} has no {split}.jsonl")
+        return super()._loader(split, shuffle)
+
     def collate_fn(self):
         return PragmatiCQACollate(self)
 
@@ -433,7 +457,6 @@ class PragmatiCQADataModule(SplitsDataModule):
 
     format_answer = staticmethod(format_answer)
     parse_answer = staticmethod(parse_answer)
-    tags = (LIT, PRAG)
 
     def describe(self, split: str, index: int) -> dict:
         """The question behind an example, for prediction tables."""
