@@ -6,8 +6,11 @@ import json
 from pathlib import Path
 
 import pytest
+import torch
 from conftest import PRAGMATICQA_FIXTURE, TINY_DATA, TINY_MODEL, run_module
+from tokenizers import Tokenizer
 
+from pragexp.retrieval.encoders import build_encoder
 from pragexp.run import run
 from pragexp.utils import checkpoint
 from pragexp.utils.errors import DataFormatError
@@ -79,12 +82,21 @@ def test_plateau_schedule_steps_after_every_validation(make_config):
             "trainer.max_epochs=1",
             "callbacks.early_stopping=null",
             "test=false",
+            "retriever.finetune=false",
         ]
     )
     run(cfg)
-    state = checkpoint.load_plain(Path(cfg.paths.output_dir) / "checkpoints" / "last.ckpt")
-    (plateau,) = state["lr_schedulers"]
+    last = Path(cfg.paths.output_dir) / "checkpoints" / "last.ckpt"
+    (plateau,) = checkpoint.load_plain(last)["lr_schedulers"]
     assert plateau["last_epoch"] == 2  # two validations in the epoch, none at its end
+    # retriever.finetune=false: the question encoder kept its initial (seeded) weights.
+    saved = checkpoint.read(last)
+    vocab = Tokenizer.from_str(
+        saved.datamodule_state("PragmatiCQADataModule")["query_tokenizer"]
+    ).get_vocab_size()
+    initial = build_encoder("tiny", "mean", True, vocab_size=vocab).state_dict()
+    trained = saved.weights("net.query_encoder.")
+    assert trained.keys() == initial.keys() and all(torch.equal(trained[k], initial[k]) for k in initial)
 
 
 def test_two_ddp_processes_count_every_question_once(tmp_path, cache_dir):

@@ -129,6 +129,13 @@ class PragmatiCQATask(TrainableTask):
     def reader(self) -> nn.Module:
         return self.net["reader"]
 
+    def train(self, mode: bool = True):
+        super().train(mode)
+        query_encoder = self.net["query_encoder"] if self.net is not None else None
+        if query_encoder is not None and not any(p.requires_grad for p in query_encoder.parameters()):
+            query_encoder.eval()  # a frozen encoder retrieves without dropout, in training too
+        return self
+
     @property
     def trainable(self) -> bool:
         return any(p.requires_grad for p in self.parameters())
@@ -192,7 +199,7 @@ class PragmatiCQATask(TrainableTask):
         nll, tokens = self.target_nll(self._reader_inputs(batch, ids), batch["labels"])
         loss = nll.sum() / tokens.sum().clamp(min=1)
         size = len(batch["index"])
-        if self.finetune_query_encoder and self.net["query_encoder"].training and vectors.requires_grad:
+        if vectors.requires_grad:  # the question encoder is fine-tuned
             retrieval = self.retrieval_loss(vectors, batch["gold_passages"])
             self.log("train/retrieval_loss", retrieval, on_step=True, on_epoch=True, batch_size=size)
             loss = loss + self.retrieval_loss_weight * retrieval
