@@ -130,6 +130,7 @@ def test_data_module_splits_corpus_and_report(make_config, tmp_path):
     assert {s: len(e) for s, e in dm.examples.items()} == {"train": 21, "val": 6, "test": 7}
     report = json.loads((tmp_path / "run" / "data_report.json").read_text())
     assert report["splits"] == "released" and report["corpus"]["corpus"] == "sources"
+    assert report["topics_in_more_than_one_split"] == []
     assert report["split_sizes"]["test"] == {
         **report["split_sizes"]["test"],
         "conversations": 2,

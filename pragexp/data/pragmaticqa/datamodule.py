@@ -297,9 +297,14 @@ class PragmatiCQADataModule(SplitsDataModule):
             }
             for s in self.examples
         }
+        topics = {s: {c.topic for c in splits[s]} for s in self.examples}
+        shared = sorted({t for a in topics for b in topics if a < b for t in topics[a] & topics[b]})
+        if shared:  # the release keeps topics apart; a file that does not is worth knowing about
+            log.warning("PragmatiCQA: topics in more than one split: %s", ", ".join(shared))
         self.report = {
             "data": "pragmaticqa",
             **split_info,
+            "topics_in_more_than_one_split": shared,
             "files": reports,
             "split_sizes": sizes,
             "paper_table2_qas": PAPER_QAS,
