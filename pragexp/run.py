@@ -1,6 +1,7 @@
 """run(cfg): build the data module, task, loggers and trainer from a composed config, then train,
 validate the best checkpoint and test it (or, for `pragexp.eval` and evaluation-only tasks, only
-test). Returns the metrics and writes `metrics.json`."""
+test, and validate too when the config says `validate: true`). Returns the metrics and writes
+`metrics.json`."""
 
 from __future__ import annotations
 
@@ -81,6 +82,7 @@ def run(cfg: DictConfig) -> dict[str, float]:
             trainer.fit(task, datamodule=datamodule, ckpt_path=ckpt_path, weights_only=True)
             best = trainer.checkpoint_callback.best_model_path if trainer.checkpoint_callback else ""
             test_ckpt = best or None  # no checkpoint under fast_dev_run: use the weights in memory
+        if cfg.get("train", True) or cfg.get("validate", False):
             for results in trainer.validate(
                 task, datamodule=datamodule, ckpt_path=test_ckpt, verbose=False, weights_only=True
             ):

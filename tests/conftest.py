@@ -19,6 +19,7 @@ FIXTURES = ROOT / "tests" / "fixtures"  # small invented files the tests ship, i
 GRICE_FIXTURE = FIXTURES / "grice" / "impl_dial_sample.json"
 CIRCA_FIXTURE = FIXTURES / "circa" / "circa-data.tsv"
 INTENTIONS_FIXTURE = FIXTURES / "intentions" / "hu_gpt4augmented_turn2_data.csv"
+PRAGMATICQA_FIXTURE = FIXTURES / "pragmaticqa"  # train/val/test.jsonl and PragmatiCQA-sources/
 # Real excerpts of the public releases, beside a developer's checkout (not in a user's clone): the
 # conformance tests read them when they are there and are skipped, saying why, when they are not.
 SAMPLES = ROOT.parent / "shared" / "samples"
@@ -65,6 +66,23 @@ TINY_DATA = {
         "data.tiny_vocab_size=300",
     ],
     "intentions": [f"data.path={INTENTIONS_FIXTURE}", "llm=tiny"],
+    "pragmaticqa": [
+        f"data.path={PRAGMATICQA_FIXTURE}",
+        "data.corpus=sources",
+        f"data.sources_path={PRAGMATICQA_FIXTURE / 'PragmatiCQA-sources'}",
+        "data.passage_words=20",
+        "data.max_query_tokens=48",
+        "data.max_input_length=96",
+        "data.max_target_length=48",
+        "data.tiny_vocab_size=600",
+        "data.eval_batch_size=4",
+        "retriever.query_encoder=tiny",
+        "retriever.passage_encoder=tiny",
+        "retriever.max_query_length=64",
+        "retriever.max_passage_length=64",
+        "metrics.q_scorer=tiny",
+        "metrics.recall_ks=[1,5]",
+    ],
 }
 TINY_MODEL = {
     "lstm": ["model.embed_dim=16", "model.hidden_dim=16", "model.fusion_dim=32"],
@@ -100,6 +118,9 @@ TINY_MODEL = {
     "bert": ["model.pretrained=tiny"],
     "majority": [],
     "none": [],
+    "fid": ["model.pretrained=tiny"],
+    "oracle": [],
+    "lead": [],
 }
 
 

@@ -14,11 +14,11 @@ not need (the MultiNLI .txt leaves empty annotator columns off), never longer th
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from pragexp.data.common.jsonl import iter_jsonl, iter_lines
 from pragexp.utils.errors import DataFormatError
 
 TSV_SUFFIXES = (".tsv", ".txt")
@@ -86,39 +86,8 @@ def _example(record: Mapping, schema: PairSchema, source, line: int) -> tuple[Pa
     return PairRow(texts[0], texts[1], line), label
 
 
-def _lines(path: Path) -> Iterator[tuple[int, str]]:
-    """(1-based line number, text) of every non-blank line, decoded as UTF-8 (a BOM is allowed)."""
-    for number, raw in enumerate(path.read_bytes().split(b"\n"), start=1):
-        if number == 1 and raw.startswith(b"\xef\xbb\xbf"):
-            raw = raw[3:]
-        raw = raw.rstrip(b"\r")
-        if not raw.strip():
-            continue
-        try:
-            yield number, raw.decode("utf-8")
-        except UnicodeDecodeError as err:
-            raise DataFormatError(
-                path, f"not UTF-8 ({err.reason} at byte {err.start})", line=number
-            ) from None
-
-
-def _jsonl_records(path: Path) -> Iterator[tuple[int, Mapping]]:
-    for number, text in _lines(path):
-        try:
-            record = json.loads(text)
-        except json.JSONDecodeError as err:
-            raise DataFormatError(
-                path, f"not valid JSON ({err.msg} at column {err.colno})", line=number
-            ) from None
-        if not isinstance(record, dict):
-            raise DataFormatError(
-                path, f"expected one JSON object per line, found {type(record).__name__}", line=number
-            )
-        yield number, record
-
-
 def _tsv_records(path: Path, schema: PairSchema) -> Iterator[tuple[int, Mapping]]:
-    lines = _lines(path)
+    lines = iter_lines(path)
     first = next(lines, None)
     if first is None:
         raise DataFormatError(path, "empty file; expected a header line", line=1)
@@ -154,7 +123,7 @@ def read_pair_file(
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"{schema.name} file not found: {path} (set {setting}=/path/to/the/file)")
-    records = _tsv_records(path, schema) if path.suffix.lower() in TSV_SUFFIXES else _jsonl_records(path)
+    records = _tsv_records(path, schema) if path.suffix.lower() in TSV_SUFFIXES else iter_jsonl(path)
     return _collect(records, schema, str(path))
 
 

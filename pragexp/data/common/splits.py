@@ -70,3 +70,37 @@ def leave_one_group_out(
     parts = seeded_split(rest, {"val": int(round(dev_fraction * len(rest))), "train": None}, seed)
     parts["test"] = [i for i, g in enumerate(groups) if g == held_out]
     return {s: parts[s] for s in ("train", "val", "test")}, held_out
+
+
+def carve_groups(
+    groups: Sequence[str],
+    fractions: dict[str, float],
+    seed: int,
+    weights: Sequence[int] | None = None,
+    rest: str = "train",
+) -> dict[str, list[int]]:
+    """Rows split so that each group (a topic, say) lies in one part: the groups, shuffled with `seed`,
+    fill the parts of `fractions` in turn, each until it holds at least its fraction of the total weight
+    (rows count 1 each unless `weights` says otherwise); the remaining groups form `rest`. Every part gets
+    at least one group. Returns row indices per part, each in row order."""
+    names = sorted(set(groups))
+    if len(names) < len(fractions) + 1:
+        raise ValueError(f"cannot carve {len(fractions) + 1} parts out of {len(names)} group(s)")
+    weights = [1] * len(groups) if weights is None else list(weights)
+    weight_of: dict[str, int] = {}
+    for group, weight in zip(groups, weights, strict=True):
+        weight_of[group] = weight_of.get(group, 0) + weight
+    total = sum(weights)
+    random.Random(seed).shuffle(names)
+    part_of, i = {}, 0
+    for part, fraction in fractions.items():
+        taken = 0
+        while i < len(names) - 1 and (taken == 0 or taken < fraction * total):
+            part_of[names[i]], taken = part, taken + weight_of[names[i]]
+            i += 1
+    for name in names[i:]:
+        part_of[name] = rest
+    out: dict[str, list[int]] = {part: [] for part in [*fractions, rest]}
+    for row, group in enumerate(groups):
+        out[part_of[group]].append(row)
+    return out

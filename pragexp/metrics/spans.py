@@ -1,0 +1,77 @@
+"""Span overlap scores of PragmatiCQA (Qi et al. 2023), per example, as fractions (the paper prints %).
+
+Texts are compared as bags of tokens after SQuAD's normalisation: lower case, punctuation removed, the
+articles a/an/the removed, split on white space. A list of spans is the bag of all its spans' tokens.
+
+- `f1_lit(pred_lit, gold_lit)`: token F1 of the predicted literal spans against the gold literal spans.
+- `f1_prag(pred_prag, gold_prag, gold_lit)` = F1(pred_prag - gold_lit, gold_prag - gold_lit), where
+  `B - A` cuts every occurrence of each of A's spans (as a run of normalised tokens) out of B's spans,
+  longest first: what a pragmatic answer adds beyond the literal one is scored, and repeating the literal
+  answer earns nothing.
+
+F1 follows SQuAD: both bags empty scores 1 (nothing to find, nothing found); exactly one empty scores 0.
+"""
+
+from __future__ import annotations
+
+import re
+import string
+from collections import Counter
+from collections.abc import Sequence
+
+_ARTICLES = re.compile(r"\b(a|an|the)\b")
+_PUNCTUATION = str.maketrans("", "", string.punctuation)
+
+
+def normalize_tokens(text: str) -> list[str]:
+    """SQuAD's answer normalisation, as tokens."""
+    text = text.lower().translate(_PUNCTUATION)
+    return _ARTICLES.sub(" ", text).split()
+
+
+def token_f1(predicted: Sequence[str], gold: Sequence[str]) -> float:
+    if not predicted or not gold:
+        return float(not predicted and not gold)
+    common = sum((Counter(predicted) & Counter(gold)).values())
+    if common == 0:
+        return 0.0
+    precision, recall = common / len(predicted), common / len(gold)
+    return 2 * precision * recall / (precision + recall)
+
+
+def _bag(spans: Sequence[str]) -> list[str]:
+    return [token for span in spans for token in normalize_tokens(span)]
+
+
+def _cut(tokens: list[str], run: list[str]) -> list[str]:
+    """`tokens` with every occurrence of the token run `run` removed."""
+    out, i, n = [], 0, len(run)
+    while i < len(tokens):
+        if tokens[i : i + n] == run:
+            i += n
+        else:
+            out.append(tokens[i])
+            i += 1
+    return out
+
+
+def remove_spans(spans: Sequence[str], removed: Sequence[str]) -> list[list[str]]:
+    """B - A: the normalised tokens of each span of `spans` with every span of `removed` cut out."""
+    runs = sorted((r for r in map(normalize_tokens, removed) if r), key=len, reverse=True)
+    out = []
+    for span in spans:
+        tokens = normalize_tokens(span)
+        for run in runs:
+            tokens = _cut(tokens, run)
+        out.append(tokens)
+    return out
+
+
+def f1_lit(predicted: Sequence[str], gold: Sequence[str]) -> float:
+    return token_f1(_bag(predicted), _bag(gold))
+
+
+def f1_prag(predicted: Sequence[str], gold: Sequence[str], gold_literal: Sequence[str]) -> float:
+    beyond_predicted = [t for span in remove_spans(predicted, gold_literal) for t in span]
+    beyond_gold = [t for span in remove_spans(gold, gold_literal) for t in span]
+    return token_f1(beyond_predicted, beyond_gold)

