@@ -91,24 +91,18 @@ class ReadReport:
         }
 
 
-def _text(record: Mapping, name: str, path, line: int, where: str = "") -> str:
+def _field(record: Mapping, name: str, kind: type, path, line: int, where: str = ""):
+    """record[name], which must be a `kind` (str or list); otherwise an error naming file, line and field."""
     if name not in record:
         raise DataFormatError(path, "missing field", line=line, where=f"{where}field {name!r}")
     value = record[name]
-    if not isinstance(value, str):
+    if not isinstance(value, kind):
+        expected = "text" if kind is str else f"a {kind.__name__}"
         raise DataFormatError(
-            path, f"expected text, found {type(value).__name__}", line=line, where=f"{where}field {name!r}"
-        )
-    return value
-
-
-def _list(record: Mapping, name: str, path, line: int, where: str) -> list:
-    if name not in record:
-        raise DataFormatError(path, "missing field", line=line, where=f"{where}field {name!r}")
-    value = record[name]
-    if not isinstance(value, list):
-        raise DataFormatError(
-            path, f"expected a list, found {type(value).__name__}", line=line, where=f"{where}field {name!r}"
+            path,
+            f"expected {expected}, found {type(value).__name__}",
+            line=line,
+            where=f"{where}field {name!r}",
         )
     return value
 
@@ -127,7 +121,7 @@ def _span(record, path, line: int, where: str, report: ReadReport) -> Span | Non
         raise DataFormatError(
             path, f"expected an object, found {type(record).__name__}", line=line, where=where
         )
-    text = _text(record, "text", path, line, f"{where}, ")
+    text = _field(record, "text", str, path, line, f"{where}, ")
     report.spans += 1
     if "startKey" in record or "endKey" in record:
         start, end = record.get("startKey"), record.get("endKey")
@@ -176,14 +170,14 @@ def _qa(record, path, line: int, where: str, report: ReadReport) -> QA:
         raise DataFormatError(
             path, f"expected an object, found {type(record).__name__}", line=line, where=where
         )
-    question = _text(record, "q", path, line, f"{where}, ")
-    answer = _text(record, "a", path, line, f"{where}, ")
+    question = _field(record, "q", str, path, line, f"{where}, ")
+    answer = _field(record, "a", str, path, line, f"{where}, ")
     meta = record.get("a_meta")
     if not isinstance(meta, dict):
         raise DataFormatError(path, "missing or not an object", line=line, where=f"{where}, field 'a_meta'")
     spans = {}
     for kind in SPAN_KINDS:
-        items = _list(meta, kind, path, line, f"{where}, a_meta ")
+        items = _field(meta, kind, list, path, line, f"{where}, a_meta ")
         kept = (_span(s, path, line, f"{where}, a_meta.{kind}[{i}]", report) for i, s in enumerate(items))
         spans[kind] = tuple(s for s in kept if s is not None)
     return QA(
@@ -206,10 +200,10 @@ def read_conversations(path, setting: str = "data.path") -> tuple[list[Conversat
     report = ReadReport(source=str(path))
     conversations = []
     for line, record in iter_jsonl(path):
-        header = {name: _text(record, name, path, line) for name in ("topic", "genre", "community")}
+        header = {name: _field(record, name, str, path, line) for name in ("topic", "genre", "community")}
         qas = tuple(
             _qa(qa, path, line, f"qas[{i}]", report)
-            for i, qa in enumerate(_list(record, "qas", path, line, ""))
+            for i, qa in enumerate(_field(record, "qas", list, path, line))
         )
         conversations.append(
             Conversation(**{k: v.strip() for k, v in header.items()}, qas=qas, source=str(path), line=line)
