@@ -18,8 +18,8 @@ from pathlib import Path
 import torch
 from torchmetrics.functional.classification import multiclass_cohen_kappa
 
+from pragexp.report.figures import pyplot, save_png
 from pragexp.report.runs import Run, summarise
-from pragexp.utils.io import atomic_output
 
 GENERATIVE, MC = "llm_response_eval", "llm_intent_mc"
 VERDICTS = ("true", "literal", "neither", "invalid")
@@ -212,10 +212,7 @@ def sections(runs: list[Run]) -> list[str]:
 
 def figures(runs: list[Run], folder: Path) -> list[Path]:
     """Figure 2 (`intentions_fig2.png`) and Figure 3 (`intentions_fig3.png`) where the runs allow them."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     written = []
     compared = generative_vs_mc(runs)
@@ -238,8 +235,7 @@ def figures(runs: list[Run], folder: Path) -> list[Path]:
         ax.set_ylabel("accuracy")
         ax.set_title("Generative vs discriminative intention resolution")
         ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.1), ncol=2)
-        written.append(_save(fig, Path(folder) / "intentions_fig2.png"))
-        plt.close(fig)
+        written.append(save_png(fig, Path(folder) / "intentions_fig2.png"))
     levels = {k: v for k, v in by_cot_level(runs).items() if len(v) > 1}  # series over several levels
     if levels:
         fig, ax = plt.subplots(figsize=(6.5, 3.6 + 0.25 * len(levels)))
@@ -253,13 +249,5 @@ def figures(runs: list[Run], folder: Path) -> list[Path]:
         ax.set_ylabel("generative accuracy")
         ax.set_ylim(0, 1.05)
         ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=1)
-        written.append(_save(fig, Path(folder) / "intentions_fig3.png"))
-        plt.close(fig)
+        written.append(save_png(fig, Path(folder) / "intentions_fig3.png"))
     return written
-
-
-def _save(fig, path: Path) -> Path:
-    fig.tight_layout()
-    with atomic_output(path, binary=True) as f:
-        fig.savefig(f, format="png", dpi=120, bbox_inches="tight")
-    return path

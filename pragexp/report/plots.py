@@ -5,10 +5,10 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
+from pragexp.report.figures import pyplot, save_png
 from pragexp.report.paper import load_paper, paper_row
 from pragexp.report.runs import Row, Run, group_runs, summarise
 from pragexp.report.tables import is_split
-from pragexp.utils.io import atomic_output
 
 
 def _mean(cell: float | dict) -> float:
@@ -33,10 +33,7 @@ def plot_per_group(runs: list[Run], out: Path, paper_dir: Path | None = None) ->
             continue
         metric = keys[0].split("/")[1]
         groups = [k.split("/", 2)[2] for k in keys if k.split("/")[1] == metric]
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
+        plt = pyplot()
 
         fig, ax = plt.subplots(figsize=(max(6, 1.4 * len(groups)), 3.5))
         width = 0.8 / len(rows)
@@ -67,11 +64,6 @@ def plot_per_group(runs: list[Run], out: Path, paper_dir: Path | None = None) ->
         ax.set_ylim(0, 1.05)
         ax.set_title(f"{task}: {metric} per implicature type")
         ax.legend(fontsize=8)
-        fig.tight_layout()
-        try:
-            with atomic_output(out, binary=True) as f:
-                fig.savefig(f, format="png", dpi=120)
-        finally:
-            plt.close(fig)
+        save_png(fig, out)
         return True
     return False

@@ -13,9 +13,9 @@ import shlex
 from dataclasses import dataclass
 from pathlib import Path
 
+from pragexp.report.figures import pyplot, save_png
 from pragexp.report.runs import _load_yaml
 from pragexp.report.tables import _markdown_table
-from pragexp.utils.io import atomic_output
 
 # Overrides that start a sweep or choose where it runs: a single run of the best trial drops them.
 SWEEP_ONLY = ("hparams_search=", "launcher=", "hydra.")
@@ -144,10 +144,7 @@ def plot_sweep(sweep: Sweep, out: Path) -> bool:
     swept = sweep.swept
     if not trials or not swept:
         return False
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     best = sweep.best()
     fig, axes = plt.subplots(1, len(swept), figsize=(3.6 * len(swept), 3.2), squeeze=False, sharey=True)
@@ -171,10 +168,5 @@ def plot_sweep(sweep: Sweep, out: Path) -> bool:
     if best is not None:
         axes[0][0].legend(fontsize=8)
     fig.suptitle(f"{sweep.path.name}: {len(trials)} trials", fontsize=10)
-    fig.tight_layout()
-    try:
-        with atomic_output(out, binary=True) as f:
-            fig.savefig(f, format="png", dpi=110)
-    finally:
-        plt.close(fig)
+    save_png(fig, out, dpi=110)
     return True

@@ -1,0 +1,28 @@
+"""What every report figure needs: pyplot without a display, and a PNG written whole or not at all."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pragexp.utils.io import atomic_output
+
+
+def pyplot():
+    """matplotlib.pyplot on the Agg backend (reports run on machines without a display)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def save_png(fig, path: str | Path, dpi: int = 120) -> Path:
+    """Lay the figure out, write it atomically as a PNG and close it."""
+    try:
+        fig.tight_layout()
+        with atomic_output(path, binary=True) as f:
+            fig.savefig(f, format="png", dpi=dpi, bbox_inches="tight")
+    finally:
+        pyplot().close(fig)
+    return Path(path)
