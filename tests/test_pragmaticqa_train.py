@@ -139,3 +139,35 @@ def test_a_missing_archive_names_data_sources_path(make_config, tmp_path):
     cfg = make_config(["task=pragmaticqa", "model=oracle", f"data.sources_path={tmp_path / 'nowhere'}"])
     with pytest.raises(FileNotFoundError, match="data.sources_path="):
         run(cfg)
+
+
+def test_the_k_sweep_is_one_multirun_and_the_report_sets_it_beside_table_4(tmp_path, cache_dir):
+    common = [*FID, *FAST_RUN, *TINY_DATA["pragmaticqa"], *TINY_MODEL["fid"], f"paths.cache_dir={cache_dir}"]
+    train_dir = tmp_path / "train"
+    proc = run_module("pragexp.train", [*common, f"hydra.run.dir={train_dir}"], tmp_path)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    best = next(train_dir.glob("checkpoints/best-*.ckpt"))
+    sweep_dir = tmp_path / "sweep"
+    proc = run_module(
+        "pragexp.eval",
+        ["-m", *common, f"ckpt_path={best}", "retriever.top_k=1,5", f"hydra.sweep.dir={sweep_dir}"],
+        tmp_path,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    per_k = {}
+    for job in sorted(sweep_dir.glob("*/metrics.json")):
+        overrides = (job.parent / ".hydra" / "overrides.yaml").read_text()
+        per_k[1 if "retriever.top_k=1" in overrides else 5] = json.loads(job.read_text())
+    assert set(per_k) == {1, 5} and "test/r@1" in per_k[1] and "test/r@5" in per_k[5]
+    assert per_k[1]["test/retrieval/r@5"] == per_k[5]["test/retrieval/r@5"]  # one retriever, whatever k reads
+
+    out = tmp_path / "table4.md"
+    proc = run_module("pragexp.report", [str(sweep_dir), "--out", str(out)], tmp_path)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    text = out.read_text()
+    test_table = text.split("### pragmaticqa: test\n", 1)[1].split("###", 1)[0]
+    for k, paper_r_at_k in ((1, "0.018"), (5, "0.049")):  # Table 4, test R@k: 1.83 and 4.90 %
+        row = next(line for line in test_table.splitlines() if f"retriever.top_k={k}" in line)
+        assert f"| {per_k[k][f'test/r@{k}']:.3f} | {paper_r_at_k} |" in row  # ours beside the paper's
+    assert "val/ppl (min)" in text  # the sweep ranked by the task's monitor, resolved from its config
+    assert "python -m pragexp.eval " in text  # the best trial is re-run with the command that ran it

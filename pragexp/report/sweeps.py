@@ -13,6 +13,8 @@ import shlex
 from dataclasses import dataclass
 from pathlib import Path
 
+from omegaconf import OmegaConf
+
 from pragexp.report.figures import pyplot, save_png
 from pragexp.report.runs import _load_yaml
 from pragexp.report.tables import _markdown_table
@@ -28,6 +30,7 @@ class Trial:
     metrics: dict[str, float] | None  # None: no metrics.json (failed or interrupted)
     monitor: str | None
     monitor_mode: str | None
+    entry: str = "train"  # the entry point that ran it: pragexp.train or pragexp.eval
 
 
 @dataclass
@@ -67,12 +70,30 @@ def _split(override: str) -> tuple[str, str]:
 
 def read_trial(job_dir: Path) -> Trial:
     overrides = dict(_split(str(o)) for o in _load_yaml(job_dir / ".hydra" / "overrides.yaml", []))
-    config = _load_yaml(job_dir / ".hydra" / "config.yaml", {})
+    config = _job_config(job_dir)
     metrics_path = job_dir / "metrics.json"
     metrics = None
     if metrics_path.is_file():
         metrics = {k: float(v) for k, v in json.loads(metrics_path.read_text(encoding="utf-8")).items()}
-    return Trial(job_dir, overrides, metrics, config.get("monitor"), config.get("monitor_mode"))
+    job = _load_yaml(job_dir / ".hydra" / "hydra.yaml", {}).get("hydra", {}).get("job", {})
+    entry = "eval" if job.get("name") == "eval" else "train"
+    return Trial(
+        job_dir, overrides, metrics, _setting(config, "monitor"), _setting(config, "monitor_mode"), entry
+    )
+
+
+def _job_config(job_dir: Path):
+    path = job_dir / ".hydra" / "config.yaml"
+    return OmegaConf.load(path) if path.is_file() else OmegaConf.create()
+
+
+def _setting(config, key: str) -> str | None:
+    """A top-level setting with its interpolations resolved (a task may pick its monitor with oc.select)."""
+    try:
+        value = OmegaConf.select(config, key)
+    except Exception:  # an interpolation that only resolves inside the Hydra job (${hydra:...})
+        return None
+    return None if value is None else str(value)
 
 
 def _job_order(path: Path) -> tuple[int, str]:
@@ -100,9 +121,9 @@ def _short(value: str) -> str:
     return value if number.is_integer() and "." not in value else f"{number:.4g}"
 
 
-def rerun_command(trial: Trial, module: str = "pragexp.train") -> str:
+def rerun_command(trial: Trial) -> str:
     kept = [f"{k}={v}" for k, v in trial.overrides.items() if not f"{k}=".startswith(SWEEP_ONLY)]
-    return " ".join(["python", "-m", module, *map(shlex.quote, kept)])
+    return " ".join(["python", "-m", f"pragexp.{trial.entry}", *map(shlex.quote, kept)])
 
 
 def sweep_report(sweep: Sweep) -> str:
