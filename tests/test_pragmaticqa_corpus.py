@@ -118,3 +118,42 @@ def test_a_missing_archive_names_the_setting(tmp_path):
         check_archive(None)
     with pytest.raises(FileNotFoundError, match=f"data.sources_path={tmp_path}"):
         check_archive(tmp_path)
+
+
+def _archive(tmp_path, pages: dict[str, str]):
+    sources = tmp_path / "sources"
+    for name, body in pages.items():
+        path = sources / "Wiki" / f"{name}.html"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(f"<html><head><title>{name} | W | Fandom</title></head><body>{body}</body></html>")
+    return sources
+
+
+def test_keys_ending_in_a_zero_byte_are_found(tmp_path):
+    # numpy's fixed-width bytes drop trailing zero bytes when read back; 1 UUID in 256 ends in one
+    key, other = "3f2b8c1e-0d4a-4b6e-9a1f-1b2c3d4e5f00", "3f2b8c1e-0d4a-4b6e-9a1f-1b2c3d4e0000"
+    sources = _archive(tmp_path, {"A": f'<p id="{key}">one two</p><p id="{other}">three four</p>'})
+    build_sources_corpus(sources, tmp_path / "corpus", passage_words=2)
+    elements = Corpus.load(tmp_path / "corpus").elements
+    assert elements.find(key) == (0, 0, 0) and elements.find(other) == (0, 1, 1)
+
+
+def test_gold_passages_are_those_the_span_falls_in_not_its_whole_paragraph(tmp_path):
+    key = "22222222-2222-4222-8222-222222222222"
+    words = " ".join(f"w{i}" for i in range(25))  # one paragraph over five passages of 5 words
+    sources = _archive(tmp_path, {"A": f'<p id="{key}">{words}</p>'})
+    build_sources_corpus(sources, tmp_path / "corpus", passage_words=5)
+    corpus = Corpus.load(tmp_path / "corpus")
+    assert corpus.elements.span_passages(Span("w11 w12", key, key)) == {0, 1, 2, 3, 4}
+    assert corpus.gold_passages([Span("W11  w12", key, key)]) == (2,)  # case and spacing aside
+    assert corpus.gold_passages([Span("w8 w9 w10 w11", key, key)]) == (1, 2)  # over a boundary
+    assert corpus.gold_passages([Span("text the scraper saw otherwise", key, key)]) == (0, 1, 2, 3, 4)
+
+
+def test_an_empty_page_maps_no_element_onto_the_next_page(tmp_path):
+    empty, full = "11111111-1111-4111-8111-111111111111", "22222222-2222-4222-8222-222222222222"
+    sources = _archive(tmp_path, {"A": f'<div id="{empty}"></div>', "B": f'<p id="{full}">one two</p>'})
+    report = build_sources_corpus(sources, tmp_path / "corpus", passage_words=5)
+    elements = Corpus.load(tmp_path / "corpus").elements
+    assert report["pages_without_words"] == 1 and elements.find(empty) is None
+    assert elements.find(full) == (1, 0, 0)

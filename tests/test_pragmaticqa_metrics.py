@@ -45,9 +45,13 @@ def test_f1_prag_scores_what_goes_beyond_the_literal_answer():
     assert f1_prag([], LIT, LIT) == 1.0
 
 
-def test_remove_spans_cuts_longest_runs_first_and_every_occurrence():
+def test_remove_spans_cuts_every_occurrence_as_found_in_the_span():
     assert remove_spans(["a b c a b c d"], ["a b", "a b c"]) == [["d"]]
     assert remove_spans(["x y"], []) == [["x", "y"]]
+    # cutting "severus snape" must not make "professor dumbledore" a run that was never there
+    assert remove_spans(
+        ["professor severus snape dumbledore"], ["Severus Snape", "Professor Dumbledore"]
+    ) == [["professor", "dumbledore"]]
 
 
 def test_recall_at_k_any_and_all_gold_passages():

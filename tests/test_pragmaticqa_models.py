@@ -4,6 +4,7 @@ gives the same gradients with checkpointing; the lead baseline's sentences."""
 import torch
 
 from pragexp.models.fid import FiDReader, LeadReader, OracleReader, sentences
+from pragexp.models.generators import _set_special_ids
 
 SPECIAL = {"pad": 0, "bos": 1, "eos": 2, "decoder_start": 2}
 
@@ -41,6 +42,19 @@ def test_greedy_and_beam_search():
     beams = fid.generate(ids, mask, max_new_tokens=5, num_beams=3)
     assert greedy.shape[0] == beams.shape[0] == 2 and greedy.shape[1] <= 6
     assert (greedy[:, 0] == SPECIAL["decoder_start"]).all()
+
+
+def test_decoding_drops_the_constraints_a_hub_config_brings():
+    fid = reader()
+    generation = fid.generator.generation_config
+    # as facebook/bart-large's config asks: no repeated trigram, at least 5 tokens, a forced <s>
+    generation.no_repeat_ngram_size, generation.min_length, generation.forced_bos_token_id = 3, 5, 1
+    _set_special_ids(fid.generator, SPECIAL)
+    assert (generation.no_repeat_ngram_size, generation.min_length, generation.forced_bos_token_id) == (
+        0,
+        0,
+        None,
+    )
 
 
 def test_gradient_checkpointing_gives_the_same_gradients():

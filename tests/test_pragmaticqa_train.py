@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
+import pytorch_lightning as pl
 import torch
 from conftest import PRAGMATICQA_FIXTURE, TINY_DATA, TINY_MODEL, run_module
 from tokenizers import Tokenizer
@@ -70,6 +71,15 @@ def test_community_scope_retrieves_from_the_conversations_own_pages(make_config)
     assert records and all(set(r["retrieved_titles"]) == {"Old Ferry"} for r in records)
 
 
+class EncoderModeProbe(pl.Callback):
+    """Records whether the question encoder was in training mode at each training step."""
+
+    seen: list[bool] = []
+
+    def on_train_batch_end(self, trainer, pl_module, outputs, batch, batch_idx):
+        EncoderModeProbe.seen.append(pl_module.net["query_encoder"].training)
+
+
 def test_plateau_schedule_steps_after_every_validation(make_config):
     cfg = make_config(
         [
@@ -83,9 +93,13 @@ def test_plateau_schedule_steps_after_every_validation(make_config):
             "callbacks.early_stopping=null",
             "test=false",
             "retriever.finetune=false",
+            f"+callbacks.encoder_mode._target_={__name__}.EncoderModeProbe",
         ]
     )
+    EncoderModeProbe.seen.clear()
     run(cfg)
+    # a frozen encoder retrieves in eval mode (no dropout) at every training step, validations between them
+    assert EncoderModeProbe.seen and not any(EncoderModeProbe.seen)
     last = Path(cfg.paths.output_dir) / "checkpoints" / "last.ckpt"
     (plateau,) = checkpoint.load_plain(last)["lr_schedulers"]
     assert plateau["last_epoch"] == 2  # two validations in the epoch, none at its end

@@ -43,28 +43,22 @@ def _bag(spans: Sequence[str]) -> list[str]:
     return [token for span in spans for token in normalize_tokens(span)]
 
 
-def _cut(tokens: list[str], run: list[str]) -> list[str]:
-    """`tokens` with every occurrence of the token run `run` removed."""
-    out, i, n = [], 0, len(run)
-    while i < len(tokens):
-        if tokens[i : i + n] == run:
-            i += n
-        else:
-            out.append(tokens[i])
-            i += 1
-    return out
+def _cut(tokens: list[str], runs: Sequence[list[str]]) -> list[str]:
+    """`tokens` without every occurrence of every run, all found in `tokens` as given: cutting one run
+    first must not join its neighbours into a match for another."""
+    dropped = [False] * len(tokens)
+    for run in runs:
+        n = len(run)
+        for i in range(len(tokens) - n + 1):
+            if tokens[i : i + n] == run:
+                dropped[i : i + n] = [True] * n
+    return [token for token, drop in zip(tokens, dropped, strict=True) if not drop]
 
 
 def remove_spans(spans: Sequence[str], removed: Sequence[str]) -> list[list[str]]:
     """B - A: the normalised tokens of each span of `spans` with every span of `removed` cut out."""
-    runs = sorted((r for r in map(normalize_tokens, removed) if r), key=len, reverse=True)
-    out = []
-    for span in spans:
-        tokens = normalize_tokens(span)
-        for run in runs:
-            tokens = _cut(tokens, run)
-        out.append(tokens)
-    return out
+    runs = [r for r in map(normalize_tokens, removed) if r]
+    return [_cut(normalize_tokens(span), runs) for span in spans]
 
 
 def f1_lit(predicted: Sequence[str], gold: Sequence[str]) -> float:

@@ -100,3 +100,8 @@ def _set_special_ids(model: nn.Module, ids: Mapping[str, int]) -> None:
     # Targets are learned without a leading <s>: never force one (bart-large's config does).
     generation.forced_bos_token_id = None
     config.forced_bos_token_id = None
+    # Hub configs carry their pre-training task's decoding (bart-large: no repeated trigrams, a minimum
+    # length). Here the answer often repeats the literal span written before it, so decoding is plain
+    # greedy or beam search, as the reader's config asks, and nothing else.
+    for key, value in (("no_repeat_ngram_size", 0), ("min_length", 0), ("length_penalty", 1.0)):
+        setattr(generation, key, value)

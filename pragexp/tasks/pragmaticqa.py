@@ -129,13 +129,6 @@ class PragmatiCQATask(TrainableTask):
     def reader(self) -> nn.Module:
         return self.net["reader"]
 
-    def train(self, mode: bool = True):
-        super().train(mode)
-        query_encoder = self.net["query_encoder"] if self.net is not None else None
-        if query_encoder is not None and not any(p.requires_grad for p in query_encoder.parameters()):
-            query_encoder.eval()  # a frozen encoder retrieves without dropout, in training too
-        return self
-
     @property
     def trainable(self) -> bool:
         return any(p.requires_grad for p in self.parameters())
@@ -292,6 +285,14 @@ class PragmatiCQATask(TrainableTask):
     def on_train_start(self) -> None:
         if not self.trainable:
             self.trainer.should_stop = True  # the baselines: nothing to learn
+
+    def on_train_batch_start(self, batch, batch_idx) -> None:
+        # A frozen question encoder retrieves without dropout in training too. Lightning keeps each module's
+        # own mode (it never calls train(True) on the whole model), and restores it after validation, so the
+        # mode is set here, at every batch.
+        query_encoder = self.net["query_encoder"]
+        if not any(p.requires_grad for p in query_encoder.parameters()):
+            query_encoder.eval()
 
     def configure_optimizers(self):
         params = [p for p in self.parameters() if p.requires_grad]

@@ -80,7 +80,8 @@ class ElementMap:
 
     def find(self, key: str) -> tuple[int, int, int] | None:
         """(page, first passage, last passage) of an element, or None when the corpus has no such element."""
-        target = uuid_bytes(key)
+        # numpy's fixed-width bytes drop trailing zero bytes when read back: compare without them.
+        target = uuid_bytes(key).rstrip(b"\0")
         i = int(np.searchsorted(self.table["uuid"], target))
         if i < len(self.table) and self.table["uuid"][i] == target:
             row = self.table[i]
@@ -247,6 +248,9 @@ def build_sources_corpus(sources_path: Path, out_dir: Path, passage_words: int =
         for title, text in cut_page(page, passage_words):
             passages.append(Passage(len(passages), title, text, folder, source))
         n_passages = len(passages) - offset
+        if n_passages == 0:  # a page without words: its elements hold no text to retrieve
+            report["pages_without_words"] += 1
+            continue
         table = []
         for uuids, first, end in page.elements:
             # An element without words sits where its next word would be.
@@ -269,6 +273,7 @@ def build_sources_corpus(sources_path: Path, out_dir: Path, passage_words: int =
             "passage_words": passage_words,
             "folders": len({p.parent.name for p in pages}),
             "pages": report["pages"],
+            "pages_without_words": report["pages_without_words"],
             "pages_unreadable": len(failed),
             "pages_unreadable_examples": failed[:10],
             "words": report["words"],
@@ -354,8 +359,29 @@ class Corpus:
                 if counts is not None:
                     counts["span_keys_not_in_corpus"] += 1
                 continue
-            gold |= found
+            gold |= self._holding(found, span.text)
         return tuple(sorted(gold))
+
+    def _holding(self, found: set[int], text: str) -> set[int]:
+        """Of the passages an element range covers, those the span's own words fall in: an element (a long
+        paragraph) may run over several passages while the span is a few of its words. Words are matched
+        without case or spacing; the first occurrence's passages are kept, and when the text is not found
+        (the scraper's text differs from the page's), every passage of the range."""
+        words = text.lower().split()
+        if len(found) == 1 or not words:
+            return found
+        ids = sorted(found)
+        texts = [" ".join(self.passages[p].text.lower().split()) for p in ids]
+        whole = f" {' '.join(words)} "
+
+        def holds(first: int, last: int) -> bool:
+            return whole in f" {' '.join(texts[first : last + 1])} "
+
+        last = next((j for j in range(len(ids)) if holds(0, j)), None)
+        if last is None:
+            return found
+        first = max(i for i in range(last + 1) if holds(i, last))
+        return set(ids[first : last + 1])
 
 
 def _finish(folder: Path, report: dict) -> dict:

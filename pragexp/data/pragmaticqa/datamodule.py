@@ -157,7 +157,9 @@ class PragmatiCQADataModule(SplitsDataModule):
                 "pages": corpus_lib.archive_manifest(sources),
                 "passage_words": self.passage_words,
             }
-        return self.cache_dir / "pragmaticqa" / "corpus" / digest({"version": 1, **inputs})
+        return (
+            self.cache_dir / "pragmaticqa" / "corpus" / digest({"version": 2, **inputs})
+        )  # 2: wordless pages map no elements
 
     def _build_corpus(self, folder: Path, everything: Sequence[Conversation]) -> None:
         if (folder / "corpus.json").is_file():
