@@ -107,7 +107,7 @@ def summary_line(cfg: DictConfig, metrics: dict[str, float], output_dir: Path) -
     """One line with the overall test metrics (per-group ones are in metrics.json)."""
     headline = {k: v for k, v in metrics.items() if k.startswith("test/") and k.count("/") == 1}
     body = " ".join(f"{k}={v:.4f}" if k != "test/count" else f"{k}={int(v)}" for k, v in headline.items())
-    return f"{SUMMARY_PREFIX} {cfg.get('task_name')}/{cfg.get('model_label') or cfg.get('model_name')} {body} ({output_dir})"
+    return f"{SUMMARY_PREFIX} {cfg.get('task_name')}/{cfg.get('model_label')} {body} ({output_dir})"
 
 
 def _finish_wandb(loggers: list) -> None:

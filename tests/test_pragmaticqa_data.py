@@ -114,7 +114,6 @@ def test_answer_format_round_trips_and_tolerates_missing_tags():
     assert parsed.answer == "He is 46."
     assert parse_answer("Age 46 </lit> He is 46.").pragmatic == ()  # no </prag>
     assert parse_answer("born 1971 </prag> fine").literal == ()  # no </lit>
-    assert parse_answer("just text") == parse_answer("just text")._replace() if False else True
     untagged = parse_answer("just an answer")
     assert untagged.literal == untagged.pragmatic == () and untagged.answer == "just an answer"
     assert parse_answer(format_answer(["a </lit> b"], [], "c")).literal == ("a b",)  # a tag inside a span

@@ -19,6 +19,8 @@ from dataclasses import asdict, dataclass, field
 
 import torch
 
+from pragexp.models.pretrained import masked_mean
+
 
 class UnsupportedCall(RuntimeError):
     def __init__(self, backend: str, call: str, hint: str = ""):
@@ -90,6 +92,4 @@ def split_trailing_space(context: str, continuation: str) -> tuple[str, str]:
 
 def mean_pool(hidden: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
     """Mean of the hidden states over the real tokens, L2-normalised: (b, t, d), (b, t) -> (b, d)."""
-    mask = mask.unsqueeze(-1).to(hidden.dtype)
-    pooled = (hidden * mask).sum(1) / mask.sum(1).clamp(min=1)
-    return torch.nn.functional.normalize(pooled.float(), dim=-1)
+    return torch.nn.functional.normalize(masked_mean(hidden, mask).float(), dim=-1)

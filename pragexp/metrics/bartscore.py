@@ -74,8 +74,10 @@ class Seq2SeqScorer:
                 return_tensors="pt",
             ).to(device)
             labels = tgt["input_ids"].masked_fill(tgt["attention_mask"] == 0, -100)
-            logits = self.model(
-                input_ids=src["input_ids"], attention_mask=src["attention_mask"], labels=labels
+            logits = self.model(  # decoder inputs, not labels=: no mean loss to throw away
+                input_ids=src["input_ids"],
+                attention_mask=src["attention_mask"],
+                decoder_input_ids=self.model.prepare_decoder_input_ids_from_labels(labels),
             ).logits.float()
             token_ll = -torch.nn.functional.cross_entropy(
                 logits.transpose(1, 2), labels, ignore_index=-100, reduction="none"

@@ -60,10 +60,12 @@ class FiDReader(nn.Module):
     ) -> torch.Tensor:
         """Logits (B, T, V) of the target `labels` (B, T; -100 where padded), teacher-forced."""
         states, mask = self.encode(input_ids, attention_mask)
+        # decoder inputs from the labels, not `labels=` itself: the model would also compute a loss
+        # of its own that the task does not use (it needs one per example).
         out = self.generator(
             encoder_outputs=BaseModelOutput(last_hidden_state=states),
             attention_mask=mask,
-            labels=labels,
+            decoder_input_ids=self.generator.prepare_decoder_input_ids_from_labels(labels),
             use_cache=False,
         )
         return out.logits

@@ -20,6 +20,7 @@ from torchmetrics.functional.classification import multiclass_cohen_kappa
 
 from pragexp.report.figures import pyplot, save_png
 from pragexp.report.runs import Run, summarise
+from pragexp.report.tables import _markdown_table
 
 GENERATIVE, MC = "llm_response_eval", "llm_intent_mc"
 VERDICTS = ("true", "literal", "neither", "invalid")
@@ -47,10 +48,14 @@ def temperatures_label(config: dict) -> str:
     return "t=" + ",".join(f"{float(t):g}" for t in temperatures) if temperatures else ""
 
 
+def judging_label(config: dict) -> str:
+    """The judge and the temperatures, in brackets: "(judge embedding:minilm, t=0.3,0.5)"."""
+    return "(" + ", ".join(x for x in (f"judge {judge_label(config)}", temperatures_label(config)) if x) + ")"
+
+
 def generative_label(config: dict) -> str:
     """The LLM, the judge and the temperatures: what a generative accuracy depends on besides the prompt."""
-    extra = ", ".join(x for x in (f"judge {judge_label(config)}", temperatures_label(config)) if x)
-    return f"{llm_label(config)} ({extra})"
+    return f"{llm_label(config)} {judging_label(config)}"
 
 
 def cot_label(config: dict) -> str:
@@ -64,15 +69,6 @@ def _mean(runs: list[Run], key: str) -> float | None:
 
 def _fmt(value: float | None) -> str:
     return "" if value is None else f"{value:.3f}"
-
-
-def _table(header: list[str], rows: list[list[str]]) -> list[str]:
-    return [
-        "| " + " | ".join(header) + " |",
-        "|" + "---|" * len(header),
-        *("| " + " | ".join(r) + " |" for r in rows),
-        "",
-    ]
 
 
 def _phenomena(runs: list[Run]) -> list[str]:
@@ -89,8 +85,7 @@ def generative_vs_mc(runs: list[Run]) -> dict[str, dict[str, dict[str, float | N
     by_llm: dict[str, dict[str, list[Run]]] = defaultdict(lambda: defaultdict(list))
     for run in runs:
         if run.task == GENERATIVE and cot_label(run.config) == "none":
-            setting = generative_label(run.config).split(" ", 1)[1]
-            by_llm[llm_label(run.config)][f"generative {setting}"].append(run)
+            by_llm[llm_label(run.config)][f"generative {judging_label(run.config)}"].append(run)
         elif run.task == MC:
             by_llm[llm_label(run.config)]["discriminative"].append(run)
     phenomena = _phenomena(runs)
@@ -181,19 +176,19 @@ def sections(runs: list[Run]) -> list[str]:
             for kind, scores in sorted(kinds.items(), reverse=True)
         ]
         out += ["### Generative (plain prompt) vs discriminative accuracy per phenomenon (Figure 2)", ""]
-        out += _table(["llm", "setup", *phenomena], rows)
+        out += _markdown_table(["llm", "setup", *phenomena], rows)
     levels = by_cot_level(runs)
     if levels:
         present = [c for c in COT_ORDER if any(c in v for v in levels.values())]
         out += ["### Generative accuracy by chain-of-thought level (Figure 3)", ""]
-        out += _table(
+        out += _markdown_table(
             ["llm", *(f"cot={c}" for c in present)],
             [[k, *(_fmt(v.get(c)) for c in present)] for k, v in levels.items()],
         )
     pairs = judge_agreement(runs)
     if pairs:
         out += ["### Judge agreement on the same replies", ""]
-        out += _table(
+        out += _markdown_table(
             ["llm", "cot", "judges", "replies", "agreement", "Cohen's kappa"],
             [
                 [

@@ -10,9 +10,11 @@ from pathlib import Path
 
 import yaml
 
+from pragexp.utils.instantiate import LAUNCH_OVERRIDES
+
 VARYING = ("seed", "data.fold")  # what a row averages over
 IGNORED_PREFIXES = (
-    "hydra.",
+    *LAUNCH_OVERRIDES,
     "paths.",
     "logger",
     "callbacks.progress_bar",
@@ -21,8 +23,6 @@ IGNORED_PREFIXES = (
     "task=",
     "model=",
     "experiment=",
-    "hparams_search=",  # how a sweep was launched is not a setting of its runs
-    "launcher=",
     "trainer.accelerator",
     "trainer.devices",
 )

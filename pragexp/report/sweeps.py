@@ -18,9 +18,7 @@ from omegaconf import OmegaConf
 from pragexp.report.figures import pyplot, save_png
 from pragexp.report.runs import _load_yaml
 from pragexp.report.tables import _markdown_table
-
-# Overrides that start a sweep or choose where it runs: a single run of the best trial drops them.
-SWEEP_ONLY = ("hparams_search=", "launcher=", "hydra.")
+from pragexp.utils.instantiate import LAUNCH_OVERRIDES
 
 
 @dataclass
@@ -122,7 +120,7 @@ def _short(value: str) -> str:
 
 
 def rerun_command(trial: Trial) -> str:
-    kept = [f"{k}={v}" for k, v in trial.overrides.items() if not f"{k}=".startswith(SWEEP_ONLY)]
+    kept = [f"{k}={v}" for k, v in trial.overrides.items() if not f"{k}=".startswith(LAUNCH_OVERRIDES)]
     return " ".join(["python", "-m", f"pragexp.{trial.entry}", *map(shlex.quote, kept)])
 
 

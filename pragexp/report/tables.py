@@ -8,6 +8,7 @@ from pathlib import Path
 
 from pragexp.report.paper import STAGES, family, load_paper, matching_paper_row, parse_row_name
 from pragexp.report.runs import Row, Run, config_value, group_runs, summarise
+from pragexp.utils.markdown import markdown_table
 
 HIDDEN_METRICS = ("count", "loss")
 
@@ -86,8 +87,8 @@ class _Columns:
 
 
 def _markdown_table(header: list[str], lines: list[list[str]]) -> list[str]:
-    out = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    return out + ["| " + " | ".join(cells) + " |" for cells in lines] + [""]
+    """A table and the blank line after it."""
+    return [*markdown_table(header, lines), ""]
 
 
 def _comparison_table(

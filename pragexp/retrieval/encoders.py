@@ -25,7 +25,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from pragexp.models.pretrained import load_encoder
+from pragexp.models.pretrained import load_encoder, masked_mean
 from pragexp.utils.pretrained_names import MINILM, TINY, minilm_path
 
 log = logging.getLogger(__name__)
@@ -90,8 +90,7 @@ class DenseEncoder(nn.Module):
             # DPR's pooler_output is its (projected) [CLS] state; a BERT's pooler would add a tanh layer.
             pooled = out.pooler_output if type(self.model).__name__.startswith("DPR") else out[0][:, 0]
         else:
-            mask = attention_mask.unsqueeze(-1).to(out[0].dtype)
-            pooled = (out[0] * mask).sum(1) / mask.sum(1).clamp(min=1.0)
+            pooled = masked_mean(out[0], attention_mask)
         return F.normalize(pooled, dim=-1) if self.normalize else pooled
 
 

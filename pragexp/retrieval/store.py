@@ -50,10 +50,6 @@ def index_key(embeddings: str, spec: IndexSpec) -> str:
     return digest({"format": FORMAT, "embeddings": embeddings, "index": spec.build_settings()})
 
 
-def _info(folder: Path) -> dict:
-    return json.loads((folder / "info.json").read_text(encoding="utf-8"))
-
-
 def _write_info(folder: Path, info: dict) -> None:
     (folder / "info.json").write_text(json.dumps(info, indent=2) + "\n", encoding="utf-8")
 

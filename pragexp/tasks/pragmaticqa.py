@@ -88,7 +88,6 @@ class PragmatiCQATask(TrainableTask):
         self.finetune_query_encoder = bool(retriever.get("finetune", True))
         self.retrieval_loss_weight = float(retriever.get("loss_weight", 1.0))
         self.temperature = float(retriever.get("temperature", 1.0))
-        self.scope = retriever.get("scope", "all")
         self.generation = {"max_new_tokens": 128, "num_beams": 1, **(generation or {})}
         self.q_scorer_name = None if str(q_scorer).lower() in ("none", "null", "") else q_scorer
         self.q_batch_size = int(q_batch_size)
@@ -139,7 +138,7 @@ class PragmatiCQATask(TrainableTask):
         vectors = self.net["query_encoder"](**batch["query"])
         groups = (
             [self.dm.search_group(e) for e in self.dm.batch_examples(batch)]
-            if self.scope == "community"
+            if self.dm.scope == "community"  # read and checked by the data module
             else None
         )
         _, ids = self.dm.index.search(vectors.detach().float().cpu().numpy(), k, groups)

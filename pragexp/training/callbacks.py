@@ -113,9 +113,8 @@ class ConfusionMatrixReport(Callback):
 
 
 class WandbTestReport(Callback):
-    """The final `test/*` metrics as the W&B run's summary, which W&B's run tables and sweep views
-    compare (the last logged value would otherwise stand in, whatever logged it), and a bar chart of
-    each metric that is also measured per group (`test/r@1/<implicature type>` beside `test/r@1`)."""
+    """A W&B bar chart of each test metric that is also measured per group (`test/r@1/<implicature type>`
+    beside `test/r@1`). The `test/*` values themselves reach the run's summary as logged (once, by the test)."""
 
     def on_test_end(self, trainer, pl_module) -> None:
         loggers = wandb_loggers(trainer)
@@ -123,10 +122,8 @@ class WandbTestReport(Callback):
             return
         values = {k: float(v) for k, v in trainer.callback_metrics.items() if k.startswith("test/")}
         charts = group_bar_charts(values)
-        for logger in loggers:
-            logger.experiment.summary.update(values)
-            if charts:
-                logger.experiment.log(charts)
+        for logger in loggers if charts else ():
+            logger.experiment.log(charts)
 
 
 def group_bar_charts(values: dict[str, float]) -> dict:

@@ -17,16 +17,11 @@ def _secret(name: str) -> bool:
     return not name.endswith("_env") and any(w in name for w in SECRET_WORDS)
 
 
-# Overrides that say where or how a job runs rather than what it is: left out of W&B run names.
-NOT_IN_RUN_NAME = (
-    "logger",
-    "hydra.",
-    "paths.",
-    "launcher=",
-    "hparams_search=",
-    "print_config=",
-    "callbacks.",
-)
+# Overrides that launch a job (a sweep, a cluster) rather than set what it runs: a run's name, its settings
+# in a report and the command that re-runs one trial of a sweep all leave them out.
+LAUNCH_OVERRIDES = ("hydra.", "launcher=", "hparams_search=")
+# ... and those that say where or how a job runs: left out of W&B run names.
+NOT_IN_RUN_NAME = (*LAUNCH_OVERRIDES, "logger", "paths.", "print_config=", "callbacks.")
 
 
 def hydra_sweep_group() -> str | None:

@@ -77,11 +77,10 @@ def carve_groups(
     fractions: dict[str, float],
     seed: int,
     weights: Sequence[int] | None = None,
-    rest: str = "train",
 ) -> dict[str, list[int]]:
     """Rows split so that each group (a topic, say) lies in one part: the groups, shuffled with `seed`,
     fill the parts of `fractions` in turn, each until it holds at least its fraction of the total weight
-    (rows count 1 each unless `weights` says otherwise); the remaining groups form `rest`. Every part gets
+    (rows count 1 each unless `weights` says otherwise); the remaining groups form "train". Every part gets
     at least one group. Returns row indices per part, each in row order."""
     names = sorted(set(groups))
     if len(names) < len(fractions) + 1:
@@ -99,8 +98,8 @@ def carve_groups(
             part_of[names[i]], taken = part, taken + weight_of[names[i]]
             i += 1
     for name in names[i:]:
-        part_of[name] = rest
-    out: dict[str, list[int]] = {part: [] for part in [*fractions, rest]}
+        part_of[name] = "train"
+    out: dict[str, list[int]] = {part: [] for part in [*fractions, "train"]}
     for row, group in enumerate(groups):
         out[part_of[group]].append(row)
     return out

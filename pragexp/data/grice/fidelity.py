@@ -35,6 +35,7 @@ from pragexp.data.grice.generator.lexicon import base_form, load_lexicon, singul
 from pragexp.data.grice.io import Dialogue, read_dialogues
 from pragexp.data.grice.schema import SUBTOPICS
 from pragexp.utils.io import atomic_write_text
+from pragexp.utils.markdown import markdown_table
 
 FIELDS = ("question", "answer", "explicit", "distractor", "qa_question", "qa_answer")
 UNLABELLED = "unlabelled"
@@ -441,12 +442,6 @@ def _pct(x: float) -> str:
     return "n/a" if x != x else f"{100 * x:.1f}%"
 
 
-def _table(rows: list, header: list) -> list[str]:
-    out = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    out += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
-    return out
-
-
 def _md_escape(text: str) -> str:
     return text.replace("|", "\\|")
 
@@ -470,8 +465,8 @@ def render_markdown(rep: Report, title: str = "GRICE fidelity report") -> str:
         (f, _pct(rep.coverage[f]), _pct(rep.unseen[f]), rep.templates[f][0], rep.templates[f][1])
         for f in FIELDS
     ]
-    lines += _table(
-        rows, ["field", "official covered", "generated, unseen", "official templates", "generated templates"]
+    lines += markdown_table(
+        ["field", "official covered", "generated, unseen", "official templates", "generated templates"], rows
     )
     lines += ["", "## Coverage per group (official sentences in the group, covered share)", ""]
     groups = sorted(rep.grouped, key=lambda g: (g.split("=")[0] != "condition", g.count("/"), g))
@@ -482,7 +477,7 @@ def render_markdown(rep: Report, title: str = "GRICE fidelity report") -> str:
             cov_n = rep.grouped[g].get(f)
             cells.append("" if cov_n is None else f"{_pct(cov_n[0])} ({cov_n[1]})")
         rows.append((g, *cells))
-    lines += _table(rows, ["group", *FIELDS])
+    lines += markdown_table(["group", *FIELDS], rows)
     for name, listing in (
         ("Most frequent official templates never generated", rep.misses),
         ("Most frequent generated templates the release never shows", rep.extras),
@@ -492,9 +487,9 @@ def render_markdown(rep: Report, title: str = "GRICE fidelity report") -> str:
             if not listing[f]:
                 continue
             lines += [f"**{f}**", ""]
-            lines += _table(
-                [(n, f"`{_md_escape(t)}`", f"{_md_escape(ex)} ({src})") for t, n, ex, src in listing[f]],
+            lines += markdown_table(
                 ["count", "template", "example"],
+                [(n, f"`{_md_escape(t)}`", f"{_md_escape(ex)} ({src})") for t, n, ex, src in listing[f]],
             )
             lines.append("")
     lines += ["", "## Distributions", ""]
@@ -511,7 +506,7 @@ def render_markdown(rep: Report, title: str = "GRICE fidelity report") -> str:
         keys = list(dict.fromkeys([*od[key], *gd[key]]))
         fmt = (lambda v: str(v)) if key.startswith("own_type") else _pct
         rows = [(f"`{k}`", fmt(od[key].get(k, 0)), fmt(gd[key].get(k, 0))) for k in keys[:12]]
-        lines += [f"**{label}**", ""] + _table(rows, ["", "official", "generated"]) + [""]
+        lines += [f"**{label}**", ""] + markdown_table(["", "official", "generated"], rows) + [""]
     # answers per QA question form: same forms can still teach other answers
     rows = []
     for q, n in od["qa_questions"].most_common(12):
@@ -528,7 +523,7 @@ def render_markdown(rep: Report, title: str = "GRICE fidelity report") -> str:
             )
         )
     lines += ["**QA answers per question form** (the official file's most frequent forms)", ""]
-    lines += _table(rows, ["question", "official n", "official answers", "generated answers"]) + [""]
+    lines += markdown_table(["question", "official n", "official answers", "generated answers"], rows) + [""]
     ov, gv = od["vocabulary"], gd["vocabulary"]
     only_off = [(w, n) for w, n in ov.most_common() if w not in gv]
     only_gen = [(w, n) for w, n in gv.most_common() if w not in ov]

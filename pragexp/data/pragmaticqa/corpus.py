@@ -203,9 +203,10 @@ def community_folders(
 
 def archive_manifest(sources_path: Path) -> list[list]:
     """(relative path, size, mtime) of every page of the archive: what the corpus cache is keyed by."""
+    pages = sorted(sources_path.glob("*/*.html"))
     return [
-        [str(p.relative_to(sources_path)), p.stat().st_size, p.stat().st_mtime_ns]
-        for p in sorted(sources_path.glob("*/*.html"))
+        [str(p.relative_to(sources_path)), s.st_size, s.st_mtime_ns]
+        for p, s in ((p, p.stat()) for p in pages)
     ]
 
 

@@ -35,6 +35,7 @@ from functools import partial
 from pathlib import Path
 
 import torch
+from tokenizers import Tokenizer
 
 from pragexp.data.common import tokenization as tt
 from pragexp.data.common.datamodule import SplitsDataModule
@@ -101,6 +102,7 @@ class PragmatiCQADataModule(SplitsDataModule):
         self.reader_tokenizer = None
         self.query_tokenizer = None
         self.saved_index_key: str | None = None
+        self._tokenizer_bases: dict[tuple[str, str], Tokenizer] = {}  # (encoder, corpus) -> loaded or trained
         self.group_of: dict[str, tuple[str, str]] = {}  # community -> (passage group, how it was matched)
         self.report: dict = {}
 
@@ -173,12 +175,17 @@ class PragmatiCQADataModule(SplitsDataModule):
                 corpus_lib.build_sources_corpus(archive, tmp, self.passage_words)
 
     def _retrieval_tokenizer(self, name: str, max_length: int, corpus: corpus_lib.Corpus):
-        if name == TINY:  # trained on the corpus, so both sides of the tiny bi-encoder share it
-            texts = [t for p in corpus.passages for t in (p.title, p.text)]
-            tokenizer = tt.train_wordpiece(texts, vocab_size=self.tiny_vocab_size)
-        else:
-            tokenizer = tt.load_pretrained_tokenizer(name)
-        return tt.configure(tokenizer, max_length)
+        """The encoder's tokenizer, loaded (or trained) once per corpus; each caller gets its own copy, cut
+        at its own length."""
+        base = self._tokenizer_bases.get((name, corpus.key))
+        if base is None:
+            if name == TINY:  # trained on the corpus, so both sides of the tiny bi-encoder share it
+                texts = [t for p in corpus.passages for t in (p.title, p.text)]
+                base = tt.train_wordpiece(texts, vocab_size=self.tiny_vocab_size)
+            else:
+                base = tt.load_pretrained_tokenizer(name)
+            self._tokenizer_bases[(name, corpus.key)] = base
+        return tt.configure(Tokenizer.from_str(base.to_str()), max_length)
 
     def _encoder_spec(self, side: str) -> store.EncoderSpec:
         return store.EncoderSpec(

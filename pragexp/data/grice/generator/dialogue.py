@@ -170,7 +170,7 @@ class GriceGenerator:
             f"no {forced} round could be generated for dialogue {dialog_id}"
         )  # pragma: no cover
 
-    def _plan(self, rng, c, i, forced, forced_at):
+    def _plan(self, rng, i, forced, forced_at):
         """(implicature, subtopics to try or None) of round i. Train and dev rounds draw a type from
         the mix. A test dialogue of type T is T wherever its subtopic can carry it, as in the
         release's test files: one round (forced_at) is T for sure, the others pick a subtopic
@@ -195,7 +195,7 @@ class GriceGenerator:
         rounds, records, tellers = [], [], []
         c = Ctx(rng, world, lex, d)
         for i in range(n_rounds):
-            imp, subs = self._plan(rng, c, i, forced, forced_at)
+            imp, subs = self._plan(rng, i, forced, forced_at)
             built = build_turn(c, imp, subs)
             if built is None and subs is not None:
                 imp = self._sample_type_for(rng, subs[0])

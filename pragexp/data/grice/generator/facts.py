@@ -407,20 +407,3 @@ def positive(fact):
         return fact
     i = fields.index("neg")
     return tuple.__new__(type(fact), fact[:i] + (False,) + fact[i + 1 :])
-
-
-FACT_TYPES = (
-    AgentAt,
-    AgentWent,
-    AgentPath,
-    Put,
-    PutThenWent,
-    PutTogether,
-    PutBoth,
-    WasThenPut,
-    ObjectAt,
-    InContainer,
-    ObjectQuant,
-    NotSure,
-    DontKnow,
-)

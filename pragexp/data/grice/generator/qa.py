@@ -42,10 +42,6 @@ def _who(agent):
     return WOMAN if agent == WOMAN else agent
 
 
-def _did_put(w, a, o, loc):
-    return w.holds(Put(a, o, loc))
-
-
 def answer(w, q, lex) -> str:
     kind = q[0]
     if kind in ("knows_where",):

@@ -138,9 +138,6 @@ class World:
             ]
         return self._known_puts
 
-    def is_all(self, obj) -> bool:
-        return self.obj_count[obj] == self.obj_total[obj]
-
 
 def _others(pool, exclude):
     return [x for x in pool if x not in exclude]

@@ -104,15 +104,20 @@ def _pick_agent(c, pool):
     return c.pick(pool, c.d.last_agent if c.rng.random() < 0.6 else WOMAN)
 
 
+def _puts_she_can_place(w):
+    """(agent, object) for every put whose putter and place she knows, in world order."""
+    return [
+        (a, o)
+        for a in w.agents
+        for o in w.puts_of(a)
+        if w.knows_var("putter", o) and w.knows_var("obj_loc", o)
+    ]
+
+
 def _put_other_object(c):
     """a put other in loc, not obj: "I left the figs there"."""
     w, d = c.w, c.d
-    pairs = [
-        (a, other)
-        for a in w.agents
-        for other in w.puts_of(a)
-        if w.knows_var("putter", other) and w.knows_var("obj_loc", other)
-    ]
+    pairs = _puts_she_can_place(w)
     if not pairs:
         return None
     a, other = c.choice(pairs)
@@ -131,12 +136,7 @@ def _put_other_object(c):
 def _put_elsewhere(c):
     """a put obj in another place: "I left them in the hall" / "she said she left them in the hall"."""
     w, d = c.w, c.d
-    pairs = [
-        (a, o)
-        for a in w.agents
-        for o in w.puts_of(a)
-        if w.knows_var("putter", o) and w.knows_var("obj_loc", o)
-    ]
+    pairs = _puts_she_can_place(w)
     if not pairs:
         return None
     a, obj = c.choice(pairs)

@@ -55,13 +55,6 @@ def _topic(obj, loc):
     return ("count", obj, loc)
 
 
-def _teller(c, obj, putter_only):
-    """Who reports the count: the putter ("Mia said she put three there") or anyone who saw them."""
-    w = c.w
-    a = w.putter[obj] if putter_only else c.choice(w.others)
-    return a
-
-
 def os_strengthening(c):
     """ "are some of the limes in the den" / "three are there": three of the limes are there."""
     w, rng = c.w, c.rng
