@@ -16,6 +16,7 @@ from omegaconf import DictConfig, OmegaConf
 from pragexp.tasks.base import TrainableTask
 from pragexp.utils import checkpoint
 from pragexp.utils.config_tree import print_config_tree
+from pragexp.utils.hub import check_hub_models
 from pragexp.utils.instantiate import build_callbacks, build_loggers, public_config
 from pragexp.utils.io import atomic_write_text
 
@@ -36,7 +37,8 @@ def check_model_fits_task(cfg: DictConfig) -> None:
 
 def run(cfg: DictConfig) -> dict[str, float]:
     check_model_fits_task(cfg)
-    ckpt_path = None if OmegaConf.is_missing(cfg, "ckpt_path") else cfg.get("ckpt_path")
+    check_hub_models(cfg)  # offline, a hub model missing from the cache stops the run before any work
+    ckpt_path = cfg.get("ckpt_path")
     if cfg.get("print_config", True):
         print_config_tree(cfg)
     if cfg.get("seed") is not None:
@@ -64,8 +66,17 @@ def run(cfg: DictConfig) -> dict[str, float]:
         task_args["optimizer"] = instantiate(cfg.optimizer)
         task_args["scheduler"] = instantiate(cfg.scheduler) if cfg.get("scheduler") else None
     task = instantiate(cfg.task, **task_args)
-    if isinstance(task, TrainableTask) and not cfg.get("train", True) and not ckpt_path:
-        raise ValueError("evaluation needs a trained model: pass ckpt_path=<path to a .ckpt file>")
+    train = bool(cfg.get("train", True))
+    # Evaluating without a checkpoint: fine for a model with no weights to learn (oracle, lead, majority);
+    # one that reads the training data (majority counts its labels) makes that pass first.
+    observe_first = False
+    if isinstance(task, TrainableTask) and not train and not ckpt_path:
+        if task.model_learns_weights:
+            raise ValueError(
+                f"evaluation needs a trained model: pass ckpt_path=<path to a .ckpt file> "
+                f"(model={cfg.get('model_name')} learns weights; the oracle, lead and majority baselines do not)"
+            )
+        observe_first = task.model_observes_data
     # Set after instantiate: Hydra would turn a dict holding `_target_` passed as an argument into an object.
     task.model_config = OmegaConf.to_container(model_cfg, resolve=True) if model_cfg is not None else None
     loggers = build_loggers(cfg.get("logger"))
@@ -78,11 +89,12 @@ def run(cfg: DictConfig) -> dict[str, float]:
     try:
         # Checkpoints are data: Lightning loads them with weights_only=True too (pragexp.utils.checkpoint).
         test_ckpt = ckpt_path
-        if cfg.get("train", True):
+        if train or observe_first:
             trainer.fit(task, datamodule=datamodule, ckpt_path=ckpt_path, weights_only=True)
+        if train:
             best = trainer.checkpoint_callback.best_model_path if trainer.checkpoint_callback else ""
             test_ckpt = best or None  # no checkpoint under fast_dev_run: use the weights in memory
-        if cfg.get("train", True) or cfg.get("validate", False):
+        if train or cfg.get("validate", False):
             for results in trainer.validate(
                 task, datamodule=datamodule, ckpt_path=test_ckpt, verbose=False, weights_only=True
             ):

@@ -108,6 +108,11 @@ def test_majority_baseline_value(make_config):
     ckpt = torch.load(Path(cfg.paths.output_dir, "checkpoints", "last.ckpt"), weights_only=False)
     assert ckpt["state_dict"]["net.counts"].tolist() == dm.label_counts("train")
     assert ckpt["epoch"] == 0  # one pass over the labels, then it stops
+    # `pragexp.eval model=majority` needs no checkpoint: it counts the training labels, then tests.
+    evaluated = run(make_config(["task=circa", "model=majority", "validate=true"], name="eval", out="eval"))
+    assert evaluated["test/acc"] == metrics["test/acc"] and evaluated["val/acc"] == metrics["val/acc"]
+    with pytest.raises(ValueError, match="evaluation needs a trained model"):
+        run(make_config(["task=circa", "model=bert"], name="eval", out="bert"))
 
 
 @pytest.mark.parametrize("labels", ["relaxed", "strict"])

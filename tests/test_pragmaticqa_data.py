@@ -82,10 +82,13 @@ def test_examples_carry_the_history_newest_first_and_the_question_type():
     ("question", "kind"),
     [
         ("how old is snoop dogg?", "how"),
-        ("I see.. has he ever been incarcerated?", "has"),
+        ("I see.. has he ever been incarcerated?", "other"),  # not one of Appendix D's auxiliaries
+        ("Can you tell me about the cast?", "other"),
+        ("Would he do it again?", "do"),  # the first of the seven, wherever it stands
         ("So what's the name of it?", "what"),
         ("Tell me about Ada Morrow", "other"),
         ("Did she ever save anyone?", "did"),
+        ("Are there sequels, and who wrote them?", "who"),  # a wh-word wins over an auxiliary
     ],
 )
 def test_question_types_follow_appendix_d(question, kind):
@@ -198,3 +201,77 @@ def test_the_released_train_split_reads_with_its_quirks_counted():
     assert 40 < counts["null_key_spans"] < 120 and counts["scraper_failure_spans_dropped"] > 0
     assert counts["human_eval_missing"] > 150
     assert len({c.topic for c in conversations}) == 35
+
+
+def test_a_community_shared_between_splits_is_warned_about_and_reported(make_config, tmp_path, caplog):
+    """The release shares Hamilton the Musical and Wizard of Oz between train and val: their pages serve
+    both splits, so the data module says so (topics stay apart)."""
+    from hydra.utils import instantiate
+
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "train.jsonl").write_text(TRAIN.read_text(encoding="utf-8"), encoding="utf-8")
+    val = [json.loads(line) for line in (PRAGMATICQA_FIXTURE / "val.jsonl").read_text().splitlines()]
+    for conversation in val:
+        conversation["community"] = "Lighthouse Keepers"  # a train community, another topic
+    (data / "val.jsonl").write_text("".join(json.dumps(c) + "\n" for c in val), encoding="utf-8")
+    cfg = make_config(["task=pragmaticqa", "model=oracle", f"data.path={data}", "data.corpus=spans"])
+    dm = instantiate(cfg.data)
+    with caplog.at_level("WARNING"):
+        dm.setup("fit")
+    report = json.loads((tmp_path / "run" / "data_report.json").read_text())
+    assert report["communities_in_more_than_one_split"] == ["Lighthouse Keepers (train, val)"]
+    assert report["topics_in_more_than_one_split"] == []
+    assert "communitys" not in caplog.text and "Lighthouse Keepers (train, val)" in caplog.text
+
+
+def test_fid_input_reads_question_then_passage_with_a_space_under_byte_level_bpe(make_config):
+    """BART's byte-level BPE glues a word to what precedes it: without a space between the question and the
+    passage part, "NYC.title:" would encode "title" in pieces no input of pretraining ever had."""
+    from hydra.utils import instantiate
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors, trainers
+
+    bpe = Tokenizer(models.BPE())
+    bpe.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    bpe.decoder = decoders.ByteLevel()
+    texts = [
+        f"question: where is it? title: {t} context: it is in NYC." for t in ("Harbor", "Ferry", "Kite")
+    ] * 20
+    bpe.train_from_iterator(
+        texts,
+        trainers.BpeTrainer(
+            vocab_size=400,
+            special_tokens=["<s>", "<pad>", "</s>", "</lit>", "</prag>"],
+            initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+        ),
+    )
+    bpe.post_processor = processors.TemplateProcessing(
+        single="<s> $A </s>", special_tokens=[("<s>", 0), ("</s>", 2)]
+    )
+    cfg = make_config(["task=pragmaticqa", "model=oracle", "data.corpus=spans"])
+    dm = instantiate(cfg.data)
+    dm.setup("test")
+    dm.reader_tokenizer = bpe
+    passage = dm.index.passages[0]
+    inputs = dm.reader_inputs(["question: where is it in NYC."], [[0]])
+    ids = inputs["input_ids"][0, 0][inputs["attention_mask"][0, 0].bool()].tolist()
+    tokens = [bpe.id_to_token(i) for i in ids]
+    title = bpe.token_to_id("Ġtitle")
+    assert title is not None and title in ids  # the word as it reads after a space, one token
+    assert bpe.decode(ids).startswith(f"question: where is it in NYC. title: {passage.title} context:")
+    assert tokens[0] == "<s>" and tokens[-1] == "</s>"
+
+
+def test_a_hub_retriever_offline_names_the_retriever_setting(make_config):
+    """Past the start-up check (a cached hub id, say, or a script building the data module itself), the
+    loader's own error names the setting that fixes it: retriever=minilm, not the reader's."""
+    from hydra.utils import instantiate
+
+    dpr = [
+        f"retriever.{side}_encoder=facebook/dpr-{side}_encoder-single-nq-base"
+        for side in ("query", "passage")
+    ]
+    cfg = make_config(["task=pragmaticqa", "model=oracle", "retriever=dpr", *dpr, "data.corpus=spans"])
+    with pytest.raises(OSError, match=r"offline, use retriever=minilm") as err:
+        instantiate(cfg.data).setup("test")
+    assert "model.pretrained" not in str(err.value)

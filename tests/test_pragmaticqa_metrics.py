@@ -8,7 +8,7 @@ import torch
 
 from pragexp.metrics.perplexity import PerplexityMetric
 from pragexp.metrics.retrieval import recall_at_k
-from pragexp.metrics.spans import f1_lit, f1_prag, normalize_tokens, remove_spans, token_f1
+from pragexp.metrics.spans import f1_lit, f1_prag, f1_prag_ceiling, normalize_tokens, remove_spans, token_f1
 
 LIT = ["Snoop Dogg was acquitted of murder on February 20, 1996"]
 PRAG = ["A short film about the murder trial", "was released in 1994"]
@@ -41,8 +41,21 @@ def test_f1_prag_scores_what_goes_beyond_the_literal_answer():
     overlapping = ["He was young. " + LIT[0] + ". It was big news."]
     assert remove_spans(overlapping, LIT) == [["he", "was", "young", "it", "was", "big", "news"]]
     assert f1_prag(["He was young. It was big news."], overlapping, LIT) == 1.0
-    # Nothing beyond the literal answer to find, and nothing predicted: SQuAD's convention.
-    assert f1_prag([], LIT, LIT) == 1.0
+    assert f1_prag_ceiling(PRAG, LIT) == 1.0 and f1_prag_ceiling(overlapping, LIT) == 1.0
+
+
+def test_f1_prag_is_zero_without_gold_information_beyond_the_literal_answer():
+    """The paper (eq. 2 and the sentence after it): zero unless the predicted pragmatic spans hold
+    information beyond the gold literal spans that overlaps the gold pragmatic spans. A question whose gold
+    pragmatic spans only repeat the literal ones scores 0 whatever is predicted (SQuAD would give 1 to an
+    empty prediction), and its ceiling is 0."""
+    assert f1_prag([], LIT, LIT) == 0.0
+    assert f1_prag(LIT, LIT, LIT) == 0.0
+    assert f1_prag(PRAG, LIT, LIT) == 0.0
+    assert f1_prag([], [], LIT) == 0.0
+    assert f1_prag_ceiling(LIT, LIT) == 0.0 and f1_prag_ceiling([], LIT) == 0.0
+    # F1_lit keeps SQuAD's convention for empty bags (both empty: 1).
+    assert f1_lit([], []) == 1.0
 
 
 def test_remove_spans_cuts_every_occurrence_as_found_in_the_span():
@@ -54,19 +67,20 @@ def test_remove_spans_cuts_every_occurrence_as_found_in_the_span():
     ) == [["professor", "dumbledore"]]
 
 
-def test_recall_at_k_any_and_all_gold_passages():
+def test_recall_at_k_any_share_and_all_gold_passages():
     retrieved = [[5, 3, 9, 1], [2, 4, 6, 8], [1, 2, 3, 4]]
     gold = [(3, 1), (7,), ()]
-    r1, all1 = recall_at_k(retrieved, gold, 1)
-    r2, all2 = recall_at_k(retrieved, gold, 2)
-    r4, all4 = recall_at_k(retrieved, gold, 4)
-    assert r1.tolist() == [0, 0, 0] and r2.tolist() == [1, 0, 0] and all2.tolist() == [0, 0, 0]
-    assert r4.tolist() == [1, 0, 0] and all4.tolist() == [
-        1,
-        0,
-        0,
-    ]  # no gold passage: a miss, not a vacuous hit
-    assert all1.tolist() == [0, 0, 0]
+
+    def at(k):
+        return {name: values.tolist() for name, values in recall_at_k(retrieved, gold, k).items()}
+
+    assert at(1) == {"r": [0, 0, 0], "r_all": [0, 0, 0], "hit_all": [0, 0, 0]}
+    # R^All@k is the share of the gold passages found (Table 4's caption), not all-or-nothing
+    assert at(2) == {"r": [1, 0, 0], "r_all": [0.5, 0, 0], "hit_all": [0, 0, 0]}
+    # no gold passage: a miss on all three, not a vacuous hit
+    assert at(4) == {"r": [1, 0, 0], "r_all": [1, 0, 0], "hit_all": [1, 0, 0]}
+    three = recall_at_k([[1, 2, 3]], [(1, 2, 9)], 3)
+    assert three["r_all"].item() == pytest.approx(2 / 3) and three["hit_all"].item() == 0
 
 
 def test_perplexity_counts_each_example_once():

@@ -46,18 +46,44 @@ def test_train_then_evaluate_the_checkpoint(make_config):
     assert report["index"]["key"] == state["index_key"]  # the same cached index, found again
 
 
-def test_the_oracle_scores_one_and_the_lead_less(make_config):
-    oracle = run(make_config(["task=pragmaticqa", "model=oracle"], out="oracle"))
-    assert (
-        oracle["test/f1_lit"]
-        == oracle["test/f1_prag"]
-        == oracle["val/f1_lit"]
-        == oracle["val/f1_prag"]
-        == 1.0
+def _release_with_a_literal_only_question(folder: Path) -> Path:
+    """The fixture release, with one test question whose gold pragmatic span repeats its literal one (as 11.6%
+    of the released test questions do): nothing beyond the literal answer to find there."""
+    folder.mkdir()
+    for split in ("train", "val", "test"):
+        lines = (PRAGMATICQA_FIXTURE / f"{split}.jsonl").read_text(encoding="utf-8").splitlines()
+        if split == "test":
+            first = json.loads(lines[0])
+            meta = first["qas"][0]["a_meta"]
+            meta["pragmatic_obj"] = [dict(meta["literal_obj"][0])]
+            lines[0] = json.dumps(first)
+        (folder / f"{split}.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return folder
+
+
+def test_parameter_free_readers_evaluate_without_a_checkpoint(make_config, tmp_path):
+    """`pragexp.eval model=oracle|lead` scores dev and test with no checkpoint. The oracle's F1_lit is 1 and
+    its F1_prag is the ceiling the split allows (6 of the 7 test questions add something beyond the literal
+    answer); the lead baseline falls below both."""
+    data = _release_with_a_literal_only_question(tmp_path / "data")
+    oracle = run(
+        make_config(["task=pragmaticqa", "model=oracle", f"data.path={data}"], name="eval", out="oracle")
     )
+    assert oracle["test/f1_lit"] == oracle["val/f1_lit"] == 1.0 and oracle["test/count"] == 7
+    assert oracle["test/f1_prag_ceiling"] == pytest.approx(6 / 7)
+    assert oracle["test/f1_prag"] == pytest.approx(oracle["test/f1_prag_ceiling"])
+    assert oracle["val/f1_prag"] == oracle["val/f1_prag_ceiling"] == 1.0
     assert "test/ppl" not in oracle  # a baseline has no likelihood
-    lead = run(make_config(["task=pragmaticqa", "model=lead"], out="lead"))
-    assert lead["test/f1_lit"] < 1.0 and lead["test/r@5"] == oracle["test/r@5"]  # same retriever, untrained
+    assert not (tmp_path / "oracle" / "checkpoints").exists()  # nothing was trained
+    lead = run(make_config(["task=pragmaticqa", "model=lead", f"data.path={data}"], name="eval", out="lead"))
+    assert lead["test/f1_lit"] < 1.0 and lead["test/f1_prag"] < lead["test/f1_prag_ceiling"]
+    assert lead["test/r@5"] == oracle["test/r@5"]  # same retriever, untrained
+    assert lead["test/hit_all@5"] <= lead["test/r_all@5"] <= lead["test/r@5"]
+
+
+def test_evaluating_a_model_that_learns_weights_without_a_checkpoint_is_refused(make_config):
+    with pytest.raises(ValueError, match="evaluation needs a trained model: pass ckpt_path"):
+        run(make_config(["task=pragmaticqa", "model=fid"], name="eval"))
 
 
 def test_community_scope_retrieves_from_the_conversations_own_pages(make_config):

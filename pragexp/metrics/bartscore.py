@@ -23,6 +23,7 @@ from pragexp.utils.pretrained_names import MINILM, TINY, minilm_path
 
 PAPER_SCORER = "facebook/bart-large-cnn"
 SCORER_SEED = 0
+SCORER_HINT = "offline, use metrics.q_scorer=minilm (a proxy) or metrics.q_scorer=none"
 
 
 class Seq2SeqScorer:
@@ -33,7 +34,12 @@ class Seq2SeqScorer:
 
         self.name, self.batch_size, self.max_length = name, batch_size, max_length
         # minilm and tiny read the MiniLM (BERT) vocabulary; a hub model or folder brings its own.
-        self.tokenizer = AutoTokenizer.from_pretrained(minilm_path() if name in (MINILM, TINY) else name)
+        try:
+            self.tokenizer = AutoTokenizer.from_pretrained(minilm_path() if name in (MINILM, TINY) else name)
+        except OSError as err:
+            raise OSError(
+                f"cannot load the Q scorer {name!r}: {str(err).strip()[:200]} ({SCORER_HINT})"
+            ) from err
         tok = self.tokenizer
         special = {
             "pad": tok.pad_token_id,
@@ -44,7 +50,7 @@ class Seq2SeqScorer:
         with torch.random.fork_rng(devices=[]):  # weights a checkpoint lacks (tiny, minilm's cross-attention)
             torch.manual_seed(SCORER_SEED)  # are drawn the same in every run: a metric must not vary
             self.model = load_seq2seq(
-                name, vocab_size=len(tok) if name == TINY else None, special_ids=special
+                name, vocab_size=len(tok) if name == TINY else None, special_ids=special, hint=SCORER_HINT
             )
         self.model.eval().requires_grad_(False)
         self.device = torch.device(device) if device is not None else None

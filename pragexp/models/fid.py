@@ -92,6 +92,8 @@ class FiDReader(nn.Module):
 class OracleReader(nn.Module):
     """The gold literal spans, pragmatic spans and answer, as they are."""
 
+    learns_weights = False  # nothing to train by gradients: evaluated without a checkpoint
+
     def predict(
         self, golds: Sequence[Prediction], passages: Sequence[Sequence[tuple[str, str]]]
     ) -> list[Prediction]:
@@ -107,6 +109,8 @@ def sentences(text: str) -> list[str]:
 
 class LeadReader(nn.Module):
     """Literal = the top passage's first sentence, pragmatic = its second, answer = the two together."""
+
+    learns_weights = False  # nothing to train by gradients: evaluated without a checkpoint
 
     def predict(
         self, golds: Sequence[Prediction], passages: Sequence[Sequence[tuple[str, str]]]

@@ -42,8 +42,10 @@ def load_seq2seq(
     vocab_size: int | None = None,
     special_ids: Mapping[str, int] | None = None,
     tiny_config: Mapping | None = None,
+    hint: str = SEQ2SEQ_HINT,
 ) -> nn.Module:
-    """A transformers encoder-decoder whose generation config knows its special tokens."""
+    """A transformers encoder-decoder whose generation config knows its special tokens; `hint` names the
+    setting that replaces a hub model offline."""
     import transformers
 
     ids = dict(special_ids or {})
@@ -69,7 +71,7 @@ def load_seq2seq(
             model = transformers.AutoModelForSeq2SeqLM.from_pretrained(name)
         except OSError as err:
             first_line = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
-            raise OSError(f"cannot load the encoder-decoder {name!r}: {first_line} ({SEQ2SEQ_HINT})") from err
+            raise OSError(f"cannot load the encoder-decoder {name!r}: {first_line} ({hint})") from err
     model.train()  # from_pretrained returns eval mode; Lightning keeps a submodule's mode as it finds it
     if vocab_size is not None and vocab_size > model.get_input_embeddings().num_embeddings:
         _resize(model, vocab_size)

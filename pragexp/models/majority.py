@@ -12,6 +12,8 @@ from torch import nn
 
 
 class MajorityClassifier(nn.Module):
+    learns_weights = False  # it counts labels (`observe`) instead: evaluated without a checkpoint
+
     def __init__(self, num_labels: int, vocab_size: int | None = None):
         super().__init__()  # vocab_size is accepted, and ignored, so every classifier is built alike
         self.register_buffer("counts", torch.zeros(num_labels, dtype=torch.long))

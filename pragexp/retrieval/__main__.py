@@ -47,6 +47,9 @@ def compose(overrides: list[str]):
 def data_module(cfg, ckpt: str | None = None):
     from hydra.utils import instantiate
 
+    from pragexp.utils.hub import check_hub_models
+
+    check_hub_models(cfg, ("retriever.query_encoder", "retriever.passage_encoder"))  # no reader here
     dm = instantiate(cfg.data)
     if ckpt:
         dm.load_state_dict(checkpoint.read(ckpt, setting="--ckpt").datamodule_state(type(dm).__qualname__))

@@ -30,6 +30,8 @@ from pragexp.utils.pretrained_names import MINILM, TINY, minilm_path
 
 log = logging.getLogger(__name__)
 
+RETRIEVER_HINT = "offline, use retriever=minilm"
+
 POOLINGS = ("cls", "mean")
 TINY_SEED = 1234  # the tiny encoder's weights: the same on both sides of a bi-encoder, in every process
 
@@ -47,9 +49,7 @@ def load_transformer(name: str, vocab_size: int | None = None) -> nn.Module:
         config = transformers.AutoConfig.from_pretrained(source)
     except OSError as err:
         first_line = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
-        raise OSError(
-            f"cannot load the retrieval encoder {name!r}: {first_line} (offline, use retriever=minilm)"
-        ) from err
+        raise OSError(f"cannot load the retrieval encoder {name!r}: {first_line} ({RETRIEVER_HINT})") from err
     if config.model_type == "dpr":
         # AutoModel would read a context encoder's weights into a question encoder's class (and drop them).
         model_class = getattr(transformers, (config.architectures or ["DPRQuestionEncoder"])[0])

@@ -130,6 +130,24 @@ class TrainableTask(PragexpTask):
     def forward_batch(self, batch: dict) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
         raise NotImplementedError
 
+    # -- what the model class declares (known before the network is built) ------------------------
+    @property
+    def model_class(self) -> type | None:
+        return getattr(self.model_factory, "func", self.model_factory)
+
+    @property
+    def model_learns_weights(self) -> bool:
+        """Whether the model is trained by gradients, so evaluating it needs a checkpoint. A model class
+        without trainable parameters says `learns_weights = False` (the oracle, lead and majority
+        baselines); the default is True."""
+        return bool(getattr(self.model_class, "learns_weights", True))
+
+    @property
+    def model_observes_data(self) -> bool:
+        """Whether the model, without weights to learn, still reads the training data once: the majority
+        baseline counts the training labels (`observe`)."""
+        return callable(getattr(self.model_class, "observe", None))
+
     def training_step(self, batch: dict, batch_idx: int) -> torch.Tensor:
         loss, _ = self.forward_batch(batch)
         self.log(

@@ -10,9 +10,11 @@ step encodes the questions, searches the index and hands the top passages to the
   loss: each question against one of its gold passages, the other questions' gold passages as negatives
   (scores = inner products of the stored passage vectors, / `retriever.temperature`);
 - evaluation, with `retriever.top_k` passages: `ppl` (the gold target's perplexity; its dev value picks
-  the checkpoint, as in the paper), `r@<top_k>` and `r_all@<top_k>` (and the whole sweep as
-  `retrieval/r@<k>`, `retrieval/r_all@<k>` for `metrics.recall_ks`), and, from the generated output,
-  `f1_lit`, `f1_prag` and `q` (symmetric BARTScore with `metrics.q_scorer`) overall and per question type.
+  the checkpoint, as in the paper), `r@<top_k>`, `r_all@<top_k>` and `hit_all@<top_k>` (and the whole
+  sweep as `retrieval/<name>@<k>` for `metrics.recall_ks`; see pragexp.metrics.retrieval), and, from the
+  generated output, `f1_lit`, `f1_prag` and `q` (symmetric BARTScore with `metrics.q_scorer`) overall and
+  per question type, beside `f1_prag_ceiling` (the best F1_prag any output can reach: the share of
+  questions whose gold pragmatic spans add something beyond the literal ones; see pragexp.metrics.spans).
   Generation is slow, so validations inside `fit` skip it (`metrics.generate_in_fit`); the best
   checkpoint's dev scores and the test scores have it.
 
@@ -34,12 +36,12 @@ from torch.optim.lr_scheduler import ReduceLROnPlateau
 from pragexp.metrics import GroupedMeanMetric
 from pragexp.metrics.bartscore import Seq2SeqScorer, symmetric_bartscore
 from pragexp.metrics.perplexity import PerplexityMetric
-from pragexp.metrics.retrieval import recall_at_k
-from pragexp.metrics.spans import f1_lit, f1_prag
+from pragexp.metrics.retrieval import RECALL_NAMES, recall_at_k
+from pragexp.metrics.spans import f1_lit, f1_prag, f1_prag_ceiling
 from pragexp.retrieval.encoders import build_encoder
 from pragexp.tasks.base import EVAL_STAGES, TrainableTask
 
-GENERATION_SCORES = ("f1_lit", "f1_prag", "q")
+GENERATION_SCORES = ("f1_lit", "f1_prag", "f1_prag_ceiling", "q")
 
 
 class PragmatiCQAMetrics(nn.Module):
@@ -118,8 +120,8 @@ class PragmatiCQATask(TrainableTask):
         return nn.ModuleDict({"query_encoder": query_encoder, "reader": reader})
 
     def build_metrics(self, datamodule) -> nn.ModuleDict:
-        retrieval = [f"r@{self.top_k}", f"r_all@{self.top_k}"]
-        retrieval += [f"retrieval/{name}@{k}" for k in self.recall_ks for name in ("r", "r_all")]
+        retrieval = [f"{name}@{self.top_k}" for name in RECALL_NAMES]
+        retrieval += [f"retrieval/{name}@{k}" for k in self.recall_ks for name in RECALL_NAMES]
         return nn.ModuleDict(
             {s: PragmatiCQAMetrics(self.score_names, retrieval, datamodule.group_names) for s in EVAL_STAGES}
         )
@@ -207,11 +209,11 @@ class PragmatiCQATask(TrainableTask):
         gold = batch["gold_passages"]
         scores: dict = {"retrieved": ranked[:, : self.top_k]}
         for k in sorted({*self.recall_ks, self.top_k}):
-            hit, hit_all = recall_at_k(ranked, gold, k)
-            if k in self.recall_ks:
-                scores[f"retrieval/r@{k}"], scores[f"retrieval/r_all@{k}"] = hit, hit_all
-            if k == self.top_k:
-                scores[f"r@{k}"], scores[f"r_all@{k}"] = hit, hit_all
+            for name, values in recall_at_k(ranked, gold, k).items():
+                if k in self.recall_ks:
+                    scores[f"retrieval/{name}@{k}"] = values
+                if k == self.top_k:
+                    scores[f"{name}@{k}"] = values
         inputs = None
         if "labels" in batch:
             inputs = self._reader_inputs(batch, ranked[:, : self.top_k])
@@ -235,6 +237,9 @@ class PragmatiCQATask(TrainableTask):
                     f1_prag(p.pragmatic, e.pragmatic_texts, e.literal_texts)
                     for p, e in zip(parsed, examples, strict=True)
                 ]
+            ),
+            "f1_prag_ceiling": torch.tensor(
+                [f1_prag_ceiling(e.pragmatic_texts, e.literal_texts) for e in examples]
             ),
         }
         if self.q_scorer_name:

@@ -26,8 +26,9 @@ PAD_TOKENS = ("[PAD]", "<pad>")
 SPECIAL_TOKENS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
 
 
-def load_pretrained_tokenizer(pretrained: str) -> Tokenizer:
-    """The fast tokenizer of a hub model (or of `minilm`), as a standalone `tokenizers.Tokenizer`."""
+def load_pretrained_tokenizer(pretrained: str, hint: str = OFFLINE_HINT) -> Tokenizer:
+    """The fast tokenizer of a hub model (or of `minilm`), as a standalone `tokenizers.Tokenizer`; `hint`
+    names the setting that replaces the model offline."""
     source = minilm_path() if pretrained == MINILM else pretrained
     from transformers import AutoTokenizer
 
@@ -35,7 +36,7 @@ def load_pretrained_tokenizer(pretrained: str) -> Tokenizer:
         hf_tokenizer = AutoTokenizer.from_pretrained(source)
     except OSError as err:
         first_line = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
-        raise OSError(f"cannot load the tokenizer of {pretrained!r}: {first_line} ({OFFLINE_HINT})") from err
+        raise OSError(f"cannot load the tokenizer of {pretrained!r}: {first_line} ({hint})") from err
     backend = getattr(hf_tokenizer, "backend_tokenizer", None)
     if backend is None:
         raise ValueError(f"{pretrained!r} has no fast (Rust) tokenizer; pragexp needs one")

@@ -45,7 +45,7 @@ from pragexp.data.pragmaticqa.answer_format import TAGS, format_answer, parse_an
 from pragexp.data.pragmaticqa.examples import QUESTION_TYPES, QAExample, qa_examples
 from pragexp.data.pragmaticqa.io import SPLITS, Conversation, read_conversations, split_files
 from pragexp.retrieval import store
-from pragexp.retrieval.encoders import build_encoder, encode_texts
+from pragexp.retrieval.encoders import RETRIEVER_HINT, build_encoder, encode_texts
 from pragexp.retrieval.index import IndexSpec
 from pragexp.utils.io import atomic_directory, atomic_write_text, digest, file_digest
 from pragexp.utils.pretrained_names import TINY
@@ -183,7 +183,7 @@ class PragmatiCQADataModule(SplitsDataModule):
                 texts = [t for p in corpus.passages for t in (p.title, p.text)]
                 base = tt.train_wordpiece(texts, vocab_size=self.tiny_vocab_size)
             else:
-                base = tt.load_pretrained_tokenizer(name)
+                base = tt.load_pretrained_tokenizer(name, RETRIEVER_HINT)
             self._tokenizer_bases[(name, corpus.key)] = base
         return tt.configure(Tokenizer.from_str(base.to_str()), max_length)
 
@@ -306,14 +306,22 @@ class PragmatiCQADataModule(SplitsDataModule):
             }
             for s in self.examples
         }
-        topics = {s: {c.topic for c in splits[s]} for s in self.examples}
-        shared = sorted({t for a in topics for b in topics if a < b for t in topics[a] & topics[b]})
-        if shared:  # the release keeps topics apart; a file that does not is worth knowing about
-            log.warning("PragmatiCQA: topics in more than one split: %s", ", ".join(shared))
+        # The release keeps topics apart; a file that does not is worth knowing about. Communities are not
+        # kept apart (train and val share Hamilton the Musical and Wizard of Oz): their wiki pages then
+        # serve both splits, which a researcher should know when reading dev figures.
+        shared = {
+            plural: _in_more_than_one_split(
+                {s: {getattr(c, field) for c in splits[s]} for s in self.examples}
+            )
+            for field, plural in (("topic", "topics"), ("community", "communities"))
+        }
+        for plural, values in shared.items():
+            if values:
+                log.warning("PragmatiCQA: %s in more than one split: %s", plural, "; ".join(values))
         self.report = {
             "data": "pragmaticqa",
             **split_info,
-            "topics_in_more_than_one_split": shared,
+            **{f"{plural}_in_more_than_one_split": values for plural, values in shared.items()},
             "files": reports,
             "split_sizes": sizes,
             "paper_table2_qas": PAPER_QAS,
@@ -414,7 +422,9 @@ class PragmatiCQADataModule(SplitsDataModule):
     ) -> dict[str, torch.Tensor]:
         """Fusion-in-Decoder inputs, (B, K, L): "question: ... history: ... title: ... context: ..." for
         each question and each of its K passages, the question part cut to `max_query_tokens` (the oldest
-        turns go first), the whole to `max_input_length`."""
+        turns go first), the whole to `max_input_length`. Question and passage are encoded apart and their
+        tokens joined, so the passage part is encoded as it reads after the question, with its leading space:
+        a byte-level BPE (BART's) would otherwise cut "NYC.title" into ".", "t", "it", "le"."""
         from tokenizers import Encoding
 
         tok = self.reader_tokenizer
@@ -426,7 +436,7 @@ class PragmatiCQADataModule(SplitsDataModule):
             zip(
                 wanted,
                 tok.encode_batch(
-                    [f"title: {passages[p].title} context: {passages[p].text}" for p in wanted],
+                    [f" title: {passages[p].title} context: {passages[p].text}" for p in wanted],
                     add_special_tokens=False,
                 ),
                 strict=True,
@@ -508,6 +518,15 @@ class PragmatiCQADataModule(SplitsDataModule):
             spec = self._encoder_spec("query")
             self.query_tokenizer = tt.configure(Tokenizer.from_str(state["query_tokenizer"]), spec.max_length)
         self.saved_index_key = state.get("index_key")
+
+
+def _in_more_than_one_split(values: dict[str, set[str]]) -> list[str]:
+    """The values found in two or more splits, as `value (split, split)`, sorted."""
+    splits_of: dict[str, list[str]] = {}
+    for split, found in values.items():
+        for value in found:
+            splits_of.setdefault(value, []).append(split)
+    return sorted(f"{v} ({', '.join(s)})" for v, s in splits_of.items() if len(s) > 1)
 
 
 def _encode_pairs(tokenizer, pairs: Sequence[tuple[str, str]]) -> dict[str, torch.Tensor]:

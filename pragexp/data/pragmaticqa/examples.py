@@ -4,8 +4,9 @@ History. The paper conditions on the whole conversation so far. A model's input 
 then the earlier turns newest first (`question: Q history: Q3 A3 | Q2 A2 | Q1 A1`), so cutting the input to
 the encoder's length from the right drops the oldest turns first and never the question.
 
-Question types (the paper's Appendix D): the question's first wh-word, else its first auxiliary verb,
-else `other`.
+Question types (the paper's Appendix D): the question's first wh-word, else its first auxiliary among
+*is, are, was, were, did, do, does* (the seven Appendix D lists), else `other`. Words are searched anywhere
+in the question ("And who ..." is a `who` question); other auxiliaries (can, would, has, ...) are `other`.
 """
 
 from __future__ import annotations
@@ -17,12 +18,7 @@ from dataclasses import dataclass
 from pragexp.data.pragmaticqa.io import Conversation, Span
 
 WH_WORDS = ("what", "how", "who", "when", "where", "which", "why", "whose", "whom")
-AUXILIARIES = (
-    "is", "are", "was", "were", "am",
-    "do", "does", "did",
-    "has", "have", "had",
-    "can", "could", "will", "would", "should", "shall", "may", "might", "must",
-)  # fmt: skip
+AUXILIARIES = ("is", "are", "was", "were", "did", "do", "does")
 QUESTION_TYPES = (*WH_WORDS, *AUXILIARIES, "other")
 _WORD = re.compile(r"[a-z]+")
 

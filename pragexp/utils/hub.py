@@ -1,0 +1,86 @@
+"""Models named by a hub id, checked before any work starts.
+
+Offline (`HF_HUB_OFFLINE=1`, as in tests and CI), a hub model that is not in the local Hugging Face cache
+would fail only when it is first loaded: after the corpus is encoded, say, or at the first evaluation.
+`check_hub_models(cfg)` looks at every setting that names a model (`HUB_SETTINGS`) as soon as the config
+is composed and stops with one error that lists each missing model and the setting that replaces it.
+Online it does nothing: the loaders download what they need (and their errors carry the same hints).
+
+A setting is not a hub id when it is one of pragexp's offline names (`minilm`, `tiny`, `smollm2`), a path
+that exists, empty or `none`, or when its backend is a remote server (a node with `base_url`: the server
+holds the model).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from omegaconf import DictConfig, OmegaConf
+
+OFFLINE_NAMES = frozenset({"minilm", "tiny", "smollm2"})
+# Where a config names a model, and what replaces a hub model there offline.
+HUB_SETTINGS = {
+    "model.pretrained": "model.pretrained=minilm",
+    "retriever.query_encoder": "retriever=minilm",
+    "retriever.passage_encoder": "retriever=minilm",
+    "metrics.q_scorer": "metrics.q_scorer=minilm (a proxy, named in every report) or metrics.q_scorer=none",
+    "llm.model": "llm.model=smollm2",
+    "judge.backend.model": "judge=embedding (MiniLM) or judge.backend.model=smollm2",
+}
+
+
+class HubModelUnavailable(OSError):
+    pass
+
+
+def hub_offline() -> bool:
+    """huggingface_hub's own reading of HF_HUB_OFFLINE (or TRANSFORMERS_OFFLINE)."""
+    return any(
+        os.environ.get(var, "").upper() in ("1", "ON", "YES", "TRUE")
+        for var in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")
+    )
+
+
+def is_hub_id(name) -> bool:
+    if not isinstance(name, str) or name.lower() in ("", "none", "null") or name in OFFLINE_NAMES:
+        return False
+    return not Path(name).expanduser().exists()
+
+
+def in_local_cache(name: str, revision: str | None = None, filename: str | None = None) -> bool:
+    from huggingface_hub import try_to_load_from_cache
+
+    found = try_to_load_from_cache(name, filename or "config.json", revision=revision)
+    return isinstance(found, str)
+
+
+def missing_hub_models(cfg: DictConfig, settings=tuple(HUB_SETTINGS)) -> list[tuple[str, str, str]]:
+    """(setting, model, replacement) for every hub model the config names in `settings` that is not
+    cached locally."""
+    missing = []
+    for key in settings:
+        replacement = HUB_SETTINGS[key]
+        name = OmegaConf.select(cfg, key, default=None)
+        parent = OmegaConf.select(cfg, key.rsplit(".", 1)[0], default=None)
+        if not is_hub_id(name) or (isinstance(parent, DictConfig) and parent.get("base_url")):
+            continue
+        revision = parent.get("revision") if isinstance(parent, DictConfig) else None
+        filename = parent.get("gguf_file") if isinstance(parent, DictConfig) else None
+        if not in_local_cache(name, revision, filename):
+            missing.append((key, name, replacement))
+    return missing
+
+
+def check_hub_models(cfg: DictConfig, settings=tuple(HUB_SETTINGS)) -> None:
+    """Offline, refuse at once a config naming hub models that are not cached (see the module docstring);
+    `settings`: the keys that matter to the caller (all by default)."""
+    if not hub_offline():
+        return
+    missing = missing_hub_models(cfg, settings)
+    if missing:
+        lines = "\n".join(f"  {key}={name}: use {replacement}" for key, name, replacement in missing)
+        raise HubModelUnavailable(
+            "offline (HF_HUB_OFFLINE=1) and not in the local Hugging Face cache:\n"
+            f"{lines}\n(pragexp's offline models need no download: minilm, smollm2, tiny)"
+        )
