@@ -37,7 +37,6 @@ def check_model_fits_task(cfg: DictConfig) -> None:
 
 def run(cfg: DictConfig) -> dict[str, float]:
     check_model_fits_task(cfg)
-    check_hub_models(cfg)  # offline, a hub model missing from the cache stops the run before any work
     ckpt_path = cfg.get("ckpt_path")
     if cfg.get("print_config", True):
         print_config_tree(cfg)
@@ -46,20 +45,24 @@ def run(cfg: DictConfig) -> dict[str, float]:
     # 'last', 'best', ... are Lightning's names for checkpoints of this run; it resolves them.
     saved = checkpoint.read(ckpt_path) if ckpt_path and ckpt_path not in LIGHTNING_NAMES else None
 
-    datamodule = instantiate(cfg.data)
     model_cfg = cfg.get("model")
+    if saved is not None and saved.model_config:  # the weights decide the architecture
+        model_cfg = OmegaConf.create(saved.model_config)
+        if model_cfg.get("_target_") != (cfg.get("model") or {}).get("_target_"):
+            log.warning(
+                "using the checkpoint's model %s, not %s",
+                model_cfg.get("_target_"),
+                (cfg.get("model") or {}).get("_target_"),
+            )
+    check_hub_models(
+        cfg, model=model_cfg
+    )  # offline, a hub model not in the cache stops the run before any work
+
+    datamodule = instantiate(cfg.data)
     if saved is not None:
         state = saved.datamodule_state(type(datamodule).__qualname__)
         if state:
             datamodule.load_state_dict(state)
-        if saved.model_config:  # the weights decide the architecture
-            model_cfg = OmegaConf.create(saved.model_config)
-            if model_cfg.get("_target_") != (cfg.get("model") or {}).get("_target_"):
-                log.warning(
-                    "using the checkpoint's model %s, not %s",
-                    model_cfg.get("_target_"),
-                    (cfg.get("model") or {}).get("_target_"),
-                )
 
     task_args = {"model": instantiate(model_cfg)} if model_cfg is not None else {}
     if cfg.get("optimizer") is not None:  # evaluation-only tasks have none

@@ -142,13 +142,13 @@ def test_append_tokens_keeps_words_left_aligned():
 def test_recovery_and_qa_build_the_same_vocabulary(make_config):
     cfg = make_config(["task=grice_recovery"])
     modules = {}
-    for examples in ("recovery", "qa"):
+    for question in ("recovery", "qa"):
         dm = GriceDataModule(
-            examples=examples, generate=dict(cfg.data.generate), cache_dir=cfg.data.cache_dir
+            question=question, generate=dict(cfg.data.generate), cache_dir=cfg.data.cache_dir
         )
         dm.prepare_data()
         dm.setup("fit")
-        modules[examples] = dm
+        modules[question] = dm
     assert modules["recovery"].vocab.itos == modules["qa"].vocab.itos
     example = modules["recovery"].datasets["train"][0]
     assert example["target"] == example["candidates"][example["label"]]

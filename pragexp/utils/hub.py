@@ -55,14 +55,19 @@ def in_local_cache(name: str, revision: str | None = None, filename: str | None 
     return isinstance(found, str)
 
 
-def missing_hub_models(cfg: DictConfig, settings=tuple(HUB_SETTINGS)) -> list[tuple[str, str, str]]:
+def missing_hub_models(
+    cfg: DictConfig, settings=tuple(HUB_SETTINGS), model: DictConfig | None = None
+) -> list[tuple[str, str, str]]:
     """(setting, model, replacement) for every hub model the config names in `settings` that is not
-    cached locally."""
+    cached locally; `model` replaces the config's `model` node (a checkpoint's model decides)."""
     missing = []
     for key in settings:
         replacement = HUB_SETTINGS[key]
-        name = OmegaConf.select(cfg, key, default=None)
-        parent = OmegaConf.select(cfg, key.rsplit(".", 1)[0], default=None)
+        node, path = (
+            (model, key.split(".", 1)[1]) if model is not None and key.startswith("model.") else (cfg, key)
+        )
+        name = OmegaConf.select(node, path, default=None)
+        parent = OmegaConf.select(node, path.rsplit(".", 1)[0], default=None) if "." in path else node
         if not is_hub_id(name) or (isinstance(parent, DictConfig) and parent.get("base_url")):
             continue
         revision = parent.get("revision") if isinstance(parent, DictConfig) else None
@@ -72,12 +77,12 @@ def missing_hub_models(cfg: DictConfig, settings=tuple(HUB_SETTINGS)) -> list[tu
     return missing
 
 
-def check_hub_models(cfg: DictConfig, settings=tuple(HUB_SETTINGS)) -> None:
+def check_hub_models(cfg: DictConfig, settings=tuple(HUB_SETTINGS), model: DictConfig | None = None) -> None:
     """Offline, refuse at once a config naming hub models that are not cached (see the module docstring);
-    `settings`: the keys that matter to the caller (all by default)."""
+    `settings`: the keys that matter to the caller (all by default); `model` as in `missing_hub_models`."""
     if not hub_offline():
         return
-    missing = missing_hub_models(cfg, settings)
+    missing = missing_hub_models(cfg, settings, model)
     if missing:
         lines = "\n".join(f"  {key}={name}: use {replacement}" for key, name, replacement in missing)
         raise HubModelUnavailable(

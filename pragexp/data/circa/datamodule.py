@@ -21,16 +21,16 @@ from pragexp.data.circa.io import (
     read_circa_tsv,
     select_labelled,
 )
-from pragexp.data.common.splits import leave_one_group_out, matched_split
-from pragexp.data.common.text_pair import STAGES, TextPairDataModule
+from pragexp.data.common.splits import SPLITS, leave_one_group_out, matched_split
+from pragexp.data.common.text_classification import TextClassificationDataModule
 from pragexp.utils.errors import DataFormatError
 
 log = logging.getLogger(__name__)
 
 
-class CircaDataModule(TextPairDataModule):
+class CircaDataModule(TextClassificationDataModule):
     """Circa as a text-pair classification task; see the module docstring for the options, and
-    pragexp.data.common.text_pair for tokenization (`tokenizer`, `tokenizer_ckpt`) and checkpoints."""
+    pragexp.data.common.text_classification for tokenization (`tokenizer`, `tokenizer_ckpt`) and checkpoints."""
 
     def __init__(
         self,
@@ -42,7 +42,7 @@ class CircaDataModule(TextPairDataModule):
         split_seed: int = 0,
         unmatched_dev_fraction: float = 0.2,
         input: str = "qa",
-        **common,  # TextPairDataModule's: tokenizer, tokenizer_ckpt, max_length, batch sizes, ...
+        **common,  # TextClassificationDataModule's: tokenizer, tokenizer_ckpt, max_length, batch sizes, ...
     ):
         if labels not in LABELS:
             raise ValueError(
@@ -88,7 +88,7 @@ class CircaDataModule(TextPairDataModule):
             idx, held_out = leave_one_group_out(
                 contexts, self.fold, self.split_seed, self.dev_fraction, kind="scenarios"
             )
-        self.splits = {s: [kept[i] for i in idx[s]] for s in STAGES}
+        self.splits = {s: [kept[i] for i in idx[s]] for s in SPLITS}
         self.report = {
             "source": source,
             "labels": self.labels,
@@ -118,7 +118,7 @@ class CircaDataModule(TextPairDataModule):
             len(read.odd_text),
             dict(dropped),
             len(kept),
-            "/".join(str(len(self.splits[s])) for s in STAGES),
+            "/".join(str(len(self.splits[s])) for s in SPLITS),
         )
 
     def _texts(self, split: str) -> tuple[list[str], list[str] | None]:

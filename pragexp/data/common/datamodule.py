@@ -1,26 +1,47 @@
-"""What every pragexp data module shares: examples held per split, and their loaders."""
+"""What every pragexp data module shares: examples held per split, their loaders, and the data report."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
+from pathlib import Path
 
 import pytorch_lightning as pl
 from torch.utils.data import DataLoader
 
+from pragexp.utils.io import atomic_write_text
+
 
 class SplitsDataModule(pl.LightningDataModule):
-    """Subclasses fill `self.datasets[split]` (split in train/val/test) in `setup` and implement
-    `collate_fn()`; batches are padded per batch by that collate function."""
+    """Subclasses fill `self.datasets[split]` (split in `SPLITS`) in `setup` and implement `collate_fn()`;
+    batches are padded per batch by that collate function. `report_dir` is where `write_report` puts
+    `data_report.json` (what was read, repaired, skipped; split sizes), on rank 0 only."""
 
-    def __init__(self, batch_size: int, eval_batch_size: int, num_workers: int):
+    def __init__(
+        self, batch_size: int, eval_batch_size: int, num_workers: int, report_dir: str | None = None
+    ):
         super().__init__()
         self.batch_size, self.eval_batch_size, self.num_workers = batch_size, eval_batch_size, num_workers
+        self.report_dir = report_dir
         self.datasets: dict[str, list[dict]] = {}
 
     def collate_fn(self) -> Callable:
         raise NotImplementedError
 
-    def _loader(self, split: str, shuffle: bool) -> DataLoader:
+    def missing_split_hint(self, split: str) -> str:
+        """How to give the data module a split it lacks (the setting that names its file)."""
+        return "its data is not set"
+
+    def write_report(self, report: dict) -> None:
+        trainer = getattr(self, "trainer", None)
+        if self.report_dir and (trainer is None or trainer.is_global_zero):
+            atomic_write_text(Path(self.report_dir) / "data_report.json", json.dumps(report, indent=2) + "\n")
+
+    def _loader(self, split: str, shuffle: bool) -> DataLoader | list:
+        if split not in self.datasets:
+            if split == "val" and "train" not in self.datasets:
+                return []  # evaluating on a test file alone: no dev split to score, and none asked for
+            raise ValueError(f"no {split} split: {self.missing_split_hint(split)}")
         return DataLoader(
             self.datasets[split],
             batch_size=self.batch_size if shuffle else self.eval_batch_size,

@@ -9,6 +9,8 @@ from __future__ import annotations
 import random
 from collections.abc import Sequence
 
+SPLITS = ("train", "val", "test")  # a dataset's parts (not Lightning's stages: fit, validate, test)
+
 
 def seeded_split(items: Sequence[int], sizes: dict[str, int | None], seed: int) -> dict[str, list[int]]:
     """Shuffle `items` with `seed`, then cut consecutive parts of the given sizes, in the order the
@@ -69,7 +71,7 @@ def leave_one_group_out(
     rest = [i for i, g in enumerate(groups) if g != held_out]
     parts = seeded_split(rest, {"val": int(round(dev_fraction * len(rest))), "train": None}, seed)
     parts["test"] = [i for i, g in enumerate(groups) if g == held_out]
-    return {s: parts[s] for s in ("train", "val", "test")}, held_out
+    return {s: parts[s] for s in SPLITS}, held_out
 
 
 def carve_groups(

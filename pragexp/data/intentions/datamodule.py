@@ -9,15 +9,12 @@ tasks build prompts from the items themselves. `group_names` are the phenomena (
 from __future__ import annotations
 
 import dataclasses
-import json
 import logging
-from pathlib import Path
 
 import torch
 
 from pragexp.data.common.datamodule import SplitsDataModule
 from pragexp.data.intentions.io import PHENOMENA, IntentionItem, read_intentions_csv
-from pragexp.utils.io import atomic_write_text
 
 log = logging.getLogger(__name__)
 
@@ -40,8 +37,8 @@ class IntentionsDataModule(SplitsDataModule):
         eval_batch_size: int = 16,
         num_workers: int = 0,
     ):
-        super().__init__(batch_size=eval_batch_size, eval_batch_size=eval_batch_size, num_workers=num_workers)
-        self.path, self.phenomena, self.limit, self.report_dir = path, phenomena, limit, report_dir
+        super().__init__(eval_batch_size, eval_batch_size, num_workers, report_dir)
+        self.path, self.phenomena, self.limit = path, phenomena, limit
         self.items: list[IntentionItem] = []
         self.group_names: tuple[str, ...] = ()
         self.report: dict = {}
@@ -89,11 +86,7 @@ class IntentionsDataModule(SplitsDataModule):
             len(items),
             self.report["per_phenomenon"],
         )
-        trainer = getattr(self, "trainer", None)
-        if self.report_dir and (trainer is None or trainer.is_global_zero):
-            atomic_write_text(
-                Path(self.report_dir) / "data_report.json", json.dumps(self.report, indent=2) + "\n"
-            )
+        self.write_report(self.report)
 
     def collate_fn(self):
         return collate_items

@@ -26,7 +26,6 @@ encoder and asks `reader_inputs` for the reader's (question, passage) token ids.
 
 from __future__ import annotations
 
-import json
 import logging
 from collections import Counter
 from collections.abc import Sequence
@@ -39,15 +38,15 @@ from tokenizers import Tokenizer
 
 from pragexp.data.common import tokenization as tt
 from pragexp.data.common.datamodule import SplitsDataModule
-from pragexp.data.common.splits import carve_groups
+from pragexp.data.common.splits import SPLITS, carve_groups
 from pragexp.data.pragmaticqa import corpus as corpus_lib
 from pragexp.data.pragmaticqa.answer_format import TAGS, format_answer, parse_answer
 from pragexp.data.pragmaticqa.examples import QUESTION_TYPES, QAExample, qa_examples
-from pragexp.data.pragmaticqa.io import SPLITS, Conversation, read_conversations, split_files
+from pragexp.data.pragmaticqa.io import Conversation, read_conversations, split_files
 from pragexp.retrieval import store
 from pragexp.retrieval.encoders import RETRIEVER_HINT, build_encoder, encode_texts
 from pragexp.retrieval.index import IndexSpec
-from pragexp.utils.io import atomic_directory, atomic_write_text, digest, file_digest
+from pragexp.utils.io import atomic_directory, digest, file_digest
 from pragexp.utils.pretrained_names import TINY
 
 log = logging.getLogger(__name__)
@@ -77,7 +76,7 @@ class PragmatiCQADataModule(SplitsDataModule):
         eval_batch_size: int = 8,
         num_workers: int = 0,
     ):
-        super().__init__(batch_size, eval_batch_size, num_workers)
+        super().__init__(batch_size, eval_batch_size, num_workers, report_dir)
         if splits not in SPLIT_MODES:
             raise ValueError(f"data.splits={splits}: one of {', '.join(SPLIT_MODES)}")
         if corpus not in corpus_lib.CORPUS_KINDS:
@@ -93,7 +92,7 @@ class PragmatiCQADataModule(SplitsDataModule):
         self.tokenizer_name = tokenizer
         self.max_query_tokens, self.max_input_length = int(max_query_tokens), int(max_input_length)
         self.max_target_length, self.tiny_vocab_size = int(max_target_length), int(tiny_vocab_size)
-        self.cache_dir, self.report_dir = Path(cache_dir), report_dir
+        self.cache_dir = Path(cache_dir)
         self.group_names: tuple[str, ...] = QUESTION_TYPES
         self.examples: dict[str, list[QAExample]] = {}
         self.gold: dict[str, list[tuple[int, ...]]] = {}
@@ -270,7 +269,7 @@ class PragmatiCQADataModule(SplitsDataModule):
             self._map_communities(everything)
             splits, split_info = self._split(conversations)
             self._make_examples(splits, reports, split_info)
-            self._write_report()
+            self.write_report(self.report)
         self._ensure_tokenizers()
         for split, examples in self.examples.items():
             self.datasets.setdefault(split, [{"index": i, "split": split} for i in range(len(examples))])
@@ -347,13 +346,6 @@ class PragmatiCQADataModule(SplitsDataModule):
         if split_info["splits"] == "carved":
             log.warning("PragmatiCQA: %s", split_info["note"])
 
-    def _write_report(self) -> None:
-        trainer = getattr(self, "trainer", None)
-        if self.report_dir and (trainer is None or trainer.is_global_zero):
-            atomic_write_text(
-                Path(self.report_dir) / "data_report.json", json.dumps(self.report, indent=2) + "\n"
-            )
-
     # -- tokenizers -----------------------------------------------------------------------------------------
     def _ensure_tokenizers(self) -> None:
         if self.query_tokenizer is None:
@@ -399,12 +391,8 @@ class PragmatiCQADataModule(SplitsDataModule):
         return ids
 
     # -- what the task asks for -----------------------------------------------------------------------------
-    def _loader(self, split: str, shuffle: bool):
-        if split not in self.datasets:
-            if split == "val":  # evaluating a checkpoint on a test file alone: nothing to validate
-                return []
-            raise ValueError(f"no {split} split: data.path={self.path} has no {split}.jsonl")
-        return super()._loader(split, shuffle)
+    def missing_split_hint(self, split: str) -> str:
+        return f"data.path={self.path} has no {split}.jsonl"
 
     def collate_fn(self):
         return PragmatiCQACollate(self)

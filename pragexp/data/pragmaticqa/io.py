@@ -29,9 +29,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from pragexp.data.common.jsonl import iter_jsonl
+from pragexp.data.common.splits import SPLITS
 from pragexp.utils.errors import DataFormatError
 
-SPLITS = ("train", "val", "test")
 SPAN_KINDS = ("literal_obj", "pragmatic_obj")
 UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", re.IGNORECASE)
 SCRAPER_FAILURE = "Cannot GET"

@@ -15,17 +15,13 @@ travels in `state_dict`, so a checkpoint evaluates with the exact ids it was tra
 from __future__ import annotations
 
 import dataclasses
-import json
 from collections import Counter
 from collections.abc import Sequence
-from pathlib import Path
 
 from pragexp.data.common import tokenization as tt
 from pragexp.data.common.datamodule import SplitsDataModule
+from pragexp.data.common.splits import SPLITS
 from pragexp.utils import checkpoint
-from pragexp.utils.io import atomic_write_text
-
-STAGES = ("train", "val", "test")
 
 
 def tokenizer_from_checkpoint(ckpt: str) -> tt.Tokenizer:
@@ -39,7 +35,7 @@ def tokenizer_from_checkpoint(ckpt: str) -> tt.Tokenizer:
     return tt.Tokenizer.from_str(text)
 
 
-class TextPairDataModule(SplitsDataModule):
+class TextClassificationDataModule(SplitsDataModule):
     def __init__(
         self,
         label_names: Sequence[str],
@@ -53,12 +49,11 @@ class TextPairDataModule(SplitsDataModule):
         eval_batch_size: int = 64,
         num_workers: int = 0,
     ):
-        super().__init__(batch_size, eval_batch_size, num_workers)
+        super().__init__(batch_size, eval_batch_size, num_workers, report_dir)
         self.label_names: tuple[str, ...] = tuple(label_names)
         self.label_slugs: tuple[str, ...] = tuple(label_slugs)
         self.tokenizer_name, self.tokenizer_ckpt = tokenizer, tokenizer_ckpt
         self.max_length, self.tiny_vocab_size = max_length, tiny_vocab_size
-        self.report_dir = report_dir
         self.tokenizer = None
         self.splits: dict[str, list[tuple[object, int]]] = {}
         self.report: dict = {}
@@ -87,7 +82,7 @@ class TextPairDataModule(SplitsDataModule):
 
     def split_summary(self) -> dict:
         """Split sizes and label counts per split (by label name), for the data report."""
-        present = [s for s in STAGES if s in self.splits]
+        present = [s for s in SPLITS if s in self.splits]
         return {
             "split_sizes": {s: len(self.splits[s]) for s in present},
             "label_counts": {
@@ -134,30 +129,15 @@ class TextPairDataModule(SplitsDataModule):
     def setup(self, stage: str | None = None) -> None:
         if not self.splits:
             self._make_splits()
-            self._write_report()
+            self.write_report(self.report)
         self._ensure_tokenizer()
         for split in self.splits:
             if split not in self.datasets:
                 self.datasets[split] = self._examples(split)
 
-    def _write_report(self) -> None:
-        trainer = getattr(self, "trainer", None)
-        if self.report_dir and (trainer is None or trainer.is_global_zero):
-            atomic_write_text(
-                Path(self.report_dir) / "data_report.json", json.dumps(self.report, indent=2) + "\n"
-            )
-
     # -- loaders --------------------------------------------------------------------------------
     def collate_fn(self) -> tt.PadCollate:
         return tt.PadCollate(self.tokenizer)
-
-    def _loader(self, split: str, shuffle: bool):
-        if split not in self.datasets:
-            raise ValueError(f"no {split} split: {self._missing_split_hint(split)}")
-        return super()._loader(split, shuffle)
-
-    def _missing_split_hint(self, split: str) -> str:
-        return "its data is not set"
 
     # -- checkpoint: the tokenizer and the label set travel with the weights ------------------
     def state_dict(self) -> dict:

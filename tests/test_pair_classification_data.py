@@ -8,7 +8,7 @@ import pytest
 from conftest import FIXTURES, encoded_example
 
 from pragexp.data.boolq import BOOLQ_SCHEMA, BoolQDataModule, parse_boolq_answer
-from pragexp.data.common.pair_files import read_pair_file
+from pragexp.data.common.pair_readers import read_pair_file
 from pragexp.data.common.splits import carve_dev
 from pragexp.data.nli import LABELS as NLI_LABELS
 from pragexp.data.nli import NLI_SCHEMA, NLIDataModule, parse_nli_label
@@ -297,6 +297,8 @@ def test_tokenizer_state_restores_for_test_only_data():
     ]
     with pytest.raises(ValueError, match=r"no train split: set data.train_path"):
         evaluating.train_dataloader()
+    assert evaluating.val_dataloader() == []  # a test file alone: no dev split to score
+    evaluating.datasets["train"] = []  # with training data, a missing dev split is an error that says why
     with pytest.raises(ValueError, match=r"no val split: set data.val_path, or data.train_path"):
         evaluating.val_dataloader()
     untrained = NLIDataModule(test_path=str(MNLI_DEV_TSV), tokenizer="tiny")

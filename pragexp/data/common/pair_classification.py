@@ -3,7 +3,7 @@
 Sources, in this order:
 
 - local files `train_path`, `val_path`, `test_path` (JSON lines, or TSV for `.tsv`/`.txt`; see
-  pragexp.data.common.pair_files). Any one may be left out: no `val_path` carves the dev split out of
+  pragexp.data.common.pair_readers). Any one may be left out: no `val_path` carves the dev split out of
   train (below); no `train_path` is for evaluating a checkpoint; no `test_path` means no test.
 - with no path at all, the hub dataset `hub_name` through `datasets`, its splits named by
   `hub_splits` (train/val/test -> hub split name, or null to carve dev out of train). Offline,
@@ -21,15 +21,15 @@ from __future__ import annotations
 
 import logging
 
-from pragexp.data.common.pair_files import PairRow, PairSchema, read_pair_file, read_pair_hub
-from pragexp.data.common.splits import carve_dev
-from pragexp.data.common.text_pair import STAGES, TextPairDataModule
+from pragexp.data.common.pair_readers import PairRow, PairSchema, read_pair_file, read_pair_hub
+from pragexp.data.common.splits import SPLITS, carve_dev
+from pragexp.data.common.text_classification import TextClassificationDataModule
 from pragexp.utils.errors import DataFormatError
 
 log = logging.getLogger(__name__)
 
 
-class PairClassificationDataModule(TextPairDataModule):
+class PairClassificationDataModule(TextClassificationDataModule):
     """Subclasses set (as class attributes) `schema`, `default_label_names` and `default_label_slugs`
     in class-index order, the hub defaults, and `file_hint`, the released file to point the user at."""
 
@@ -49,7 +49,7 @@ class PairClassificationDataModule(TextPairDataModule):
         hub_splits: dict | None = None,
         dev_fraction: float = 0.1,
         split_seed: int = 0,
-        **common,  # TextPairDataModule's: tokenizer, tokenizer_ckpt, max_length, batch sizes, ...
+        **common,  # TextClassificationDataModule's: tokenizer, tokenizer_ckpt, max_length, batch sizes, ...
     ):
         super().__init__(
             label_names=self.default_label_names,
@@ -59,7 +59,7 @@ class PairClassificationDataModule(TextPairDataModule):
         self.paths = {"train": train_path, "val": val_path, "test": test_path}
         self.hub_name = hub_name or self.default_hub_name
         self.hub_splits = dict(hub_splits if hub_splits is not None else self.default_hub_splits or {})
-        unknown = set(self.hub_splits) - set(STAGES)
+        unknown = set(self.hub_splits) - set(SPLITS)
         if unknown:
             raise ValueError(f"data.hub_splits has keys {sorted(unknown)}; use train, val, test")
         if not 0 < dev_fraction < 1:
@@ -105,7 +105,7 @@ class PairClassificationDataModule(TextPairDataModule):
             train = rows["train"]
             rows["train"], rows["val"] = [train[i] for i in train_idx], [train[i] for i in dev_idx]
             dev = f"carved from train: dev_fraction {self.dev_fraction}, split_seed {self.split_seed}"
-        self.splits = {s: rows[s] for s in STAGES if s in rows}
+        self.splits = {s: rows[s] for s in SPLITS if s in rows}
         self.report = {
             "data": self.schema.name,
             "sources": reports,
@@ -125,7 +125,7 @@ class PairClassificationDataModule(TextPairDataModule):
         rows = [row for row, _ in self.splits[split]]
         return [r.first for r in rows], [r.second for r in rows]
 
-    def _missing_split_hint(self, split: str) -> str:
+    def missing_split_hint(self, split: str) -> str:
         if split == "val":
             return "set data.val_path, or data.train_path (dev is then carved out of it)"
         return f"set data.{split}_path"
