@@ -1,9 +1,12 @@
 """`python -m pragexp.train task=... model=...`: train, then test the best checkpoint."""
 
+import sys
+
 import hydra
 from omegaconf import DictConfig
 
 from pragexp.run import CONFIG_DIR, run
+from pragexp.utils.task_groups import exit_on_misplaced_groups
 
 
 @hydra.main(version_base="1.3", config_path=str(CONFIG_DIR), config_name="train")
@@ -14,4 +17,5 @@ def main(cfg: DictConfig) -> float | None:
 
 
 if __name__ == "__main__":
+    exit_on_misplaced_groups(sys.argv[1:], "train")
     main()

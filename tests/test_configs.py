@@ -1,8 +1,13 @@
 """Every option of every config group composes, and the train/eval configs resolve."""
 
+import functools
+from pathlib import Path
+
 import pytest
-from conftest import CONF, choices, compose_config
+from conftest import CONF, choices, compose_config, run_module
 from omegaconf import OmegaConf
+
+from pragexp.utils.task_groups import TASK_GROUPS, MisplacedGroup, check_task_groups, tasks_taking
 
 SKIP_GROUPS = {"hydra", "task", "experiment"}  # hydra is Hydra's own; tasks/experiments are run in test_train
 
@@ -15,10 +20,50 @@ def options():
 
 @pytest.mark.parametrize("override", list(options()))
 def test_every_option_composes(override, tmp_path):
+    """Each option with the default task, or, for a task's own group (data included), with a task of its."""
+    group, option = override.split("=", 1)
+    task = tasks_taking(group)[0] if group in TASK_GROUPS else "grice_recovery"
+    if group == "data":  # the task that reads this data (grice_official is read by the GRICE tasks too)
+        task = next((t for t in choices("task") if task_data(t) == option), task)
     extra = ["ckpt_path=x.ckpt"] if override.startswith("debug") else []
-    cfg = compose_config([override, *extra], tmp_path)
+    cfg = compose_config([f"task={task}", override, *extra], tmp_path)
     OmegaConf.to_container(OmegaConf.masked_copy(cfg, [k for k in cfg if k != "hydra"]), resolve=True)
-    assert cfg.task_name == "grice_recovery"
+    assert cfg.task_name == task
+
+
+@functools.cache
+def task_data(task: str) -> str:
+    return compose_config([f"task={task}"], Path("unused")).hydra.runtime.choices.data
+
+
+def test_task_groups_belong_to_their_tasks(tmp_path):
+    assert tasks_taking("retriever") == ("pragmaticqa",)
+    assert "llm_response_eval" in tasks_taking("judge") and "llm_response_eval" in tasks_taking("prompt")
+    for group in TASK_GROUPS:  # not global: the default task composes without them
+        assert group not in compose_config([], tmp_path)
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["task=circa", "retriever=minilm"],
+        ["-m", "task=pragmaticqa,circa", "+retriever=minilm"],
+        ["judge=llm"],
+    ],
+)
+def test_a_task_group_for_a_task_that_does_not_take_it_names_the_tasks_that_do(argv):
+    with pytest.raises(MisplacedGroup, match=r"takes no (retriever|judge); the tasks that take one: \w+"):
+        check_task_groups(argv)
+    check_task_groups(["task=pragmaticqa", "retriever=minilm"])  # its own task: fine
+    check_task_groups(["experiment=pragmaticqa/offline", "retriever=dpr"])  # the task set by a preset
+
+
+def test_the_entry_point_stops_at_once_with_that_message(tmp_path):
+    done = run_module("pragexp.train", ["task=circa", "retriever=minilm"], tmp_path)
+    assert done.returncode == 1
+    assert (
+        "retriever=minilm: task=circa takes no retriever; the tasks that take one: pragmaticqa" in done.stderr
+    )
 
 
 @pytest.mark.parametrize("task", choices("task"))
