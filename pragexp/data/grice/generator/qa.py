@@ -89,6 +89,11 @@ def answer(w, q, lex) -> str:
     raise ValueError(f"unknown query kind {kind!r}")
 
 
+def _knowing(verb: str) -> str:
+    """The head of a question about the woman's knowledge: "know" or (the release's other wording) "sure"."""
+    return "does the woman know" if verb == "know" else "is the woman sure about"
+
+
 def phrase(q, lex) -> str:
     kind = q[0]
     if kind in (
@@ -108,8 +113,7 @@ def phrase(q, lex) -> str:
         )
         be = "is" if lex.is_singular(o) else "are"
     if kind == "knows_where":
-        head = "does the woman know" if q[2] == "know" else "is the woman sure about"
-        return f"{head} where the {q[1]} {be}"
+        return f"{_knowing(q[2])} where the {q[1]} {be}"
     if kind == "where_obj":
         return f"where {be} the {q[1]}"
     if kind == "believe_where":
@@ -123,8 +127,7 @@ def phrase(q, lex) -> str:
     if kind == "all_at":
         return f"are all the {q[1]} in the {q[2]}"
     if kind == "knows_count":
-        head = "does the woman know" if q[2] == "know" else "is the woman sure about"
-        return f"{head} how many are the {q[1]}"  # (sic)
+        return f"{_knowing(q[2])} how many are the {q[1]}"  # (sic)
     if kind == "count_word":
         return f"how many {q[1]} are in the {q[2]}"
     if kind == "believe_count":
@@ -132,9 +135,8 @@ def phrase(q, lex) -> str:
     if kind == "agent_believe_count":
         return f"how many {q[2]} does {q[1]} believe are there in the {q[3]}"
     if kind == "knows_who_put":
-        if q[3] == "know":
-            return f"does the woman know who put the {q[1]} in the {q[2]}"
-        return f"is the woman sure about who put the {q[1]} the {q[2]}"  # (sic)
+        place = "in the" if q[3] == "know" else "the"  # (sic): the release drops "in" after "sure about"
+        return f"{_knowing(q[3])} who put the {q[1]} {place} {q[2]}"
     if kind == "who_put":
         return f"who put the {q[1]} in the {q[2]}"
     if kind == "did_put":
@@ -152,8 +154,7 @@ def phrase(q, lex) -> str:
     if kind == "believe_final":
         return f"where does the woman {q[2]} {_who(q[1])} was {q[3]}"
     if kind == "knows_final":
-        head = "does the woman know" if q[2] == "know" else "is the woman sure about"
-        return f"{head} where {_who(q[1])} was{' ' + q[3] if q[3] else ''}"
+        return f"{_knowing(q[2])} where {_who(q[1])} was{' ' + q[3] if q[3] else ''}"
     raise ValueError(f"unknown query kind {kind!r}")
 
 
