@@ -8,7 +8,7 @@ FAISS_EXTRA := $(shell nvidia-smi >/dev/null 2>&1 && echo gpu || echo cpu)
 # Tests and CI never reach a model hub or W&B's servers.
 OFFLINE := HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 TRANSFORMERS_OFFLINE=1 WANDB_MODE=offline
 
-.PHONY: install train test lint clean
+.PHONY: install train test test-fast lint clean
 
 install: $(STAMP)
 
@@ -28,6 +28,10 @@ train: install
 
 test: install
 	$(OFFLINE) $(PY) -m pytest $(PYTEST_ARGS)
+
+# The edit-test loop: the tests not marked slow or gpu (see pyproject.toml's markers).
+test-fast: install
+	$(OFFLINE) $(PY) -m pytest -m "not slow and not gpu" $(PYTEST_ARGS)
 
 lint: install
 	$(PY) -m ruff check pragexp tests bench hydra_plugins

@@ -32,6 +32,19 @@ for var in ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE", "TRANSFORMERS_OFFLINE"):
 os.environ.setdefault("WANDB_MODE", "offline")
 
 
+def pytest_collection_modifyitems(config, items):
+    """Tests marked `gpu` run where torch sees a CUDA device and are skipped, saying so, elsewhere (as
+    lightning-hydra-template's RunIf does); `slow` ones run in `make test` and not in `make test-fast`."""
+    import torch
+
+    if torch.cuda.is_available():
+        return
+    skip = pytest.mark.skip(reason="needs a CUDA GPU (torch sees none): runs where one is")
+    for item in items:
+        if "gpu" in item.keywords:
+            item.add_marker(skip)
+
+
 def choices(group: str) -> list[str]:
     """The options of a config group as the command line names them (`_name` files are shared bases)."""
     return sorted(p.stem for p in (CONF / group).glob("*.yaml") if not p.stem.startswith("_"))
