@@ -4,6 +4,7 @@ import io
 import json
 from pathlib import Path
 
+import pytest
 from pytorch_lightning.callbacks import TQDMProgressBar
 
 from pragexp.run import run
@@ -11,6 +12,7 @@ from pragexp.training.callbacks import LogLineProgressBar, progress_bar
 from pragexp.utils.config_tree import config_tree
 
 
+@pytest.mark.slow
 def test_test_predictions_are_written_with_their_inputs(make_config):
     cfg = make_config(["task=grice_qa", "model=lstm"])
     metrics = run(cfg)
@@ -25,6 +27,7 @@ def test_test_predictions_are_written_with_their_inputs(make_config):
     assert abs(accuracy - metrics["test/acc"]) < 1e-6
 
 
+@pytest.mark.slow
 def test_classifier_predictions_name_labels(make_config):
     cfg = make_config(["task=circa", "model=majority"])
     metrics = run(cfg)

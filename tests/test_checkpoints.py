@@ -65,6 +65,7 @@ def test_saved_checkpoints_are_plain_data_with_pragexp_extras(grice_run):
     assert isinstance(saved["GriceDataModule"]["vocab"]["itos"], list)
 
 
+@pytest.mark.slow
 def test_eval_refuses_a_checkpoint_holding_code_and_the_code_never_runs(grice_run, tmp_path):
     *_, best = grice_run
     marker = tmp_path / "code-ran"
@@ -82,6 +83,7 @@ def test_eval_refuses_a_checkpoint_holding_code_and_the_code_never_runs(grice_ru
     assert not marker.exists()
 
 
+@pytest.mark.slow
 def test_checkpoints_from_before_format_2_are_read_with_a_warning(grice_run, tmp_path, caplog):
     _, _, metrics, best = grice_run
     old = torch.load(best, map_location="cpu", weights_only=True)
@@ -129,6 +131,7 @@ SOURCES = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("source", sorted(SOURCES))
 def test_circa_starts_from_exactly_the_source_encoder(source, make_config):
     extra, prefix = SOURCES[source]
@@ -163,6 +166,7 @@ def test_circa_starts_from_exactly_the_source_encoder(source, make_config):
     assert json.loads(circa.tokenizer_json())["model"] == json.loads(saved.tokenizer_json())["model"]
 
 
+@pytest.mark.slow
 def test_init_ckpt_without_an_encoder_names_the_problem(grice_run, make_config):
     *_, best = grice_run
     cfg = make_config(["task=circa", "model=bert", f"model.init_ckpt={best}"])

@@ -96,6 +96,7 @@ def circa(make_config, overrides, out="run", model="bert"):
     return make_config(["task=circa", f"model={model}", *overrides], out=out)
 
 
+@pytest.mark.slow
 def test_majority_baseline_value(make_config):
     cfg = circa(make_config, [], model="majority")
     metrics = run(cfg)
@@ -115,6 +116,7 @@ def test_majority_baseline_value(make_config):
         run(make_config(["task=circa", "model=bert"], name="eval", out="bert"))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("labels", ["relaxed", "strict"])
 def test_bert_tiny_fast_dev_run_in_both_label_settings(make_config, labels):
     cfg = circa(make_config, ["debug=fdr", f"data.labels={labels}"])
@@ -131,6 +133,7 @@ def test_bert_tiny_fast_dev_run_in_both_label_settings(make_config, labels):
     assert Path(cfg.paths.output_dir, "confusion", "test.png").stat().st_size > 1000
 
 
+@pytest.mark.slow
 def test_train_then_eval_from_checkpoint_and_transfer_the_encoder(make_config):
     cfg = circa(make_config, ["data.labels=strict", "trainer.max_epochs=1"], out="source")
     trained = run(cfg)
@@ -163,6 +166,7 @@ def test_train_then_eval_from_checkpoint_and_transfer_the_encoder(make_config):
         BertClassifier(num_labels=4, vocab_size=30522, pretrained="minilm", init_ckpt=str(best))
 
 
+@pytest.mark.slow
 def test_leave_one_scenario_out_sweep_writes_ten_metrics_files(tmp_path):
     args = [
         "-m",

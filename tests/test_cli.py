@@ -20,6 +20,7 @@ def tiny(cache_dir):
     return [*FAST, *TINY_DATA["grice"], f"paths.cache_dir={cache_dir}"]
 
 
+@pytest.mark.slow
 def test_multirun_runs_one_job_per_learning_rate(tmp_path, tiny):
     # No hydra.sweep.dir: the default sweep dir must resolve on its own (outputs/multirun/<task>/<time>).
     proc = run_module("pragexp.train", ["-m", "model=lstm", "optimizer.lr=1e-3,5e-4", *tiny], tmp_path)
@@ -33,6 +34,7 @@ def test_multirun_runs_one_job_per_learning_rate(tmp_path, tiny):
         assert "test/r@1" in json.loads((sweep / job / "metrics.json").read_text())
 
 
+@pytest.mark.slow
 def test_ddp_two_processes_count_every_test_example_once(tmp_path):
     sample = GRICE_FIXTURE
     doc = json.loads(sample.read_text())
@@ -69,6 +71,7 @@ def test_ddp_two_processes_count_every_test_example_once(tmp_path):
     assert proc.stdout.strip().splitlines()[-1].startswith("pragexp: grice_recovery/lstm")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("override", "message"),
     [
@@ -82,6 +85,7 @@ def test_unknown_choice_lists_the_options(tmp_path, override, message):
     assert message in proc.stderr and "Available options" in proc.stderr
 
 
+@pytest.mark.slow
 def test_missing_data_file_is_named_and_nothing_is_written(tmp_path):
     run_dir = tmp_path / "run"
     missing = tmp_path / "nowhere" / "train.json"
@@ -103,6 +107,7 @@ def test_missing_data_file_is_named_and_nothing_is_written(tmp_path):
     assert not (run_dir / "metrics.json").exists() and not (run_dir / "checkpoints").exists()
 
 
+@pytest.mark.slow
 def test_malformed_json_is_named_with_its_line(tmp_path):
     bad = tmp_path / "broken.json"
     bad.write_text('{"data": {"dialogs": [\n  {"dialog_id": 3 "dialog": []}\n]}}')

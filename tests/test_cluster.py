@@ -16,6 +16,8 @@ from omegaconf import OmegaConf
 from pragexp import report
 from pragexp.utils.search_space import around_task_settings
 
+pytestmark = pytest.mark.slow  # launchers, sweeps and fake SLURM jobs: subprocesses and studies
+
 FAST = [
     "model=lstm",
     "logger=none",

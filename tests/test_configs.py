@@ -58,6 +58,7 @@ def test_a_task_group_for_a_task_that_does_not_take_it_names_the_tasks_that_do(a
     check_task_groups(["experiment=pragmaticqa/offline", "retriever=dpr"])  # the task set by a preset
 
 
+@pytest.mark.slow
 def test_the_entry_point_stops_at_once_with_that_message(tmp_path):
     done = run_module("pragexp.train", ["task=circa", "retriever=minilm"], tmp_path)
     assert done.returncode == 1

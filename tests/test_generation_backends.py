@@ -236,6 +236,7 @@ def _open_and_store(path: str, rank: int, start) -> None:
     cache.close()
 
 
+@pytest.mark.slow
 def test_processes_opening_a_new_cache_at_once_all_store(tmp_path):
     ctx = multiprocessing.get_context("spawn")
     for trial in range(3):

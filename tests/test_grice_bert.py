@@ -93,6 +93,7 @@ def test_choice_scorer_keeps_examples_and_choices_in_order():
     assert logits.tolist() == [[5.0, 9.0], [7.0, 1.0]]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("task", ["grice_recovery", "grice_qa"])
 def test_bert_checkpoint_evaluates_with_its_own_tokenizer(task, make_config):
     cfg = make_config([f"task={task}", "model=bert", "trainer.max_epochs=1"], out="train")
@@ -105,6 +106,7 @@ def test_bert_checkpoint_evaluates_with_its_own_tokenizer(task, make_config):
     assert evaluated == pytest.approx({k: v for k, v in trained.items() if k.startswith("test/")}, abs=1e-6)
 
 
+@pytest.mark.slow
 def test_recovery_runs_offline_with_the_shipped_minilm_encoder(make_config):
     cfg = make_config(
         [

@@ -196,6 +196,7 @@ def test_cli_names_file_dialogue_and_field_on_bad_input(tmp_path):
     assert res.returncode == 2 and "missing.json" in res.stderr
 
 
+@pytest.mark.slow
 def test_default_generator_covers_the_official_dev_excerpt(tmp_path):
     files = sorted(OFFICIAL_DEV.glob("impl_dial_v0.1_*.json"))
     if len(files) != 5:

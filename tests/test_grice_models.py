@@ -154,6 +154,7 @@ def test_recovery_and_qa_build_the_same_vocabulary(make_config):
     assert example["target"] == example["candidates"][example["label"]]
 
 
+@pytest.mark.slow
 def test_memnn_inf_loads_a_generative_recovery_checkpoint(make_config):
     gen = make_config(["task=grice_recovery", "model=memnn_gen", "trainer.max_epochs=1"], out="gen")
     recovery = run(gen)

@@ -66,6 +66,7 @@ def test_agreement_and_kappa():
     assert agreement(["true", "literal"], ["true", "literal"]) == pytest.approx((1.0, 1.0))
 
 
+@pytest.mark.slow
 def test_tables_and_figures_from_run_dirs(runs_dir, tmp_path, capsys):
     runs = find_runs([runs_dir])
     compared = generative_vs_mc(runs)["hf:smollm2"]

@@ -24,6 +24,7 @@ def _predictions(cfg) -> list[dict]:
     ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("llm", "expected"), [("reference_true", 1.0), ("reference_literal", 0.0)])
 def test_reference_replies_through_the_embedding_judge(make_config, llm, expected):
     cfg = make_config(["task=llm_response_eval", "model=none", f"llm={llm}"], name="eval")
@@ -47,6 +48,7 @@ def test_reference_replies_through_the_embedding_judge(make_config, llm, expecte
     assert (report["repaired"], report["skipped"]) == (1, 1)
 
 
+@pytest.mark.slow
 def test_rerun_with_another_judge_makes_no_generation_call(make_config, tmp_path, monkeypatch):
     calls = []
     original = HFBackend.generate_samples
@@ -87,6 +89,7 @@ def test_rerun_with_another_judge_makes_no_generation_call(make_config, tmp_path
     }
 
 
+@pytest.mark.slow
 def test_multiple_choice_scores_both_orders(make_config):
     cfg = make_config(["task=llm_intent_mc", "model=none"], name="eval")
     metrics = run(cfg)
@@ -98,6 +101,7 @@ def test_multiple_choice_scores_both_orders(make_config):
     assert metrics["test/acc"] == pytest.approx(sum(r["acc"] for r in records) / ITEMS)
 
 
+@pytest.mark.slow
 def test_openai_run_keeps_the_key_out_of_every_output_and_a_failure_leaves_nothing_half_written(
     make_config, tmp_path, monkeypatch, capsys, caplog
 ):
@@ -141,6 +145,7 @@ def test_openai_run_keeps_the_key_out_of_every_output_and_a_failure_leaves_nothi
     assert cached.fetchone()[0] >= ITEMS * 2  # the first run's replies survived the failed one
 
 
+@pytest.mark.slow
 def test_ddp_two_processes_count_every_item_once(tmp_path):
     run_dir = tmp_path / "ddp"
     proc = run_module(

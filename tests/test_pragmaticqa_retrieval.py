@@ -123,6 +123,7 @@ def test_cached_index_is_found_again_and_checked(tmp_path):
     assert store.index_key("e", IndexSpec("hnsw", hnsw_m=8)) != store.index_key("e", IndexSpec("hnsw"))
 
 
+@pytest.mark.slow
 def test_command_line_builds_inspects_and_searches(tmp_path):
     overrides = [*TINY_DATA["pragmaticqa"], f"paths.cache_dir={tmp_path / 'cache'}"]
     built = run_module("pragexp.retrieval", ["build", *overrides], tmp_path)

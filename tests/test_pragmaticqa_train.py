@@ -20,6 +20,7 @@ FID = ["task=pragmaticqa", "model=fid"]
 FAST_RUN = ["logger=none", "trainer.max_epochs=1", "callbacks.progress_bar=null"]
 
 
+@pytest.mark.slow
 def test_train_then_evaluate_the_checkpoint(make_config):
     cfg = make_config([*FID, "trainer.max_epochs=1"], out="train")
     trained = run(cfg)
@@ -61,6 +62,7 @@ def _release_with_a_literal_only_question(folder: Path) -> Path:
     return folder
 
 
+@pytest.mark.slow
 def test_parameter_free_readers_evaluate_without_a_checkpoint(make_config, tmp_path):
     """`pragexp.eval model=oracle|lead` scores dev and test with no checkpoint. The oracle's F1_lit is 1 and
     its F1_prag is the ceiling the split allows (6 of the 7 test questions add something beyond the literal
@@ -81,11 +83,13 @@ def test_parameter_free_readers_evaluate_without_a_checkpoint(make_config, tmp_p
     assert lead["test/hit_all@5"] <= lead["test/r_all@5"] <= lead["test/r@5"]
 
 
+@pytest.mark.slow
 def test_evaluating_a_model_that_learns_weights_without_a_checkpoint_is_refused(make_config):
     with pytest.raises(ValueError, match="evaluation needs a trained model: pass ckpt_path"):
         run(make_config(["task=pragmaticqa", "model=fid"], name="eval"))
 
 
+@pytest.mark.slow
 def test_community_scope_retrieves_from_the_conversations_own_pages(make_config):
     cfg = make_config(["task=pragmaticqa", "model=lead", "retriever.scope=community"])
     run(cfg)
@@ -106,6 +110,7 @@ class EncoderModeProbe(pl.Callback):
         EncoderModeProbe.seen.append(pl_module.net["query_encoder"].training)
 
 
+@pytest.mark.slow
 def test_plateau_schedule_steps_after_every_validation(make_config):
     cfg = make_config(
         [
@@ -139,6 +144,7 @@ def test_plateau_schedule_steps_after_every_validation(make_config):
     assert trained.keys() == initial.keys() and all(torch.equal(trained[k], initial[k]) for k in initial)
 
 
+@pytest.mark.slow
 def test_two_ddp_processes_count_every_question_once(tmp_path, cache_dir):
     run_dir = tmp_path / "ddp"
     proc = run_module(
@@ -162,6 +168,7 @@ def test_two_ddp_processes_count_every_question_once(tmp_path, cache_dir):
     assert len((run_dir / "predictions.jsonl").read_text().splitlines()) == 7
 
 
+@pytest.mark.slow
 def test_a_malformed_line_is_named_and_nothing_is_written(make_config, tmp_path):
     data = tmp_path / "data"
     data.mkdir()
@@ -175,12 +182,14 @@ def test_a_malformed_line_is_named_and_nothing_is_written(make_config, tmp_path)
     assert not (Path(cfg.paths.output_dir) / "metrics.json").exists()
 
 
+@pytest.mark.slow
 def test_a_missing_archive_names_data_sources_path(make_config, tmp_path):
     cfg = make_config(["task=pragmaticqa", "model=oracle", f"data.sources_path={tmp_path / 'nowhere'}"])
     with pytest.raises(FileNotFoundError, match="data.sources_path="):
         run(cfg)
 
 
+@pytest.mark.slow
 def test_the_k_sweep_is_one_multirun_and_the_report_sets_it_beside_table_4(tmp_path, cache_dir):
     common = [*FID, *FAST_RUN, *TINY_DATA["pragmaticqa"], *TINY_MODEL["fid"], f"paths.cache_dir={cache_dir}"]
     train_dir = tmp_path / "train"

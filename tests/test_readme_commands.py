@@ -104,6 +104,7 @@ def test_the_papers_pragmaticqa_setting_is_refused_offline_with_the_settings_tha
     check_hub_models(cfg)  # online, the loaders download what they need
 
 
+@pytest.mark.slow
 def test_the_readme_offline_oracle_command_runs_as_written(tmp_path):
     """README.md's offline PragmatiCQA command, with the release folder replaced by the invented fixture."""
     label, entry, arguments, _ = next(

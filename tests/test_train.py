@@ -17,6 +17,7 @@ def task_model_pairs():
             yield task, model
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("task", "model"), list(task_model_pairs()))
 def test_every_task_model_pair_runs_fast_dev_run(task, model, make_config):
     cfg = make_config([f"task={task}", f"model={model}", "debug=fdr"])
@@ -28,6 +29,7 @@ def test_every_task_model_pair_runs_fast_dev_run(task, model, make_config):
     assert written == pytest.approx(metrics)
 
 
+@pytest.mark.slow
 def test_train_writes_checkpoints_metrics_and_summary(make_config, capsys):
     cfg = make_config(["task=grice_recovery", "model=memnn", "trainer.max_epochs=2"])
     metrics = run(cfg)
@@ -42,6 +44,7 @@ def test_train_writes_checkpoints_metrics_and_summary(make_config, capsys):
     assert last_line.startswith("pragexp: grice_recovery/memnn") and "test/r@1=" in last_line
 
 
+@pytest.mark.slow
 def test_eval_from_checkpoint_gives_the_same_test_metrics(make_config):
     cfg = make_config(["task=grice_qa", "model=lstm", "trainer.max_epochs=2"], out="train")
     trained = run(cfg)
@@ -53,6 +56,7 @@ def test_eval_from_checkpoint_gives_the_same_test_metrics(make_config):
     assert evaluated == pytest.approx(tests, abs=1e-6)
 
 
+@pytest.mark.slow
 def test_eval_on_other_files_uses_the_checkpoint_vocabulary(make_config):
     cfg = make_config(["task=grice_recovery", "model=memnn"], out="train")
     run(cfg)
@@ -69,6 +73,7 @@ def test_eval_on_other_files_uses_the_checkpoint_vocabulary(make_config):
     assert "test/r@1/ignorance" in metrics
 
 
+@pytest.mark.slow
 def test_resume_from_last_checkpoint(make_config):
     first = make_config(["task=grice_recovery", "model=lstm", "trainer.max_epochs=1"], out="same")
     run(first)
@@ -82,6 +87,7 @@ def test_resume_from_last_checkpoint(make_config):
     assert state["epoch"] == 1 and state["global_step"] == 2 * steps_one_epoch
 
 
+@pytest.mark.slow
 def test_same_seed_same_metrics_different_seed_differs(make_config):
     a = run(make_config(["model=memnn", "seed=0"], out="a"))
     b = run(make_config(["model=memnn", "seed=0"], out="b"))
@@ -90,6 +96,7 @@ def test_same_seed_same_metrics_different_seed_differs(make_config):
     assert a != c
 
 
+@pytest.mark.slow
 def test_wandb_offline_writes_a_run_dir(make_config, monkeypatch):
     monkeypatch.setenv("WANDB_MODE", "offline")
     monkeypatch.setenv("WANDB_SILENT", "true")
@@ -99,6 +106,7 @@ def test_wandb_offline_writes_a_run_dir(make_config, monkeypatch):
     assert len(runs) == 1 and any(runs[0].rglob("*.wandb"))
 
 
+@pytest.mark.slow
 def test_model_that_does_not_fit_the_task_is_refused(make_config):
     cfg = make_config(["task=grice_qa"])
     cfg.supported_models = ["lstm"]
@@ -106,6 +114,7 @@ def test_model_that_does_not_fit_the_task_is_refused(make_config):
         run(cfg)
 
 
+@pytest.mark.slow
 def test_eval_without_a_checkpoint_says_so(make_config):
     cfg = make_config([], name="eval", out="eval")
     with pytest.raises(Exception, match="ckpt_path"):

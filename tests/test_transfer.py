@@ -34,6 +34,7 @@ def vocab_of(tokenizer_json: str) -> dict:
     return json.loads(tokenizer_json)["model"]["vocab"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("task", "labels"), [("nli", NLI_LABELS), ("boolq", BOOLQ_LABELS)])
 def test_bert_tiny_trains_and_reports_per_class_metrics(make_config, task, labels):
     cfg = make_config([f"task={task}", "model=bert", "trainer.max_epochs=2"])
@@ -54,6 +55,7 @@ def test_bert_tiny_trains_and_reports_per_class_metrics(make_config, task, label
     assert saved["state_dict"]["net.head.weight"].shape[0] == len(labels)
 
 
+@pytest.mark.slow
 def test_nli_checkpoint_evaluates_on_a_test_file_alone(make_config):
     cfg = make_config(["task=nli", "model=bert"], out="train")
     trained = run(cfg)
@@ -70,6 +72,7 @@ def test_nli_checkpoint_evaluates_on_a_test_file_alone(make_config):
     assert evaluated == pytest.approx({k: v for k, v in trained.items() if k.startswith("test/")}, abs=1e-6)
 
 
+@pytest.mark.slow
 def test_mnli_to_circa_chain_as_a_user_runs_it(tmp_path):
     """python -m pragexp.train task=nli ..., then experiment=circa/bert_mnli_yn from its best checkpoint.
     The Circa run uses lr 0, so its final encoder is exactly the one it started from."""
@@ -131,6 +134,7 @@ def test_mnli_to_circa_chain_as_a_user_runs_it(tmp_path):
     assert metrics["test/count"] == report["split_sizes"]["test"] == 14
 
 
+@pytest.mark.slow
 def test_boolq_to_circa_chain(make_config):
     source = make_config(["task=boolq", "model=bert", "trainer.max_epochs=1"], out="boolq")
     run(source)

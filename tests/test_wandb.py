@@ -5,6 +5,7 @@ import struct
 from collections import defaultdict
 from pathlib import Path
 
+import pytest
 from wandb.proto import wandb_internal_pb2
 
 from pragexp.run import run
@@ -42,6 +43,7 @@ def _key(item) -> str:
     return item.key or "/".join(item.nested_key)
 
 
+@pytest.mark.slow
 def test_wandb_run_holds_group_name_summary_tables_charts_and_checkpoint(make_config, tmp_path):
     cfg = make_config(
         [
