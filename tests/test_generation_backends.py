@@ -16,9 +16,10 @@ from pragexp.generation.backend import (
     Prompt,
     UnsupportedCall,
     split_trailing_space,
+    stream_seed,
 )
 from pragexp.generation.cache import CachedBackend, ResponseCache
-from pragexp.generation.hf import HFBackend, smollm2_path
+from pragexp.generation.hf import HFBackend, sample_rows, smollm2_path
 from pragexp.generation.openai_compat import APIError, OpenAIBackend
 from pragexp.generation.reference import ReferenceBackend
 
@@ -44,6 +45,25 @@ def test_hf_batched_generation_matches_one_at_a_time_and_draws_are_reproducible(
         prompts, GenerationParams(temperature=1.0, max_new_tokens=8, samples=3, seed=6)
     )
     assert other_seed != first
+    # a sampled draw is the prompt's own: the same alone, in a batch, in another order (batch_size=2)
+    assert [tiny.generate([p], sampled)[0] for p in prompts] == first
+    assert tiny.generate(prompts[::-1], sampled) == first[::-1]
+
+
+def test_sample_rows_draws_each_row_from_its_own_stream_and_keeps_the_nucleus():
+    logits = torch.log(torch.tensor([[0.7, 0.2, 0.1], [0.1, 0.1, 0.8]]))
+
+    def draws(rows, seeds, top_p=1.0, n=2000):
+        generators = [torch.Generator().manual_seed(s) for s in seeds]
+        return torch.stack([sample_rows(rows, 1.0, top_p, generators) for _ in range(n)])
+
+    together = draws(logits, [1, 2])
+    assert torch.equal(together[:, 0], draws(logits[:1], [1])[:, 0])  # row 0 alone: the same tokens
+    assert torch.equal(together[:, 1], draws(logits[1:], [2])[:, 0])
+    frequencies = torch.bincount(together[:, 0], minlength=3) / len(together)
+    assert torch.allclose(frequencies, torch.tensor([0.7, 0.2, 0.1]), atol=0.03)
+    nucleus = draws(logits, [1, 2], top_p=0.75)
+    assert set(nucleus[:, 0].tolist()) == {0, 1} and set(nucleus[:, 1].tolist()) == {2}
 
 
 def test_hf_chat_template_wraps_prompts(tiny):
@@ -126,7 +146,8 @@ def test_openai_chat_completions_retry_and_key_from_the_named_variable(monkeypat
     assert len(ok) == 6  # 4 answers + 2 scripted failures retried
     assert all(r[1]["Authorization"] == "Bearer sk-test-secret" for r in ok)
     seeds = {(r[2]["messages"][-1]["content"], r[2]["seed"]) for r in ok}
-    assert len({s for _, s in seeds}) == 2  # one seed per sample index, the same for every prompt
+    assert len({s for _, s in seeds}) == 4  # one seed per prompt and draw
+    assert stream_seed(GenerationParams(temperature=0.3, seed=1), 1, "b") in {s for p, s in seeds if p == "b"}
     assert "sk-test-secret" not in json.dumps(backend.identity()) and not hasattr(backend, "api_key")
 
 

@@ -87,6 +87,31 @@ def test_rerun_with_another_judge_makes_no_generation_call(make_config, tmp_path
     }
 
 
+def test_sampled_replies_are_the_same_fresh_after_a_partial_run_and_at_another_batch_size(
+    make_config, tmp_path
+):
+    """Same command, same numbers: a draw's reply depends on its prompt, seed, temperature and draw index
+    only, not on which prompts share its batch (data.limit first, then all) or on llm.batch_size."""
+    common = ["task=llm_response_eval", "model=none", "task.max_new_tokens=8", "task.samples=2"]
+
+    def evaluate(out: str, cache: str, *extra: str):
+        cfg = make_config([*common, f"paths.cache_dir={tmp_path / cache}", *extra], name="eval", out=out)
+        metrics = run(cfg)
+        replies = {
+            (record["index"], reply["temperature"], reply["sample"]): reply["raw"]
+            for record in _predictions(cfg)
+            for reply in record["replies"]
+        }
+        return replies, metrics
+
+    fresh = evaluate("fresh", "fresh")
+    evaluate("half", "history", f"data.limit={ITEMS // 2}")
+    after_half = evaluate("all", "history")
+    other_batch_size = evaluate("batch2", "batch2", "llm.batch_size=2")
+    assert fresh == after_half == other_batch_size
+    assert len(fresh[0]) == ITEMS * 2 * 2 and len(set(fresh[0].values())) > ITEMS  # really sampled
+
+
 def test_multiple_choice_scores_both_orders(make_config):
     cfg = make_config(["task=llm_intent_mc", "model=none"], name="eval")
     metrics = run(cfg)

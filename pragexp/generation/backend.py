@@ -21,6 +21,8 @@ import torch
 
 from pragexp.models.pretrained import masked_mean
 
+STREAMS = "per-draw"  # how draws are seeded: see GenerationParams.key
+
 
 class UnsupportedCall(RuntimeError):
     def __init__(self, backend: str, call: str, hint: str = ""):
@@ -42,6 +44,9 @@ class GenerationParams:
         out.pop("samples")
         if not self.ignore_eos:
             out.pop("ignore_eos")  # keys from before the field existed stay valid
+        # Replies drawn before each draw had its own stream (`stream_seed`) were seeded by their batch:
+        # this marker keeps them from ever answering for the new scheme.
+        out["streams"] = STREAMS
         return out
 
 
@@ -52,10 +57,17 @@ class Prompt:
     reference: dict = field(default_factory=dict, compare=False, hash=False)
 
 
-def draw_seed(seed: int, sample: int, texts: list[str] = ()) -> int:
-    """A 31-bit seed for one draw: the same seed, sample index and prompts give the same draw."""
-    blob = json.dumps([seed, sample, list(texts)]).encode()
+def draw_seed(seed: int, sample: int, parts: list = ()) -> int:
+    """A 31-bit seed from the run's seed, a draw index and whatever else names the draw (JSON values)."""
+    blob = json.dumps([seed, sample, list(parts)]).encode()
     return int.from_bytes(hashlib.sha256(blob).digest()[:4], "little") & 0x7FFFFFFF
+
+
+def stream_seed(params: GenerationParams, sample: int, text: str) -> int:
+    """The seed of one draw's own random stream: the run's seed, the prompt, the temperature, top_p and the
+    draw index, and nothing else, so that a draw gets the same reply alone, in any batch, at any batch size
+    and after any cache history (never derive it from the other prompts of a batch)."""
+    return draw_seed(params.seed, sample, [text, params.temperature, params.top_p])
 
 
 class LLMBackend:

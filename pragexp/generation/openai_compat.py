@@ -22,7 +22,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import torch
 
-from pragexp.generation.backend import GenerationParams, LLMBackend, Prompt, draw_seed, split_trailing_space
+from pragexp.generation.backend import GenerationParams, LLMBackend, Prompt, split_trailing_space, stream_seed
 
 log = logging.getLogger(__name__)
 RETRY_STATUS = {408, 409, 425, 429, 500, 502, 503, 504}
@@ -118,18 +118,19 @@ class OpenAIBackend(LLMBackend):
             "top_p": params.top_p,
             "max_tokens": params.max_new_tokens,
             "n": 1,
-            "seed": draw_seed(params.seed, sample),
         }
         if params.ignore_eos:
             common["ignore_eos"] = True  # vLLM's extension; other servers may ignore or refuse it
 
         def one(prompt: Prompt) -> str:
+            # A seed per draw of each prompt, for servers that honour it (vLLM gives it its own generator).
+            body = {**common, "seed": stream_seed(params, sample, prompt.text)}
             if self.chat:
                 messages = [{"role": "system", "content": self.system_prompt}] if self.system_prompt else []
                 messages.append({"role": "user", "content": prompt.text})
-                out = self._post("/chat/completions", {**common, "messages": messages})
+                out = self._post("/chat/completions", {**body, "messages": messages})
                 return out["choices"][0]["message"].get("content") or ""
-            out = self._post("/completions", {**common, "prompt": prompt.text})
+            out = self._post("/completions", {**body, "prompt": prompt.text})
             return out["choices"][0].get("text") or ""
 
         return self._map(one, prompts)

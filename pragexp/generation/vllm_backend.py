@@ -3,7 +3,7 @@ install it). Generation with the model's chat template, prompt log-probs for `lo
 
 from __future__ import annotations
 
-from pragexp.generation.backend import GenerationParams, LLMBackend, Prompt, draw_seed, split_trailing_space
+from pragexp.generation.backend import GenerationParams, LLMBackend, Prompt, split_trailing_space, stream_seed
 
 MISSING = (
     "llm=vllm needs vLLM, which pragexp does not install by default: pip install 'pragexp[vllm]' (a CUDA GPU)"
@@ -62,13 +62,18 @@ class VLLMBackend(LLMBackend):
 
     def generate_samples(self, prompts: list[Prompt], params: GenerationParams, sample: int) -> list[str]:
         vllm, llm = import_vllm(), self.load()
-        sampling = vllm.SamplingParams(
-            temperature=params.temperature,
-            top_p=params.top_p,
-            max_tokens=params.max_new_tokens,
-            seed=draw_seed(params.seed, sample),
-            ignore_eos=params.ignore_eos,
-        )
+        # One SamplingParams per prompt: vLLM gives a request with a seed its own generator, so a draw's
+        # stream is named by (seed, prompt, temperature, top_p, draw) and not by its batch-mates.
+        sampling = [
+            vllm.SamplingParams(
+                temperature=params.temperature,
+                top_p=params.top_p,
+                max_tokens=params.max_new_tokens,
+                seed=stream_seed(params, sample, p.text),
+                ignore_eos=params.ignore_eos,
+            )
+            for p in prompts
+        ]
         if self.use_chat_template:
             system = [{"role": "system", "content": self.system_prompt}] if self.system_prompt else []
             conversations = [[*system, {"role": "user", "content": p.text}] for p in prompts]
