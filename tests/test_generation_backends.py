@@ -9,7 +9,7 @@ import sqlite3
 
 import pytest
 import torch
-from openai_server import Script, char_loglik, openai_server
+from openai_server import Script, openai_server, toy_loglik
 
 from pragexp.generation.backend import (
     GenerationParams,
@@ -160,11 +160,33 @@ def test_openai_completions_loglikelihood_and_embeddings():
         assert backend.generate_samples([Prompt("x")], GenerationParams(), 0) == ["plain completion"]
         context = "Options:\n1) a\n2) b\nAnswer: "
         scores = backend.loglikelihood(context, ["1", "2", "12"])
-        assert scores == pytest.approx([char_loglik(context, c) for c in ("1", "2", "12")])
+        assert scores == pytest.approx([toy_loglik(context, c) for c in ("1", "2", "12")])
         echo = {r[2]["prompt"]: r[2] for r in script.requests if r[2].get("echo")}
         assert echo["Options:\n1) a\n2) b\nAnswer: 1"]["logprobs"] == 1
         vectors = backend.embed(["one", "three"])
         assert torch.allclose(vectors.norm(dim=-1), torch.ones(2))
+
+
+def test_openai_refuses_a_server_whose_echoed_logprobs_are_shifted_and_trusts_one_that_is_right():
+    context = "Question: is it raining?\nAnswer: "
+    shifted = Script(shift=True)  # llama-cpp-python's server 0.3.x, a model without a BOS token
+    with openai_server(shifted) as url:
+        backend = OpenAIBackend(model="m", base_url=url, api_key_env=None)
+        with pytest.raises(APIError, match=r"refusing its log-likelihoods.*llm=hf"):
+            backend.loglikelihood(context, ["yes", "no"])
+    # the probe: a one-token completion of the prefix, then the echo of prefix + that token; nothing scored
+    assert [bool(r[2].get("echo")) for r in shifted.requests] == [False, True]
+    assert shifted.requests[0][2]["prompt"] == "Question: is it raining?\nAnswer:"
+
+    right = Script()  # vLLM's shape
+    with openai_server(right) as url:
+        backend = OpenAIBackend(model="m", base_url=url, api_key_env=None)
+        first = backend.loglikelihood(context, ["yes", "no"])
+        second = backend.loglikelihood("Other question?\nAnswer: ", ["maybe"])
+    assert first == pytest.approx([toy_loglik(context, c) for c in ("yes", "no")])
+    assert second == pytest.approx([toy_loglik("Other question?\nAnswer: ", "maybe")])
+    probes = [r for r in right.requests if not r[2].get("echo")]
+    assert len(probes) == 1 and len(right.requests) == 1 + 1 + 3  # checked once: probe, its echo, 3 scores
 
 
 def test_openai_without_logprobs_or_with_a_bad_key_says_why():
@@ -172,7 +194,7 @@ def test_openai_without_logprobs_or_with_a_bad_key_says_why():
     script.logprobs = False
     with openai_server(script) as url:
         backend = OpenAIBackend(model="m", base_url=url, api_key_env="NO_SUCH_VARIABLE", max_retries=0)
-        with pytest.raises(APIError, match="echo"):
+        with pytest.raises(APIError, match=r"returned no log-probs.*echo=true"):
             backend.loglikelihood("Answer:", ["1"])
         script.fail_next = [401]
         with pytest.raises(APIError, match="NO_SUCH_VARIABLE"):
