@@ -108,6 +108,10 @@ def test_cot_levels_add_what_they_promise(items):
         assert text.endswith("Thought:") == (level <= 4)
     assert "Is Her brother being ironic?" in levels[2] and "non-literal language" in levels[3]
     assert "literally" in levels[1]
+    # which levels make the model infer the intention: all reasoning levels but 1 (counterfactual only)
+    for level in P.REASONING_LEVELS:
+        assert ("intends to convey" in levels[level]) == (level != 1), level
+        assert ("intention" in levels[level]) == (level != 1), level
     with pytest.raises(ValueError, match="prompt.cot"):
         P.parse_cot("7")
     assert P.parse_cot("none") is None and P.parse_cot(3) == 3
@@ -119,7 +123,12 @@ def test_extract_reply():
         == "Sorry, new toast."
     )
     assert P.extract_reply('Maya replies, "Fine."\n\nAnd then', "Maya") == "Fine."
-    assert P.extract_reply("No marker here.", "Maya", 2) == "No marker here."
+    assert P.extract_reply("No marker here.", "Maya") == "No marker here."
+    # a reasoning level without "Response:": only a thought, no reply to judge
+    for level in P.REASONING_LEVELS:
+        assert P.extract_reply("He is being ironic, so she wants help.", "Maya", level) == ""
+    assert P.extract_reply("Thought: ironic.\nResponse:  ", "Maya", 0) == ""  # nothing after the marker
+    assert P.extract_reply("No marker here.", "Maya", 5) == "No marker here."  # no marker asked for
 
 
 def test_mc_prompt_is_hu_et_al_with_two_options(items):

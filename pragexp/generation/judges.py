@@ -22,6 +22,7 @@ from pragexp.generation.backend import GenerationParams, LLMBackend, Prompt, dra
 from pragexp.generation.prompts import judge_prompt, parse_choice
 
 TRUE, LITERAL, NEITHER, INVALID = "true", "literal", "neither", "invalid"
+NO_REPLY = "no_reply"  # set by the task, never by a judge: the generation held no reply to judge
 
 
 @dataclass(frozen=True)
