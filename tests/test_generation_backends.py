@@ -6,6 +6,8 @@ import json
 import multiprocessing
 import os
 import sqlite3
+import sys
+from types import SimpleNamespace
 
 import pytest
 import torch
@@ -16,6 +18,7 @@ from pragexp.generation.backend import (
     LLMBackend,
     Prompt,
     UnsupportedCall,
+    continuation_ids,
     split_trailing_space,
     stream_seed,
 )
@@ -331,6 +334,71 @@ def test_vllm_missing_says_how_to_install():
 
     with pytest.raises(ImportError, match=r"pragexp\[vllm\]"):
         VLLMBackend(model="m")
+
+
+def test_continuation_ids_condition_an_empty_context_on_end_of_text(tiny):
+    _, tok = tiny.load()
+
+    def encode(text):
+        return tok(text, add_special_tokens=False)["input_ids"]
+
+    ids, start = continuation_ids(encode, tok.eos_token_id, "", "Sure, I will help")
+    assert ids == [tok.eos_token_id, *encode("Sure, I will help")] and start == 1  # every token scored
+    ids, start = continuation_ids(encode, tok.eos_token_id, "Answer: ", "1")
+    assert ids == encode("Answer: 1") and start == len(encode("Answer:"))
+    with pytest.raises(ValueError, match="no token"):
+        continuation_ids(encode, tok.eos_token_id, "Answer:", "")
+
+
+def _fake_vllm(model, tokenizer, seen: list):
+    """The few pieces of vLLM's API that VLLMBackend uses, answered by a transformers model."""
+
+    class SamplingParams:
+        def __init__(self, **kwargs):
+            self.__dict__.update(kwargs)
+
+    class LLM:
+        def __init__(self, **kwargs):
+            pass
+
+        def get_tokenizer(self):
+            return tokenizer
+
+        def generate(self, requests, sampling, use_tqdm=False):
+            seen.append((requests, sampling))
+            outputs = []
+            for request in requests:
+                if not isinstance(request, dict):  # a text prompt: generation
+                    outputs.append(SimpleNamespace(outputs=[SimpleNamespace(text="reply")]))
+                    continue
+                ids = request["prompt_token_ids"]
+                with torch.no_grad():
+                    logp = torch.log_softmax(model(torch.tensor([ids])).logits[0], -1)
+                prompt_logprobs = [None] + [
+                    {ids[i]: SimpleNamespace(logprob=float(logp[i - 1, ids[i]]))} for i in range(1, len(ids))
+                ]
+                outputs.append(SimpleNamespace(prompt_logprobs=prompt_logprobs))
+            return outputs
+
+    return SimpleNamespace(SamplingParams=SamplingParams, LLM=LLM)
+
+
+def test_vllm_scores_every_continuation_token_after_an_empty_context_and_seeds_each_prompt(tiny, monkeypatch):
+    from pragexp.generation.vllm_backend import VLLMBackend
+
+    model, tokenizer = tiny.load()
+    seen = []
+    monkeypatch.setitem(sys.modules, "vllm", _fake_vllm(model, tokenizer, seen))
+    backend = VLLMBackend(model="tiny", chat_template=False)
+    for context in ("", "Question: which one?\nAnswer: "):
+        expected = tiny.loglikelihood(context, ["Sure, I will help", "1"])
+        assert backend.loglikelihood(context, ["Sure, I will help", "1"]) == pytest.approx(expected, abs=1e-4)
+    params = GenerationParams(temperature=0.5, seed=3)
+    backend.generate_samples([Prompt("a"), Prompt("b")], params, 1)
+    backend.generate_samples([Prompt("b")], params, 1)
+    batched, alone = seen[-2][1], seen[-1][1]
+    assert [s.seed for s in batched] == [stream_seed(params, 1, "a"), stream_seed(params, 1, "b")]
+    assert alone[0].seed == batched[1].seed  # a prompt's draw has its own seed, in a batch or alone
 
 
 def _open_and_store(path: str, rank: int, start) -> None:

@@ -129,6 +129,21 @@ def split_trailing_space(context: str, continuation: str) -> tuple[str, str]:
     return stripped, context[len(stripped) :] + continuation
 
 
+def continuation_ids(encode, eos_id: int, context: str, continuation: str) -> tuple[list[int], int]:
+    """The token ids to score for log p(continuation | context) and where the continuation starts in them,
+    as lm-evaluation-harness does: trailing whitespace of the context moves into the continuation, the
+    continuation's tokens are those of context+continuation after the context's, and an empty context is
+    replaced by the end-of-text token, in both the context and the scored sequence (the first token needs
+    something to be conditioned on). `encode(text) -> ids` adds no special tokens."""
+    ctx, cont = split_trailing_space(context, continuation)
+    ctx_ids = encode(ctx)
+    whole = encode(ctx + cont) if ctx_ids else [eos_id, *encode(cont)]
+    start = len(ctx_ids) if ctx_ids else 1
+    if len(whole) <= start:
+        raise ValueError(f"the continuation {continuation!r} encodes to no token after the context")
+    return whole, start
+
+
 def mean_pool(hidden: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
     """Mean of the hidden states over the real tokens, L2-normalised: (b, t, d), (b, t) -> (b, d)."""
     return torch.nn.functional.normalize(masked_mean(hidden, mask).float(), dim=-1)

@@ -12,9 +12,10 @@ bit-identical to a prompt alone (padding and batch shape change float rounding, 
 logits), which could flip a token where two are within rounding of each other; the batch size is
 therefore part of the cache key (`identity`).
 
-`loglikelihood` follows lm-evaluation-harness (no special tokens; the continuation's tokens are
-those of context+continuation after the context's); `embed` mean-pools the last hidden states
-(LLM2Vec style). The model loads on first use, so a run answered wholly from the cache never loads it.
+`loglikelihood` follows lm-evaluation-harness (`backend.continuation_ids`); `embed` mean-pools the last
+hidden states of the causal LM (unidirectional, not trained to embed: not LLM2Vec, see
+`encoder.LLM2VecBackend`). The model loads on first use, so a run answered wholly from the cache never
+loads it.
 """
 
 from __future__ import annotations
@@ -30,9 +31,9 @@ from pragexp.generation.backend import (
     GenerationParams,
     LLMBackend,
     Prompt,
+    continuation_ids,
     files_digest,
     mean_pool,
-    split_trailing_space,
     stream_seed,
 )
 
@@ -301,16 +302,7 @@ class HFBackend(LLMBackend):
         _, tokenizer = self.load()
         sequences, spans = [], []
         for continuation in continuations:
-            ctx, cont = split_trailing_space(context, continuation)
-            ctx_ids = self._encode(ctx)
-            if ctx_ids:
-                whole = self._encode(ctx + cont)
-            else:  # nothing to condition on: start from the end-of-text token, as the harness does
-                ctx_ids = [tokenizer.eos_token_id]
-                whole = ctx_ids + self._encode(cont)
-            start = len(ctx_ids)
-            if len(whole) <= start:
-                raise ValueError(f"the continuation {continuation!r} encodes to no token after the context")
+            whole, start = continuation_ids(self._encode, tokenizer.eos_token_id, context, continuation)
             sequences.append(whole)
             spans.append((start, len(whole)))
         logits, _, _ = self._forward(sequences)

@@ -3,7 +3,7 @@ install it). Generation with the model's chat template, prompt log-probs for `lo
 
 from __future__ import annotations
 
-from pragexp.generation.backend import GenerationParams, LLMBackend, Prompt, split_trailing_space, stream_seed
+from pragexp.generation.backend import GenerationParams, LLMBackend, Prompt, continuation_ids, stream_seed
 
 MISSING = (
     "llm=vllm needs vLLM, which pragexp does not install by default: pip install 'pragexp[vllm]' (a CUDA GPU)"
@@ -88,11 +88,14 @@ class VLLMBackend(LLMBackend):
         tokenizer = llm.get_tokenizer()
         requests, starts = [], []
         for continuation in continuations:
-            ctx, cont = split_trailing_space(context, continuation)
-            ctx_ids = tokenizer(ctx, add_special_tokens=False)["input_ids"] or [tokenizer.eos_token_id]
-            whole = tokenizer(ctx + cont, add_special_tokens=False)["input_ids"]
-            requests.append({"prompt_token_ids": whole})
-            starts.append(len(ctx_ids))
+            ids, start = continuation_ids(
+                lambda text: tokenizer(text, add_special_tokens=False)["input_ids"],
+                tokenizer.eos_token_id,
+                context,
+                continuation,
+            )
+            requests.append({"prompt_token_ids": ids})
+            starts.append(start)
         outputs = llm.generate(requests, vllm.SamplingParams(max_tokens=1, prompt_logprobs=0), use_tqdm=False)
         self.calls += 1
         scores = []
