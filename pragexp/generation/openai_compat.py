@@ -8,21 +8,24 @@ time out after `timeout` seconds and are retried `max_retries` times with expone
 
 - generate: `/chat/completions` (`chat: true`, the server applies the model's chat template) or
   `/completions`; one request per prompt and draw, with a per-draw `seed` where the server honours it.
-- loglikelihood: `/completions` with `echo` and `logprobs` (the prompt's own token log-probs); a server
-  or model that does not offer them gets a clear error.
+- loglikelihood: `/completions` with `echo` and `logprobs` (the prompt's own token log-probs), after a
+  check that the server's echo is right (`check_echo`): a server or model that does not offer them, or
+  whose echoed log-probs disagree with its own next-token log-probs, gets a clear error.
 - embed: `/embeddings`.
 """
 
 from __future__ import annotations
 
 import logging
+import math
 import os
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 
 import torch
 
-from pragexp.generation.backend import GenerationParams, LLMBackend, Prompt, draw_seed, split_trailing_space
+from pragexp.generation.backend import GenerationParams, LLMBackend, Prompt, split_trailing_space, stream_seed
 
 log = logging.getLogger(__name__)
 RETRY_STATUS = {408, 409, 425, 429, 500, 502, 503, 504}
@@ -55,6 +58,7 @@ class OpenAIBackend(LLMBackend):
         self.api_key_env, self.chat, self.system_prompt = api_key_env, chat, system_prompt
         self.timeout, self.max_retries, self.backoff = float(timeout), int(max_retries), float(backoff)
         self.concurrency, self.revision = max(1, int(concurrency)), revision
+        self._echo_checked, self._echo_lock = False, threading.Lock()
 
     def identity(self) -> dict:
         return {
@@ -64,6 +68,9 @@ class OpenAIBackend(LLMBackend):
             "revision": self.revision,
             "chat": self.chat,
             "system_prompt": self.system_prompt,
+            # Log-likelihoods are stored only after the server passed `check_echo`; this marker keeps
+            # those read before the check existed out of every answer.
+            "echo_checked": True,
         }
 
     # -- HTTP ----------------------------------------------------------------------------------
@@ -118,43 +125,30 @@ class OpenAIBackend(LLMBackend):
             "top_p": params.top_p,
             "max_tokens": params.max_new_tokens,
             "n": 1,
-            "seed": draw_seed(params.seed, sample),
         }
         if params.ignore_eos:
             common["ignore_eos"] = True  # vLLM's extension; other servers may ignore or refuse it
 
         def one(prompt: Prompt) -> str:
+            # A seed per draw of each prompt, for servers that honour it (vLLM gives it its own generator).
+            body = {**common, "seed": stream_seed(params, sample, prompt.text)}
             if self.chat:
                 messages = [{"role": "system", "content": self.system_prompt}] if self.system_prompt else []
                 messages.append({"role": "user", "content": prompt.text})
-                out = self._post("/chat/completions", {**common, "messages": messages})
+                out = self._post("/chat/completions", {**body, "messages": messages})
                 return out["choices"][0]["message"].get("content") or ""
-            out = self._post("/completions", {**common, "prompt": prompt.text})
+            out = self._post("/completions", {**body, "prompt": prompt.text})
             return out["choices"][0].get("text") or ""
 
         return self._map(one, prompts)
 
     def loglikelihood(self, context: str, continuations: list[str]) -> list[float]:
+        self.check_echo(context)
+
         def one(continuation: str) -> float:
             ctx, cont = split_trailing_space(context, continuation)
-            body = {
-                "model": self.model,
-                "prompt": ctx + cont,
-                "max_tokens": 1,
-                "temperature": 0.0,
-                "echo": True,
-                "logprobs": 1,
-            }
-            try:
-                out = self._post("/completions", body)
-            except APIError as err:
-                raise APIError(f"{err} — {self._no_logprobs()}") from err
-            logprobs = (out.get("choices") or [{}])[0].get("logprobs") or {}
-            offsets, values = logprobs.get("text_offset"), logprobs.get("token_logprobs")
-            if not offsets or not values or len(offsets) != len(values):
-                raise APIError(
-                    f"{self.base_url}/completions returned no prompt log-probs: {self._no_logprobs()}"
-                )
+            logprobs = self._echo(ctx + cont)
+            offsets, values = logprobs["text_offset"], logprobs["token_logprobs"]
             # The prompt's tokens from the continuation on; the generated token (offset past the end) is not.
             picked = [v for o, v in zip(offsets, values, strict=True) if len(ctx) <= o < len(ctx) + len(cont)]
             if not picked or any(v is None for v in picked):
@@ -165,9 +159,83 @@ class OpenAIBackend(LLMBackend):
 
         return self._map(one, continuations)
 
+    def _echo(self, text: str) -> dict:
+        """The server's log-probs of `text`'s own tokens (echo), checked for shape."""
+        body = {
+            "model": self.model,
+            "prompt": text,
+            "max_tokens": 1,
+            "temperature": 0.0,
+            "echo": True,
+            "logprobs": 1,
+        }
+        try:
+            out = self._post("/completions", body)
+        except APIError as err:
+            raise APIError(f"{err} — {self._no_logprobs()}") from err
+        logprobs = (out.get("choices") or [{}])[0].get("logprobs") or {}
+        tokens, offsets, values = (logprobs.get(k) for k in ("tokens", "text_offset", "token_logprobs"))
+        if not tokens or not offsets or not values or not len(tokens) == len(offsets) == len(values):
+            raise APIError(f"{self.base_url}/completions returned no prompt log-probs: {self._no_logprobs()}")
+        return logprobs
+
+    def _next_tokens(self, prefix: str, k: int = 5) -> list[tuple[str, float]]:
+        """The server's most likely next tokens after `prefix` and their log-probs, best first, as a
+        one-token completion at temperature 0 reports them (no echo)."""
+        body = {"model": self.model, "prompt": prefix, "max_tokens": 1, "temperature": 0.0, "logprobs": k}
+        try:
+            out = self._post("/completions", body)
+        except APIError as err:
+            raise APIError(f"{err} — {self._no_logprobs()}") from err
+        logprobs = (out.get("choices") or [{}])[0].get("logprobs") or {}
+        top = (logprobs.get("top_logprobs") or [None])[0] or {}
+        if not top and logprobs.get("tokens") and logprobs.get("token_logprobs"):
+            top = {logprobs["tokens"][0]: logprobs["token_logprobs"][0]}
+        if not top:
+            raise APIError(f"{self.base_url}/completions returned no log-probs: {self._no_logprobs()}")
+        ranked = sorted(((t, float(v)) for t, v in top.items() if t and v is not None), key=lambda x: -x[1])
+        return [(t, v) for t, v in ranked if math.isfinite(v)]
+
+    def check_echo(self, context: str, candidates: int = 3) -> None:
+        """Refuse a server whose echoed prompt log-probs are not what it says they are, before trusting
+        any: the log-prob it gives token t as the one-token completion of a prefix must be the log-prob
+        it echoes for t at the end of prefix+t. llama-cpp-python's server (0.3.x) fails this for models
+        without a BOS token (SmolLM2): it echoes at each token the log-prob that the next position's
+        distribution gives it, so every score is wrong (about -21 where the right ones are -2 to -3).
+        Checked once per backend, on the first context (its trailing whitespace stripped)."""
+        with self._echo_lock:
+            if self._echo_checked:
+                return
+            prefix = split_trailing_space(context, "")[0] or "The"
+            tried = []
+            for token, expected in self._next_tokens(prefix)[:candidates]:
+                logprobs = self._echo(prefix + token)
+                at_end = [i for i, o in enumerate(logprobs["text_offset"]) if o == len(prefix)]
+                if not at_end or logprobs["tokens"][at_end[0]] != token:
+                    tried.append(repr(token))  # merged with the prefix's last token: try the next one
+                    continue
+                echoed = logprobs["token_logprobs"][at_end[0]]
+                if echoed is None or abs(echoed - expected) > 0.05 + 0.01 * abs(expected):
+                    shown = "none" if echoed is None else f"{echoed:.3f}"
+                    raise APIError(
+                        f"{self.base_url}: refusing its log-likelihoods: after {prefix[-40:]!r} the token "
+                        f"{token!r} has log-prob {expected:.3f} as a one-token completion but {shown} in "
+                        "the echoed prompt; the echo is off (llama-cpp-python's server 0.3.x shifts it by "
+                        "one token for models without a BOS token), so every score would be wrong. Use "
+                        "llm=hf (in-process transformers; it reads GGUF files) or llm=vllm, or serve the "
+                        "model with a server whose echo is right (vLLM's `vllm serve`)"
+                    )
+                self._echo_checked = True
+                return
+            raise APIError(
+                f"{self.base_url}: cannot check its echoed log-probs: none of the likely next tokens after "
+                f"{prefix[-40:]!r} ({', '.join(tried) or 'none reported'}) comes back as a token of its own "
+                "at the end of the echoed prompt. Use llm=hf or llm=vllm for log-likelihoods"
+            )
+
     def _no_logprobs(self) -> str:
         return (
-            "loglikelihood needs a completions endpoint that echoes the prompt's token log-probs "
+            "loglikelihood needs a completions endpoint that returns log-probs and echoes the prompt's "
             "(echo=true, logprobs); vLLM and the llama.cpp server offer it, chat-only APIs do not"
         )
 

@@ -2,11 +2,14 @@
 
 - `generation_prompt(item, cot)`: the reply prompt of the paper's Appendix A.3 ("Generate a short,
   concise single sentence response." ... "<listener> replies,"), plain (`cot=None`) or with one of
-  the chain-of-thought levels 0-6 (section 4): 0 infer the intention, then reply; 1 reason
-  counterfactually about what the literal words would mean; 2 ask about the phenomenon; 3 say that
-  non-literal language is used; 4 name the phenomenon; 5 give the true intention; 6 give the true
-  intention and the phenomenon. Levels 0-4 make the model write its reasoning after "Thought:" and
-  the reply after "Response:"; `extract_reply` takes the reply back out.
+  the chain-of-thought levels 0-6 of the paper's section 4: 0 infer the intention, then reply;
+  1 counterfactual reasoning about the literal meaning, with no inferred intention; 2 ask about the
+  phenomenon, then infer the intention; 3 say that non-literal language is used, then infer the
+  intention; 4 name the phenomenon, then infer the intention; 5 give the true intention; 6 give the true
+  intention and the phenomenon. The levels and what each gives the model are the paper's; the wording
+  of each instruction is ours (the released code has the plain prompt only). Levels 0-4
+  make the model write its reasoning after "Thought:" and the reply after "Response:"; `extract_reply`
+  takes the reply back out, and finds none in a generation without "Response:".
 - `judge_prompt(...)`: the contextual-similarity prompt of Appendix A.4; `parse_choice` reads the answer.
 - `mc_prompt(item, options)`: Hu et al.'s prompt with two options, ending in "Answer:".
 
@@ -60,17 +63,19 @@ def _cot_instruction(item, level: int) -> str:
     infer = f"First, infer what {speaker} really intends to convey."
     steps = {
         0: infer,
+        # Counterfactual reasoning about the literal reading only: level 1 never asks for the intention.
         1: (
-            f"First, think about what {speaker} would mean if the words were taken literally, why "
-            f"{speaker} would not say that in this situation, and so what {speaker} really intends to convey."
+            f"First, think about what {speaker}'s words would mean if taken literally, and whether "
+            f"{speaker} would say them in this situation if that were all {speaker} meant."
         ),
         2: f"First, answer this question: {question} Then infer what {speaker} really intends to convey.",
         3: f"{speaker} is using non-literal language. {infer}",
         4: f"{named}. {infer}",
     }
     if level in steps:
+        respond = "Then respond" if level == 1 else "Then respond to that intention"
         return (
-            f"{steps[level]} Then respond to that intention as {listener}.\n"
+            f"{steps[level]} {respond} as {listener}.\n"
             f"Write your reasoning after 'Thought:' and {listener}'s response after 'Response:'."
         )
     if level == 5:
@@ -92,12 +97,18 @@ _RESPONSE = re.compile(r"response\s*:", re.IGNORECASE)
 
 def extract_reply(text: str, listener: str = "", cot: int | None = None) -> str:
     """The reply in a generation: after the last "Response:" for reasoning levels, then cut at the
-    first blank line, without a leading "<listener> replies," and the quotes around it."""
+    first blank line, without a leading "<listener> replies," and the quotes around it.
+
+    "" when there is no reply to judge: a reasoning level's generation without a "Response:" marker (its
+    text is the model's reasoning, not a reply: judging it would score the thought), or nothing left after
+    the marker or the prefix. The task counts those (`no_reply`) and scores them as not following the true
+    intention."""
     text = text.strip()
     if cot in REASONING_LEVELS:
         marks = list(_RESPONSE.finditer(text))
-        if marks:
-            text = text[marks[-1].end() :].strip()
+        if not marks:
+            return ""
+        text = text[marks[-1].end() :].strip()
     text = re.split(r"\n\s*\n", text, maxsplit=1)[0].strip()
     if listener:
         text = re.sub(rf"^{re.escape(listener)}\s+(replies|responds|says)\s*,?\s*", "", text, flags=re.I)

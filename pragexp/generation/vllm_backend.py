@@ -3,7 +3,7 @@ install it). Generation with the model's chat template, prompt log-probs for `lo
 
 from __future__ import annotations
 
-from pragexp.generation.backend import GenerationParams, LLMBackend, Prompt, draw_seed, split_trailing_space
+from pragexp.generation.backend import GenerationParams, LLMBackend, Prompt, continuation_ids, stream_seed
 
 MISSING = (
     "llm=vllm needs vLLM, which pragexp does not install by default: pip install 'pragexp[vllm]' (a CUDA GPU)"
@@ -62,13 +62,18 @@ class VLLMBackend(LLMBackend):
 
     def generate_samples(self, prompts: list[Prompt], params: GenerationParams, sample: int) -> list[str]:
         vllm, llm = import_vllm(), self.load()
-        sampling = vllm.SamplingParams(
-            temperature=params.temperature,
-            top_p=params.top_p,
-            max_tokens=params.max_new_tokens,
-            seed=draw_seed(params.seed, sample),
-            ignore_eos=params.ignore_eos,
-        )
+        # One SamplingParams per prompt: vLLM gives a request with a seed its own generator, so a draw's
+        # stream is named by (seed, prompt, temperature, top_p, draw) and not by its batch-mates.
+        sampling = [
+            vllm.SamplingParams(
+                temperature=params.temperature,
+                top_p=params.top_p,
+                max_tokens=params.max_new_tokens,
+                seed=stream_seed(params, sample, p.text),
+                ignore_eos=params.ignore_eos,
+            )
+            for p in prompts
+        ]
         if self.use_chat_template:
             system = [{"role": "system", "content": self.system_prompt}] if self.system_prompt else []
             conversations = [[*system, {"role": "user", "content": p.text}] for p in prompts]
@@ -83,11 +88,14 @@ class VLLMBackend(LLMBackend):
         tokenizer = llm.get_tokenizer()
         requests, starts = [], []
         for continuation in continuations:
-            ctx, cont = split_trailing_space(context, continuation)
-            ctx_ids = tokenizer(ctx, add_special_tokens=False)["input_ids"] or [tokenizer.eos_token_id]
-            whole = tokenizer(ctx + cont, add_special_tokens=False)["input_ids"]
-            requests.append({"prompt_token_ids": whole})
-            starts.append(len(ctx_ids))
+            ids, start = continuation_ids(
+                lambda text: tokenizer(text, add_special_tokens=False)["input_ids"],
+                tokenizer.eos_token_id,
+                context,
+                continuation,
+            )
+            requests.append({"prompt_token_ids": ids})
+            starts.append(start)
         outputs = llm.generate(requests, vllm.SamplingParams(max_tokens=1, prompt_logprobs=0), use_tqdm=False)
         self.calls += 1
         scores = []

@@ -2,7 +2,8 @@
 
 - Generative vs discriminative per phenomenon (the paper's Figure 2): `test/acc/<phenomenon>` of
   `llm_response_eval` runs with the plain prompt beside `llm_intent_mc` runs of the same LLM.
-- Accuracy by chain-of-thought level (Figure 3): `test/acc` of `llm_response_eval` runs per `prompt.cot`.
+- Accuracy by chain-of-thought level (Figure 3): `test/acc` of `llm_response_eval` runs per `prompt.cot`,
+  and beside it `test/no_reply`, the share of generations that held no reply to judge.
 - Judge agreement: runs that differ only in the judge, compared reply by reply from their
   predictions.jsonl (pairwise agreement and Cohen's kappa over the verdicts true/literal/neither/invalid).
 
@@ -18,12 +19,13 @@ from pathlib import Path
 import torch
 from torchmetrics.functional.classification import multiclass_cohen_kappa
 
+from pragexp.generation.judges import NO_REPLY
 from pragexp.report.figures import pyplot, save_png
 from pragexp.report.runs import Run, summarise
 from pragexp.report.tables import _markdown_table
 
 GENERATIVE, MC = "llm_response_eval", "llm_intent_mc"
-VERDICTS = ("true", "literal", "neither", "invalid")
+VERDICTS = ("true", "literal", "neither", "invalid")  # a judge's; NO_REPLY is the task's, never judged
 COT_ORDER = ("none", "0", "1", "2", "3", "4", "5", "6")
 
 
@@ -98,14 +100,15 @@ def generative_vs_mc(runs: list[Run]) -> dict[str, dict[str, dict[str, float | N
     }
 
 
-def by_cot_level(runs: list[Run]) -> dict[str, dict[str, float | None]]:
-    """{llm (judge, temperatures): {cot level: mean test/acc}} over llm_response_eval runs (Figure 3's lines)."""
+def by_cot_level(runs: list[Run], key: str = "test/acc") -> dict[str, dict[str, float | None]]:
+    """{llm (judge, temperatures): {cot level: mean of `key`}} over llm_response_eval runs (Figure 3's
+    lines for test/acc)."""
     groups: dict[str, dict[str, list[Run]]] = defaultdict(lambda: defaultdict(list))
     for run in runs:
         if run.task == GENERATIVE:
             groups[generative_label(run.config)][cot_label(run.config)].append(run)
     return {
-        label: {level: _mean(levels[level], "test/acc") for level in COT_ORDER if level in levels}
+        label: {level: _mean(levels[level], key) for level in COT_ORDER if level in levels}
         for label, levels in sorted(groups.items())
     }
 
@@ -118,7 +121,10 @@ def _verdicts(run: Run) -> dict[tuple, str]:
     for line in path.read_text(encoding="utf-8").splitlines():
         record = json.loads(line)
         for reply in record.get("replies", []):
-            out[(record["index"], reply["temperature"], reply["sample"], reply["reply"])] = reply["verdict"]
+            if reply["verdict"] != NO_REPLY:  # no judge saw it: not a judgement to agree on
+                out[(record["index"], reply["temperature"], reply["sample"], reply["reply"])] = reply[
+                    "verdict"
+                ]
     return out
 
 
@@ -177,14 +183,20 @@ def sections(runs: list[Run]) -> list[str]:
         ]
         out += ["### Generative (plain prompt) vs discriminative accuracy per phenomenon (Figure 2)", ""]
         out += _markdown_table(["llm", "setup", *phenomena], rows)
-    levels = by_cot_level(runs)
-    if levels:
-        present = [c for c in COT_ORDER if any(c in v for v in levels.values())]
-        out += ["### Generative accuracy by chain-of-thought level (Figure 3)", ""]
-        out += _markdown_table(
-            ["llm", *(f"cot={c}" for c in present)],
-            [[k, *(_fmt(v.get(c)) for c in present)] for k, v in levels.items()],
-        )
+    titles = {
+        "test/acc": "Generative accuracy by chain-of-thought level (Figure 3)",
+        "test/no_reply": "Generations with no reply to judge by chain-of-thought level (test/no_reply: no "
+        '"Response:" after the reasoning; scored as not following the true intention)',
+    }
+    for key, title in titles.items():
+        levels = by_cot_level(runs, key)
+        present = [c for c in COT_ORDER if any(v.get(c) is not None for v in levels.values())]
+        if present:
+            out += [f"### {title}", ""]
+            out += _markdown_table(
+                ["llm", *(f"cot={c}" for c in present)],
+                [[k, *(_fmt(v.get(c)) for c in present)] for k, v in levels.items()],
+            )
     pairs = judge_agreement(runs)
     if pairs:
         out += ["### Judge agreement on the same replies", ""]

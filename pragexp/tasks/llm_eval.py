@@ -5,7 +5,11 @@
   `temperatures`); the judge decides whether each reply is closer to U2^T or to U2^L. Per item:
   `acc` = the share of its replies judged closer to U2^T over all temperatures and draws (the paper's
   figure: the average over temperatures), `acc/t<temperature>` per temperature, `undecided` = the
-  share of verdicts that named neither reference.
+  share of verdicts that named neither reference, `no_reply` = the share of generations with no reply
+  to judge (a chain-of-thought level's output without "Response:", or nothing left after it). Such a
+  generation is not shown to the judge and counts as not following the true intention (in `acc`'s
+  denominator, verdict `no_reply` in predictions.jsonl): a model that never gets to its reply has not
+  replied in line with the intention, and dropping those would reward it for failing the format.
 - `LLMIntentMCTask` (`task=llm_intent_mc`): the LLM picks the true intention out of two options by the
   probability of each label after "Answer:", renormalised over the labels, in both option orders.
   Per item: `acc` (mean over the two orders), `p_true` (the renormalised probability of the right label).
@@ -23,7 +27,7 @@ import torch
 
 from pragexp.generation.backend import GenerationParams, LLMBackend, Prompt
 from pragexp.generation.cache import CACHE_FILE, CachedBackend, ResponseCache
-from pragexp.generation.judges import LITERAL, TRUE, JudgeRequest
+from pragexp.generation.judges import INVALID, NEITHER, NO_REPLY, TRUE, JudgeRequest
 from pragexp.generation.prompts import (
     REASONING_LEVELS,
     extract_reply,
@@ -89,7 +93,7 @@ class LLMResponseEvalTask(LLMTask):
         self.max_new_tokens = int(max_new_tokens) + (
             int(reasoning_tokens) if self.cot in REASONING_LEVELS else 0
         )
-        self.score_names = ("acc", *(temperature_key(t) for t in self.temperatures), "undecided")
+        self.score_names = ("acc", *(temperature_key(t) for t in self.temperatures), "undecided", "no_reply")
 
     def build_network(self, datamodule) -> None:
         super().build_network(datamodule)
@@ -114,6 +118,9 @@ class LLMResponseEvalTask(LLMTask):
                     reply = extract_reply(raw, items[i].listener, self.cot)
                     record = {"temperature": temperature, "sample": sample, "reply": reply, "raw": raw}
                     per_item[i].append(record)
+                    if not reply:  # nothing to judge: see the module's docstring
+                        record["verdict"] = NO_REPLY
+                        continue
                     judged.append(record)
                     requests.append(JudgeRequest(items[i], reply, (indices[i], temperature, sample)))
         for record, verdict in zip(judged, self.judge(requests), strict=True):
@@ -121,7 +128,8 @@ class LLMResponseEvalTask(LLMTask):
         scores: dict[str, list[float]] = {name: [] for name in self.score_names}
         for replies in per_item:
             scores["acc"].append(_share(replies, TRUE))
-            scores["undecided"].append(1.0 - _share(replies, TRUE) - _share(replies, LITERAL))
+            scores["undecided"].append(_share(replies, NEITHER) + _share(replies, INVALID))
+            scores["no_reply"].append(_share(replies, NO_REPLY))
             for t in self.temperatures:
                 scores[temperature_key(t)].append(_share([r for r in replies if r["temperature"] == t], TRUE))
         out = {name: torch.tensor(values, dtype=torch.float) for name, values in scores.items()}
