@@ -179,3 +179,26 @@ def test_smollm2_scores_equal_a_plain_forward_pass():
     for request, scores in zip(reqs, got, strict=True):
         for option, score in zip(request.options, scores, strict=True):
             assert score.loglik == pytest.approx(naive(model, tokenizer, request.context, option), abs=1e-4)
+
+
+@pytest.mark.slow
+def test_the_benchmark_runs_against_lm_eval_on_the_tiny_model(tmp_path):
+    """bench/bench_llm_scoring.py end to end on the tiny model (needs lm-eval: `pip install 'pragexp[bench]'`)."""
+    pytest.importorskip("lm_eval")
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    out = subprocess.run(
+        [sys.executable, str(root / "bench" / "bench_llm_scoring.py"), "--model", "tiny", "--items", "3"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=300,
+    )
+    for shots in (0, 5):
+        line = next(x for x in out.stdout.splitlines() if x.startswith(f"{shots}-shot"))
+        d = float(line.split("max |d loglik| ")[1].split()[0])
+        assert "pragexp items/s" in line and "lm-eval items/s" in line and "ratio" in line
+        assert d <= 1e-4
