@@ -5,6 +5,8 @@
   cache can ask for exactly the draws it lacks and a draw is reproducible by its index.
 - `loglikelihood(context, continuations) -> [log p(continuation | context)]`, summed over the
   continuation's tokens.
+- `loglikelihood_many(requests) -> [[OptionScore(loglik, tokens, bytes) per option] per request]`: the
+  options of multiple-choice requests (`choices.ChoiceRequest`), scored together (`choices.py`).
 - `embed(texts) -> (n, d)` L2-normalised float tensor.
 
 A backend that cannot do one of these raises `UnsupportedCall` naming itself and the call.
@@ -93,6 +95,9 @@ class LLMBackend:
 
     def loglikelihood(self, context: str, continuations: list[str]) -> list[float]:
         raise UnsupportedCall(self.name, "loglikelihood")
+
+    def loglikelihood_many(self, requests: list) -> list[list]:
+        raise UnsupportedCall(self.name, "loglikelihood_many")
 
     def embed(self, texts: list[str]) -> torch.Tensor:
         raise UnsupportedCall(self.name, "embed")

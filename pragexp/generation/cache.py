@@ -21,6 +21,7 @@ from pathlib import Path
 import torch
 
 from pragexp.generation.backend import GenerationParams, LLMBackend, Prompt
+from pragexp.generation.choices import SCORING, ChoiceRequest, OptionScore
 
 CACHE_FILE = "llm/responses.sqlite"
 
@@ -126,6 +127,35 @@ class CachedBackend(LLMBackend):
             found[key] = [float(x) for x in self.backend.loglikelihood(context, continuations)]
             self.cache.put_many({key: found[key]})
         return found[key]
+
+    def loglikelihood_many(self, requests: list[ChoiceRequest]) -> list[list[OptionScore]]:
+        """One key per (context, option): an option scored under one prompt answers for every request that
+        asks it again (a content-free prompt, a re-run with more options); the backend scores the rest in one
+        call, its requests reduced to the options it lacks. The key also names the scoring convention
+        (`SCORING`), so that numbers from another convention never answer."""
+        if not self.backend.cacheable:
+            return self.backend.loglikelihood_many(requests)
+        keys = [
+            [self._key("loglikelihood_many", [r.context, o], {"scoring": SCORING}) for o in r.options]
+            for r in requests
+        ]
+        found = self._lookup([k for row in keys for k in row])
+        todo: dict[str, dict[str, str]] = {}  # context -> {option: key}, in first-asked order
+        for request, row in zip(requests, keys, strict=True):
+            for option, key in zip(request.options, row, strict=True):
+                if key not in found:
+                    todo.setdefault(request.context, {})[option] = key
+        if todo:
+            asked = [ChoiceRequest(c, tuple(options)) for c, options in todo.items()]
+            answers = self.backend.loglikelihood_many(asked)
+            fresh = {
+                todo[r.context][o]: [float(s.loglik), int(s.tokens), int(s.bytes)]
+                for r, scores in zip(asked, answers, strict=True)
+                for o, s in zip(r.options, scores, strict=True)
+            }
+            self.cache.put_many(fresh)
+            found.update(fresh)
+        return [[OptionScore(*found[k]) for k in row] for row in keys]
 
     def embed(self, texts: list[str]) -> torch.Tensor:
         if not self.backend.cacheable:

@@ -12,7 +12,8 @@ bit-identical to a prompt alone (padding and batch shape change float rounding, 
 logits), which could flip a token where two are within rounding of each other; the batch size is
 therefore part of the cache key (`identity`).
 
-`loglikelihood` follows lm-evaluation-harness (`backend.continuation_ids`); `embed` mean-pools the last
+`loglikelihood` follows lm-evaluation-harness (`backend.continuation_ids`); `loglikelihood_many` scores
+multiple-choice requests with the shared prompt prefix run once (`choices.score_choices`); `embed` mean-pools the last
 hidden states of the causal LM (unidirectional, not trained to embed: not LLM2Vec, see
 `encoder.LLM2VecBackend`). The model loads on first use, so a run answered wholly from the cache never
 loads it.
@@ -36,6 +37,7 @@ from pragexp.generation.backend import (
     mean_pool,
     stream_seed,
 )
+from pragexp.generation.choices import ChoiceRequest, OptionScore, score_choices
 
 log = logging.getLogger(__name__)
 SMOLLM2, TINY = "smollm2", "tiny"
@@ -313,6 +315,15 @@ class HFBackend(LLMBackend):
             picked = logprobs[row, start - 1 : end - 1].gather(1, targets.unsqueeze(1))
             scores.append(float(picked.sum()))
         return scores
+
+    def loglikelihood_many(self, requests: list[ChoiceRequest]) -> list[list[OptionScore]]:
+        """[[OptionScore per option] per request]; `batch_size` distinct contexts per batch."""
+        model, tokenizer = self.load()
+
+        def count() -> None:
+            self.calls += 1
+
+        return score_choices(model, tokenizer, requests, batch_size=self.batch_size, on_call=count)
 
     @torch.inference_mode()
     def embed(self, texts: list[str]) -> torch.Tensor:

@@ -1,0 +1,204 @@
+"""Multiple-choice scoring (pragexp/generation/choices.py): the shared-prefix KV-cache scorer equals a plain
+forward pass per (context, option), whatever the batch size and order; ranking, calibration and the cache."""
+
+from __future__ import annotations
+
+import math
+import random
+
+import pytest
+import torch
+
+from pragexp.generation.cache import CachedBackend, ResponseCache
+from pragexp.generation.choices import (
+    ChoiceRequest,
+    OptionScore,
+    calibrate,
+    normalized,
+    rank,
+    score_choices,
+)
+from pragexp.generation.hf import HFBackend
+
+SHOTS = "Answer with yes or no.\nQ: Is it raining? A: I took an umbrella.\nLabel: yes\n"
+OPTIONS = ("the", "no", "in the middle", "yes, subject to some conditions")
+
+
+def naive(model, tokenizer, context: str, option: str) -> float:
+    """lm-evaluation-harness's pair, written out: one full forward pass over context + continuation."""
+    encode = lambda t: tokenizer(t, add_special_tokens=False)["input_ids"]  # noqa: E731
+    stripped = context.rstrip()
+    cont = context[len(stripped) :] + option
+    ctx_ids = encode(stripped) if stripped else [tokenizer.eos_token_id]
+    cont_ids = encode(stripped + cont)[len(ctx_ids) :] if stripped else encode(cont)
+    ids = torch.tensor([ctx_ids + cont_ids])
+    with torch.no_grad():
+        logp = torch.log_softmax(model(ids).logits[0].float(), -1)
+    return sum(float(logp[len(ctx_ids) + j - 1, t]) for j, t in enumerate(cont_ids))
+
+
+def requests() -> list[ChoiceRequest]:
+    items = [
+        "Q: Do you like your new car?\nA: It has its good and bad points.\nLabel: ",
+        "Q: Are you coming tonight?\nA: I wouldn't miss it.\nLabel:",
+        "Q: Is the dress too long?\nA: It could sweep the floor.\nLabel: ",
+        "Q: Shall we eat out?\nA: Sure.\nLabel: ",
+        "Q: Did you finish?\nA: Almost done, give me a minute, please; I am on the last page now.\nLabel: ",
+    ]
+    out = [ChoiceRequest(SHOTS + q, OPTIONS) for q in items]
+    out.append(ChoiceRequest(SHOTS + "N/A\nLabel: ", OPTIONS))  # content-free input, same template
+    out.append(ChoiceRequest(SHOTS + items[0], ("no", "maybe")))  # same context, other options
+    return out
+
+
+@pytest.fixture(scope="module")
+def tiny():
+    return HFBackend(model="tiny", device="cpu", batch_size=4)
+
+
+def test_scores_equal_a_plain_forward_pass_per_option(tiny):
+    model, tokenizer = tiny.load()
+    reqs = requests()
+    got = score_choices(model, tokenizer, reqs, batch_size=3)
+    assert any(s.tokens > 1 for row in got for s in row) and any(s.tokens == 1 for row in got for s in row)
+    for request, scores in zip(reqs, got, strict=True):
+        for option, score in zip(request.options, scores, strict=True):
+            assert isinstance(score.loglik, float) and isinstance(score.tokens, int)
+            assert score.loglik == pytest.approx(naive(model, tokenizer, request.context, option), abs=1e-4)
+
+
+def test_without_a_shared_prefix_and_with_an_empty_context(tiny):
+    model, tokenizer = tiny.load()
+    reqs = [
+        ChoiceRequest("", ("Sure, I will help", "no")),
+        ChoiceRequest("What did he want to convey? Answer: ", ("1", "the speaker is being ironic")),
+        ChoiceRequest("Options: 1) 2)", (" 1", " 2")),
+    ]
+    got = score_choices(model, tokenizer, reqs, batch_size=8)
+    for request, scores in zip(reqs, got, strict=True):
+        for option, score in zip(request.options, scores, strict=True):
+            assert score.loglik == pytest.approx(naive(model, tokenizer, request.context, option), abs=1e-4)
+
+
+def test_token_and_byte_counts(tiny):
+    model, tokenizer = tiny.load()
+    [[a, b]] = score_choices(model, tokenizer, [ChoiceRequest("Label: ", ("no", "café"))])
+    # the context's trailing space moves into the continuation: " no" and " café" are scored
+    assert (a.bytes, b.bytes) == (3, 6)
+    assert a.tokens == len(tokenizer("Label: no", add_special_tokens=False)["input_ids"]) - len(
+        tokenizer("Label:", add_special_tokens=False)["input_ids"]
+    )
+
+
+def test_results_do_not_depend_on_batch_size_or_order(tiny):
+    model, tokenizer = tiny.load()
+    reqs = requests()
+    one = score_choices(model, tokenizer, reqs, batch_size=1)
+    order = list(range(len(reqs)))
+    random.Random(0).shuffle(order)
+    eight = score_choices(model, tokenizer, [reqs[i] for i in order], batch_size=8)
+    for position, i in enumerate(order):
+        for a, b in zip(one[i], eight[position], strict=True):
+            assert (a.tokens, a.bytes) == (b.tokens, b.bytes)
+            assert a.loglik == pytest.approx(b.loglik, abs=1e-5)
+
+
+def test_an_option_that_encodes_to_nothing_is_an_error(tiny):
+    model, tokenizer = tiny.load()
+    with pytest.raises(ValueError, match="encodes to no token"):
+        score_choices(model, tokenizer, [ChoiceRequest("Answer:", ("",))])
+
+
+def test_normalizations_and_rank():
+    scores = [OptionScore(-4.0, 4, 8), OptionScore(-3.0, 1, 2), OptionScore(-6.0, 6, 24)]
+    assert normalized(scores, "sum") == [-4.0, -3.0, -6.0]
+    assert normalized(scores, "per_token") == [-1.0, -3.0, -1.0]
+    assert normalized(scores, "per_byte") == [-0.5, -1.5, -0.25]
+    assert rank(scores, "sum") == [1, 0, 2]
+    assert rank(scores, "per_token") == [0, 2, 1]  # a tie keeps the earlier option first
+    assert rank(scores, "per_byte") == [2, 0, 1]
+    with pytest.raises(ValueError, match="per_word"):
+        rank(scores, "per_word")
+
+
+def test_calibration_is_contextual_calibration_in_log_space():
+    scores = [OptionScore(math.log(0.5), 1, 1), OptionScore(math.log(0.3), 1, 1)]
+    # the content-free prompt prefers option 0 strongly: calibration flips the choice
+    cf = [OptionScore(math.log(0.8), 1, 1), OptionScore(math.log(0.1), 1, 1)]
+    p_cf = [0.8 / 0.9, 0.1 / 0.9]
+    assert calibrate(scores, [cf]) == pytest.approx([math.log(0.5 / p_cf[0]), math.log(0.3 / p_cf[1])])
+    assert rank(scores) == [0, 1] and rank(scores, content_free=[cf]) == [1, 0]
+    # several content-free inputs: their option distributions are averaged (Zhao et al. 2021)
+    cf2 = [OptionScore(math.log(0.2), 1, 1), OptionScore(math.log(0.2), 1, 1)]
+    mean = [(p_cf[0] + 0.5) / 2, (p_cf[1] + 0.5) / 2]
+    assert calibrate(scores, [cf, cf2]) == pytest.approx([math.log(0.5 / mean[0]), math.log(0.3 / mean[1])])
+    with pytest.raises(ValueError, match="summed"):
+        rank(scores, "per_token", content_free=[cf])
+
+
+def test_cached_scoring_asks_the_model_only_for_missing_options(tiny, tmp_path):
+    cache = ResponseCache(tmp_path / "responses.sqlite")
+    cached = CachedBackend(tiny, cache)
+    reqs = requests()[:3]
+    first = cached.loglikelihood_many(reqs)
+    calls = tiny.calls
+    assert cached.loglikelihood_many(reqs) == first and tiny.calls == calls  # all from the cache
+    assert all(isinstance(s, OptionScore) for row in first for s in row)
+    more = [ChoiceRequest(reqs[0].context, (*reqs[0].options, "not sure"))]
+    [row] = cached.loglikelihood_many(more)
+    assert row[:4] == first[0] and tiny.calls > calls
+    model, tokenizer = tiny.load()
+    assert row[4].loglik == pytest.approx(naive(model, tokenizer, reqs[0].context, "not sure"), abs=1e-4)
+    # the key is the backend's identity: another batch size is another key
+    other = CachedBackend(HFBackend(model="tiny", device="cpu", batch_size=2), cache)
+    other.loglikelihood_many(reqs[:1])
+    assert other.misses == len(reqs[0].options)
+
+
+@pytest.mark.slow
+def test_smollm2_scores_equal_a_plain_forward_pass():
+    pytest.importorskip("gguf")
+    backend = HFBackend(model="smollm2", device="cpu", dtype="float32", batch_size=4)
+    try:
+        model, tokenizer = backend.load()
+    except (ImportError, FileNotFoundError) as err:
+        pytest.skip(str(err))
+    labels = ("Yes", "No", "Yes, subject to some conditions", "In the middle, neither yes nor no")
+    pairs = [
+        ("Do you like your new car?", "It has its good and bad points."),
+        ("Are you coming tonight?", "I wouldn't miss it."),
+        ("Is the dress too long?", "It could sweep the floor."),
+    ]
+    reqs = [
+        ChoiceRequest(
+            backend.render(f"X asks: {q}\nY answers: {a}\nDoes Y mean yes or no?") + "Answer: ", labels
+        )
+        for q, a in pairs
+    ]
+    got = backend.loglikelihood_many(reqs)
+    for request, scores in zip(reqs, got, strict=True):
+        for option, score in zip(request.options, scores, strict=True):
+            assert score.loglik == pytest.approx(naive(model, tokenizer, request.context, option), abs=1e-4)
+
+
+@pytest.mark.slow
+def test_the_benchmark_runs_against_lm_eval_on_the_tiny_model(tmp_path):
+    """bench/bench_llm_scoring.py end to end on the tiny model (needs lm-eval: `pip install 'pragexp[bench]'`)."""
+    pytest.importorskip("lm_eval")
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    out = subprocess.run(
+        [sys.executable, str(root / "bench" / "bench_llm_scoring.py"), "--model", "tiny", "--items", "3"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=300,
+    )
+    for shots in (0, 5):
+        line = next(x for x in out.stdout.splitlines() if x.startswith(f"{shots}-shot"))
+        d = float(line.split("max |d loglik| ")[1].split()[0])
+        assert "pragexp items/s" in line and "lm-eval items/s" in line and "ratio" in line
+        assert d <= 1e-4
