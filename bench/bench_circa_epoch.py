@@ -1,4 +1,4 @@
-"""One Circa training epoch through pragexp (CircaTask + Lightning Trainer) against a plain PyTorch loop.
+"""One Circa training epoch through pragexp (ClassificationTask + Lightning Trainer) against a plain PyTorch loop.
 
     python bench/bench_circa_epoch.py [--path circa-data.tsv] [--model minilm|tiny|bert-base-uncased]
                                       [--examples 512] [--batch-size 32] [--repeats 3] [--threads N]
@@ -34,7 +34,7 @@ from torch.utils.data import DataLoader  # noqa: E402
 
 from pragexp.data.circa.datamodule import CircaDataModule  # noqa: E402
 from pragexp.models.bert import BertClassifier  # noqa: E402
-from pragexp.tasks.circa import CircaTask  # noqa: E402
+from pragexp.tasks.classification import ClassificationTask  # noqa: E402
 
 TARGET = 1.05
 SAMPLE = ROOT / "tests" / "fixtures" / "circa" / "circa-data.tsv"  # invented rows in the release's format
@@ -90,7 +90,9 @@ def plain_epoch(model, loader, lr: float) -> tuple[float, float, list[float]]:
 
 
 def pragexp_epoch(dm, model_factory, initial_state, lr: float) -> tuple[float, float, list[float]]:
-    task = CircaTask(model=model_factory, optimizer=partial(torch.optim.AdamW, lr=lr, weight_decay=0.01))
+    task = ClassificationTask(
+        model=model_factory, optimizer=partial(torch.optim.AdamW, lr=lr, weight_decay=0.01)
+    )
     timer = EpochTimer()
 
     class LoadInitialWeights(pl.Callback):

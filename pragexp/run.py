@@ -44,6 +44,8 @@ def run(cfg: DictConfig) -> dict[str, float]:
         pl.seed_everything(int(cfg.seed), workers=True)  # honoured when 0
     # 'last', 'best', ... are Lightning's names for checkpoints of this run; it resolves them.
     saved = checkpoint.read(ckpt_path) if ckpt_path and ckpt_path not in LIGHTNING_NAMES else None
+    if saved is not None:
+        saved.check_task(cfg.task_name)  # a Circa checkpoint is no NLI model, though both are classifiers
 
     model_cfg = cfg.get("model")
     if saved is not None and saved.model_config:  # the weights decide the architecture
@@ -82,6 +84,7 @@ def run(cfg: DictConfig) -> dict[str, float]:
         observe_first = task.model_observes_data
     # Set after instantiate: Hydra would turn a dict holding `_target_` passed as an argument into an object.
     task.model_config = OmegaConf.to_container(model_cfg, resolve=True) if model_cfg is not None else None
+    task.task_name = cfg.get("task_name")
     loggers = build_loggers(cfg.get("logger"))
     callbacks = build_callbacks(cfg.get("callbacks"), has_logger=bool(loggers))
     trainer: pl.Trainer = instantiate(cfg.trainer, logger=loggers or False, callbacks=callbacks)

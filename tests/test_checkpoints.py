@@ -60,6 +60,7 @@ def test_saved_checkpoints_are_plain_data_with_pragexp_extras(grice_run):
     saved = torch.load(best, map_location="cpu", weights_only=True)  # raises if anything is not data
     extras = saved[checkpoint.EXTRAS]
     assert extras["format"] == checkpoint.FORMAT and extras["task"] == "GriceRecoveryTask"
+    assert extras["task_name"] == "grice_recovery"  # the task= choice: checked when the file is loaded
     assert extras["model"]["_target_"] == "pragexp.models.dialogue.memnn.MemNNReader"
     assert extras["encoder"] is None  # MemNN has no pretrained encoder
     assert isinstance(saved["GriceDataModule"]["vocab"]["itos"], list)
@@ -94,6 +95,7 @@ def test_checkpoints_from_before_format_2_are_read_with_a_warning(grice_run, tmp
     torch.save(old, path)
     evaluated = run(eval_config(grice_run, path, "eval_old"))
     assert "checkpoint format 1" in caplog.text
+    assert "does not say which task it was trained for" in caplog.text  # no task_name: used, with a warning
     assert evaluated["test/r@1"] == pytest.approx(metrics["test/r@1"], abs=1e-6)
 
 
@@ -172,3 +174,16 @@ def test_init_ckpt_without_an_encoder_names_the_problem(grice_run, make_config):
     cfg = make_config(["task=circa", "model=bert", f"model.init_ckpt={best}"])
     with pytest.raises(ValueError, match=r"model.init_ckpt=.*(holds no pretrained encoder|no tokenizer)"):
         run(cfg)
+
+
+def test_a_checkpoint_is_refused_for_another_task_naming_both(make_config):
+    """Circa and NLI share a task class and a model: only the recorded task= tells their checkpoints apart."""
+    source = make_config(["task=circa", "model=majority"], out="circa")
+    run(source)
+    best = best_checkpoint(source.paths.output_dir)
+    cfg = make_config(["task=nli", "model=majority", f"ckpt_path={best}"], name="eval", out="nli")
+    with pytest.raises(checkpoint.CheckpointError, match=r"ckpt_path=.*trained for task=circa, not task=nli"):
+        run(cfg)
+    assert not (Path(cfg.paths.output_dir) / "metrics.json").exists()
+    # The same file evaluates for the task it was trained for.
+    assert run(make_config(["task=circa", "model=majority", f"ckpt_path={best}"], name="eval", out="again"))

@@ -13,11 +13,9 @@ from pragexp.data.pragmaticqa.corpus import (
     build_spans_corpus,
     check_archive,
     community_folders,
-    cut_page,
-    element_uuids,
-    read_page,
 )
 from pragexp.data.pragmaticqa.io import Span, read_conversations
+from pragexp.data.pragmaticqa.pages import cut_page, element_uuids, read_page
 
 SOURCES = PRAGMATICQA_FIXTURE / "PragmatiCQA-sources"
 

@@ -8,9 +8,10 @@ import pytest
 from conftest import PRAGMATICQA_FIXTURE, SAMPLES, needs_samples
 
 from pragexp.data.common.splits import carve_groups
-from pragexp.data.pragmaticqa.answer_format import format_answer, parse_answer
+from pragexp.data.pragmaticqa.answer_format import TAGS, format_answer, parse_answer
 from pragexp.data.pragmaticqa.examples import qa_examples, question_type
 from pragexp.data.pragmaticqa.io import read_conversations
+from pragexp.models.fid_text import ReaderText
 from pragexp.utils.errors import DataFormatError
 
 TRAIN = PRAGMATICQA_FIXTURE / "train.jsonl"
@@ -149,16 +150,17 @@ def test_data_module_splits_corpus_and_report(make_config, tmp_path):
     diary = next(i for i, e in enumerate(dm.examples["train"]) if e.question == "Is the diary online?")
     assert len(dm.gold["train"][diary]) == 1
     # The reader's tokenizer knows the tags, and a target decodes back to its spans.
-    tok = dm.reader_tokenizer
+    text = dm.reader_text
+    tok = text.tokenizer
     assert tok.token_to_id("</lit>") is not None and tok.token_to_id("</prag>") is not None
-    example = dm.examples["train"][0]
-    ids = dm.target_ids(example)
-    assert ids[-1] == dm.reader_special_ids["eos"]
-    parsed = dm.parse_answer(dm.decode(ids))
-    assert parsed.literal == ("harbor light is a stone lighthouse on the north cape of gull island.",)
     batch = dm.collate_fn()(dm.datasets["train"][:3])
     assert batch["labels"].shape[0] == 3 and batch["query"]["input_ids"].shape[0] == 3
-    inputs = dm.reader_inputs([e.query() for e in dm.batch_examples(batch)], [[0, 1], [2, 3], [4, -1]])
+    ids = [i for i in batch["labels"][0].tolist() if i != -100]
+    assert ids[-1] == text.special_ids["eos"]
+    parsed = dm.parse_answer(text.decode(ids))
+    assert parsed.literal == ("harbor light is a stone lighthouse on the north cape of gull island.",)
+    passages = [[(p.title, p.text) for p in dm.index.passages[a:b]] for a, b in ((0, 2), (2, 4), (4, 5))]
+    inputs = text.inputs([e.query() for e in dm.batch_examples(batch)], [*passages[:2], [*passages[2], None]])
     assert inputs["input_ids"].shape[:2] == (3, 2) and inputs["input_ids"].shape[2] <= 96
 
 
@@ -251,9 +253,10 @@ def test_fid_input_reads_question_then_passage_with_a_space_under_byte_level_bpe
     cfg = make_config(["task=pragmaticqa", "model=oracle", "data.corpus=spans"])
     dm = instantiate(cfg.data)
     dm.setup("test")
-    dm.reader_tokenizer = bpe
     passage = dm.index.passages[0]
-    inputs = dm.reader_inputs(["question: where is it in NYC."], [[0]])
+    inputs = ReaderText(bpe, TAGS).inputs(
+        ["question: where is it in NYC."], [[(passage.title, passage.text)]]
+    )
     ids = inputs["input_ids"][0, 0][inputs["attention_mask"][0, 0].bool()].tolist()
     tokens = [bpe.id_to_token(i) for i in ids]
     title = bpe.token_to_id("Ġtitle")

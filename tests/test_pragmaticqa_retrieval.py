@@ -1,18 +1,21 @@
 """pragexp.retrieval: exact search against brute force, approximate indexes, community scope, the GPU path
 (with a stand-in for faiss-gpu, on the CPU), the cache (a second build encodes nothing), the id map check,
-and the command line."""
+the retriever's spec, and the command line that builds PragmatiCQA's index (python -m pragexp.data.pragmaticqa)."""
 
 import json
 import types
 
 import numpy as np
 import pytest
-from conftest import TINY_DATA, run_module
+from conftest import TINY_DATA, choices, run_module
 
 from pragexp.retrieval import index as index_lib
 from pragexp.retrieval import store
 from pragexp.retrieval.index import DenseIndex, GroupedIndex, IndexSpec, build_index, place
 from pragexp.retrieval.passages import Passage
+from pragexp.retrieval.spec import EncoderSpec, RetrieverSpec
+
+CLI = "pragexp.data.pragmaticqa"
 
 
 def clustered(n: int, dim: int = 32, seed: int = 0, centres: int = 20) -> np.ndarray:
@@ -126,14 +129,38 @@ def test_cached_index_is_found_again_and_checked(tmp_path):
 @pytest.mark.slow
 def test_command_line_builds_inspects_and_searches(tmp_path):
     overrides = [*TINY_DATA["pragmaticqa"], f"paths.cache_dir={tmp_path / 'cache'}"]
-    built = run_module("pragexp.retrieval", ["build", *overrides], tmp_path)
+    built = run_module(CLI, ["build", *overrides], tmp_path)
     assert built.returncode == 0, built.stderr[-3000:]
     info = json.loads(built.stdout.strip().splitlines()[-1])
     assert info["passages"] == 31 and info["index"]["type"] == "flat" and info["corpus"] == "sources"
-    found = run_module(
-        "pragexp.retrieval", ["search", "Who was the first keeper?", "--k", "3", *overrides], tmp_path
-    )
+    found = run_module(CLI, ["search", "Who was the first keeper?", "--k", "3", *overrides], tmp_path)
     assert found.returncode == 0, found.stderr[-3000:]
     hits = [json.loads(line) for line in found.stdout.strip().splitlines()]
     assert len(hits) == 3 and {"rank", "score", "passage", "title", "text"} <= set(hits[0])
     assert [h["rank"] for h in hits] == [1, 2, 3] and hits[0]["score"] >= hits[1]["score"]
+
+
+@pytest.mark.parametrize("retriever", [r for r in choices("retriever") if r != "none"])
+def test_every_retriever_config_reads_into_one_spec(retriever, make_config):
+    cfg = make_config(
+        ["task=pragmaticqa", "model=oracle", f"retriever={retriever}", "retriever.index.type=hnsw"]
+    )
+    spec = RetrieverSpec.from_config(
+        cfg.retriever
+    )  # every key a field: none is dropped or defaulted elsewhere
+    assert spec.index == IndexSpec("hnsw") and spec.top_k == cfg.retriever.top_k
+    assert spec.encoder("query") == EncoderSpec(
+        cfg.retriever.query_encoder,
+        cfg.retriever.pooling,
+        cfg.retriever.normalize,
+        cfg.retriever.max_query_length,
+    )
+    assert RetrieverSpec.from_config(spec) is spec
+
+
+def test_the_retriever_spec_refuses_unknown_settings_and_scopes():
+    with pytest.raises(ValueError, match=r"retriever.topk: not a retriever setting \(known: query_encoder"):
+        RetrieverSpec.from_config({"topk": 3})
+    with pytest.raises(ValueError, match=r"retriever.scope=page: one of all, community"):
+        RetrieverSpec.from_config({"scope": "page"})
+    assert RetrieverSpec.from_config({"top_k": "3", "finetune": False}).top_k == 3  # typed as declared

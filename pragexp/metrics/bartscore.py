@@ -65,20 +65,8 @@ class Seq2SeqScorer:
         device = self.device or next(self.model.parameters()).device
         out: list[float] = []
         for start in range(0, len(sources), self.batch_size):
-            src = self.tokenizer(
-                list(sources[start : start + self.batch_size]),
-                max_length=self.max_length,
-                truncation=True,
-                padding=True,
-                return_tensors="pt",
-            ).to(device)
-            tgt = self.tokenizer(
-                list(targets[start : start + self.batch_size]),
-                max_length=self.max_length,
-                truncation=True,
-                padding=True,
-                return_tensors="pt",
-            ).to(device)
+            src = self._encode(sources[start : start + self.batch_size], device)
+            tgt = self._encode(targets[start : start + self.batch_size], device)
             labels = tgt["input_ids"].masked_fill(tgt["attention_mask"] == 0, -100)
             logits = self.model(  # decoder inputs, not labels=: no mean loss to throw away
                 input_ids=src["input_ids"],
@@ -91,6 +79,12 @@ class Seq2SeqScorer:
             mask = (labels != -100).float()
             out += ((token_ll * mask).sum(1) / mask.sum(1).clamp(min=1)).tolist()
         return out
+
+    def _encode(self, texts: Sequence[str], device) -> dict[str, torch.Tensor]:
+        """Token ids and mask of a batch, cut to `max_length` and padded to the longest."""
+        return self.tokenizer(
+            list(texts), max_length=self.max_length, truncation=True, padding=True, return_tensors="pt"
+        ).to(device)
 
 
 def symmetric_bartscore(scorer: Seq2SeqScorer, predicted: Sequence[str], gold: Sequence[str]) -> list[float]:

@@ -6,7 +6,13 @@
   per-example prediction records that the callbacks write out (predictions.jsonl, W&B tables).
   An evaluation-only task (an LLM judged on its replies) subclasses it directly: no loss, no
   optimizer.
-- `TrainableTask`: adds the loss, the training step and the optimizer and scheduler.
+- `TrainableTask`: adds the loss, the training step and the optimizer and scheduler, and the models
+  that learn nothing by gradients (no trainable parameter: no optimizer; one that `observe`s the training
+  labels reads them once; training stops after that).
+
+What a task reads from its data module is declared: `TaskData` here, and each task family's own contract
+(a `Protocol` beside the task: `GriceData`, `ClassificationData`, `PragmatiCQAData`) named by the task's
+`data_contract`. `setup` refuses a data module that lacks any of it, naming what is missing.
 
 After each evaluation epoch, `eval_outputs[stage]` holds what callbacks report: the metric values,
 the prediction records (gathered from every rank, each dataset index once, in index order) and any
@@ -15,17 +21,53 @@ task-specific artefacts (a confusion matrix, say).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import inspect
+from collections.abc import Callable, Sequence
+from typing import ClassVar, Protocol, runtime_checkable
 
 import pytorch_lightning as pl
 import torch
 import torch.distributed as dist
 from torch import nn
+from torch.optim.lr_scheduler import ReduceLROnPlateau
 
 from pragexp.metrics import GroupedMeanMetric
 from pragexp.utils import checkpoint
 
 EVAL_STAGES = ("val", "test")
+
+
+@runtime_checkable
+class TaskData(Protocol):
+    """What every task reads from its data module (besides Lightning's loaders)."""
+
+    group_names: Sequence[str]
+    """What `batch["group"]` indexes (per-group metrics: `test/acc/<group>`); empty for none."""
+
+    def describe(self, split: str, index: int) -> dict:
+        """The example behind a prediction, as plain data (the prediction callbacks write it beside it)."""
+        ...
+
+
+def contract_members(contract: type) -> list[str]:
+    """The attributes and methods a `Protocol` declares, its bases' included."""
+    names: dict[str, None] = {}
+    for base in reversed(contract.__mro__):
+        if getattr(base, "_is_protocol", False) and base is not Protocol:
+            names.update(dict.fromkeys(getattr(base, "__annotations__", {})))
+            names.update(dict.fromkeys(k for k in vars(base) if not k.startswith("_")))
+    return list(names)
+
+
+def missing_members(obj, contract: type) -> list[str]:
+    """The members of `contract` that `obj` lacks (looked up without running properties)."""
+    missing = []
+    for name in contract_members(contract):
+        try:
+            inspect.getattr_static(obj, name)
+        except AttributeError:
+            missing.append(name)
+    return missing
 
 
 class PragexpTask(pl.LightningModule):
@@ -37,11 +79,13 @@ class PragexpTask(pl.LightningModule):
     Lightning calls `setup` before restoring a checkpoint, so loading weights works too."""
 
     score_names: tuple[str, ...] = ()
+    data_contract: ClassVar[type] = TaskData  # what `self.data` provides; subclasses narrow it
 
     def __init__(self, model: Callable[..., nn.Module] | None = None):
         super().__init__()
         self.model_factory = model
         self.model_config: dict | None = None  # the model's config, saved in checkpoints by run()
+        self.task_name: str | None = None  # the task= choice, saved in checkpoints by run()
         self.net: nn.Module | None = None
         self.metrics = nn.ModuleDict()
         self.record_predictions: set[str] = {"test"}  # callbacks may add "val"
@@ -49,7 +93,7 @@ class PragexpTask(pl.LightningModule):
         self._records: dict[str, list[dict]] = {s: [] for s in EVAL_STAGES}
 
     # -- what a task provides ---------------------------------------------------------------------
-    def build_network(self, datamodule) -> nn.Module | None:
+    def build_network(self, datamodule: TaskData) -> nn.Module | None:
         raise NotImplementedError
 
     def evaluate_batch(self, stage: str, batch: dict) -> dict[str, torch.Tensor]:
@@ -59,9 +103,10 @@ class PragexpTask(pl.LightningModule):
         """One plain dict per example (with its dataset `index`); none by default."""
         return []
 
-    def build_metrics(self, datamodule) -> nn.ModuleDict:
-        groups = getattr(datamodule, "group_names", ())
-        return nn.ModuleDict({s: GroupedMeanMetric(self.score_names, groups) for s in EVAL_STAGES})
+    def build_metrics(self, datamodule: TaskData) -> nn.ModuleDict:
+        return nn.ModuleDict(
+            {s: GroupedMeanMetric(self.score_names, datamodule.group_names) for s in EVAL_STAGES}
+        )
 
     def update_metrics(self, stage: str, batch: dict, scores: dict[str, torch.Tensor]) -> None:
         """`scores` may hold more than the metric's scores (logits for the prediction records, say)."""
@@ -72,9 +117,20 @@ class PragexpTask(pl.LightningModule):
         return {}
 
     # -- the loop -------------------------------------------------------------------------------
+    @property
+    def data(self) -> TaskData:
+        """The data module, as the task's `data_contract` declares it."""
+        return self.trainer.datamodule
+
     def setup(self, stage: str) -> None:
         if self.net is None and not len(self.metrics):
-            datamodule = self.trainer.datamodule
+            datamodule = self.data
+            missing = missing_members(datamodule, self.data_contract)
+            if missing:
+                raise TypeError(
+                    f"{type(self).__name__} reads {', '.join(missing)} from its data module, which "
+                    f"{type(datamodule).__name__} lacks ({self.data_contract.__name__}): is data= the task's?"
+                )
             self.net = self.build_network(datamodule)
             self.metrics = self.build_metrics(datamodule)
 
@@ -108,15 +164,27 @@ class PragexpTask(pl.LightningModule):
 
     # -- checkpoint: the architecture travels with the weights ----------------------------------
     def on_save_checkpoint(self, checkpoint_dict: dict) -> None:
-        checkpoint.write_extras(checkpoint_dict, type(self).__name__, self.saved_model_config(), self.net)
+        checkpoint.write_extras(
+            checkpoint_dict, type(self).__name__, self.task_name, self.saved_model_config(), self.net
+        )
 
     def saved_model_config(self) -> dict | None:
         return self.model_config
 
 
 class TrainableTask(PragexpTask):
-    """Subclasses implement `forward_batch(batch) -> (loss, {score name: per-example tensor})`;
-    metrics, logging, optimisers and checkpoints come from here."""
+    """Subclasses implement `forward_batch(batch) -> (loss, {score name: per-example tensor})`: the training
+    loss and, for the default `evaluate_batch`, the scores (a task whose evaluation does more, such as
+    retrieving deeper and generating, overrides `evaluate_batch`); metrics, logging, optimisers and
+    checkpoints come from here.
+
+    A network without trainable parameters (the baselines) gets no optimizer. If it `observe`s data (the
+    majority baseline counts the training labels: `net.observe(batch["label"])`), the first training epoch
+    shows it every batch; training then stops (before the first epoch for one that observes nothing).
+
+    A plateau scheduler (`ReduceLROnPlateau`) is stepped after every validation, with the validation's value
+    of its monitor (one of the task's metrics): the paper's schedule halves the learning rate when dev
+    perplexity stops improving, validating every quarter epoch, not once per epoch."""
 
     def __init__(
         self,
@@ -126,6 +194,8 @@ class TrainableTask(PragexpTask):
     ):
         super().__init__(model)
         self.optimizer_factory, self.scheduler_factory = optimizer, scheduler
+        self._plateau: ReduceLROnPlateau | None = None
+        self._plateau_monitor: str | None = None
 
     def forward_batch(self, batch: dict) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
         raise NotImplementedError
@@ -148,27 +218,73 @@ class TrainableTask(PragexpTask):
         baseline counts the training labels (`observe`)."""
         return callable(getattr(self.model_class, "observe", None))
 
-    def training_step(self, batch: dict, batch_idx: int) -> torch.Tensor:
+    # -- what the built network has -----------------------------------------------------------------
+    @property
+    def trainable(self) -> bool:
+        return any(p.requires_grad for p in self.parameters())
+
+    # -- steps --------------------------------------------------------------------------------------
+    def training_step(self, batch: dict, batch_idx: int) -> torch.Tensor | None:
+        if not self.trainable:
+            if self.model_observes_data and self.current_epoch == 0:
+                self.net.observe(batch["label"])
+            return None  # nothing to optimise
         loss, _ = self.forward_batch(batch)
-        self.log(
-            "train/loss", loss, on_step=True, on_epoch=True, prog_bar=True, batch_size=batch["label"].numel()
-        )
+        self.log("train/loss", loss, on_step=True, on_epoch=True, prog_bar=True, batch_size=batch_size(batch))
         return loss
 
     def evaluate_batch(self, stage: str, batch: dict) -> dict[str, torch.Tensor]:
         loss, scores = self.forward_batch(batch)
-        self.log(f"{stage}/loss", loss, on_epoch=True, sync_dist=True, batch_size=batch["label"].numel())
+        self.log(f"{stage}/loss", loss, on_epoch=True, sync_dist=True, batch_size=batch_size(batch))
         return scores
 
+    def on_train_start(self) -> None:
+        if not self.trainable and not self.model_observes_data:
+            self.trainer.should_stop = True  # nothing to learn, nothing to read
+
+    def on_train_epoch_end(self) -> None:
+        if not self.trainable:
+            self.trainer.should_stop = True  # one pass over the data is all the training there is
+
+    # -- optimisation ---------------------------------------------------------------------------------
     def configure_optimizers(self):
-        optimizer = self.optimizer_factory(params=self.parameters())
+        params = [p for p in self.parameters() if p.requires_grad]
+        if not params:
+            return None  # Lightning runs the loop without an optimizer
+        optimizer = self.optimizer_factory(params=params)
         if self.scheduler_factory is None:
             return optimizer
-        steps = int(self.trainer.estimated_stepping_batches)
-        return {
-            "optimizer": optimizer,
-            "lr_scheduler": self.scheduler_factory(optimizer, num_training_steps=steps),
-        }
+        config = self.scheduler_factory(
+            optimizer, num_training_steps=int(self.trainer.estimated_stepping_batches)
+        )
+        if isinstance(config.get("scheduler"), ReduceLROnPlateau):
+            # Stepped here after every validation; Lightning keeps its state in checkpoints.
+            self._plateau, self._plateau_monitor = config["scheduler"], config.get("monitor")
+            config = {**config, "strict": False}
+        return {"optimizer": optimizer, "lr_scheduler": config}
+
+    def lr_scheduler_step(self, scheduler, metric) -> None:
+        if scheduler is self._plateau:
+            return  # stepped in on_validation_epoch_end
+        super().lr_scheduler_step(scheduler, metric)
+
+    def on_validation_epoch_end(self) -> None:
+        super().on_validation_epoch_end()
+        if self._plateau is None or self.trainer.sanity_checking or self.trainer.state.fn != "fit":
+            return
+        values = self.eval_outputs["val"]["metrics"]
+        name = self._plateau_monitor.split("/", 1)[1]
+        if name not in values:
+            raise ValueError(
+                f"scheduler.monitor={self._plateau_monitor} is not among this validation's metrics "
+                f"({', '.join(f'val/{k}' for k in values)})"
+            )
+        self._plateau.step(float(values[name]))
+
+
+def batch_size(batch: dict) -> int:
+    """Examples in a batch: every batch holds their dataset indices."""
+    return len(batch["index"])
 
 
 def gather_records(records: list[dict]) -> list[dict]:

@@ -1,42 +1,52 @@
-"""Single-label text classification (Circa; NLI- and BoolQ-style transfer tasks reuse it).
+"""Single-label text classification: Circa (Louis, Roth and Radlinski 2020: an indirect answer to a yes/no
+question -> 4 RELAXED or 6 STRICT classes), and its transfer sources NLI (MNLI: premise, hypothesis ->
+entailment, neutral, contradiction) and BoolQ (a yes/no question about a passage -> no, yes). The three are
+this one task on three data modules (`task=circa|nli|boolq` pick theirs); a checkpoint remembers which it
+was trained for.
 
-The data module provides `num_labels`, `label_names`, `label_slugs`, `vocab_size` (None when the
-model reads no text) and batches {"inputs": {...model kwargs}, "label", "index"}. Logged per
-evaluation stage: `acc` (micro), `macro_f1`, `f1/<label slug>` for every label and `count`. The
-confusion matrix is left in `eval_outputs[stage]["confusion"]` for the ConfusionMatrixReport
-callback (JSON and PNG in the run dir, W&B image and table).
+The data module provides what `ClassificationData` declares and batches {"inputs": {...model kwargs},
+"label", "index"}. Logged per evaluation stage: `acc` (micro), `macro_f1`, `f1/<label slug>` for every label
+and `count`. The confusion matrix is left in `eval_outputs[stage]["confusion"]` for the
+ConfusionMatrixReport callback (JSON and PNG in the run dir, W&B image and table).
 
-A model without trainable parameters (the majority baseline) is "trained" by `observe(labels)` on
-the first training epoch; no optimizer is built for it and training stops after that epoch.
+A model without trainable parameters (the majority baseline) `observe`s the training labels (TrainableTask).
 """
 
 from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Protocol, runtime_checkable
 
 import torch
 import torch.nn.functional as F
 from torch import nn
 
 from pragexp.metrics.classification import ClassificationMetric
-from pragexp.tasks.base import EVAL_STAGES, TrainableTask
+from pragexp.tasks.base import EVAL_STAGES, TaskData, TrainableTask
+
+
+@runtime_checkable
+class ClassificationData(TaskData, Protocol):
+    num_labels: int
+    label_names: Sequence[str]  # as prediction records and the confusion matrix show them
+    label_slugs: Sequence[str]  # as metric keys show them: `f1/<slug>`
+    vocab_size: int | None  # of the tokenizer; None when the model reads no text (majority)
 
 
 class ClassificationTask(TrainableTask):
     score_names = ("acc",)
+    data_contract = ClassificationData
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self.label_names: list[str] = []
 
-    def build_network(self, datamodule) -> nn.Module:
+    def build_network(self, datamodule: ClassificationData) -> nn.Module:
         self.label_names = list(datamodule.label_names)
         return self.model_factory(num_labels=datamodule.num_labels, vocab_size=datamodule.vocab_size)
 
-    def build_metrics(self, datamodule) -> nn.ModuleDict:
+    def build_metrics(self, datamodule: ClassificationData) -> nn.ModuleDict:
         return nn.ModuleDict({s: ClassificationMetric(datamodule.label_slugs) for s in EVAL_STAGES})
-
-    @property
-    def trainable(self) -> bool:
-        return any(p.requires_grad for p in self.net.parameters())
 
     def forward_batch(self, batch: dict) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
         logits = self.net(**batch["inputs"])
@@ -54,24 +64,6 @@ class ClassificationTask(TrainableTask):
             {"index": int(i), "gold": names[int(y)], "predicted": names[int(p)]}
             for i, y, p in zip(batch["index"], batch["label"], scores["predicted"], strict=True)
         ]
-
-    # -- steps --------------------------------------------------------------------------------
-    def training_step(self, batch: dict, batch_idx: int):
-        if not self.trainable:
-            if self.current_epoch == 0:
-                self.net.observe(batch["label"])
-            return None  # nothing to optimise
-        return super().training_step(batch, batch_idx)
-
-    def on_train_epoch_end(self) -> None:
-        if not self.trainable:
-            self.trainer.should_stop = True  # one pass over the labels is all the training there is
-
-    # -- optimisation ---------------------------------------------------------------------------
-    def configure_optimizers(self):
-        if not self.trainable:
-            return None  # Lightning runs the loop without an optimizer
-        return super().configure_optimizers()
 
     # -- checkpoint -------------------------------------------------------------------------------
     def saved_model_config(self) -> dict | None:

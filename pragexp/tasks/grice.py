@@ -2,24 +2,48 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Protocol, runtime_checkable
+
 import torch.nn.functional as F
 
 from pragexp.metrics import target_rank
 from pragexp.models.choice import ChoiceScorer
 from pragexp.models.dialogue.heads import AnswerClassifier, CandidateRanker
-from pragexp.tasks.base import TrainableTask
+from pragexp.tasks.base import TaskData, TrainableTask
 
 
-def _check_vocabulary(model, datamodule) -> None:
+class Words(Protocol):
+    itos: Sequence[str]  # id -> word
+
+
+@runtime_checkable
+class GriceData(TaskData, Protocol):
+    """What both GRICE tasks read (group_names: the implicature types)."""
+
+    text_inputs: bool  # True: subword text for a pretrained-style encoder (model=bert); False: word ids
+    vocab_size: int  # of the word vocabulary, or of the subword tokenizer
+    vocab: Words | None  # the word vocabulary (None with text inputs): MemNN w/ inf checks its ids against it
+    num_answers: int  # QA: the answer vocabulary's size
+    answers: Words  # QA: the answer vocabulary, for prediction records
+
+
+def _check_vocabulary(model, datamodule: GriceData) -> None:
     """Models that carry another run's weights (MemNN w/ inf) check they read the same word ids."""
     check = getattr(model, "check_vocabulary", None)
-    if check is not None and getattr(datamodule, "vocab", None) is not None:
+    if check is not None and datamodule.vocab is not None:
         check(datamodule.vocab.itos)
 
 
 class _GriceTask(TrainableTask):
+    data_contract = GriceData
+
+    @property
+    def data(self) -> GriceData:
+        return self.trainer.datamodule
+
     def group_name(self, group: int) -> str | None:
-        names = self.trainer.datamodule.group_names
+        names = self.data.group_names
         return names[group] if 0 <= group < len(names) else None
 
 
@@ -34,7 +58,7 @@ class GriceRecoveryTask(_GriceTask):
 
     score_names = ("r@1", "mrr")
 
-    def build_network(self, datamodule):
+    def build_network(self, datamodule: GriceData):
         if datamodule.text_inputs:
             return ChoiceScorer(self.model_factory(num_labels=1, vocab_size=datamodule.vocab_size))
         model = self.model_factory(vocab_size=datamodule.vocab_size)
@@ -76,7 +100,7 @@ class GriceQATask(_GriceTask):
 
     score_names = ("acc",)
 
-    def build_network(self, datamodule):
+    def build_network(self, datamodule: GriceData):
         if datamodule.text_inputs:
             return self.model_factory(num_labels=datamodule.num_answers, vocab_size=datamodule.vocab_size)
         reader = self.model_factory(vocab_size=datamodule.vocab_size)
@@ -92,7 +116,7 @@ class GriceQATask(_GriceTask):
         return F.cross_entropy(logits, batch["label"]), {"acc": correct, "predicted": predicted}
 
     def prediction_records(self, batch, scores):
-        answers = self.trainer.datamodule.answers.itos
+        answers = self.data.answers.itos
         return [
             {
                 "index": int(i),

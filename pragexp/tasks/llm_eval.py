@@ -35,7 +35,7 @@ from pragexp.generation.prompts import (
     mc_prompt,
     parse_cot,
 )
-from pragexp.tasks.base import PragexpTask
+from pragexp.tasks.base import PragexpTask, TaskData
 
 
 def temperature_key(temperature: float) -> str:
@@ -43,7 +43,9 @@ def temperature_key(temperature: float) -> str:
 
 
 class LLMTask(PragexpTask):
-    """What both tasks share: no network of their own, backends behind one response cache."""
+    """What both tasks share: no network of their own, backends behind one response cache. Of the data
+    module they read only what every task does (`TaskData`: the phenomena as groups); the items themselves
+    come in the batches (`batch["items"]`)."""
 
     def __init__(self, llm: LLMBackend, cache_dir: str | None = None, use_cache: bool = True):
         super().__init__(model=None)
@@ -58,7 +60,7 @@ class LLMTask(PragexpTask):
             self.cache = ResponseCache(self.cache_path)
         return CachedBackend(backend, self.cache)
 
-    def build_network(self, datamodule) -> None:
+    def build_network(self, datamodule: TaskData) -> None:
         self.llm_backend = self.cached(self.llm_backend)
         return None
 
@@ -95,7 +97,7 @@ class LLMResponseEvalTask(LLMTask):
         )
         self.score_names = ("acc", *(temperature_key(t) for t in self.temperatures), "undecided", "no_reply")
 
-    def build_network(self, datamodule) -> None:
+    def build_network(self, datamodule: TaskData) -> None:
         super().build_network(datamodule)
         self.judge.backend = self.cached(self.judge.backend)
         return None

@@ -18,30 +18,82 @@ step encodes the questions, searches the index and hands the top passages to the
   Generation is slow, so validations inside `fit` skip it (`metrics.generate_in_fit`); the best
   checkpoint's dev scores and the test scores have it.
 
-Readers without parameters (the baselines) are not trained: fitting stops before the first epoch.
-With a plateau scheduler, the learning rate is stepped after every validation (the paper halves it when
-dev perplexity stops improving, validating every quarter epoch), not once per epoch.
+The retriever's settings are the data module's `retriever` (a `RetrieverSpec`, read once from the config).
+Readers without parameters (the baselines) are not trained, and a plateau scheduler is stepped after every
+validation, as `TrainableTask` does for every task. What the task reads from its data module is
+`PragmatiCQAData`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import Protocol, runtime_checkable
 
 import numpy as np
 import torch
 import torch.nn.functional as F
 from torch import nn
-from torch.optim.lr_scheduler import ReduceLROnPlateau
 
 from pragexp.metrics import GroupedMeanMetric
 from pragexp.metrics.bartscore import Seq2SeqScorer, symmetric_bartscore
 from pragexp.metrics.perplexity import PerplexityMetric
 from pragexp.metrics.retrieval import RECALL_NAMES, recall_at_k
 from pragexp.metrics.spans import f1_lit, f1_prag, f1_prag_ceiling
+from pragexp.models.fid_text import ReaderText
 from pragexp.retrieval.encoders import build_encoder
-from pragexp.tasks.base import EVAL_STAGES, TrainableTask
+from pragexp.retrieval.spec import RetrieverSpec
+from pragexp.retrieval.store import PassageIndex
+from pragexp.tasks.base import EVAL_STAGES, TaskData, TrainableTask
 
 GENERATION_SCORES = ("f1_lit", "f1_prag", "f1_prag_ceiling", "q")
+
+
+class Question(Protocol):
+    """What the task reads of one example (pragexp.data.pragmaticqa.examples.QAExample)."""
+
+    answer: str
+
+    @property
+    def literal_texts(self) -> tuple[str, ...]: ...
+
+    @property
+    def pragmatic_texts(self) -> tuple[str, ...]: ...
+
+    def query(self) -> str:
+        """The question with its conversation so far: the question encoder's and the reader's input."""
+        ...
+
+
+class ParsedOutput(Protocol):
+    """An output read back into its parts (pragexp.data.pragmaticqa.answer_format.ParsedAnswer)."""
+
+    literal: tuple[str, ...]
+    pragmatic: tuple[str, ...]
+    answer: str
+
+
+@runtime_checkable
+class PragmatiCQAData(TaskData, Protocol):
+    """What the task reads (group_names: the question types)."""
+
+    retriever: RetrieverSpec  # read once from the config; the question side and the search settings
+    index: PassageIndex  # the passages, their stored vectors and the search over them
+    query_vocab_size: int  # of the question encoder's tokenizer
+    reader_text: ReaderText | None  # the reader's tokenizer and text handling; None for the baselines
+
+    def batch_examples(self, batch: dict) -> Sequence[Question]:
+        """The examples of a batch (`batch["split"]`, `batch["index"]`)."""
+        ...
+
+    def search_group(self, example: Question) -> str:
+        """The passage group an example's search is kept to (`retriever.scope=community`)."""
+        ...
+
+    def format_answer(self, literal: Sequence[str], pragmatic: Sequence[str], answer: str) -> str:
+        """Spans and answer as one output text: what a baseline's prediction is written as."""
+        ...
+
+    def parse_answer(self, text: str) -> ParsedOutput: ...
 
 
 class PragmatiCQAMetrics(nn.Module):
@@ -67,12 +119,13 @@ class PragmatiCQAMetrics(nn.Module):
 
 
 class PragmatiCQATask(TrainableTask):
+    data_contract = PragmatiCQAData
+
     def __init__(
         self,
         model: Callable[..., nn.Module],
         optimizer: Callable | None = None,
         scheduler: Callable | None = None,
-        retriever: dict | None = None,
         generation: dict | None = None,
         q_scorer: str | None = "facebook/bart-large-cnn",
         q_batch_size: int = 16,
@@ -80,47 +133,38 @@ class PragmatiCQATask(TrainableTask):
         generate_in_fit: bool = False,
     ):
         super().__init__(model, optimizer, scheduler)
-        retriever = dict(retriever or {})
-        self.query_encoder_name = retriever.get("query_encoder", "minilm")
-        self.pooling, self.normalize = (
-            retriever.get("pooling", "mean"),
-            bool(retriever.get("normalize", True)),
-        )
-        self.top_k, self.train_top_k = int(retriever.get("top_k", 5)), int(retriever.get("train_top_k", 5))
-        self.finetune_query_encoder = bool(retriever.get("finetune", True))
-        self.retrieval_loss_weight = float(retriever.get("loss_weight", 1.0))
-        self.temperature = float(retriever.get("temperature", 1.0))
         self.generation = {"max_new_tokens": 128, "num_beams": 1, **(generation or {})}
         self.q_scorer_name = None if str(q_scorer).lower() in ("none", "null", "") else q_scorer
         self.q_batch_size = int(q_batch_size)
         self.recall_ks = tuple(int(k) for k in recall_ks)
         self.generate_in_fit = bool(generate_in_fit)
         self.score_names = tuple(s for s in GENERATION_SCORES if s != "q" or self.q_scorer_name)
+        self.retriever: RetrieverSpec | None = None  # the data module's, taken in build_network
         self.scorer: Seq2SeqScorer | None = None  # loaded at the first generating evaluation; not saved
-        self._plateau: ReduceLROnPlateau | None = None
-        self._plateau_monitor: str | None = None
 
     # -- network and metrics ------------------------------------------------------------------------------
     @property
-    def dm(self):
+    def data(self) -> PragmatiCQAData:
         return self.trainer.datamodule
 
-    def build_network(self, datamodule) -> nn.Module:
+    def build_network(self, datamodule: PragmatiCQAData) -> nn.Module:
+        self.retriever = datamodule.retriever
+        spec = self.retriever.encoder("query")
         query_encoder = build_encoder(
-            self.query_encoder_name, self.pooling, self.normalize, vocab_size=datamodule.query_vocab_size
+            spec.name, spec.pooling, spec.normalize, vocab_size=datamodule.query_vocab_size
         )
-        if datamodule.reader_vocab_size is None:  # the baselines read no tokens
+        text = datamodule.reader_text
+        if text is None:  # the baselines read no tokens
             reader = self.model_factory()
         else:
-            reader = self.model_factory(
-                vocab_size=datamodule.reader_vocab_size, special_ids=datamodule.reader_special_ids
-            )
+            reader = self.model_factory(vocab_size=text.vocab_size, special_ids=text.special_ids)
         trainable = any(p.requires_grad for p in reader.parameters())
-        query_encoder.requires_grad_(self.finetune_query_encoder and trainable)
+        query_encoder.requires_grad_(self.retriever.finetune and trainable)
         return nn.ModuleDict({"query_encoder": query_encoder, "reader": reader})
 
-    def build_metrics(self, datamodule) -> nn.ModuleDict:
-        retrieval = [f"{name}@{self.top_k}" for name in RECALL_NAMES]
+    def build_metrics(self, datamodule: PragmatiCQAData) -> nn.ModuleDict:
+        top_k = self.retriever.top_k
+        retrieval = [f"{name}@{top_k}" for name in RECALL_NAMES]
         retrieval += [f"retrieval/{name}@{k}" for k in self.recall_ks for name in RECALL_NAMES]
         return nn.ModuleDict(
             {s: PragmatiCQAMetrics(self.score_names, retrieval, datamodule.group_names) for s in EVAL_STAGES}
@@ -130,20 +174,14 @@ class PragmatiCQATask(TrainableTask):
     def reader(self) -> nn.Module:
         return self.net["reader"]
 
-    @property
-    def trainable(self) -> bool:
-        return any(p.requires_grad for p in self.parameters())
-
     # -- retrieval ------------------------------------------------------------------------------------------
     def retrieve(self, batch: dict, k: int) -> tuple[torch.Tensor, np.ndarray]:
         """The question vectors (with gradients when the encoder is fine-tuned) and the top-k passage ids."""
         vectors = self.net["query_encoder"](**batch["query"])
-        groups = (
-            [self.dm.search_group(e) for e in self.dm.batch_examples(batch)]
-            if self.dm.scope == "community"  # read and checked by the data module
-            else None
-        )
-        _, ids = self.dm.index.search(vectors.detach().float().cpu().numpy(), k, groups)
+        groups = None
+        if self.retriever.scope == "community":
+            groups = [self.data.search_group(e) for e in self.data.batch_examples(batch)]
+        _, ids = self.data.index.search(vectors.detach().float().cpu().numpy(), k, groups)
         return vectors, ids
 
     def retrieval_loss(self, vectors: torch.Tensor, gold: Sequence[Sequence[int]]) -> torch.Tensor:
@@ -154,8 +192,8 @@ class PragmatiCQATask(TrainableTask):
             return vectors.sum() * 0.0
         drawn = [gold[i][int(torch.randint(len(gold[i]), (1,)))] for i in rows]
         columns = sorted(set(drawn))
-        passages = torch.from_numpy(self.dm.index.vectors(columns)).to(vectors)
-        logits = vectors[rows] @ passages.T / self.temperature
+        passages = torch.from_numpy(self.data.index.vectors(columns)).to(vectors)
+        logits = vectors[rows] @ passages.T / self.retriever.temperature
         for r, i in enumerate(rows):
             for c, p in enumerate(columns):
                 if p != drawn[r] and p in gold[i]:
@@ -163,9 +201,15 @@ class PragmatiCQATask(TrainableTask):
         target = torch.tensor([columns.index(p) for p in drawn], device=vectors.device)
         return F.cross_entropy(logits, target)
 
+    def passage_texts(self, ids: np.ndarray) -> list[list[tuple[str, str] | None]]:
+        """(title, text) of each retrieved passage; None where fewer than k passages were found."""
+        passages = self.data.index.passages
+        return [[(passages[p].title, passages[p].text) if p >= 0 else None for p in row] for row in ids]
+
     # -- reading --------------------------------------------------------------------------------------------
     def _reader_inputs(self, batch: dict, ids: np.ndarray) -> dict[str, torch.Tensor]:
-        inputs = self.dm.reader_inputs([e.query() for e in self.dm.batch_examples(batch)], ids.tolist())
+        queries = [e.query() for e in self.data.batch_examples(batch)]
+        inputs = self.data.reader_text.inputs(queries, self.passage_texts(ids))
         return {k: v.to(self.device) for k, v in inputs.items()}
 
     def target_nll(self, inputs: dict, labels: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
@@ -176,56 +220,55 @@ class PragmatiCQATask(TrainableTask):
 
     def predict(self, batch: dict, inputs: dict | None, ids: np.ndarray) -> list[str]:
         """Each question's output as text in the target's format (literal </lit> ... pragmatic </prag> ... answer)."""
-        dm = self.dm
         if hasattr(self.reader, "predict"):  # baselines answer in spans; written out as a generator would
-            golds = [(e.literal_texts, e.pragmatic_texts, e.answer) for e in self.dm.batch_examples(batch)]
-            passages = [
-                [(dm.index.passages[p].title, dm.index.passages[p].text) for p in row if p >= 0]
-                for row in ids
-            ]
-            return [dm.format_answer(*spans) for spans in self.reader.predict(golds, passages)]
+            golds = [(e.literal_texts, e.pragmatic_texts, e.answer) for e in self.data.batch_examples(batch)]
+            passages = [[p for p in row if p is not None] for row in self.passage_texts(ids)]
+            return [self.data.format_answer(*spans) for spans in self.reader.predict(golds, passages)]
         generated = self.reader.generate(**inputs, **self.generation)
-        return [dm.decode(row.tolist()) for row in generated]
+        return [self.data.reader_text.decode(row.tolist()) for row in generated]
 
     # -- steps ----------------------------------------------------------------------------------------------
-    def training_step(self, batch: dict, batch_idx: int):
-        vectors, ids = self.retrieve(batch, self.train_top_k)
+    def forward_batch(self, batch: dict) -> tuple[torch.Tensor, dict]:
+        """The training loss: the reader's target NLL per token over the `retriever.train_top_k` passages,
+        plus the weighted retrieval loss when the question encoder is fine-tuned. (Evaluation retrieves
+        deeper and generates: `evaluate_batch`.)"""
+        vectors, ids = self.retrieve(batch, self.retriever.train_top_k)
         nll, tokens = self.target_nll(self._reader_inputs(batch, ids), batch["labels"])
         loss = nll.sum() / tokens.sum().clamp(min=1)
-        size = len(batch["index"])
         if vectors.requires_grad:  # the question encoder is fine-tuned
             retrieval = self.retrieval_loss(vectors, batch["gold_passages"])
-            self.log("train/retrieval_loss", retrieval, on_step=True, on_epoch=True, batch_size=size)
-            loss = loss + self.retrieval_loss_weight * retrieval
-        self.log("train/loss", loss, on_step=True, on_epoch=True, prog_bar=True, batch_size=size)
-        return loss
+            self.log(
+                "train/retrieval_loss", retrieval, on_step=True, on_epoch=True, batch_size=len(batch["index"])
+            )
+            loss = loss + self.retriever.loss_weight * retrieval
+        return loss, {}
 
     def _generating(self) -> bool:
         return self.generate_in_fit or self.trainer.state.fn != "fit"
 
     def evaluate_batch(self, stage: str, batch: dict) -> dict:
-        depth = max((*self.recall_ks, self.top_k))
-        _, ranked = self.retrieve(batch, depth)
+        top_k = self.retriever.top_k
+        _, ranked = self.retrieve(batch, max((*self.recall_ks, top_k)))
         gold = batch["gold_passages"]
-        scores: dict = {"retrieved": ranked[:, : self.top_k]}
-        for k in sorted({*self.recall_ks, self.top_k}):
+        scores: dict = {"retrieved": ranked[:, :top_k]}
+        for k in sorted({*self.recall_ks, top_k}):
             for name, values in recall_at_k(ranked, gold, k).items():
                 if k in self.recall_ks:
                     scores[f"retrieval/{name}@{k}"] = values
-                if k == self.top_k:
+                if k == top_k:
                     scores[f"{name}@{k}"] = values
         inputs = None
         if "labels" in batch:
-            inputs = self._reader_inputs(batch, ranked[:, : self.top_k])
+            inputs = self._reader_inputs(batch, ranked[:, :top_k])
             with torch.no_grad():
                 scores["nll"], scores["tokens"] = self.target_nll(inputs, batch["labels"])
         if self._generating():
-            outputs = self.predict(batch, inputs, ranked[:, : self.top_k])
-            scores.update(self.generation_scores(self.dm.batch_examples(batch), outputs))
+            outputs = self.predict(batch, inputs, ranked[:, :top_k])
+            scores.update(self.generation_scores(self.data.batch_examples(batch), outputs))
         return scores
 
-    def generation_scores(self, examples, outputs: Sequence[str]) -> dict:
-        parsed = [self.dm.parse_answer(text) for text in outputs]
+    def generation_scores(self, examples: Sequence[Question], outputs: Sequence[str]) -> dict:
+        parsed = [self.data.parse_answer(text) for text in outputs]
         scores = {
             "output": list(outputs),
             "parsed": parsed,
@@ -263,7 +306,7 @@ class PragmatiCQATask(TrainableTask):
             )
 
     def prediction_records(self, batch: dict, scores: dict) -> list[dict]:
-        passages = self.dm.index.passages
+        passages = self.data.index.passages
         records = []
         for i, (index, row) in enumerate(zip(batch["index"].tolist(), scores["retrieved"], strict=True)):
             record = {
@@ -286,10 +329,6 @@ class PragmatiCQATask(TrainableTask):
         return records
 
     # -- fitting --------------------------------------------------------------------------------------------
-    def on_train_start(self) -> None:
-        if not self.trainable:
-            self.trainer.should_stop = True  # the baselines: nothing to learn
-
     def on_train_batch_start(self, batch, batch_idx) -> None:
         # A frozen question encoder retrieves without dropout in training too. Lightning keeps each module's
         # own mode (it never calls train(True) on the whole model), and restores it after validation, so the
@@ -297,32 +336,3 @@ class PragmatiCQATask(TrainableTask):
         query_encoder = self.net["query_encoder"]
         if not any(p.requires_grad for p in query_encoder.parameters()):
             query_encoder.eval()
-
-    def configure_optimizers(self):
-        params = [p for p in self.parameters() if p.requires_grad]
-        if not params:
-            return None
-        optimizer = self.optimizer_factory(params=params)
-        if self.scheduler_factory is None:
-            return optimizer
-        config = self.scheduler_factory(
-            optimizer, num_training_steps=int(self.trainer.estimated_stepping_batches)
-        )
-        if isinstance(config.get("scheduler"), ReduceLROnPlateau):
-            # Stepped after every validation (on_validation_epoch_end); Lightning keeps its state in checkpoints.
-            self._plateau, self._plateau_monitor = config["scheduler"], config.get("monitor")
-            config = {**config, "strict": False}
-        return {"optimizer": optimizer, "lr_scheduler": config}
-
-    def lr_scheduler_step(self, scheduler, metric) -> None:
-        if scheduler is self._plateau:
-            return
-        super().lr_scheduler_step(scheduler, metric)
-
-    def on_validation_epoch_end(self) -> None:
-        super().on_validation_epoch_end()
-        if self._plateau is None or self.trainer.sanity_checking or self.trainer.state.fn != "fit":
-            return
-        value = self.eval_outputs["val"]["metrics"].get(self._plateau_monitor.split("/", 1)[1])
-        if value is not None:
-            self._plateau.step(float(value))

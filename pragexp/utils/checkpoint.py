@@ -3,8 +3,12 @@ pragexp's extras in a `.ckpt`.
 
 A checkpoint is Lightning's dict plus, under "pragexp":
 
-    {"format": 2, "task": "<task class>", "model": {<the model's config, `_target_` and all>},
+    {"format": 2, "task": "<task class>", "task_name": "<task= choice, e.g. circa>",
+     "model": {<the model's config, `_target_` and all>},
      "encoder": {"prefix": "net.encoder.", "pretrained": "minilm"} | None}
+
+`task_name` says which task the weights were trained for: `check_task` refuses them for another (a Circa
+checkpoint given to task=nli). Checkpoints written before it was recorded are read with a warning.
 
 `encoder` says where a pretrained (transformers) encoder's weights sit in `state_dict`, so any
 checkpoint that has one can seed another run (`model.init_ckpt=`). Lightning stores each data
@@ -49,7 +53,8 @@ class CheckpointError(ValueError):
 class PragexpCheckpoint:
     path: Path
     format: int
-    task: str | None
+    task: str | None  # the task's class
+    task_name: str | None  # the task= choice it was trained with (None: written before it was recorded)
     model_config: dict | None
     encoder: dict | None  # {"prefix", "pretrained"}
     state_dict: dict[str, torch.Tensor]
@@ -62,6 +67,23 @@ class PragexpCheckpoint:
             return self.datamodule_states.get(class_name) or {}
         states = list(self.datamodule_states.values())
         return states[0] if len(states) == 1 else {}
+
+    def check_task(self, task_name: str) -> None:
+        """Refuses weights trained for another task, naming both; warns when the file does not say."""
+        if self.task_name is None:
+            log.warning(
+                "%s=%s does not say which task it was trained for (written before pragexp recorded it): "
+                "using it for task=%s",
+                self.setting,
+                self.path,
+                task_name,
+            )
+        elif self.task_name != task_name:
+            raise CheckpointError(
+                f"{self.setting}={self.path}: trained for task={self.task_name}, not task={task_name}; pass a "
+                f"checkpoint of task={task_name}, or run task={self.task_name} (to start {task_name} from its "
+                "encoder, use model.init_ckpt=)"
+            )
 
     def weights(self, prefix: str) -> dict[str, torch.Tensor]:
         """The tensors under `prefix` (e.g. `net.`), prefix removed."""
@@ -143,6 +165,7 @@ def read(path: str | Path, setting: str = "ckpt_path") -> PragexpCheckpoint:
         path=Path(path),
         format=version,
         task=extras.get("task"),
+        task_name=extras.get("task_name"),
         model_config=model_config,
         encoder=encoder,
         state_dict=state,
@@ -153,12 +176,15 @@ def read(path: str | Path, setting: str = "ckpt_path") -> PragexpCheckpoint:
     )
 
 
-def write_extras(checkpoint: dict, task: str, model_config: dict | None, net: nn.Module | None) -> None:
+def write_extras(
+    checkpoint: dict, task: str, task_name: str | None, model_config: dict | None, net: nn.Module | None
+) -> None:
     """Adds pragexp's extras to a checkpoint Lightning is about to save, and checks that the
     whole checkpoint is plain data (so that it loads with weights_only=True)."""
     checkpoint[EXTRAS] = {
         "format": FORMAT,
         "task": task,
+        "task_name": task_name,
         "model": model_config,
         "encoder": _find_encoder(net, model_config),
     }

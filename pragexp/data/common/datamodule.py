@@ -17,6 +17,8 @@ class SplitsDataModule(pl.LightningDataModule):
     batches are padded per batch by that collate function. `report_dir` is where `write_report` puts
     `data_report.json` (what was read, repaired, skipped; split sizes), on rank 0 only."""
 
+    group_names: tuple[str, ...] = ()  # what batch["group"] indexes, for per-group metrics; none by default
+
     def __init__(
         self, batch_size: int, eval_batch_size: int, num_workers: int, report_dir: str | None = None
     ):

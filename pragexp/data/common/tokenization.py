@@ -78,15 +78,21 @@ def train_wordpiece(texts: Iterable[str], vocab_size: int = 2000, min_frequency:
 
 
 def build_tokenizer(
-    pretrained: str, train_texts: Iterable[str] | None = None, vocab_size: int = 2000
+    pretrained: str,
+    train_texts: Iterable[str] | None = None,
+    vocab_size: int = 2000,
+    hint: str = OFFLINE_HINT,
 ) -> Tokenizer:
+    """`pretrained`'s tokenizer (`hint`: the setting that replaces a hub model offline), or, for `tiny`, one
+    trained on `train_texts` (None: there are none, as when only a test split is at hand)."""
     if pretrained == TINY:
         if train_texts is None:
             raise ValueError(
-                "model.pretrained=tiny trains its tokenizer on the training texts; none were given"
+                "model.pretrained=tiny trains its tokenizer on the training texts, and there are none: "
+                "set the training data, or evaluate a checkpoint (ckpt_path=...)"
             )
         return train_wordpiece(train_texts, vocab_size=vocab_size)
-    return load_pretrained_tokenizer(pretrained)
+    return load_pretrained_tokenizer(pretrained, hint)
 
 
 def configure(tokenizer: Tokenizer, max_length: int, truncate_from: str = "right") -> Tokenizer:

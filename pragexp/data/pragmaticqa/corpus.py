@@ -3,18 +3,18 @@
 Two sources (`data.corpus`):
 
 - `sources` (the paper's): the released archive of Fandom pages, `PragmatiCQA-sources/<community>/*.html`,
-  in which every DOM element carries a UUID (the attribute's name is not documented, so every attribute
-  is scanned for a UUID-shaped value). Pages are parsed with lxml's HTML parser; the text of the body
-  (scripts, styles and the like left out) is cut into DPR-style passages of `passage_words` words with
-  the page's title, and every UUID element remembers the passages its text falls in, so that a gold
-  span's start and end keys map to the passages that hold it. The paper's corpus has 401,042 passages.
+  in which every DOM element carries a UUID. Each page's text (`pages`) is cut into DPR-style passages of
+  `passage_words` words with the page's title, and every UUID element remembers the passages its text falls
+  in, so that a gold span's start and end keys map to the passages that hold it. The paper's corpus has
+  401,042 passages.
 - `spans` (offline fallback, labelled as such everywhere): one passage per element key of the release's
   own spans, holding the texts selected from that element, across every split file present. Retrieval
   and generation then run end to end without the archive; the task is easier than the paper's (every
   passage is gold for some question, and it holds only the selected text).
 
-The element map is a sorted array of (UUID, page, first passage, last passage), stored as `elements.npy`
-beside `passages.jsonl`.
+A built corpus is a folder: `passages.jsonl`, `elements.npy` (where each element landed, `elements`) and
+`corpus.json` (its report). `CorpusSource` names a corpus by what goes into it and builds it once into the
+cache.
 """
 
 from __future__ import annotations
@@ -23,155 +23,23 @@ import json
 import logging
 import re
 import unicodedata
-import uuid as uuidlib
 from collections import Counter
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import unquote
 
 import numpy as np
 
-from pragexp.data.pragmaticqa.io import UUID, Conversation, Span
+from pragexp.data.pragmaticqa.elements import ELEMENT_DTYPE, ElementMap, uuid_bytes
+from pragexp.data.pragmaticqa.io import Conversation, Span
+from pragexp.data.pragmaticqa.pages import cut_page, read_page
 from pragexp.retrieval.passages import Passage, read_passages, write_passages
-from pragexp.utils.io import atomic_write_text
+from pragexp.utils.io import atomic_directory, atomic_write_text, digest, file_digest
 
 log = logging.getLogger(__name__)
 
 CORPUS_KINDS = ("sources", "spans")
-# Elements whose text is not page content.
-SKIP_TAGS = frozenset(
-    (
-        "head",
-        "script",
-        "style",
-        "noscript",
-        "template",
-        "svg",
-        "math",
-        "iframe",
-        "button",
-        "select",
-        "textarea",
-    )
-    + ("nav", "footer")  # site navigation and footers: the same on every page, never annotated
-)
-ELEMENT_DTYPE = np.dtype([("uuid", "S16"), ("page", "<i4"), ("first", "<i4"), ("last", "<i4")])
-TITLE_SEPARATOR = " | "  # Fandom titles read "Page | Community Wiki | Fandom"
-
-
-def uuid_bytes(key: str) -> bytes:
-    return uuidlib.UUID(key).bytes
-
-
-# -- the element map ------------------------------------------------------------------------------------
-class ElementMap:
-    """UUID -> the passages its element's text falls in (a contiguous range on one page)."""
-
-    def __init__(self, table: np.ndarray):
-        self.table = np.sort(table, order="uuid")
-
-    @classmethod
-    def from_rows(cls, rows: Iterable[tuple[bytes, int, int, int]]) -> ElementMap:
-        return cls(np.array(list(rows), dtype=ELEMENT_DTYPE))
-
-    def __len__(self) -> int:
-        return len(self.table)
-
-    def find(self, key: str) -> tuple[int, int, int] | None:
-        """(page, first passage, last passage) of an element, or None when the corpus has no such element."""
-        # numpy's fixed-width bytes drop trailing zero bytes when read back: compare without them.
-        target = uuid_bytes(key).rstrip(b"\0")
-        i = int(np.searchsorted(self.table["uuid"], target))
-        if i < len(self.table) and self.table["uuid"][i] == target:
-            row = self.table[i]
-            return int(row["page"]), int(row["first"]), int(row["last"])
-        return None
-
-    def span_passages(self, span: Span) -> set[int] | None:
-        """The passages holding a span: from its start element's first passage to its end element's last
-        when both are on one page, else the passages of whichever elements are found. None when the span
-        points at no element, or none of its elements is in the corpus."""
-        found = [self.find(k) for k in span.keys]
-        found = [f for f in found if f is not None]
-        if not found:
-            return None
-        if len({page for page, _, _ in found}) == 1:  # a selection may run backwards: take the whole stretch
-            return set(range(min(f for _, f, _ in found), max(last for _, _, last in found) + 1))
-        return {p for _, first, last in found for p in range(first, last + 1)}
-
-    def save(self, path: Path) -> None:
-        with path.open("wb") as f:
-            np.save(f, self.table)
-
-    @classmethod
-    def load(cls, path: Path) -> ElementMap:
-        return cls(np.load(path))
-
-
-# -- HTML pages ------------------------------------------------------------------------------------------
-@dataclass
-class PageText:
-    """A page's title, its words in reading order, and the word range of every UUID element."""
-
-    title: str
-    words: list[str] = field(default_factory=list)
-    elements: list[tuple[tuple[str, ...], int, int]] = field(default_factory=list)  # (uuids, first, end)
-
-
-def element_uuids(element) -> tuple[str, ...]:
-    """Every UUID-shaped attribute value of an element (the archive's attribute name is not documented)."""
-    return tuple(
-        dict.fromkeys(v.strip().lower() for v in element.attrib.values() if UUID.fullmatch(v.strip()))
-    )
-
-
-def page_title(root, path: Path) -> str:
-    for node in (root.find(".//title"), root.find(".//h1")):
-        if node is not None:
-            text = " ".join(node.text_content().split())
-            if text:
-                return text.split(TITLE_SEPARATOR)[0].strip()
-    return unquote(path.stem)
-
-
-def read_page(path: Path) -> PageText:
-    """The text of a page's body in reading order, and the word range each UUID element covers."""
-    import lxml.html
-
-    root = lxml.html.parse(str(path)).getroot()
-    if root is None:
-        raise ValueError("no HTML document")
-    page = PageText(title=page_title(root, path))
-    body = root.find("body")
-    words = page.words
-    # Depth-first with an explicit stack: an element's text, then its children, then its tail (the text
-    # after its closing tag, which belongs to its parent's content).
-    stack: list[tuple[bool, object, int]] = [(False, body if body is not None else root, -1)]
-    while stack:
-        closing, element, start = stack.pop()
-        if closing:
-            uuids = element_uuids(element)
-            if uuids:
-                page.elements.append((uuids, start, len(words)))
-            words.extend((element.tail or "").split())
-            continue
-        tag = element.tag if isinstance(element.tag, str) else None  # comments, processing instructions
-        if tag is None or tag.lower() in SKIP_TAGS:
-            words.extend((element.tail or "").split())
-            continue
-        stack.append((True, element, len(words)))
-        words.extend((element.text or "").split())
-        stack.extend((False, child, -1) for child in reversed(element))
-    return page
-
-
-def cut_page(page: PageText, passage_words: int) -> list[tuple[str, str]]:
-    """(title, text) of each passage: consecutive runs of `passage_words` words (DPR's 100)."""
-    return [
-        (page.title, " ".join(page.words[i : i + passage_words]))
-        for i in range(0, len(page.words), passage_words)
-    ]
 
 
 def folder_key(name: str) -> str:
@@ -383,6 +251,43 @@ class Corpus:
             return found
         first = max(i for i in range(last + 1) if holds(i, last))
         return set(ids[first : last + 1])
+
+
+@dataclass(frozen=True)
+class CorpusSource:
+    """Which corpus (`data.corpus`, `data.sources_path`, `data.passage_words`): built once into the cache, under
+    a hash of what goes into it, and loaded from there."""
+
+    kind: str = "sources"
+    sources_path: str | None = None
+    passage_words: int = 100
+
+    def __post_init__(self):
+        if self.kind not in CORPUS_KINDS:
+            raise ValueError(f"data.corpus={self.kind}: one of {', '.join(CORPUS_KINDS)}")
+
+    def folder(self, cache_dir: Path, files: Mapping[str, Path]) -> Path:
+        """Where it is cached: the spans corpus by the data `files` it is made of; the archive's by its pages
+        alone (the same corpus whatever data files are read with it)."""
+        if self.kind == "spans":
+            inputs = {"corpus": "spans", "files": {s: file_digest(f) for s, f in files.items()}}
+        else:
+            pages = archive_manifest(check_archive(self.sources_path))
+            inputs = {"corpus": "sources", "pages": pages, "passage_words": self.passage_words}
+        # version 2: wordless pages map no elements
+        return Path(cache_dir) / "pragmaticqa" / "corpus" / digest({"version": 2, **inputs})
+
+    def build(self, folder: Path, conversations: Sequence[Conversation]) -> None:
+        """Builds the corpus into `folder` unless it is there; `conversations` (every split's) make the spans
+        corpus."""
+        if (folder / "corpus.json").is_file():
+            return
+        log.info("building the %s corpus in %s", self.kind, folder)
+        with atomic_directory(folder) as tmp:
+            if self.kind == "spans":
+                build_spans_corpus(conversations, tmp)
+            else:
+                build_sources_corpus(check_archive(self.sources_path), tmp, self.passage_words)
 
 
 def _finish(folder: Path, report: dict) -> dict:
