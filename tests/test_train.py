@@ -79,7 +79,9 @@ def test_resume_from_last_checkpoint(make_config):
     )
     run(resumed)
     state = torch.load(ckpt_dir / "last.ckpt", weights_only=False)
-    assert state["epoch"] == 1 and state["global_step"] == 2 * steps_one_epoch
+    # Lightning writes last.ckpt after a validation that saved a better checkpoint (epoch 1) or, when the
+    # second epoch was no better, as training ends (epoch 2): either way after two epochs of steps.
+    assert state["epoch"] in (1, 2) and state["global_step"] == 2 * steps_one_epoch
 
 
 def test_same_seed_same_metrics_different_seed_differs(make_config):
