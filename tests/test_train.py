@@ -1,6 +1,7 @@
 """End-to-end runs in-process: every (task, model) pair, eval from a checkpoint, resume, seeds, W&B offline."""
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -40,6 +41,7 @@ def test_train_writes_checkpoints_metrics_and_summary(make_config, capsys):
     assert any(k.startswith("test/r@1/") for k in metrics), "per-implicature metrics missing"
     last_line = capsys.readouterr().out.strip().splitlines()[-1]
     assert last_line.startswith("pragexp: grice_recovery/memnn") and "test/r@1=" in last_line
+    assert re.search(rf"\({re.escape(str(out))}, (\d+ min )?\d+ s\)$", last_line), last_line  # dir, wall time
 
 
 def test_eval_from_checkpoint_gives_the_same_test_metrics(make_config):
