@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 
 import pytorch_lightning as pl
+import torch
 from hydra.utils import instantiate
 from omegaconf import DictConfig, OmegaConf
 
@@ -47,8 +48,19 @@ def job_started() -> float:
 
 
 def run(cfg: DictConfig, started: float | None = None) -> dict[str, float]:
-    """`started`: when the job began, for the wall time in the summary line; by default now."""
+    """`started`: when the job began, for the wall time in the summary line; by default now. The job runs
+    with `cfg.threads` CPU threads (if set); the process's setting is restored afterwards."""
     started = time.monotonic() if started is None else started
+    threads = torch.get_num_threads()
+    if cfg.get("threads"):
+        torch.set_num_threads(int(cfg.threads))
+    try:
+        return _run(cfg, started)
+    finally:
+        torch.set_num_threads(threads)
+
+
+def _run(cfg: DictConfig, started: float) -> dict[str, float]:
     check_model_fits_task(cfg)
     ckpt_path = cfg.get("ckpt_path")
     if cfg.get("print_config", True):

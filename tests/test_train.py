@@ -9,6 +9,7 @@ import torch
 from conftest import CONF, GRICE_FIXTURE, choices, compose_config
 
 from pragexp.run import run
+from pragexp.tasks.grice import GriceRecoveryTask
 
 
 def task_model_pairs():
@@ -42,6 +43,24 @@ def test_train_writes_checkpoints_metrics_and_summary(make_config, capsys):
     last_line = capsys.readouterr().out.strip().splitlines()[-1]
     assert last_line.startswith("pragexp: grice_recovery/memnn") and "test/r@1=" in last_line
     assert re.search(rf"\({re.escape(str(out))}, (\d+ min )?\d+ s\)$", last_line), last_line  # dir, wall time
+
+
+def test_threads_setting_holds_for_the_job_only(make_config, monkeypatch):
+    seen = []
+    step = GriceRecoveryTask.training_step
+
+    def recording_step(self, batch, batch_idx):
+        seen.append(torch.get_num_threads())
+        return step(self, batch, batch_idx)
+
+    monkeypatch.setattr(GriceRecoveryTask, "training_step", recording_step)
+    before = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        run(make_config(["task=grice_recovery", "model=memnn", "debug=fdr"]))  # the task sets threads: 1
+        assert seen == [1] and torch.get_num_threads() == 2
+    finally:
+        torch.set_num_threads(before)
 
 
 def test_eval_from_checkpoint_gives_the_same_test_metrics(make_config):
