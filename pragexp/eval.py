@@ -5,13 +5,13 @@ import sys
 import hydra
 from omegaconf import DictConfig
 
-from pragexp.run import CONFIG_DIR, run
+from pragexp.run import CONFIG_DIR, job_started, run
 from pragexp.utils.task_groups import exit_on_misplaced_groups
 
 
 @hydra.main(version_base="1.3", config_path=str(CONFIG_DIR), config_name="eval")
 def main(cfg: DictConfig) -> None:
-    run(cfg)
+    run(cfg, started=job_started())
 
 
 if __name__ == "__main__":

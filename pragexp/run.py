@@ -7,12 +7,15 @@ from __future__ import annotations
 
 import json
 import logging
+import time
 from pathlib import Path
 
 import pytorch_lightning as pl
+import torch
 from hydra.utils import instantiate
 from omegaconf import DictConfig, OmegaConf
 
+import pragexp
 from pragexp.tasks.base import TrainableTask
 from pragexp.utils import checkpoint
 from pragexp.utils.config_tree import print_config_tree
@@ -25,6 +28,7 @@ log = logging.getLogger(__name__)
 CONFIG_DIR = Path(__file__).resolve().parent.parent / "conf"
 SUMMARY_PREFIX = "pragexp:"
 LIGHTNING_NAMES = ("last", "best", "hpc", "registry")
+_first_job = True
 
 
 def check_model_fits_task(cfg: DictConfig) -> None:
@@ -35,7 +39,28 @@ def check_model_fits_task(cfg: DictConfig) -> None:
         )
 
 
-def run(cfg: DictConfig) -> dict[str, float]:
+def job_started() -> float:
+    """When the job an entry point is about to run began (`time.monotonic()`): the process's start for
+    its first job, imports included; now for the later jobs of a multirun."""
+    global _first_job
+    first, _first_job = _first_job, False
+    return pragexp.STARTED if first else time.monotonic()
+
+
+def run(cfg: DictConfig, started: float | None = None) -> dict[str, float]:
+    """`started`: when the job began, for the wall time in the summary line; by default now. The job runs
+    with `cfg.threads` CPU threads (if set); the process's setting is restored afterwards."""
+    started = time.monotonic() if started is None else started
+    threads = torch.get_num_threads()
+    if cfg.get("threads"):
+        torch.set_num_threads(int(cfg.threads))
+    try:
+        return _run(cfg, started)
+    finally:
+        torch.set_num_threads(threads)
+
+
+def _run(cfg: DictConfig, started: float) -> dict[str, float]:
     check_model_fits_task(cfg)
     ckpt_path = cfg.get("ckpt_path")
     if cfg.get("print_config", True):
@@ -117,15 +142,22 @@ def run(cfg: DictConfig) -> dict[str, float]:
     if trainer.is_global_zero:
         output_dir = Path(cfg.paths.output_dir)
         atomic_write_text(output_dir / "metrics.json", json.dumps(metrics, indent=2) + "\n")
-        print(summary_line(cfg, metrics, output_dir), flush=True)
+        print(summary_line(cfg, metrics, output_dir, time.monotonic() - started), flush=True)
     return metrics
 
 
-def summary_line(cfg: DictConfig, metrics: dict[str, float], output_dir: Path) -> str:
-    """One line with the overall test metrics (per-group ones are in metrics.json)."""
+def summary_line(cfg: DictConfig, metrics: dict[str, float], output_dir: Path, seconds: float) -> str:
+    """One line with the overall test metrics (per-group ones are in metrics.json), where the run's
+    files are and its wall time."""
     headline = {k: v for k, v in metrics.items() if k.startswith("test/") and k.count("/") == 1}
     body = " ".join(f"{k}={v:.4f}" if k != "test/count" else f"{k}={int(v)}" for k, v in headline.items())
-    return f"{SUMMARY_PREFIX} {cfg.get('task_name')}/{cfg.get('model_label')} {body} ({output_dir})"
+    return f"{SUMMARY_PREFIX} {cfg.get('task_name')}/{cfg.get('model_label')} {body} ({output_dir}, {duration(seconds)})"
+
+
+def duration(seconds: float) -> str:
+    """'4 min 12 s', or '52 s' under a minute."""
+    minutes, seconds = divmod(round(seconds), 60)
+    return f"{minutes} min {seconds} s" if minutes else f"{seconds} s"
 
 
 def _finish_wandb(loggers: list) -> None:

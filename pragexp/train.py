@@ -5,13 +5,13 @@ import sys
 import hydra
 from omegaconf import DictConfig
 
-from pragexp.run import CONFIG_DIR, run
+from pragexp.run import CONFIG_DIR, job_started, run
 from pragexp.utils.task_groups import exit_on_misplaced_groups
 
 
 @hydra.main(version_base="1.3", config_path=str(CONFIG_DIR), config_name="train")
 def main(cfg: DictConfig) -> float | None:
-    metrics = run(cfg)
+    metrics = run(cfg, started=job_started())
     # Sweepers that optimise (e.g. Optuna) read the returned value.
     return metrics.get(cfg.get("optimized_metric") or "")
 

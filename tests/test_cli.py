@@ -1,6 +1,8 @@
 """The commands as users type them, in subprocesses: multirun, DDP, and bad input."""
 
 import json
+import re
+import time
 
 import pytest
 from conftest import GRICE_FIXTURE, TINY_DATA, TINY_MODEL, run_module
@@ -23,8 +25,15 @@ def tiny(cache_dir):
 @pytest.mark.slow
 def test_multirun_runs_one_job_per_learning_rate(tmp_path, tiny):
     # No hydra.sweep.dir: the default sweep dir must resolve on its own (outputs/multirun/<task>/<time>).
+    began = time.monotonic()
     proc = run_module("pragexp.train", ["-m", "model=lstm", "optimizer.lr=1e-3,5e-4", *tiny], tmp_path)
+    elapsed = time.monotonic() - began
     assert proc.returncode == 0, proc.stderr[-3000:]
+    # Each job's summary line ends with its own wall time (the first one's counts the imports): together
+    # they fit in the process's time, which they would not if the second counted the first.
+    walls = re.findall(r"^pragexp: .*, (?:(\d+) min )?(\d+) s\)$", proc.stdout, flags=re.MULTILINE)
+    assert len(walls) == 2, proc.stdout[-2000:]
+    assert sum(60 * int(m or 0) + int(s) for m, s in walls) <= elapsed + 1
     (sweep,) = (tmp_path / "outputs" / "multirun" / "grice_recovery").iterdir()
     jobs = sorted(p.parent.name for p in sweep.glob("*/metrics.json"))
     assert jobs == ["0", "1"]

@@ -112,7 +112,7 @@ def test_submitit_local_runs_each_job_in_its_own_dir_with_its_logs(optuna_sweep)
         logs = sweep / job / ".submitit"  # a link to submitit's folder for this job
         assert logs.is_symlink() and logs.resolve().parent == (sweep / ".submitit").resolve()
         (out,) = logs.glob("*_0_log.out")
-        assert f"({sweep / job})" in out.read_text()  # the job's own stdout, ending with its summary line
+        assert f"({sweep / job}, " in out.read_text()  # the job's own stdout, ending with its summary line
     assert not (sweep / "3" / ".submitit").exists()  # the resumed trial ran in the sweeper's process
 
 
