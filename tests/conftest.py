@@ -134,6 +134,7 @@ TINY_MODEL = {
     "fid": ["model.pretrained=tiny"],
     "oracle": [],
     "lead": [],
+    "llm": ["llm=tiny"],
 }
 
 

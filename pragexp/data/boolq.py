@@ -46,6 +46,7 @@ BOOLQ_SCHEMA = PairSchema(
     second=("passage",),
     label=("answer", "label"),
     parse_label=parse_boolq_answer,
+    prompt_names=("question", "passage"),
     missing_label_hint=(
         "BoolQ's test.jsonl is released without answers: test on dev.jsonl (data.test_path=dev.jsonl)"
     ),

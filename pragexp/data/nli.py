@@ -50,6 +50,7 @@ NLI_SCHEMA = PairSchema(
     second=("sentence2", "hypothesis"),
     label=("gold_label", "label"),
     parse_label=parse_nli_label,
+    prompt_names=("premise", "hypothesis"),
     missing_label_hint="test files released without labels (GLUE's test_matched.tsv) cannot be scored",
 )
 

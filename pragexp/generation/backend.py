@@ -6,7 +6,10 @@
 - `loglikelihood(context, continuations) -> [log p(continuation | context)]`, summed over the
   continuation's tokens.
 - `loglikelihood_many(requests) -> [[OptionScore(loglik, tokens, bytes) per option] per request]`: the
-  options of multiple-choice requests (`choices.ChoiceRequest`), scored together (`choices.py`).
+  options of multiple-choice requests (`choices.ChoiceRequest`), scored together (`choices.py`); a backend
+  without its own does one `loglikelihood` call per request (token counts unknown: 0).
+- `chat_text(messages) -> str | None`: chat turns as the model reads them, through its chat template, for a
+  backend that holds the tokenizer (hf, vllm); None where the server applies it (openai).
 - `embed(texts) -> (n, d)` L2-normalised float tensor.
 
 A backend that cannot do one of these raises `UnsupportedCall` naming itself and the call.
@@ -59,6 +62,9 @@ class GenerationParams:
 @dataclass(frozen=True)
 class Prompt:
     text: str
+    # True: `text` is already what the model reads (a chat template applied by `chat_text`, or a plain
+    # completion prompt): the backend adds no template and no special tokens.
+    templated: bool = False
     # The item's reference replies, read only by the reference backends (never part of a cache key).
     reference: dict = field(default_factory=dict, compare=False, hash=False)
 
@@ -97,7 +103,21 @@ class LLMBackend:
         raise UnsupportedCall(self.name, "loglikelihood")
 
     def loglikelihood_many(self, requests: list) -> list[list]:
-        raise UnsupportedCall(self.name, "loglikelihood_many")
+        from pragexp.generation.choices import OptionScore
+
+        out = []
+        for request in requests:
+            logliks = self.loglikelihood(request.context, list(request.options))
+            out.append(
+                [
+                    OptionScore(float(ll), 0, len(split_trailing_space(request.context, o)[1].encode("utf-8")))
+                    for ll, o in zip(logliks, request.options, strict=True)
+                ]
+            )
+        return out
+
+    def chat_text(self, messages: list[dict]) -> str | None:
+        return None
 
     def embed(self, texts: list[str]) -> torch.Tensor:
         raise UnsupportedCall(self.name, "embed")

@@ -91,6 +91,9 @@ class CachedBackend(LLMBackend):
     def identity(self) -> dict:
         return self.backend.identity()
 
+    def chat_text(self, messages: list[dict]) -> str | None:
+        return self.backend.chat_text(messages)  # local rendering: nothing to cache
+
     @property
     def model_calls(self) -> int:
         return self.backend.calls
@@ -108,7 +111,11 @@ class CachedBackend(LLMBackend):
     def generate_samples(self, prompts: list[Prompt], params: GenerationParams, sample: int) -> list[str]:
         if not self.backend.cacheable:
             return self.backend.generate_samples(prompts, params, sample)
-        keys = [self._key("generate", p.text, params.key(), sample) for p in prompts]
+        # A templated prompt is the model's text as it is: never the same request as a raw one.
+        keys = [
+            self._key("generate", ["templated", p.text] if p.templated else p.text, params.key(), sample)
+            for p in prompts
+        ]
         found = self._lookup(keys)
         todo = [i for i, k in enumerate(keys) if k not in found]
         if todo:

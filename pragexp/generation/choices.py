@@ -220,6 +220,8 @@ def normalized(scores: Sequence[OptionScore], normalization: str = "sum") -> lis
     if normalization == "sum":
         return [float(s.loglik) for s in scores]
     if normalization == "per_token":
+        if any(s.tokens <= 0 for s in scores):
+            raise ValueError("this backend reports no token counts: use prompt.scoring=sum or per_byte")
         return [s.loglik / s.tokens for s in scores]
     if normalization == "per_byte":
         return [s.loglik / max(s.bytes, 1) for s in scores]

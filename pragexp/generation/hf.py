@@ -244,11 +244,26 @@ class HFBackend(LLMBackend):
         messages.append({"role": "user", "content": text})
         return tokenizer.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)
 
+    def chat_text(self, messages: list[dict]) -> str | None:
+        """Chat turns through the tokenizer's chat template (the system prompt first, when set), ending with
+        the assistant's generation prompt; None when there is no template or `chat_template: false`."""
+        _, tokenizer = self.load()
+        if not (self.use_chat_template and tokenizer.chat_template):
+            return None
+        system = [{"role": "system", "content": self.system_prompt}] if self.system_prompt else []
+        return tokenizer.apply_chat_template(
+            [*system, *messages], add_generation_prompt=True, tokenize=False
+        )
+
     @torch.inference_mode()
     def generate_samples(self, prompts: list[Prompt], params: GenerationParams, sample: int) -> list[str]:
         model, tokenizer = self.load()
-        texts = [self.render(p.text) for p in prompts]
-        templated = bool(self.use_chat_template and tokenizer.chat_template)
+        if len({p.templated for p in prompts}) > 1:
+            raise ValueError("a generate() call mixes templated and raw prompts")
+        texts = [p.text if p.templated else self.render(p.text) for p in prompts]
+        templated = bool(prompts and prompts[0].templated) or bool(
+            self.use_chat_template and tokenizer.chat_template
+        )
         # Similar lengths share a batch: less padding.
         order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
         replies: list[str] = [""] * len(texts)

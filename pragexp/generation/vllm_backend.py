@@ -74,7 +74,9 @@ class VLLMBackend(LLMBackend):
             )
             for p in prompts
         ]
-        if self.use_chat_template:
+        if prompts and all(p.templated for p in prompts):  # already the model's text (`chat_text`)
+            outputs = llm.generate([p.text for p in prompts], sampling, use_tqdm=False)
+        elif self.use_chat_template:
             system = [{"role": "system", "content": self.system_prompt}] if self.system_prompt else []
             conversations = [[*system, {"role": "user", "content": p.text}] for p in prompts]
             outputs = llm.chat(conversations, sampling, use_tqdm=False)
@@ -82,6 +84,14 @@ class VLLMBackend(LLMBackend):
             outputs = llm.generate([p.text for p in prompts], sampling, use_tqdm=False)
         self.calls += 1
         return [o.outputs[0].text for o in outputs]
+
+    def chat_text(self, messages: list[dict]) -> str | None:
+        """Chat turns through the model's chat template (vLLM's tokenizer), or None with `chat_template: false`."""
+        if not self.use_chat_template:
+            return None
+        system = [{"role": "system", "content": self.system_prompt}] if self.system_prompt else []
+        tokenizer = self.load().get_tokenizer()
+        return tokenizer.apply_chat_template([*system, *messages], add_generation_prompt=True, tokenize=False)
 
     def loglikelihood(self, context: str, continuations: list[str]) -> list[float]:
         vllm, llm = import_vllm(), self.load()

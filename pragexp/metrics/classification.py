@@ -24,13 +24,18 @@ def slugify(name: str) -> str:
 
 class ClassificationMetric(Metric):
     """`update(index, preds, target)`; `compute()` -> {acc, macro_f1, f1/<slug>..., count};
-    `confusion()` -> the confusion matrix over the same (deduplicated) examples."""
+    `confusion()` -> the confusion matrix over the same (deduplicated) examples.
+
+    A prediction of -1 is no answer (an LLM's reply that names no label): wrong for accuracy, a false
+    negative of its gold class for F1 (scored as an extra class that no gold label has), left out of the
+    confusion matrix; with `no_answer=True`, `compute()` adds their share as `no_answer`."""
 
     full_state_update = False
 
-    def __init__(self, label_slugs: Sequence[str], **kwargs):
+    def __init__(self, label_slugs: Sequence[str], no_answer: bool = False, **kwargs):
         super().__init__(**kwargs)
         self.label_slugs = list(label_slugs)
+        self.report_no_answer = bool(no_answer)
         self.add_state("indices", default=[], dist_reduce_fx="cat")
         self.add_state("preds", default=[], dist_reduce_fx="cat")
         self.add_state("targets", default=[], dist_reduce_fx="cat")
@@ -49,17 +54,21 @@ class ClassificationMetric(Metric):
     def confusion(self) -> torch.Tensor:
         """(labels, labels) counts; rows are gold labels, columns predictions."""
         preds, targets = self._unique()
-        return multiclass_confusion_matrix(preds, targets, num_classes=len(self.label_slugs))
+        answered = preds >= 0
+        return multiclass_confusion_matrix(preds[answered], targets[answered], num_classes=len(self.label_slugs))
 
     def compute(self) -> dict[str, torch.Tensor]:
         preds, targets = self._unique()
         if targets.numel() == 0:
             return {}
         # A class never predicted nor present scores F1 = 0, and counts in the macro average.
+        n = len(self.label_slugs)
         f1 = multiclass_f1_score(
-            preds, targets, num_classes=len(self.label_slugs), average=None, zero_division=0
-        )
+            torch.where(preds >= 0, preds, n), targets, num_classes=n + 1, average=None, zero_division=0
+        )[:n]
         out = {"acc": (preds == targets).float().mean(), "macro_f1": f1.mean()}
+        if self.report_no_answer:
+            out["no_answer"] = (preds < 0).float().mean()
         out.update({f"f1/{slug}": f1[i] for i, slug in enumerate(self.label_slugs)})
         out["count"] = torch.tensor(float(targets.numel()))
         return out

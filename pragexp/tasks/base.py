@@ -137,8 +137,16 @@ class PragexpTask(pl.LightningModule):
     def _eval_step(self, stage: str, batch: dict) -> None:
         scores = self.evaluate_batch(stage, batch)
         self.update_metrics(stage, batch, scores)
+        # A model that keeps what each decision rests on (an LLM: its prompt, each option's log-likelihood)
+        # hands it over by dataset index; it joins the task's own record of the example.
+        extra = {}
+        for module in self._record_keepers():
+            extra.update(module.take_records())
         if stage in self.record_predictions:
-            self._records[stage] += self.prediction_records(batch, scores)
+            records = self.prediction_records(batch, scores)
+            for record in records:
+                record.update(extra.get(record["index"], {}))
+            self._records[stage] += records
 
     def validation_step(self, batch: dict, batch_idx: int) -> None:
         self._eval_step("val", batch)
@@ -161,6 +169,16 @@ class PragexpTask(pl.LightningModule):
 
     def on_test_epoch_end(self) -> None:
         self._eval_epoch_end("test")
+
+    def _record_keepers(self) -> list[nn.Module]:
+        """The network's parts that keep per-example records (an LLM, PragmatiCQA's LLM reader)."""
+        if self.net is None:
+            return []
+        return [m for m in self.net.modules() if callable(getattr(m, "take_records", None))]
+
+    def teardown(self, stage: str) -> None:
+        for module in self._record_keepers():
+            module.close()  # an LLM's response cache
 
     # -- checkpoint: the architecture travels with the weights ----------------------------------
     def on_save_checkpoint(self, checkpoint_dict: dict) -> None:
@@ -213,6 +231,28 @@ class TrainableTask(PragexpTask):
         return bool(getattr(self.model_class, "learns_weights", True))
 
     @property
+    def model_reads_prompts(self) -> bool:
+        """Whether the model reads `PromptItem`s (an LLM, `model=llm`), which the data modules then give."""
+        return bool(getattr(self.model_class, "reads_prompts", False))
+
+    def build_prompted(self, datamodule, **sizes) -> nn.Module:
+        """A model that reads prompts, its demonstrations drawn from the training split (`PromptData`)."""
+        missing = missing_members(datamodule, PromptData)
+        if missing:
+            raise TypeError(
+                f"the model reads prompts, and {type(datamodule).__name__} gives none (lacks {', '.join(missing)})"
+            )
+        net = self.model_factory(**sizes)
+        if getattr(net, "shots", 0):
+            net.demonstrate(datamodule.prompt_items("train"))
+        return net
+
+    @property
+    def model_generates(self) -> bool:
+        """Whether the built model answers by generating text, which may name no option (`no_answer`)."""
+        return bool(getattr(self.net, "generates", False))
+
+    @property
     def model_observes_data(self) -> bool:
         """Whether the model, without weights to learn, still reads the training data once: the majority
         baseline counts the training labels (`observe`)."""
@@ -235,7 +275,8 @@ class TrainableTask(PragexpTask):
 
     def evaluate_batch(self, stage: str, batch: dict) -> dict[str, torch.Tensor]:
         loss, scores = self.forward_batch(batch)
-        self.log(f"{stage}/loss", loss, on_epoch=True, sync_dist=True, batch_size=batch_size(batch))
+        if self.model_learns_weights or not self.model_reads_prompts:  # an LLM scored as it is has no loss to watch
+            self.log(f"{stage}/loss", loss, on_epoch=True, sync_dist=True, batch_size=batch_size(batch))
         return scores
 
     def on_train_start(self) -> None:
@@ -280,6 +321,27 @@ class TrainableTask(PragexpTask):
                 f"({', '.join(f'val/{k}' for k in values)})"
             )
         self._plateau.step(float(values[name]))
+
+
+@runtime_checkable
+class PromptData(Protocol):
+    """What a data module gives a model that reads prompts (besides batches whose `inputs` are
+    `{"items": [PromptItem, ...]}`)."""
+
+    def prompt_items(self, split: str) -> Sequence:
+        """Every example of a split as a `pragexp.prompting.PromptItem` (demonstrations come from train)."""
+        ...
+
+
+def chosen(scores: torch.Tensor) -> torch.Tensor:
+    """The best option per row, or -1 for a row with no finite score (a generated reply naming no option)."""
+    best = scores.argmax(-1)
+    return torch.where(torch.isfinite(scores).any(-1), best, torch.full_like(best, -1))
+
+
+def no_answer(scores: torch.Tensor) -> torch.Tensor:
+    """1.0 where a row has no finite score: the model gave no answer."""
+    return (~torch.isfinite(scores).any(-1)).float()
 
 
 def batch_size(batch: dict) -> int:

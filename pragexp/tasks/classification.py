@@ -6,7 +6,8 @@ was trained for.
 
 The data module provides what `ClassificationData` declares and batches {"inputs": {...model kwargs},
 "label", "index"}. Logged per evaluation stage: `acc` (micro), `macro_f1`, `f1/<label slug>` for every label
-and `count`. The confusion matrix is left in `eval_outputs[stage]["confusion"]` for the
+and `count` (and `no_answer`, the share of examples for which a generating LLM named no label: wrong in
+every figure). The confusion matrix is left in `eval_outputs[stage]["confusion"]` for the
 ConfusionMatrixReport callback (JSON and PNG in the run dir, W&B image and table).
 
 A model without trainable parameters (the majority baseline) `observe`s the training labels (TrainableTask).
@@ -22,7 +23,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from pragexp.metrics.classification import ClassificationMetric
-from pragexp.tasks.base import EVAL_STAGES, TaskData, TrainableTask
+from pragexp.tasks.base import EVAL_STAGES, TaskData, TrainableTask, chosen
 
 
 @runtime_checkable
@@ -43,14 +44,19 @@ class ClassificationTask(TrainableTask):
 
     def build_network(self, datamodule: ClassificationData) -> nn.Module:
         self.label_names = list(datamodule.label_names)
+        if self.model_reads_prompts:  # an LLM: its options are the prompt template's label words
+            return self.build_prompted(datamodule, num_labels=datamodule.num_labels)
         return self.model_factory(num_labels=datamodule.num_labels, vocab_size=datamodule.vocab_size)
 
     def build_metrics(self, datamodule: ClassificationData) -> nn.ModuleDict:
-        return nn.ModuleDict({s: ClassificationMetric(datamodule.label_slugs) for s in EVAL_STAGES})
+        no_answer = self.model_generates  # an LLM's reply may name no label: counted, and wrong
+        return nn.ModuleDict(
+            {s: ClassificationMetric(datamodule.label_slugs, no_answer=no_answer) for s in EVAL_STAGES}
+        )
 
     def forward_batch(self, batch: dict) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
         logits = self.net(**batch["inputs"])
-        return F.cross_entropy(logits, batch["label"]), {"predicted": logits.argmax(-1)}
+        return F.cross_entropy(logits, batch["label"]), {"predicted": chosen(logits)}
 
     def update_metrics(self, stage: str, batch: dict, scores: dict[str, torch.Tensor]) -> None:
         self.metrics[stage].update(batch["index"], scores["predicted"], batch["label"])
@@ -61,7 +67,7 @@ class ClassificationTask(TrainableTask):
     def prediction_records(self, batch, scores):
         names = self.label_names
         return [
-            {"index": int(i), "gold": names[int(y)], "predicted": names[int(p)]}
+            {"index": int(i), "gold": names[int(y)], "predicted": names[int(p)] if p >= 0 else None}
             for i, y, p in zip(batch["index"], batch["label"], scores["predicted"], strict=True)
         ]
 

@@ -5,12 +5,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol, runtime_checkable
 
+import torch
 import torch.nn.functional as F
 
 from pragexp.metrics import target_rank
 from pragexp.models.choice import ChoiceScorer
 from pragexp.models.dialogue.heads import AnswerClassifier, CandidateRanker
-from pragexp.tasks.base import TaskData, TrainableTask
+from pragexp.tasks.base import TaskData, TrainableTask, chosen, no_answer
 
 
 class Words(Protocol):
@@ -42,6 +43,11 @@ class _GriceTask(TrainableTask):
     def data(self) -> GriceData:
         return self.trainer.datamodule
 
+    def build_metrics(self, datamodule):
+        if self.model_generates:  # an LLM's reply may name no option: counted, and wrong
+            self.score_names = (*type(self).score_names, "no_answer")
+        return super().build_metrics(datamodule)
+
     def group_name(self, group: int) -> str | None:
         names = self.data.group_names
         return names[group] if 0 <= group < len(names) else None
@@ -54,11 +60,14 @@ class GriceRecoveryTask(_GriceTask):
     over the candidates) or a whole head with `loss_and_logits(batch, rank)`, such as the
     generative `Seq2SeqRanker`, which then owns its loss and candidate scores. A text encoder
     (model=bert, with subword text from the data module) scores each candidate pair with one
-    output, multiple-choice style (`ChoiceScorer`)."""
+    output, multiple-choice style (`ChoiceScorer`). An LLM (model=llm) scores the candidates itself; a
+    generated reply that names none ranks the gold last (ties count against it)."""
 
     score_names = ("r@1", "mrr")
 
     def build_network(self, datamodule: GriceData):
+        if self.model_reads_prompts:
+            return self.build_prompted(datamodule)
         if datamodule.text_inputs:
             return ChoiceScorer(self.model_factory(num_labels=1, vocab_size=datamodule.vocab_size))
         model = self.model_factory(vocab_size=datamodule.vocab_size)
@@ -78,7 +87,8 @@ class GriceRecoveryTask(_GriceTask):
             logits = self.net(batch["history"], batch["query"], batch["candidates"])
             loss = F.cross_entropy(logits, batch["label"])
         rank = target_rank(logits, batch["label"])
-        return loss, {"r@1": (rank == 1).float(), "mrr": 1.0 / rank.float(), "logits": logits}
+        scores = {"r@1": (rank == 1).float(), "mrr": 1.0 / rank.float(), "logits": logits}
+        return loss, {**scores, "no_answer": no_answer(logits)}
 
     def prediction_records(self, batch, scores):
         logits = scores["logits"]
@@ -87,8 +97,8 @@ class GriceRecoveryTask(_GriceTask):
                 "index": int(i),
                 "group": self.group_name(int(g)),
                 "gold": int(y),
-                "predicted": int(row.argmax()),
-                "scores": [round(float(x), 4) for x in row],
+                "predicted": int(chosen(row.unsqueeze(0))[0]),
+                "scores": [round(float(x), 4) if torch.isfinite(x) else None for x in row],
             }
             for i, g, y, row in zip(batch["index"], batch["group"], batch["label"], logits, strict=True)
         ]
@@ -96,11 +106,14 @@ class GriceRecoveryTask(_GriceTask):
 
 class GriceQATask(_GriceTask):
     """Answer a question about the dialogue's world with one word: accuracy over the answer vocabulary.
-    A text encoder (model=bert) classifies "[CLS] dialogue [SEP] question [SEP]" directly."""
+    A text encoder (model=bert) classifies "[CLS] dialogue [SEP] question [SEP]" directly; an LLM (model=llm)
+    ranks the answer words or generates one."""
 
     score_names = ("acc",)
 
     def build_network(self, datamodule: GriceData):
+        if self.model_reads_prompts:
+            return self.build_prompted(datamodule)
         if datamodule.text_inputs:
             return self.model_factory(num_labels=datamodule.num_answers, vocab_size=datamodule.vocab_size)
         reader = self.model_factory(vocab_size=datamodule.vocab_size)
@@ -111,9 +124,10 @@ class GriceQATask(_GriceTask):
         logits = (
             self.net(**batch["inputs"]) if "inputs" in batch else self.net(batch["history"], batch["query"])
         )
-        predicted = logits.argmax(-1)
+        predicted = chosen(logits)
         correct = (predicted == batch["label"]).float()
-        return F.cross_entropy(logits, batch["label"]), {"acc": correct, "predicted": predicted}
+        scores = {"acc": correct, "predicted": predicted, "no_answer": no_answer(logits)}
+        return F.cross_entropy(logits, batch["label"]), scores
 
     def prediction_records(self, batch, scores):
         answers = self.data.answers.itos
@@ -122,7 +136,7 @@ class GriceQATask(_GriceTask):
                 "index": int(i),
                 "group": self.group_name(int(g)),
                 "gold": answers[int(y)],
-                "predicted": answers[int(p)],
+                "predicted": answers[int(p)] if p >= 0 else None,
             }
             for i, g, y, p in zip(
                 batch["index"], batch["group"], batch["label"], scores["predicted"], strict=True

@@ -14,7 +14,10 @@ step encodes the questions, searches the index and hands the top passages to the
   sweep as `retrieval/<name>@<k>` for `metrics.recall_ks`; see pragexp.metrics.retrieval), and, from the
   generated output, `f1_lit`, `f1_prag` and `q` (symmetric BARTScore with `metrics.q_scorer`) overall and
   per question type, beside `f1_prag_ceiling` (the best F1_prag any output can reach: the share of
-  questions whose gold pragmatic spans add something beyond the literal ones; see pragexp.metrics.spans).
+  questions whose gold pragmatic spans add something beyond the literal ones; see pragexp.metrics.spans)
+  and `well_formed` (the share of outputs in the target's format: literal spans, tags, a final answer).
+  An LLM reader (`model=llm`) writes the target from a prompt holding the conversation and the top-k
+  passages, its demonstrations (`prompt.shots`) showing training questions with their gold passages.
   Generation is slow, so validations inside `fit` skip it (`metrics.generate_in_fit`); the best
   checkpoint's dev scores and the test scores have it.
 
@@ -45,7 +48,7 @@ from pragexp.retrieval.spec import RetrieverSpec
 from pragexp.retrieval.store import PassageIndex
 from pragexp.tasks.base import EVAL_STAGES, TaskData, TrainableTask
 
-GENERATION_SCORES = ("f1_lit", "f1_prag", "f1_prag_ceiling", "q")
+GENERATION_SCORES = ("f1_lit", "f1_prag", "f1_prag_ceiling", "well_formed", "q")
 
 
 class Question(Protocol):
@@ -94,6 +97,14 @@ class PragmatiCQAData(TaskData, Protocol):
         ...
 
     def parse_answer(self, text: str) -> ParsedOutput: ...
+
+    def well_formed(self, text: str) -> bool:
+        """Whether an output follows the target's format (literal spans, tags, a final answer)."""
+        ...
+
+    def prompt_item(self, example: Question, passages: Sequence[tuple[str, str]], index: int):
+        """A question and its retrieved (title, text) passages as an LLM reads them (model=llm)."""
+        ...
 
 
 class PragmatiCQAMetrics(nn.Module):
@@ -154,7 +165,9 @@ class PragmatiCQATask(TrainableTask):
             spec.name, spec.pooling, spec.normalize, vocab_size=datamodule.query_vocab_size
         )
         text = datamodule.reader_text
-        if text is None:  # the baselines read no tokens
+        if self.model_reads_prompts:  # an LLM writes the target from a prompt (model=llm)
+            reader = self.build_prompted(datamodule)
+        elif text is None:  # the baselines read no tokens
             reader = self.model_factory()
         else:
             reader = self.model_factory(vocab_size=text.vocab_size, special_ids=text.special_ids)
@@ -220,6 +233,11 @@ class PragmatiCQATask(TrainableTask):
 
     def predict(self, batch: dict, inputs: dict | None, ids: np.ndarray) -> list[str]:
         """Each question's output as text in the target's format (literal </lit> ... pragmatic </prag> ... answer)."""
+        if hasattr(self.reader, "write"):  # an LLM: question, conversation and passages in a prompt
+            examples, indices = self.data.batch_examples(batch), batch["index"].tolist()
+            passages = [[p for p in row if p is not None] for row in self.passage_texts(ids)]
+            items = [self.data.prompt_item(e, ps, i) for e, ps, i in zip(examples, passages, indices, strict=True)]
+            return self.reader.write(items)
         if hasattr(self.reader, "predict"):  # baselines answer in spans; written out as a generator would
             golds = [(e.literal_texts, e.pragmatic_texts, e.answer) for e in self.data.batch_examples(batch)]
             passages = [[p for p in row if p is not None] for row in self.passage_texts(ids)]
@@ -284,6 +302,7 @@ class PragmatiCQATask(TrainableTask):
             "f1_prag_ceiling": torch.tensor(
                 [f1_prag_ceiling(e.pragmatic_texts, e.literal_texts) for e in examples]
             ),
+            "well_formed": torch.tensor([float(self.data.well_formed(text)) for text in outputs]),
         }
         if self.q_scorer_name:
             if self.scorer is None:

@@ -129,6 +129,10 @@ class CircaDataModule(TextClassificationDataModule):
             return [r.answer for r in rows], None
         return [r.question for r in rows], [r.answer for r in rows]
 
+    def _prompt_fields(self, row) -> dict[str, str]:
+        # The scenario is the paper's "context" (e.g. "X wants to know about Y's food preferences.").
+        return {"context": row.context, "question": row.question, "answer": row.answer}
+
     # -- checkpoint: the label setting travels with the tokenizer ---------------------------------
     def state_dict(self) -> dict:
         return {"labels": self.labels, **super().state_dict()}

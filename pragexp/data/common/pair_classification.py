@@ -125,6 +125,10 @@ class PairClassificationDataModule(TextClassificationDataModule):
         rows = [row for row, _ in self.splits[split]]
         return [r.first for r in rows], [r.second for r in rows]
 
+    def _prompt_fields(self, row: PairRow) -> dict[str, str]:
+        first, second = self.schema.prompt_names
+        return {first: row.first, second: row.second}
+
     def missing_split_hint(self, split: str) -> str:
         if split == "val":
             return "set data.val_path, or data.train_path (dev is then carved out of it)"

@@ -32,6 +32,7 @@ class PairSchema:
     label: tuple[str, ...]
     parse_label: Callable[[object], int | None]  # class index; None = no gold label; ValueError = unknown
     missing_label_hint: str = ""  # appended to the error for a missing label field
+    prompt_names: tuple[str, str] = ("first", "second")  # the two texts' names in prompt templates
 
     def fields(self) -> tuple[tuple[str, ...], ...]:
         return self.first, self.second, self.label

@@ -5,6 +5,9 @@ Used by Circa and by the transfer sources (NLI, BoolQ), whose encoders Circa sta
 subclass reads its data into `self.splits[split] = [(row, label index), ...]` and `self.report`
 in `_make_splits()`, and says which text (or pair of texts) a row gives in `_texts(split)`.
 
+With `prompts` (the model reads prompts: `model=llm`), examples carry a `PromptItem` of the row's texts
+(`_prompt_fields`) instead of token ids, and no tokenizer is built.
+
 The data module owns tokenization: `tokenizer` names the encoder's tokenizer (`model.pretrained`:
 a hub name, `minilm`, or `tiny`, trained here on the training texts) or is null when the model
 reads no text (majority baseline). `tokenizer_ckpt` (`model.init_ckpt`) takes the tokenizer from
@@ -20,6 +23,8 @@ from collections.abc import Sequence
 
 from pragexp.data.common import tokenization as tt
 from pragexp.data.common.datamodule import SplitsDataModule
+from pragexp.data.common.prompt_examples import prompt_collate, prompt_example
+from pragexp.prompting import PromptItem
 from pragexp.data.common.splits import SPLITS
 from pragexp.utils import checkpoint
 
@@ -44,6 +49,7 @@ class TextClassificationDataModule(SplitsDataModule):
         tokenizer_ckpt: str | None = None,
         max_length: int = 128,
         tiny_vocab_size: int = 2000,
+        prompts: bool = False,
         report_dir: str | None = None,
         batch_size: int = 32,
         eval_batch_size: int = 64,
@@ -54,6 +60,9 @@ class TextClassificationDataModule(SplitsDataModule):
         self.label_slugs: tuple[str, ...] = tuple(label_slugs)
         self.tokenizer_name, self.tokenizer_ckpt = tokenizer, tokenizer_ckpt
         self.max_length, self.tiny_vocab_size = max_length, tiny_vocab_size
+        self.prompts = bool(prompts)
+        if self.prompts:
+            self.tokenizer_name = self.tokenizer_ckpt = None  # an LLM reads the texts themselves
         self.tokenizer = None
         self.splits: dict[str, list[tuple[object, int]]] = {}
         self.report: dict = {}
@@ -66,6 +75,21 @@ class TextClassificationDataModule(SplitsDataModule):
     def _texts(self, split: str) -> tuple[list[str], list[str] | None]:
         """The first texts of a split's rows, and the second ones (None for single-text inputs)."""
         raise NotImplementedError
+
+    def _prompt_fields(self, row) -> dict[str, str]:
+        """The texts of a row as a prompt template's `{fields}`."""
+        raise NotImplementedError
+
+    # -- prompts ----------------------------------------------------------------------------------
+    def prompt_items(self, split: str) -> list[PromptItem]:
+        """Every example of a split as an LLM reads it (options: the prompt template's label words)."""
+        if not self.splits:
+            self._make_splits()
+        if split not in self.splits:
+            raise ValueError(f"no {split} split: {self.missing_split_hint(split)}")
+        return [
+            PromptItem(i, self._prompt_fields(row), label=y) for i, (row, y) in enumerate(self.splits[split])
+        ]
 
     # -- sizes ----------------------------------------------------------------------------------
     @property
@@ -111,6 +135,8 @@ class TextClassificationDataModule(SplitsDataModule):
     def _examples(self, split: str) -> list[dict]:
         """Text examples; the collate function encodes each batch with the tokenizer."""
         labels = [label for _, label in self.splits[split]]
+        if self.prompts:
+            return [prompt_example(item, item.label) for item in self.prompt_items(split)]
         if self.tokenizer is None:
             return [{"label": y, "index": i} for i, y in enumerate(labels)]
         firsts, seconds = self._texts(split)
@@ -136,8 +162,8 @@ class TextClassificationDataModule(SplitsDataModule):
                 self.datasets[split] = self._examples(split)
 
     # -- loaders --------------------------------------------------------------------------------
-    def collate_fn(self) -> tt.PadCollate:
-        return tt.PadCollate(self.tokenizer)
+    def collate_fn(self):
+        return prompt_collate if self.prompts else tt.PadCollate(self.tokenizer)
 
     # -- checkpoint: the tokenizer and the label set travel with the weights ------------------
     def state_dict(self) -> dict:

@@ -6,10 +6,12 @@ from pathlib import Path
 
 from pragexp.data.common import tokenization as tt
 from pragexp.data.common.datamodule import SplitsDataModule
+from pragexp.data.common.prompt_examples import prompt_collate, prompt_example, readable
 from pragexp.data.common.vocab import Vocabulary
 from pragexp.data.grice import examples as ex
 from pragexp.data.grice.io import read_dialogues
 from pragexp.data.grice.schema import IMPLICATURE_TYPES
+from pragexp.prompting import PromptItem
 from pragexp.utils.io import as_paths, digest, file_digest, missing
 
 STAGES = ("train", "val", "test")
@@ -28,6 +30,11 @@ class GriceDataModule(SplitsDataModule):
     With `tokenizer` set (a BERT-style encoder's name, `minilm`, or `tiny`: what `model.pretrained`
     says), examples are subword text pairs for that encoder instead of word ids (see
     `grice_examples`); the tokenizer then travels in the checkpoint too.
+
+    With `prompts` (the model reads prompts: `model=llm`), examples carry `PromptItem`s (`prompt_items`):
+    no vocabulary is needed for recovery (the options are the round's candidates); QA's options are the
+    answer words of every file configured (train, val, test: an LLM has no training vocabulary to be limited
+    to, and every gold answer is then an option; the official dev files' questions have 52 distinct answers).
     """
 
     group_names = IMPLICATURE_TYPES
@@ -48,8 +55,12 @@ class GriceDataModule(SplitsDataModule):
         tokenizer: str | None = None,
         max_length: int = 384,
         tiny_vocab_size: int = 2000,
+        prompts: bool = False,
     ):
         super().__init__(batch_size, eval_batch_size, num_workers)
+        self.prompts = bool(prompts)
+        if self.prompts:
+            tokenizer = None  # an LLM reads the dialogue as text
         if question not in ("recovery", "qa"):
             raise ValueError(f"data.question must be 'recovery' or 'qa', got {question!r}")
         self.question, self.min_freq = question, min_freq
@@ -124,6 +135,9 @@ class GriceDataModule(SplitsDataModule):
         return tt.configure(tokenizer, self.max_length, truncate_from="left")
 
     def setup(self, stage: str | None = None) -> None:
+        if self.prompts:
+            self._setup_prompts(stage)
+            return
         if self.vocab is None:
             if not self.paths["train"]:
                 raise ValueError(
@@ -136,6 +150,55 @@ class GriceDataModule(SplitsDataModule):
             if split not in self.datasets:
                 self.dialogues[split] = self._dialogues(split)
                 self.datasets[split] = self._make_examples(self.dialogues[split])
+
+    # -- prompts (model=llm) ------------------------------------------------------------------------
+    def _read_split(self, split: str) -> list:
+        if split not in self.dialogues:
+            self.dialogues[split] = self._dialogues(split)
+        return self.dialogues[split]
+
+    def _setup_prompts(self, stage: str | None) -> None:
+        wanted = {"fit": ("train", "val"), "validate": ("val",), "test": ("test",)}.get(stage, STAGES)
+        if self.question == "qa" and self.answers is None:
+            sources = tuple(s for s in STAGES if self.paths[s])
+            words = sorted({ex.answer_word(q.answer) for s in sources for d in self._read_split(s) for q in d.questions})
+            self.answers = Vocabulary(words, specials=())
+        for split in wanted:
+            if split not in self.datasets and self.paths[split]:
+                self.datasets[split] = [
+                    prompt_example(item, item.label, group)
+                    for item, group in zip(self.prompt_items(split), self._prompt_groups(split), strict=True)
+                ]
+
+    def _prompt_groups(self, split: str) -> list[int]:
+        dialogues = self._read_split(split)
+        if self.question == "recovery":
+            return [ex.group_id(r.implicature or d.implicature) for d in dialogues for r in d.rounds]
+        return [ex.group_id(q.implicature or d.implicature) for d in dialogues for q in d.questions]
+
+    def prompt_items(self, split: str) -> list[PromptItem]:
+        """Every example of a split as an LLM reads it: `dialogue` (the rounds before the one asked about, or
+        all of them for QA, one turn per line), `question`, `answer` (recovery: the round's answer) and the
+        options (the candidates; QA: the answer words)."""
+        dialogues, items = self._read_split(split), []
+        for d in dialogues:
+            turns = [_turns(r) for r in d.rounds]
+            if self.question == "recovery":
+                for t, r in enumerate(d.rounds):
+                    fields = {
+                        "dialogue": "\n".join(turns[:t]) or "(nothing yet)",
+                        "question": _ask(r.question),
+                        "answer": _say(r.answer),
+                    }
+                    options = tuple(readable(o) for o in r.options)
+                    items.append(PromptItem(len(items), fields, options, label=r.answer_index))
+            else:
+                words = tuple(readable(w) for w in self.answers.itos)
+                for q in d.questions:
+                    gold = self.answers.itos.index(ex.answer_word(q.answer))  # every file's answers are options
+                    fields = {"dialogue": "\n".join(turns), "question": _ask(q.question)}
+                    items.append(PromptItem(len(items), fields, words, label=gold))
+        return items
 
     def _make_examples(self, dialogues) -> list[dict]:
         if self.text_inputs:
@@ -182,6 +245,8 @@ class GriceDataModule(SplitsDataModule):
         return len(self.answers)
 
     def collate_fn(self):
+        if self.prompts:
+            return prompt_collate
         if self.text_inputs:
             return ex.TextCollate(self.tokenizer, choices=self.question == "recovery")
         return ex.collate
@@ -222,6 +287,21 @@ class GriceDataModule(SplitsDataModule):
             self.tokenizer_name = "checkpoint"
         for split in list(self.datasets):  # re-encode what was already read with the restored ids
             self.datasets[split] = self._make_examples(self.dialogues[split])
+
+
+def _ask(question: str) -> str:
+    question = readable(question).strip()
+    return question if question.endswith("?") else question + "?"
+
+
+def _turns(r) -> str:
+    """A round as two lines: the questioner's question, the woman's answer (the generator's speakers)."""
+    return f"Questioner: {_ask(r.question)}\nWoman: {_say(r.answer)}"
+
+
+def _say(answer: str) -> str:
+    answer = readable(answer).strip()
+    return answer if answer.endswith((".", "!")) else answer + "."
 
 
 def _serialised(tokenizer) -> str | None:

@@ -44,3 +44,10 @@ def parse_answer(text: str) -> ParsedAnswer:
         if segment:
             spans[tag].append(segment)
     return ParsedAnswer(tuple(spans[LIT]), tuple(spans[PRAG]), " ".join(pieces[-1].split()))
+
+
+def well_formed(text: str) -> bool:
+    """Whether an output follows the target's format: at least one literal span closed by `</lit>`, and a
+    final answer after the last tag (pragmatic spans may be absent, as in some gold targets)."""
+    parsed = parse_answer(text)
+    return bool(parsed.literal) and bool(parsed.answer) and text.rstrip().endswith(parsed.answer)

@@ -35,7 +35,7 @@ import torch
 from pragexp.data.common import tokenization as tt
 from pragexp.data.common.datamodule import SplitsDataModule
 from pragexp.data.common.splits import SPLITS
-from pragexp.data.pragmaticqa.answer_format import TAGS, format_answer, parse_answer
+from pragexp.data.pragmaticqa.answer_format import TAGS, format_answer, parse_answer, well_formed
 from pragexp.data.pragmaticqa.corpus import Corpus, CorpusSource, community_folders
 from pragexp.data.pragmaticqa.examples import QUESTION_TYPES, QAExample, qa_examples
 from pragexp.data.pragmaticqa.io import Conversation
@@ -43,6 +43,7 @@ from pragexp.data.pragmaticqa.release import Release
 from pragexp.data.pragmaticqa.report import data_report
 from pragexp.data.pragmaticqa.tokenizers import EncoderTokenizer, RetrievalTokenizers
 from pragexp.models.fid_text import ReaderText
+from pragexp.prompting import PromptItem
 from pragexp.retrieval.spec import RetrieverSpec
 from pragexp.retrieval.store import PassageIndex, PassageStore
 
@@ -53,6 +54,7 @@ class PragmatiCQADataModule(SplitsDataModule):
     group_names: tuple[str, ...] = QUESTION_TYPES
     format_answer = staticmethod(format_answer)
     parse_answer = staticmethod(parse_answer)
+    well_formed = staticmethod(well_formed)
 
     def __init__(
         self,
@@ -225,6 +227,34 @@ class PragmatiCQADataModule(SplitsDataModule):
 
     def missing_split_hint(self, split: str) -> str:
         return f"data.path={self.release.path} has no {split}.jsonl"
+
+    # -- prompts (model=llm) -------------------------------------------------------------------------------
+    def prompt_item(self, example: QAExample, passages, index: int, target: str | None = None) -> PromptItem:
+        """A question as an LLM reads it: `conversation` (the earlier turns, oldest first, then the question),
+        `question`, and `passages` ((title, text) pairs numbered in rank order)."""
+        turns = [f"User: {q}\nAssistant: {a}" for q, a in example.history]
+        fields = {
+            "conversation": "\n".join([*turns, f"User: {example.question}"]),
+            "question": example.question,
+            "passages": "\n\n".join(f"[{k}] {title}: {text}" for k, (title, text) in enumerate(passages, 1))
+            or "(no passage found)",
+        }
+        return PromptItem(index, fields, target=target)
+
+    def prompt_items(self, split: str) -> list[PromptItem]:
+        """Every question of a split with its gold passages and its gold target (the demonstrations)."""
+        if split not in self.examples:
+            raise ValueError(f"no {split} split: {self.missing_split_hint(split)}")
+        passages = self.index.passages
+        return [
+            self.prompt_item(
+                e,
+                [(passages[p].title, passages[p].text) for p in self.gold[split][i]],
+                i,
+                format_answer(e.literal_texts, e.pragmatic_texts, e.answer),
+            )
+            for i, e in enumerate(self.examples[split])
+        ]
 
     def collate_fn(self):
         return PragmatiCQACollate(self)

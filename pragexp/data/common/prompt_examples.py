@@ -1,0 +1,47 @@
+"""Examples for a model that reads prompts (`model=llm`: `data.prompts=true`): each carries its
+`PromptItem`, and batches hand the items to the model as `inputs={"items": [...]}`, where a trained model
+finds its token ids; labels, indices and groups are batched as for every model."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import torch
+
+from pragexp.prompting import PromptItem
+
+
+def prompt_example(item: PromptItem, label: int, group: int | None = None) -> dict:
+    example = {"index": item.index, "label": label, "item": item}
+    if group is not None:
+        example["group"] = group
+    return example
+
+
+class PromptBatch:
+    """A batch's prompt items. Not a sequence type on purpose: Lightning moves batches to the device by
+    walking their lists and dataclasses, and stops at an object it does not know."""
+
+    def __init__(self, items: Sequence[PromptItem]):
+        self.items = tuple(items)
+
+    def __iter__(self):
+        return iter(self.items)
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+    def __getitem__(self, i: int) -> PromptItem:
+        return self.items[i]
+
+
+def prompt_collate(examples: Sequence[dict]) -> dict:
+    keys = [k for k in ("index", "label", "group") if k in examples[0]]
+    batch = {key: torch.tensor([x[key] for x in examples]) for key in keys}
+    batch["inputs"] = {"items": PromptBatch([x["item"] for x in examples])}
+    return batch
+
+
+def readable(text: str) -> str:
+    """Identifiers such as `dining_room` as words, for an LLM."""
+    return text.replace("_", " ")

@@ -1,0 +1,27 @@
+"""`PromptItem`: one example as an LLM reads it, the contract between the data modules and the LLM model."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class PromptItem:
+    """`fields` fill a template's `{name}` slots (Circa: question, answer, context; GRICE: dialogue, ...).
+
+    `options`: this item's own options (GRICE's four candidates, the answer words of GRICE QA); None when the
+    options are the template's label verbalisations (Circa, NLI, BoolQ). `label`: the gold option's index,
+    read only to write demonstrations (and by tests), never when scoring. `target`: the gold text a
+    demonstration of a generation task shows (PragmatiCQA's spans and answer)."""
+
+    index: int  # the example's dataset index: prediction records are joined on it
+    fields: Mapping[str, str] = field(default_factory=dict)
+    options: tuple[str, ...] | None = None
+    label: int | None = None
+    target: str | None = None
+
+    def __post_init__(self):
+        object.__setattr__(self, "fields", dict(self.fields))
+        if self.options is not None:
+            object.__setattr__(self, "options", tuple(self.options))

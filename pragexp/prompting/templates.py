@@ -1,0 +1,126 @@
+"""Prompt templates as data (conf/prompt/<dataset>.yaml lists several per dataset; `prompt.template` picks one).
+
+A template has
+- `instruction`: what the task is; it opens the first user turn (not a system turn: several chat templates,
+  Mistral's among them, refuse one) or, in a plain completion prompt, the text;
+- `input`: the item as the user says it, `{field}` slots filled from the item's fields, and `{options}` with
+  the options listed one per line as `option_line` writes them (`{letter}`: A, B, ...; `{option}`);
+- `answer`: the answer as the model writes it, `{option}` (the option's words) or `{letter}`; a generation
+  task's demonstrations show the item's `target` instead;
+- `answer_prefix`: ends a plain completion prompt before the answer ("Answer:");
+- `options`: the label verbalisations, in label order, for data whose items bring no options of their own.
+
+Chat: the instruction and each demonstration's input are user turns, each demonstration's answer an
+assistant turn, then the item's input; the model's chat template turns these into text (the LLM backend
+does it, so the text it reads is known). Plain: instruction, then each demonstration as input, answer prefix
+and answer, then the item's input and the answer prefix, separated by blank lines. In both, an option's
+continuation is what follows the prompt: the answer as written (plain: after a space).
+"""
+
+from __future__ import annotations
+
+import string
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from pragexp.prompting.items import PromptItem
+
+LETTERS = string.ascii_uppercase
+
+
+def letter(i: int) -> str:
+    """A, B, ... Z, then 27, 28, ... (a long list of options is better numbered than lettered twice)."""
+    return LETTERS[i] if i < len(LETTERS) else str(i + 1)
+
+
+@dataclass(frozen=True)
+class RenderedPrompt:
+    messages: tuple[dict, ...]  # chat turns (role, content)
+    plain: str  # the same as one completion prompt, ending with the answer prefix and a space
+    continuations: tuple[str, ...]  # per option, as the answer is written (no leading space)
+
+
+@dataclass(frozen=True)
+class PromptTemplate:
+    name: str
+    input: str
+    instruction: str = ""
+    answer: str = "{option}"
+    answer_prefix: str = "Answer:"
+    option_line: str = "{letter}. {option}"
+    options: tuple[str, ...] | None = None
+
+    @classmethod
+    def from_config(cls, config: Mapping) -> PromptTemplate:
+        known = set(cls.__dataclass_fields__)
+        unknown = set(config) - known
+        if unknown:
+            raise ValueError(f"prompt template {config.get('name')!r}: unknown keys {sorted(unknown)}")
+        values = dict(config)
+        if values.get("options") is not None:
+            values["options"] = tuple(str(o) for o in values["options"])
+        return cls(**values)
+
+    # -- pieces -----------------------------------------------------------------------------------------
+    def item_options(self, item: PromptItem) -> tuple[str, ...]:
+        options = item.options if item.options is not None else self.options
+        if not options:
+            raise ValueError(f"prompt template {self.name!r} has no options and the item brings none")
+        return tuple(options)
+
+    def _fill(self, text: str, values: Mapping[str, str]) -> str:
+        try:
+            return text.format_map(values)
+        except KeyError as err:
+            raise KeyError(
+                f"prompt template {self.name!r} asks for {{{err.args[0]}}}; the item has "
+                f"{', '.join(sorted(values))}"
+            ) from None
+
+    def user_text(self, item: PromptItem, with_options: bool = True) -> str:
+        values = dict(item.fields)
+        if with_options and "{options}" in self.input:
+            values["options"] = "\n".join(
+                self._fill(self.option_line, {"letter": letter(i), "option": o})
+                for i, o in enumerate(self.item_options(item))
+            )
+        return self._fill(self.input, values)
+
+    def continuations(self, item: PromptItem) -> tuple[str, ...]:
+        return tuple(
+            self._fill(self.answer, {"letter": letter(i), "option": o})
+            for i, o in enumerate(self.item_options(item))
+        )
+
+    def gold_answer(self, item: PromptItem) -> str:
+        """What a demonstration answers: its gold option as `answer` writes it, or its target text."""
+        if item.label is not None:
+            return self.continuations(item)[item.label]
+        if item.target is not None:
+            return item.target
+        raise ValueError(f"demonstration {item.index} has neither a label nor a target")
+
+    # -- whole prompts --------------------------------------------------------------------------------------
+    def render(self, item: PromptItem, demonstrations: Sequence[PromptItem] = (), generate: bool = False):
+        """The prompt for `item` after `demonstrations`; `generate`: no option continuations (free text)."""
+        turns: list[dict] = []
+        for demo in demonstrations:
+            turns.append({"role": "user", "content": self.user_text(demo)})
+            turns.append({"role": "assistant", "content": self.gold_answer(demo)})
+        turns.append({"role": "user", "content": self.user_text(item)})
+        if self.instruction:
+            turns[0] = {"role": "user", "content": f"{self.instruction}\n\n{turns[0]['content']}"}
+        blocks = [self.instruction] if self.instruction else []
+        blocks += [f"{self.user_text(d)}\n{self.answer_prefix} {self.gold_answer(d)}" for d in demonstrations]
+        blocks.append(f"{self.user_text(item)}\n{self.answer_prefix} ")
+        continuations = () if generate else self.continuations(item)
+        return RenderedPrompt(tuple(turns), "\n\n".join(blocks), continuations)
+
+    def content_free(self, item: PromptItem, token: str) -> PromptItem:
+        """The item with every field replaced by a content-free token ("N/A"): Zhao et al. 2021's input for
+        calibration. The options stay: they are what is being calibrated."""
+        return PromptItem(-1, {k: token for k in item.fields}, item.options)
+
+
+def load_templates(configs: Sequence[Mapping]) -> list[PromptTemplate]:
+    return [PromptTemplate.from_config(c) for c in configs]
