@@ -7,7 +7,7 @@ import math
 import pytest
 from test_report import write_run
 
-from pragexp.report import find_runs, scorecard
+from pragexp.report import find_runs, main, scorecard
 
 SMOLLM2 = {"_target_": "pragexp.generation.hf.HFBackend", "model": "smollm2"}
 
@@ -215,6 +215,17 @@ def test_unmatched_runs_add_the_leave_one_scenario_out_pair(tmp_path):
     assert table["bert_yn (paper)"][column] == "0.855 ± 0.039"  # the paper's mean ± std over its 10 folds
     assert table["majority"][column] == "0.583 ± 0.118 (2)"  # one value per fold's data: 1/2 and 2/3
     assert table["chance"][column] == "0.250"
+
+
+def test_the_cli_writes_and_prints_the_scorecard_and_plots_it(runs_dir, tmp_path, capsys):
+    md, png = tmp_path / "out" / "scorecard.md", tmp_path / "out" / "scorecard.png"
+    assert main([str(runs_dir), "--scorecard", str(md), "--plot", str(png)]) == 0
+    printed = capsys.readouterr().out
+    written = md.read_text()
+    assert written.startswith("## Scorecard") and written.strip() in printed
+    assert parse(written)["smollm2 0-shot"]["Intentions MC acc"] == "0.900"
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 10_000
+    assert sorted(p.name for p in png.parent.iterdir()) == ["scorecard.md", "scorecard.png"]  # no temp files
 
 
 def test_the_plot_draws_a_bar_per_value_with_its_std_and_chance_per_column(runs_dir, tmp_path, monkeypatch):
