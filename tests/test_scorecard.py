@@ -100,6 +100,7 @@ def runs_dir(tmp_path):
         "llm_response_eval",
         {"test/acc": 0.5, "test/acc/irony": 0.4},
         config={"prompt": {"cot": "none"}},
+        extra=("judge=embedding",),
     )
     llm_run(root, "mc", "llm_intent_mc", {"test/acc": 0.9})
     reference = {"llm": {"_target_": "pragexp.generation.reference.ReferenceBackend", "field": "reply_true"}}
@@ -146,6 +147,7 @@ def test_the_scorecard_of_the_fixture(runs_dir):
     assert llm["Circa RELAXED acc"] == "0.463 ± 0.061 (3)"
     # The intention tasks join the LLM's zero-shot row; its other columns are missing.
     assert llm["Intentions gen. acc"] == "0.500" and llm["Intentions MC acc"] == "0.900"
+    assert "smollm2 0-shot, Intentions gen. acc: judge=embedding" in text  # the task's setting, noted
     assert llm["GRICE recovery R@1"] == llm["Circa STRICT acc"] == llm["PragmatiCQA F1_lit"] == "–"
     assert table["smollm2 5-shot"]["Circa RELAXED acc"] == "0.600"
     assert table["smollm2 5-shot"]["Intentions MC acc"] == "–"
@@ -215,6 +217,46 @@ def test_unmatched_runs_add_the_leave_one_scenario_out_pair(tmp_path):
     assert table["bert_yn (paper)"][column] == "0.855 ± 0.039"  # the paper's mean ± std over its 10 folds
     assert table["majority"][column] == "0.583 ± 0.118 (2)"  # one value per fold's data: 1/2 and 2/3
     assert table["chance"][column] == "0.250"
+
+
+def test_task_settings_keep_an_llm_in_one_row_until_a_column_differs_in_them(tmp_path):
+    llm_run(tmp_path, "mc", "llm_intent_mc", {"test/acc": 0.9})
+    llm_run(tmp_path, "plain", "llm_response_eval", {"test/acc": 0.5})  # the task's default judge
+    for judge, acc in (("gpt4", 0.6), ("llm", 0.7)):
+        llm_run(tmp_path, judge, "llm_response_eval", {"test/acc": acc}, extra=(f"judge={judge}",))
+    llm_run(tmp_path, "cot5", "llm_response_eval", {"test/acc": 0.8}, extra=("prompt.cot=5",))
+    llm_run(tmp_path, "bf16", "llm_intent_mc", {"test/acc": 0.7}, extra=("llm.dtype=bfloat16",))
+    for name, extra, acc in (("qa", (), 0.85), ("answer", ("data.input=answer",), 0.8)):
+        config = circa_config("relaxed")
+        write_run(tmp_path, name, "circa", "bert", {"test/acc": acc}, extra=extra, config=config)
+    card = scorecard.build(find_runs([tmp_path]))
+    text = scorecard.markdown(card)
+    table = parse(text)
+    gen = "Intentions gen. acc"
+    assert table["smollm2 0-shot"][gen] == "0.500" and table["smollm2 0-shot"]["Intentions MC acc"] == "0.900"
+    assert table["smollm2 0-shot (judge=gpt4)"][gen] == "0.600"
+    assert table["smollm2 0-shot (judge=llm)"][gen] == "0.700"
+    assert table["smollm2 0-shot (prompt.cot=5)"][gen] == "0.800"
+    assert table["smollm2 0-shot (judge=gpt4)"]["Intentions MC acc"] == "–"
+    assert table["smollm2 0-shot (llm.dtype=bfloat16)"]["Intentions MC acc"] == "0.700"  # the model's own
+    assert (table["bert"]["Circa RELAXED acc"], table["bert (data.input=answer)"]["Circa RELAXED acc"]) == (
+        "0.850",
+        "0.800",
+    )
+    assert "Task settings" not in text  # no cell of a row has runs with task settings of their own
+
+
+def test_a_model_label_set_on_purpose_names_the_row(tmp_path):
+    for name, label, acc in (("resolved", "bert", 0.8), ("own", "bert_large_yn", 0.9)):
+        config = {**circa_config("relaxed"), "model_label": label}
+        write_run(
+            tmp_path, name, "circa", "bert", {"test/acc": acc}, experiment="circa/bert_yn", config=config
+        )
+    table = parse(scorecard.markdown(scorecard.build(find_runs([tmp_path]))))
+    assert (
+        table["bert_yn"]["Circa RELAXED acc"] == "0.800"
+    )  # a label that repeats the model says nothing more
+    assert table["bert_large_yn"]["Circa RELAXED acc"] == "0.900"
 
 
 def test_the_cli_writes_and_prints_the_scorecard_and_plots_it(runs_dir, tmp_path, capsys):

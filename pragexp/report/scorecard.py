@@ -25,15 +25,21 @@ Rows, in this order:
   recovery column and Table 6's in the QA column (the `tableN_` prefix of GRICE's row names is dropped, as
   for our experiments); Circa's `data.labels`/`data.setting` pick the column; other conditions stay in the
   name (`fid (paper, retriever.top_k=5)`). A published summary over folds reads `mean ± std`.
-- trained models and baselines: named by the run's `model_label` where the config gives it literally, else
-  by its experiment (`circa/bert_yn` -> `bert_yn`; `grice/table5_memnn` -> `memnn`), else by its model.
+- trained models and baselines: named by the run's `model_label` where the config sets it to something
+  other than the model (.hydra/config.yaml keeps `${model_name}` unresolved), else by its experiment
+  (`circa/bert_yn` -> `bert_yn`; `grice/table5_memnn` -> `memnn`), else by its model.
 - LLMs (`model=llm`, and the intention tasks, whose model is `llm=`): `<llm.model> <k>-shot`, k being
   `prompt.shots` (0 when the config has none: the intention prompts carry no demonstrations). The reference
   backends (no `llm.model`: they reply with the dataset's own text) are the judges' sanity check, not a model,
   and are left out.
-Command-line settings that make a different model (`optimizer.lr=0.1`, `prompt.cot=5`, `judge=gpt4`) follow
-the name in brackets; those that only say where the data is (`data.path`), which column a run belongs to
-(`data.labels`, `data.setting`), or what a row averages over (seed, fold, `prompt.template`) do not.
+Command-line settings: those of the model (`optimizer.lr=0.1`, `llm.dtype=float16`) follow its name in
+brackets and make another row. Those of the task's side (`data.*`, `retriever*`, `judge*`, `prompt*`,
+`metrics.*`) only some tasks take, so they do not part a row (an LLM keeps one row across tasks): where a
+cell's runs share one set, it is noted under the table; where a column's runs differ in them, those
+without any stay in the row and each other set gets a row named with it (`smollm2 0-shot (judge=gpt4)`,
+`smollm2 0-shot (prompt.cot=5)`). Settings that say where the data is (`data.path`), which column a run
+belongs to (`data.labels`, `data.setting`), what a cell averages over (seed, fold, `prompt.template`), or
+how an LLM is batched or placed (`llm.batch_size`, `llm.device`) are left out.
 
 Cells: our runs' mean, and for several: ± sample std and (n). An LLM row with several prompt templates in a
 cell averages each template's runs (seeds) first and shows mean ± std across templates, n templates: the
@@ -56,9 +62,9 @@ from pragexp.utils.markdown import markdown_table
 
 MISSING = "–"
 LLM_TASKS = ("llm_response_eval", "llm_intent_mc")
-# Settings that do not make another row: where the data lives, the column, what a cell averages over, the
-# row's own name, and how an LLM is batched or placed (same numbers up to rounding).
-NOT_A_ROW_SETTING = (
+# Settings that name no other model: the column (Circa's label set and setting), what a cell averages over,
+# the row's own name, and how an LLM is batched or placed (the same numbers up to rounding).
+NOT_A_SETTING = (
     "data.labels",
     "data.setting",
     "prompt.template",
@@ -69,7 +75,10 @@ NOT_A_ROW_SETTING = (
     "llm.device",
     "model_label",
 )
-DATA_LOCATION = re.compile(r"data\.(\w+_)?(path|dir)$")
+DATA_LOCATION = re.compile(r"data\.(\w+_)?(path|dir)$")  # data.path, data.sources_path: where, not what
+# The task's side of a run (its data, retriever, judge, prompt, scorers): settings that only some tasks
+# take, so they qualify a cell, not the model's row.
+TASK_SETTINGS = ("data", "retriever", "judge", "prompt", "metrics")
 
 
 @dataclass(frozen=True)
@@ -130,6 +139,7 @@ class ScoreRow:
     name: str
     kind: str  # chance | majority | paper | trained | llm
     cells: dict[str, Cell] = field(default_factory=dict)  # column title -> cell
+    notes: dict[str, str] = field(default_factory=dict)  # column title -> the task settings of its runs
 
 
 @dataclass
@@ -148,13 +158,16 @@ def _settings_text(settings) -> str:
     return f" ({', '.join(settings)})" if settings else ""
 
 
-def _row_settings(run: Run) -> tuple[str, ...]:
-    kept = []
+def split_settings(run: Run) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The run's command-line settings that make another model (`optimizer.lr=0.1`, `llm.dtype=float16`),
+    and those of its task's side (`judge=gpt4`, `data.input=answer`, `retriever.top_k=5`)."""
+    model, task = [], []
     for setting in run.settings:
         key = setting.split("=", 1)[0]
-        if key not in NOT_A_ROW_SETTING and not DATA_LOCATION.match(key):
-            kept.append(setting)
-    return tuple(kept)
+        if key in NOT_A_SETTING or DATA_LOCATION.match(key):
+            continue
+        (task if key.split(".", 1)[0] in TASK_SETTINGS else model).append(setting)
+    return tuple(model), tuple(task)
 
 
 def _is_llm(run: Run) -> bool:
@@ -170,21 +183,20 @@ def _paper_style_name(name: str) -> str:
     return re.sub(r"^table\d+_", "", name)
 
 
-def model_row_name(run: Run) -> tuple[str, str] | None:
-    """(kind, row name) of a run: majority, trained (models and baselines) or llm; None for a run the
-    scorecard leaves out (a reference backend)."""
+def model_name(run: Run) -> tuple[str, str] | None:
+    """(kind, name) of the model behind a run: majority, trained (models and baselines) or llm; None for a
+    run the scorecard leaves out (a reference backend)."""
     if _is_llm(run):
         llm = _literal(config_value(run.config, "llm.model"))
         if llm is None:
             return None
-        shots = config_value(run.config, "prompt.shots") or 0
-        return "llm", f"{llm} {shots}-shot{_settings_text(_row_settings(run))}"
+        return "llm", f"{llm} {config_value(run.config, 'prompt.shots') or 0}-shot"
     if run.model == "majority":
         return "majority", "majority"
-    name = _literal(run.config.get("model_label"))
-    if name is None:
-        name = _paper_style_name(run.experiment.rsplit("/", 1)[-1]) if run.experiment else run.model
-    return "trained", name + _settings_text(_row_settings(run))
+    label = _literal(run.config.get("model_label"))
+    if label and label != run.model:  # set on purpose (a resolved config repeats the model: not a name)
+        return "trained", label
+    return "trained", _paper_style_name(run.experiment.rsplit("/", 1)[-1]) if run.experiment else run.model
 
 
 def aggregate(runs: list[Run], metric: str) -> Cell | None:
@@ -205,21 +217,43 @@ def aggregate(runs: list[Run], metric: str) -> Cell | None:
 
 
 def model_rows(runs: list[Run], columns: list[Column]) -> dict[str, list[ScoreRow]]:
-    """{kind: rows} of our runs: majority (at most one row), trained, llm, each sorted by name."""
-    grouped: dict[tuple[str, str], dict[str, list[Run]]] = defaultdict(lambda: defaultdict(list))
+    """{kind: rows} of our runs: majority (at most one row), trained, llm, each sorted by name.
+
+    A row is a model and its own settings. Its runs' task settings (`judge=gpt4`, `retriever=minilm`) do
+    not part it, so an LLM keeps one row across tasks: where one column's runs all share theirs, they
+    fill the row's cell and are noted under the table; where they differ, the runs without any stay in
+    the row and each other set gets a row of its own, named with it. Majority runs are one row whatever
+    their settings (the baseline has none)."""
+    grouped: dict[tuple, dict[str, dict[tuple, list[Run]]]] = defaultdict(
+        lambda: defaultdict(lambda: defaultdict(list))
+    )
     for run in runs:
-        named = model_row_name(run)
+        named = model_name(run)
+        if named is None:
+            continue
+        model_settings, task_settings = split_settings(run) if named[0] != "majority" else ((), ())
+        key = (*named, model_settings)
         for column in columns:
-            if named and column.takes(run):
-                grouped[named][column.title].append(run)
+            if column.takes(run):
+                grouped[key][column.title][task_settings].append(run)
     out: dict[str, list[ScoreRow]] = defaultdict(list)
-    for (kind, name), by_column in sorted(grouped.items()):
-        cells = {}
+    for (kind, name, own), by_column in sorted(grouped.items()):
+        row = ScoreRow(name + _settings_text(own), kind)
+        apart: dict[tuple, ScoreRow] = {}
         for column in columns:
-            cell = aggregate(by_column.get(column.title, []), column.metric)
-            if cell is not None:
-                cells[column.title] = cell
-        out[kind].append(ScoreRow(name, kind, cells))
+            variants = by_column.get(column.title, {})
+            for task_settings, variant_runs in sorted(variants.items()):
+                cell = aggregate(variant_runs, column.metric)
+                if cell is None:
+                    continue
+                if task_settings and len(variants) > 1:
+                    text = _settings_text((*own, *task_settings))
+                    apart.setdefault(task_settings, ScoreRow(name + text, kind)).cells[column.title] = cell
+                else:
+                    row.cells[column.title] = cell
+                    if task_settings:
+                        row.notes[column.title] = ", ".join(task_settings)
+        out[kind] += [r for r in (row, *apart.values()) if r.cells]
     return out
 
 
@@ -309,6 +343,7 @@ def markdown(card: Scorecard) -> str:
         [row.name, *(row.cells[c.title].text if c.title in row.cells else MISSING for c in card.columns)]
         for row in card.rows
     ]
+    notes = [f"{row.name}, {title}: {text}" for row in card.rows for title, text in row.notes.items()]
     return "\n".join(
         [
             "## Scorecard",
@@ -319,6 +354,7 @@ def markdown(card: Scorecard) -> str:
             "LLM row with several. chance: a uniform guess; majority: model=majority runs, else the training "
             "split's most frequent label scored on the test split (data_report.json); (paper): published. "
             f"{MISSING}: no value.",
+            *(["", "Task settings of a cell's runs: " + "; ".join(notes) + "."] if notes else []),
             "",
         ]
     )
