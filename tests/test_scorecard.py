@@ -102,7 +102,7 @@ def runs_dir(tmp_path):
         config={"prompt": {"cot": "none"}},
         extra=("judge=embedding",),
     )
-    llm_run(root, "mc", "llm_intent_mc", {"test/acc": 0.9})
+    llm_run(root, "mc", "llm_intent_mc", {"test/acc": 0.9}, extra=("print_config=false",))  # how, not what
     reference = {"llm": {"_target_": "pragexp.generation.reference.ReferenceBackend", "field": "reply_true"}}
     write_run(root, "reference", "llm_response_eval", "none", {"test/acc": 1.0}, config=reference)
     write_run(root, "mnli", "nli", "bert", {"test/acc": 0.8})  # a transfer source: no column

@@ -38,8 +38,9 @@ brackets and make another row. Those of the task's side (`data.*`, `retriever*`,
 cell's runs share one set, it is noted under the table; where a column's runs differ in them, those
 without any stay in the row and each other set gets a row named with it (`smollm2 0-shot (judge=gpt4)`,
 `smollm2 0-shot (prompt.cot=5)`). Settings that say where the data is (`data.path`), which column a run
-belongs to (`data.labels`, `data.setting`), what a cell averages over (seed, fold, `prompt.template`), or
-how an LLM is batched or placed (`llm.batch_size`, `llm.device`) are left out.
+belongs to (`data.labels`, `data.setting`), what a cell averages over (seed, fold, `prompt.template`), how
+an LLM is batched or placed (`llm.batch_size`, `llm.device`), or how a job runs (`print_config`, those W&B
+run names leave out) are left out.
 
 Cells: our runs' mean, and for several: ± sample std and (n). An LLM row with several prompt templates in a
 cell averages each template's runs (seeds) first and shows mean ± std across templates, n templates: the
@@ -57,6 +58,7 @@ from pathlib import Path
 
 from pragexp.report.paper import load_paper, parse_row_name
 from pragexp.report.runs import Run, config_value, summarise
+from pragexp.utils.instantiate import NOT_IN_RUN_NAME
 from pragexp.utils.io import atomic_output
 from pragexp.utils.markdown import markdown_table
 
@@ -164,7 +166,7 @@ def split_settings(run: Run) -> tuple[tuple[str, ...], tuple[str, ...]]:
     model, task = [], []
     for setting in run.settings:
         key = setting.split("=", 1)[0]
-        if key in NOT_A_SETTING or DATA_LOCATION.match(key):
+        if key in NOT_A_SETTING or DATA_LOCATION.match(key) or setting.startswith(NOT_IN_RUN_NAME):
             continue
         (task if key.split(".", 1)[0] in TASK_SETTINGS else model).append(setting)
     return tuple(model), tuple(task)
