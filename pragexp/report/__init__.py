@@ -1,6 +1,6 @@
 """Results tables from run directories, side by side with the papers' published numbers.
 
-    python -m pragexp.report DIR [DIR ...] [--out FILE.md] [--plot FILE.png]
+    python -m pragexp.report DIR [DIR ...] [--out FILE.md] [--plot FILE.png] [--scorecard FILE.md]
 
 Runs. Reads every `metrics.json` under the given run or multirun directories, with the run's
 `.hydra/hydra.yaml` (task, model and experiment choices), `.hydra/config.yaml` (the composed config)
@@ -46,6 +46,10 @@ Paper files. One per paper, `pragexp/paper_numbers/<paper>.json`:
 
 `--plot` draws per-group bars (test metric per implicature type) for the models of the first task that
 has per-group metrics: for `grice_qa` with MemNN and MemNN w/ inf this is the paper's Fig. 5.
+
+`--scorecard FILE.md` writes (and prints) one table across datasets: a row per model (chance, majority, the
+papers' rows, ours, LLMs), a column per dataset's headline test metric (pragexp.report.scorecard); with
+it, `--plot` draws the scorecard's grouped bars instead.
 """
 
 from pragexp.report.cli import main

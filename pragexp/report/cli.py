@@ -1,5 +1,5 @@
-"""`python -m pragexp.report DIR [DIR ...] [--out FILE.md] [--plot FILE.png] [--sweep-plot FILE.png]`
-(see pragexp.report)."""
+"""`python -m pragexp.report DIR [DIR ...] [--out FILE.md] [--plot FILE.png] [--sweep-plot FILE.png]
+[--figures DIR] [--scorecard FILE.md]` (see pragexp.report and pragexp.report.scorecard)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from pragexp.report import intentions
+from pragexp.report import intentions, scorecard
 from pragexp.report.plots import plot_per_group
 from pragexp.report.runs import find_runs
 from pragexp.report.sweeps import find_sweeps, plot_sweep, sweep_report
@@ -26,7 +26,11 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("dirs", nargs="+", help="run or multirun directories (searched for metrics.json)")
     parser.add_argument("--out", type=Path, help="also write the markdown here (atomically)")
-    parser.add_argument("--plot", type=Path, help="PNG of per-implicature-type bars (Fig. 5 for grice_qa)")
+    parser.add_argument(
+        "--plot",
+        type=Path,
+        help="PNG of per-implicature-type bars (Fig. 5 for grice_qa); with --scorecard, the scorecard's bars",
+    )
     parser.add_argument(
         "--sweep-plot",
         type=Path,
@@ -34,6 +38,12 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument(
         "--figures", type=Path, help="folder for the tasks' own figures (intentions: Fig. 2, 3)"
+    )
+    parser.add_argument(
+        "--scorecard",
+        type=Path,
+        help="write the scorecard here (markdown: a row per model, a column per dataset's headline metric); "
+        "it is printed too",
     )
     args = parser.parse_args(argv)
     try:
@@ -46,10 +56,18 @@ def main(argv: list[str] | None = None) -> int:
     extra = [line for module in EXTRAS for line in module.sections(runs)]
     if extra:
         text = text.rstrip("\n") + "\n\n" + "\n".join(extra)
+    card = scorecard.build(runs) if args.scorecard else None
+    if card is not None:
+        card_text = scorecard.markdown(card)
+        text = text.rstrip("\n") + "\n\n" + card_text
+        atomic_write_text(args.scorecard, card_text)
     print(text)
     if args.out:
         atomic_write_text(args.out, text)
-    if args.plot and not plot_per_group(runs, args.plot):
+    if args.plot and card is not None:
+        if not scorecard.plot(card, args.plot):
+            print("pragexp.report: no scorecard values to plot", file=sys.stderr)
+    elif args.plot and not plot_per_group(runs, args.plot):
         print("pragexp.report: no per-group metrics to plot", file=sys.stderr)
     for sweep in sweeps if args.sweep_plot else []:
         out = args.sweep_plot

@@ -1,0 +1,439 @@
+"""The scorecard: one row per model, one column per dataset's headline test metric, in one table and one plot.
+
+    python -m pragexp.report DIR [DIR ...] --scorecard scorecard.md [--plot scorecard.png]
+
+Columns (test scores, fractions 0-1 as in metrics.json):
+- GRICE recovery R@1 (`grice_recovery`, `test/r@1`) and GRICE QA acc (`grice_qa`, `test/acc`);
+- Circa RELAXED acc and Circa STRICT acc (`circa`, `test/acc`; the run's `data.labels`), matched setting; the
+  leave-one-scenario-out (`data.setting=unmatched`) pair follows only when some run was made in it;
+- PragmatiCQA F1_lit and F1_prag (`pragmaticqa`, `test/f1_lit`, `test/f1_prag`);
+- Intentions generative acc (`llm_response_eval`, `test/acc`) and multiple-choice acc (`llm_intent_mc`).
+Runs of other tasks (`nli`, `boolq`: Circa's transfer sources) have no column.
+
+Rows, in this order:
+- `chance`: a uniform guess among the options: 1/4 for GRICE recovery (4 candidates), 1/4 RELAXED and 1/6
+  STRICT for Circa (its classes), 1/2 for the intentions' multiple choice (2 options). The other columns have
+  none: a GRICE QA answer is a word of a vocabulary that depends on the generated data, F1 over generated
+  text has no guess to average over, and a judged free reply is not a choice among options.
+- `majority`: the runs of `model=majority` where there are some; otherwise, per column, what that baseline
+  would score on the data our runs read: the share of the test split taken by the training split's most
+  frequent label (the first one on a tie, as `MajorityClassifier` picks it), from the `label_counts` of the
+  runs' `data_report.json` (Circa writes one). Runs on the same data count once; several data sets (folds)
+  give mean ± std over them. Empty where neither exists.
+- published rows: the papers' rows (pragexp/paper_numbers, read through `load_paper`, so percents are shown
+  as fractions), named like ours with `(paper)`: `memnn (paper)` carries GRICE Table 5's MemNN in the
+  recovery column and Table 6's in the QA column (the `tableN_` prefix of GRICE's row names is dropped, as
+  for our experiments); Circa's `data.labels`/`data.setting` pick the column; other conditions stay in the
+  name (`fid (paper, retriever.top_k=5)`). A published summary over folds reads `mean ± std`.
+- trained models and baselines: named by the run's `model_label` where the config sets it to something
+  other than the model (.hydra/config.yaml keeps `${model_name}` unresolved), else by its experiment
+  (`circa/bert_yn` -> `bert_yn`; `grice/table5_memnn` -> `memnn`), else by its model.
+- LLMs (`model=llm`, and the intention tasks, whose model is `llm=`): `<llm.model> <k>-shot`, k being
+  `prompt.shots` (0 when the config has none: the intention prompts carry no demonstrations). The reference
+  backends (no `llm.model`: they reply with the dataset's own text) are the judges' sanity check, not a model,
+  and are left out.
+Command-line settings: those of the model (`optimizer.lr=0.1`, `llm.dtype=float16`) follow its name in
+brackets and make another row. Those of the task's side (`data.*`, `retriever*`, `judge*`, `prompt*`,
+`metrics.*`) only some tasks take, so they do not part a row (an LLM keeps one row across tasks): where a
+cell's runs share one set, it is noted under the table; where a column's runs differ in them, those
+without any stay in the row and each other set gets a row named with it (`smollm2 0-shot (judge=gpt4)`,
+`smollm2 0-shot (prompt.cot=5)`). Settings that say where the data is (`data.path`), which column a run
+belongs to (`data.labels`, `data.setting`), what a cell averages over (seed, fold, `prompt.template`), how
+an LLM is batched or placed (`llm.batch_size`, `llm.device`), or how a job runs (`print_config`, those W&B
+run names leave out) are left out.
+
+Cells: our runs' mean, and for several: ± sample std and (n). An LLM row with several prompt templates in a
+cell averages each template's runs (seeds) first and shows mean ± std across templates, n templates: the
+prompt sensitivity. Otherwise n counts runs (seeds, folds). A missing cell is `–`.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import statistics
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pragexp.report.paper import load_paper, parse_row_name
+from pragexp.report.runs import Run, config_value, summarise
+from pragexp.utils.instantiate import NOT_IN_RUN_NAME
+from pragexp.utils.io import atomic_output
+from pragexp.utils.markdown import markdown_table
+
+MISSING = "–"
+LLM_TASKS = ("llm_response_eval", "llm_intent_mc")
+# Settings that name no other model: the column (Circa's label set and setting), what a cell averages over,
+# the row's own name, and how an LLM is batched or placed (the same numbers up to rounding).
+NOT_A_SETTING = (
+    "data.labels",
+    "data.setting",
+    "prompt.template",
+    "prompt.shots",
+    "llm",
+    "llm.model",
+    "llm.batch_size",
+    "llm.device",
+    "model_label",
+)
+DATA_LOCATION = re.compile(r"data\.(\w+_)?(path|dir)$")  # data.path, data.sources_path: where, not what
+# The task's side of a run (its data, retriever, judge, prompt, scorers): settings that only some tasks
+# take, so they qualify a cell, not the model's row.
+TASK_SETTINGS = ("data", "retriever", "judge", "prompt", "metrics")
+
+
+@dataclass(frozen=True)
+class Column:
+    title: str
+    task: str
+    metric: str  # the metrics.json key
+    labels: str | None = None  # Circa: the run's data.labels
+    setting: str | None = None  # Circa: the run's data.setting
+    chance: float | None = None
+
+    def takes(self, run: Run) -> bool:
+        if run.task != self.task or self.metric not in run.metrics:
+            return False
+        return self.labels is None or (
+            str(config_value(run.config, "data.labels")) == self.labels
+            and str(config_value(run.config, "data.setting")) == self.setting
+        )
+
+
+def _circa(labels: str, setting: str, chance: float) -> Column:
+    title = f"Circa {labels.upper()} acc" + ("" if setting == "matched" else f" ({setting})")
+    return Column(title, "circa", "test/acc", labels, setting, chance)
+
+
+# Circa's chance levels are 1 / len(pragexp.data.circa.io.LABELS[labels]) (a test checks it).
+COLUMNS = (
+    Column("GRICE recovery R@1", "grice_recovery", "test/r@1", chance=1 / 4),
+    Column("GRICE QA acc", "grice_qa", "test/acc"),
+    _circa("relaxed", "matched", 1 / 4),
+    _circa("strict", "matched", 1 / 6),
+    Column("PragmatiCQA F1_lit", "pragmaticqa", "test/f1_lit"),
+    Column("PragmatiCQA F1_prag", "pragmaticqa", "test/f1_prag"),
+    Column("Intentions gen. acc", "llm_response_eval", "test/acc"),
+    Column("Intentions MC acc", "llm_intent_mc", "test/acc", chance=1 / 2),
+)
+UNMATCHED = (_circa("relaxed", "unmatched", 1 / 4), _circa("strict", "unmatched", 1 / 6))
+
+
+@dataclass(frozen=True)
+class Cell:
+    mean: float
+    std: float | None = None
+    n: int | None = None  # None: a published summary, whose number of folds the paper file does not give
+
+    @property
+    def text(self) -> str:
+        out = f"{self.mean:.3f}"
+        if self.std is not None:
+            out += f" ± {self.std:.3f}"
+        if self.n is not None and self.n > 1:
+            out += f" ({self.n})"
+        return out
+
+
+@dataclass
+class ScoreRow:
+    name: str
+    kind: str  # chance | majority | paper | trained | llm
+    cells: dict[str, Cell] = field(default_factory=dict)  # column title -> cell
+    notes: dict[str, str] = field(default_factory=dict)  # column title -> the task settings of its runs
+
+
+@dataclass
+class Scorecard:
+    columns: list[Column]
+    rows: list[ScoreRow]
+
+
+def columns_for(runs: list[Run]) -> list[Column]:
+    """The headline columns, and the unmatched Circa pair where some run was made in that setting."""
+    unmatched = any(c.takes(r) for c in UNMATCHED for r in runs)
+    return [*COLUMNS, *(UNMATCHED if unmatched else ())]
+
+
+def _settings_text(settings) -> str:
+    return f" ({', '.join(settings)})" if settings else ""
+
+
+def split_settings(run: Run) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The run's command-line settings that make another model (`optimizer.lr=0.1`, `llm.dtype=float16`),
+    and those of its task's side (`judge=gpt4`, `data.input=answer`, `retriever.top_k=5`)."""
+    model, task = [], []
+    for setting in run.settings:
+        key = setting.split("=", 1)[0]
+        if key in NOT_A_SETTING or DATA_LOCATION.match(key) or setting.startswith(NOT_IN_RUN_NAME):
+            continue
+        (task if key.split(".", 1)[0] in TASK_SETTINGS else model).append(setting)
+    return tuple(model), tuple(task)
+
+
+def _is_llm(run: Run) -> bool:
+    return run.model == "llm" or run.task in LLM_TASKS
+
+
+def _literal(value) -> str | None:
+    """A config string that is not an unresolved interpolation (.hydra/config.yaml keeps `${...}`)."""
+    return value if isinstance(value, str) and value and "${" not in value else None
+
+
+def _paper_style_name(name: str) -> str:
+    return re.sub(r"^table\d+_", "", name)
+
+
+def model_name(run: Run) -> tuple[str, str] | None:
+    """(kind, name) of the model behind a run: majority, trained (models and baselines) or llm; None for a
+    run the scorecard leaves out (a reference backend)."""
+    if _is_llm(run):
+        llm = _literal(config_value(run.config, "llm.model"))
+        if llm is None:
+            return None
+        return "llm", f"{llm} {config_value(run.config, 'prompt.shots') or 0}-shot"
+    if run.model == "majority":
+        return "majority", "majority"
+    label = _literal(run.config.get("model_label"))
+    if label and label != run.model:  # set on purpose (a resolved config repeats the model: not a name)
+        return "trained", label
+    return "trained", _paper_style_name(run.experiment.rsplit("/", 1)[-1]) if run.experiment else run.model
+
+
+def aggregate(runs: list[Run], metric: str) -> Cell | None:
+    """Mean ± sample std (n) of `metric`: across prompt templates (each averaged over its runs first) where
+    the runs used several, else across runs."""
+    by_template: dict[str, list[float]] = defaultdict(list)
+    for run in runs:
+        if metric in run.metrics:
+            by_template[str(config_value(run.config, "prompt.template"))].append(run.metrics[metric])
+    if not by_template:
+        return None
+    if len(by_template) > 1:
+        values = [statistics.fmean(v) for v in by_template.values()]
+    else:
+        values = next(iter(by_template.values()))
+    s = summarise(values)
+    return Cell(s["mean"], s["std"] if s["n"] > 1 else None, s["n"])
+
+
+def model_rows(runs: list[Run], columns: list[Column]) -> dict[str, list[ScoreRow]]:
+    """{kind: rows} of our runs: majority (at most one row), trained, llm, each sorted by name.
+
+    A row is a model and its own settings. Its runs' task settings (`judge=gpt4`, `retriever=minilm`) do
+    not part it, so an LLM keeps one row across tasks: where one column's runs all share theirs, they
+    fill the row's cell and are noted under the table; where they differ, the runs without any stay in
+    the row and each other set gets a row of its own, named with it. Majority runs are one row whatever
+    their settings (the baseline has none)."""
+    grouped: dict[tuple, dict[str, dict[tuple, list[Run]]]] = defaultdict(
+        lambda: defaultdict(lambda: defaultdict(list))
+    )
+    for run in runs:
+        named = model_name(run)
+        if named is None:
+            continue
+        model_settings, task_settings = split_settings(run) if named[0] != "majority" else ((), ())
+        key = (*named, model_settings)
+        for column in columns:
+            if column.takes(run):
+                grouped[key][column.title][task_settings].append(run)
+    out: dict[str, list[ScoreRow]] = defaultdict(list)
+    for (kind, name, own), by_column in sorted(grouped.items()):
+        row = ScoreRow(name + _settings_text(own), kind)
+        apart: dict[tuple, ScoreRow] = {}
+        for column in columns:
+            variants = by_column.get(column.title, {})
+            for task_settings, variant_runs in sorted(variants.items()):
+                cell = aggregate(variant_runs, column.metric)
+                if cell is None:
+                    continue
+                if task_settings and len(variants) > 1:
+                    text = _settings_text((*own, *task_settings))
+                    apart.setdefault(task_settings, ScoreRow(name + text, kind)).cells[column.title] = cell
+                else:
+                    row.cells[column.title] = cell
+                    if task_settings:
+                        row.notes[column.title] = ", ".join(task_settings)
+        out[kind] += [r for r in (row, *apart.values()) if r.cells]
+    return out
+
+
+def label_counts(run_dir: Path) -> dict | None:
+    """The `label_counts` per split of the run's data_report.json (None without one)."""
+    path = Path(run_dir) / "data_report.json"
+    if not path.is_file():
+        return None
+    return json.loads(path.read_text(encoding="utf-8")).get("label_counts") or None
+
+
+def majority_share(counts: dict) -> float | None:
+    """The test share of the training split's most frequent label (the first on a tie); None without
+    train and test counts."""
+    train, test = counts.get("train"), counts.get("test")
+    if not train or not test or not sum(test.values()):
+        return None
+    majority = max(train, key=lambda label: train[label])  # max keeps the first of equal counts
+    return test.get(majority, 0) / sum(test.values())
+
+
+def majority_row(runs: list[Run], columns: list[Column], from_runs: ScoreRow | None) -> ScoreRow:
+    """The majority runs' cells, and for the other columns the majority baseline computed from the data
+    reports of the runs in that column (one value per distinct data)."""
+    row = from_runs or ScoreRow("majority", "majority")
+    for column in columns:
+        if column.title in row.cells:
+            continue
+        per_data: dict[str, float] = {}
+        for run in runs:
+            counts = label_counts(run.path) if column.takes(run) else None
+            share = majority_share(counts) if counts else None
+            if share is not None:
+                per_data[json.dumps(counts, sort_keys=True)] = share
+        if per_data:
+            s = summarise(list(per_data.values()))
+            row.cells[column.title] = Cell(s["mean"], s["std"] if s["n"] > 1 else None, s["n"])
+    return row
+
+
+def chance_row(columns: list[Column]) -> ScoreRow:
+    return ScoreRow("chance", "chance", {c.title: Cell(c.chance) for c in columns if c.chance is not None})
+
+
+def published_rows(columns: list[Column], paper_dir: Path | None = None) -> list[ScoreRow]:
+    """The papers' rows, in the papers' order, each in the columns whose task and Circa setting it has."""
+    rows: dict[str, ScoreRow] = {}
+    for column in columns:
+        for key, published in load_paper(column.task, paper_dir)["rows"].items():
+            if column.metric not in published:
+                continue
+            name, conditions = parse_row_name(key)
+            if (
+                column.labels is not None
+                and not {
+                    f"data.labels={column.labels}",
+                    f"data.setting={column.setting}",
+                }
+                <= conditions
+            ):
+                continue
+            rest = sorted(c for c in conditions if c.split("=", 1)[0] not in ("data.labels", "data.setting"))
+            label = f"{_paper_style_name(name)} ({', '.join(['paper', *rest])})"
+            value = published[column.metric]
+            cell = Cell(value["mean"], value["std"]) if isinstance(value, dict) else Cell(value)
+            rows.setdefault(label, ScoreRow(label, "paper")).cells[column.title] = cell
+    return list(rows.values())
+
+
+def build(runs: list[Run], paper_dir: Path | None = None) -> Scorecard:
+    columns = columns_for(runs)
+    ours = model_rows(runs, columns)
+    majority = majority_row(runs, columns, next(iter(ours.get("majority", [])), None))
+    rows = [
+        chance_row(columns),
+        majority,
+        *published_rows(columns, paper_dir),
+        *ours.get("trained", []),
+        *ours.get("llm", []),
+    ]
+    return Scorecard(columns, rows)
+
+
+def markdown(card: Scorecard) -> str:
+    header = ["model", *(c.title for c in card.columns)]
+    lines = [
+        [row.name, *(row.cells[c.title].text if c.title in row.cells else MISSING for c in card.columns)]
+        for row in card.rows
+    ]
+    notes = [f"{row.name}, {title}: {text}" for row in card.rows for title, text in row.notes.items()]
+    return "\n".join(
+        [
+            "## Scorecard",
+            "",
+            *markdown_table(header, lines),
+            "",
+            "Test scores as fractions. Ours: mean ± sample std (n) over runs, or over prompt templates for an "
+            "LLM row with several. chance: a uniform guess; majority: model=majority runs, else the training "
+            "split's most frequent label scored on the test split (data_report.json); (paper): published. "
+            f"{MISSING}: no value.",
+            *(["", "Task settings of a cell's runs: " + "; ".join(notes) + "."] if notes else []),
+            "",
+        ]
+    )
+
+
+def _colors(rows: list[ScoreRow]) -> dict[str, tuple]:
+    """A color per row: ours from tab10 then tab20, the papers' from tab20b and tab20c, so that a published
+    bar never takes the color of one of ours."""
+    from matplotlib import colormaps
+
+    ours = [*colormaps["tab10"].colors, *colormaps["tab20"].colors[1::2]]
+    papers = [*colormaps["tab20b"].colors, *colormaps["tab20c"].colors[:16]]
+    out, counts = {}, {"paper": 0, "ours": 0}
+    for row in rows:
+        side, palette = ("paper", papers) if row.kind == "paper" else ("ours", ours)
+        out[row.name] = palette[counts[side] % len(palette)]
+        counts[side] += 1
+    return out
+
+
+def plot(card: Scorecard, out: Path) -> bool:
+    """Grouped bars: a group per column, a bar per row with a value there (published ones hatched), the
+    std as an error bar, chance as a dashed line across its group. A matplotlib Figure without pyplot,
+    written atomically. False when no row but chance has a value."""
+    from matplotlib.figure import Figure
+
+    bars = [row for row in card.rows if row.kind != "chance" and row.cells]
+    if not bars:
+        return False
+    chance = next((row for row in card.rows if row.kind == "chance"), ScoreRow("chance", "chance"))
+    color = _colors(bars)
+    most = max(sum(c.title in row.cells for row in bars) for c in card.columns)
+    width = 0.8 / max(most, 4)  # the same for every bar: a lone bar does not fill its group
+    fig = Figure(figsize=(max(8.0, 0.12 * max(most, 4) * len(card.columns) + 2), 5.0))
+    ax = fig.subplots()
+    ax.grid(axis="y", alpha=0.3)
+    ax.set_axisbelow(True)
+    labelled: set[str] = set()
+    chance_label = "chance"
+    for j, column in enumerate(card.columns):
+        here = [row for row in bars if column.title in row.cells]
+        for i, row in enumerate(here):
+            cell = row.cells[column.title]
+            ax.bar(
+                j + (i - (len(here) - 1) / 2) * width,
+                cell.mean,
+                width,
+                yerr=cell.std,
+                capsize=1.5,
+                color=color[row.name],
+                hatch="//" if row.kind == "paper" else None,
+                edgecolor="white" if row.kind == "paper" else None,
+                label=None if row.name in labelled else row.name,
+            )
+            labelled.add(row.name)
+        if column.title in chance.cells:
+            half = max(len(here), 1) * width / 2 + 0.05
+            ax.hlines(
+                chance.cells[column.title].mean,
+                j - half,
+                j + half,
+                colors="black",
+                linestyles="--",
+                label=chance_label,
+                zorder=3,
+            )
+            chance_label = None
+    ax.set_xticks(range(len(card.columns)), [c.title for c in card.columns], rotation=20, ha="right")
+    ax.set_xlim(-0.5, len(card.columns) - 0.5)
+    ax.set_ylim(0, 1.05)
+    ax.set_ylabel("test score (fraction)")
+    ax.set_title("Scorecard (hatched: published)")
+    order = {name: i for i, name in enumerate(["chance", *(row.name for row in bars)])}
+    handles = sorted(zip(*ax.get_legend_handles_labels(), strict=True), key=lambda h: order[h[1]])
+    ax.legend(
+        *zip(*handles, strict=True), fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.25), ncol=4
+    )
+    with atomic_output(out, binary=True) as f:
+        fig.savefig(f, format="png", dpi=120, bbox_inches="tight")
+    return True

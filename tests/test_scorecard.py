@@ -1,0 +1,295 @@
+"""The scorecard (pragexp.report.scorecard) on fixture run directories: LLM rows across prompt templates,
+the intention tasks joining an LLM's row, trained rows, chance and majority, the papers' rows in our units."""
+
+import json
+import math
+
+import pytest
+from test_report import write_run
+
+from pragexp.report import find_runs, main, scorecard
+
+SMOLLM2 = {"_target_": "pragexp.generation.hf.HFBackend", "model": "smollm2"}
+
+
+def llm_run(root, name, task, metrics, template=None, shots=None, seed=0, config=None, extra=()):
+    """A `model=llm` run (the intention tasks: model none), as a multirun over prompt.template writes it."""
+    prompt = {k: v for k, v in (("template", template), ("shots", shots)) if v is not None}
+    overrides = [f"prompt.template={template}"] if template is not None else []
+    overrides += [f"prompt.shots={shots}"] if shots is not None else []
+    model = "none" if task in scorecard.LLM_TASKS else "llm"
+    composed = {"llm": SMOLLM2, "prompt": prompt, "model_label": "${model_name}", **(config or {})}
+    return write_run(
+        root,
+        name,
+        task,
+        model,
+        metrics,
+        seed,
+        extra=(*overrides, *extra, "llm.model=smollm2"),
+        config=composed,
+    )
+
+
+def circa_config(labels, setting="matched"):
+    return {"data": {"labels": labels, "setting": setting, "path": "circa-data.tsv"}}
+
+
+def data_report(run_dir, train, test):
+    counts = {"train": train, "test": test}
+    (run_dir / "data_report.json").write_text(json.dumps({"labels": "strict", "label_counts": counts}))
+
+
+STRICT_TRAIN = {"Yes": 30, "No": 30, "Probably yes": 5, "Conditional": 5, "Probably no": 5, "Middle": 5}
+STRICT_TEST = {"Yes": 9, "No": 12, "Probably yes": 1, "Conditional": 1, "Probably no": 1, "Middle": 0}
+
+
+@pytest.fixture
+def runs_dir(tmp_path):
+    root = tmp_path / "runs"
+    # Trained: MemNN over three seeds on recovery (the Table 5 preset), one QA run without a preset.
+    for seed, r1 in enumerate((0.95, 0.96, 0.97)):
+        write_run(
+            root,
+            f"rec{seed}",
+            "grice_recovery",
+            "memnn",
+            {"test/r@1": r1, "test/mrr": 0.99},
+            seed,
+            "grice/table5_memnn",
+            config={"model_label": "${model_name}"},
+        )
+    write_run(root, "qa", "grice_qa", "memnn", {"test/acc": 0.7}, config={"model_label": "${model_name}"})
+    write_run(root, "qa_lr", "grice_qa", "memnn", {"test/acc": 0.2}, extra=("optimizer.lr=0.1",))
+    # BERT-YN on Circa, both label sets (data.path on the command line makes no other row).
+    for labels, acc in (("relaxed", 0.85), ("strict", 0.8)):
+        run = write_run(
+            root,
+            f"bert_{labels}",
+            "circa",
+            "bert",
+            {"test/acc": acc, "test/f1/yes": 0.9},
+            experiment="circa/bert_yn",
+            extra=(f"data.labels={labels}", "data.path=circa-data.tsv"),
+            config=circa_config(labels),
+        )
+        if labels == "strict":
+            data_report(
+                run, STRICT_TRAIN, STRICT_TEST
+            )  # yes (first of the tied 30s): 9 / 24 of the test split
+    # The majority baseline, run on RELAXED (its report would say otherwise: the run wins).
+    run = write_run(root, "maj", "circa", "majority", {"test/acc": 0.493}, config=circa_config("relaxed"))
+    data_report(run, {"Yes": 1}, {"Yes": 1})
+    # SmolLM2 zero-shot on Circa RELAXED: templates 0 (two seeds), 1 and 2; five-shot with one template.
+    for template, seed, acc in ((0, 0, 0.40), (0, 1, 0.42), (1, 0, 0.45), (2, 0, 0.53)):
+        llm_run(
+            root,
+            f"llm_t{template}s{seed}",
+            "circa",
+            {"test/acc": acc},
+            template,
+            0,
+            seed,
+            circa_config("relaxed"),
+        )
+    llm_run(root, "llm_5shot", "circa", {"test/acc": 0.6}, 1, 5, config=circa_config("relaxed"))
+    # The intention tasks name the same LLM (their config has no prompt.shots: zero-shot prompts).
+    llm_run(
+        root,
+        "gen",
+        "llm_response_eval",
+        {"test/acc": 0.5, "test/acc/irony": 0.4},
+        config={"prompt": {"cot": "none"}},
+        extra=("judge=embedding",),
+    )
+    llm_run(root, "mc", "llm_intent_mc", {"test/acc": 0.9}, extra=("print_config=false",))  # how, not what
+    reference = {"llm": {"_target_": "pragexp.generation.reference.ReferenceBackend", "field": "reply_true"}}
+    write_run(root, "reference", "llm_response_eval", "none", {"test/acc": 1.0}, config=reference)
+    write_run(root, "mnli", "nli", "bert", {"test/acc": 0.8})  # a transfer source: no column
+    return root
+
+
+def parse(text: str) -> dict[str, dict[str, str]]:
+    """The scorecard's markdown table as {row name: {column: cell}}."""
+    lines = [line for line in text.split("## Scorecard\n", 1)[1].splitlines() if line.startswith("|")]
+    cells = [[c.strip() for c in line.strip("|").split("|")] for line in lines]
+    header = cells[0]
+    return {row[0]: dict(zip(header[1:], row[1:], strict=True)) for row in cells[2:]}
+
+
+def test_the_scorecard_of_the_fixture(runs_dir):
+    card = scorecard.build(find_runs([runs_dir]))
+    text = scorecard.markdown(card)
+    print(text)
+    table = parse(text)
+    columns = [c.title for c in scorecard.COLUMNS]
+    assert list(next(iter(table.values()))) == columns  # no unmatched Circa pair: no run was made there
+    names = list(table)
+    # Order: chance, majority, published, trained, LLMs.
+    assert names[:2] == ["chance", "majority"]
+    first_ours = names.index("bert_yn")
+    assert all(n.endswith(")") and "(paper" in n for n in names[2:first_ours])
+    assert names[first_ours:] == [
+        "bert_yn",
+        "memnn",
+        "memnn (optimizer.lr=0.1)",
+        "smollm2 0-shot",
+        "smollm2 5-shot",
+    ]
+
+    llm = table["smollm2 0-shot"]
+    # Template 0's two seeds averaged first (0.41), then across templates: 0.41, 0.45, 0.53.
+    cell = next(r for r in card.rows if r.name == "smollm2 0-shot").cells["Circa RELAXED acc"]
+    assert cell.n == 3 and cell.mean == pytest.approx(1.39 / 3)
+    assert cell.std == pytest.approx(
+        math.sqrt(((0.41 - 1.39 / 3) ** 2 + (0.45 - 1.39 / 3) ** 2 + (0.53 - 1.39 / 3) ** 2) / 2)
+    )
+    assert llm["Circa RELAXED acc"] == "0.463 ± 0.061 (3)"
+    # The intention tasks join the LLM's zero-shot row; its other columns are missing.
+    assert llm["Intentions gen. acc"] == "0.500" and llm["Intentions MC acc"] == "0.900"
+    assert "smollm2 0-shot, Intentions gen. acc: judge=embedding" in text  # the task's setting, noted
+    assert llm["GRICE recovery R@1"] == llm["Circa STRICT acc"] == llm["PragmatiCQA F1_lit"] == "–"
+    assert table["smollm2 5-shot"]["Circa RELAXED acc"] == "0.600"
+    assert table["smollm2 5-shot"]["Intentions MC acc"] == "–"
+
+    # Trained: the Table 5 preset and a plain QA run are one MemNN row; another lr is another row.
+    memnn = table["memnn"]
+    assert memnn["GRICE recovery R@1"] == "0.960 ± 0.010 (3)" and memnn["GRICE QA acc"] == "0.700"
+    assert memnn["Circa RELAXED acc"] == "–" and memnn["Intentions MC acc"] == "–"
+    assert table["memnn (optimizer.lr=0.1)"]["GRICE QA acc"] == "0.200"
+    assert (table["bert_yn"]["Circa RELAXED acc"], table["bert_yn"]["Circa STRICT acc"]) == ("0.850", "0.800")
+
+    chance = table["chance"]
+    assert [chance[c] for c in columns] == ["0.250", "–", "0.250", "0.167", "–", "–", "–", "0.500"]
+    majority = table["majority"]
+    assert majority["Circa RELAXED acc"] == "0.493"  # the model=majority run, not its data report
+    assert majority["Circa STRICT acc"] == "0.375"  # computed: 9 of 24 test rows are 'Yes'
+    assert majority["GRICE QA acc"] == "–"
+
+    # The papers' rows, as fractions: GRICE Tables 5 and 6 (percent), Circa Tables 9 and 10, PragmatiCQA Table 4.
+    paper = table["memnn (paper)"]
+    assert paper["GRICE recovery R@1"] == "0.973" and paper["GRICE QA acc"] == "0.673"
+    assert paper["Circa RELAXED acc"] == "–"
+    assert (table["bert_yn (paper)"]["Circa RELAXED acc"], table["bert_yn (paper)"]["Circa STRICT acc"]) == (
+        "0.878",
+        "0.840",
+    )
+    assert table["majority (paper)"]["Circa STRICT acc"] == "0.470"
+    assert table["human (paper)"]["GRICE QA acc"] == "0.975"
+    fid = table["fid (paper, retriever.top_k=5)"]
+    assert (fid["PragmatiCQA F1_lit"], fid["PragmatiCQA F1_prag"]) == ("0.119", "0.057")
+    assert "table5_memnn (paper)" not in table and "reply_true 0-shot" not in text
+
+
+def test_chance_levels_are_the_circa_label_counts():
+    from pragexp.data.circa.io import LABELS
+
+    by_title = {c.title: c for c in scorecard.COLUMNS + scorecard.UNMATCHED}
+    for column in by_title.values():
+        if column.labels:
+            assert column.chance == pytest.approx(1 / len(LABELS[column.labels])), column.title
+
+
+def test_the_majority_label_is_the_first_of_equal_training_counts():
+    counts = {"train": {"a": 2, "b": 2, "c": 1}, "test": {"a": 1, "b": 3, "c": 0}}
+    assert scorecard.majority_share(counts) == pytest.approx(0.25)
+    assert scorecard.majority_share({"test": {"a": 1}}) is None  # no training split: no majority label
+
+
+def test_unmatched_runs_add_the_leave_one_scenario_out_pair(tmp_path):
+    for fold, acc in enumerate((0.7, 0.8)):
+        run = write_run(
+            tmp_path,
+            f"f{fold}",
+            "circa",
+            "bert",
+            {"test/acc": acc},
+            fold=fold,
+            experiment="circa/bert_yn",
+            extra=("data.setting=unmatched",),
+            config=circa_config("relaxed", "unmatched"),
+        )
+        data_report(run, {"Yes": 3, "No": 1}, {"Yes": fold + 1, "No": 1})  # majority 0.5, then 2/3
+    table = parse(scorecard.markdown(scorecard.build(find_runs([tmp_path]))))
+    column = "Circa RELAXED acc (unmatched)"
+    assert list(table["chance"])[-2:] == [column, "Circa STRICT acc (unmatched)"]
+    assert table["bert_yn"][column] == "0.750 ± 0.071 (2)" and table["bert_yn"]["Circa RELAXED acc"] == "–"
+    assert table["bert_yn (paper)"][column] == "0.855 ± 0.039"  # the paper's mean ± std over its 10 folds
+    assert table["majority"][column] == "0.583 ± 0.118 (2)"  # one value per fold's data: 1/2 and 2/3
+    assert table["chance"][column] == "0.250"
+
+
+def test_task_settings_keep_an_llm_in_one_row_until_a_column_differs_in_them(tmp_path):
+    llm_run(tmp_path, "mc", "llm_intent_mc", {"test/acc": 0.9})
+    llm_run(tmp_path, "plain", "llm_response_eval", {"test/acc": 0.5})  # the task's default judge
+    for judge, acc in (("gpt4", 0.6), ("llm", 0.7)):
+        llm_run(tmp_path, judge, "llm_response_eval", {"test/acc": acc}, extra=(f"judge={judge}",))
+    llm_run(tmp_path, "cot5", "llm_response_eval", {"test/acc": 0.8}, extra=("prompt.cot=5",))
+    llm_run(tmp_path, "bf16", "llm_intent_mc", {"test/acc": 0.7}, extra=("llm.dtype=bfloat16",))
+    for name, extra, acc in (("qa", (), 0.85), ("answer", ("data.input=answer",), 0.8)):
+        config = circa_config("relaxed")
+        write_run(tmp_path, name, "circa", "bert", {"test/acc": acc}, extra=extra, config=config)
+    card = scorecard.build(find_runs([tmp_path]))
+    text = scorecard.markdown(card)
+    table = parse(text)
+    gen = "Intentions gen. acc"
+    assert table["smollm2 0-shot"][gen] == "0.500" and table["smollm2 0-shot"]["Intentions MC acc"] == "0.900"
+    assert table["smollm2 0-shot (judge=gpt4)"][gen] == "0.600"
+    assert table["smollm2 0-shot (judge=llm)"][gen] == "0.700"
+    assert table["smollm2 0-shot (prompt.cot=5)"][gen] == "0.800"
+    assert table["smollm2 0-shot (judge=gpt4)"]["Intentions MC acc"] == "–"
+    assert table["smollm2 0-shot (llm.dtype=bfloat16)"]["Intentions MC acc"] == "0.700"  # the model's own
+    assert (table["bert"]["Circa RELAXED acc"], table["bert (data.input=answer)"]["Circa RELAXED acc"]) == (
+        "0.850",
+        "0.800",
+    )
+    assert "Task settings" not in text  # no cell of a row has runs with task settings of their own
+
+
+def test_a_model_label_set_on_purpose_names_the_row(tmp_path):
+    for name, label, acc in (("resolved", "bert", 0.8), ("own", "bert_large_yn", 0.9)):
+        config = {**circa_config("relaxed"), "model_label": label}
+        write_run(
+            tmp_path, name, "circa", "bert", {"test/acc": acc}, experiment="circa/bert_yn", config=config
+        )
+    table = parse(scorecard.markdown(scorecard.build(find_runs([tmp_path]))))
+    assert (
+        table["bert_yn"]["Circa RELAXED acc"] == "0.800"
+    )  # a label that repeats the model says nothing more
+    assert table["bert_large_yn"]["Circa RELAXED acc"] == "0.900"
+
+
+def test_the_cli_writes_and_prints_the_scorecard_and_plots_it(runs_dir, tmp_path, capsys):
+    md, png = tmp_path / "out" / "scorecard.md", tmp_path / "out" / "scorecard.png"
+    assert main([str(runs_dir), "--scorecard", str(md), "--plot", str(png)]) == 0
+    printed = capsys.readouterr().out
+    written = md.read_text()
+    assert written.startswith("## Scorecard") and written.strip() in printed
+    assert parse(written)["smollm2 0-shot"]["Intentions MC acc"] == "0.900"
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 10_000
+    assert sorted(p.name for p in png.parent.iterdir()) == ["scorecard.md", "scorecard.png"]  # no temp files
+
+
+def test_the_plot_draws_a_bar_per_value_with_its_std_and_chance_per_column(runs_dir, tmp_path, monkeypatch):
+    from matplotlib.axes import Axes
+
+    bars, lines = [], []
+    bar, hlines = Axes.bar, Axes.hlines
+
+    def record_bar(self, x, height, width, **kw):
+        bars.append((kw["label"], height, kw["yerr"]))
+        return bar(self, x, height, width, **kw)
+
+    def record_hlines(self, y, xmin, xmax, **kw):
+        lines.append(y)
+        return hlines(self, y, xmin, xmax, **kw)
+
+    monkeypatch.setattr(Axes, "bar", record_bar)
+    monkeypatch.setattr(Axes, "hlines", record_hlines)
+    card = scorecard.build(find_runs([runs_dir]))
+    assert scorecard.plot(card, tmp_path / "p.png")
+    values = sum(len(row.cells) for row in card.rows if row.kind != "chance")
+    assert len(bars) == values  # one bar per row and column with a value
+    llm = [b for b in bars if b[0] == "smollm2 0-shot"]  # labelled once: its first bar (Circa RELAXED)
+    assert llm == [("smollm2 0-shot", pytest.approx(1.39 / 3), pytest.approx(0.0611, abs=1e-4))]
+    assert lines == pytest.approx([0.25, 0.25, 1 / 6, 0.5])
