@@ -43,6 +43,7 @@ from pragexp.generation.backend import split_trailing_space
 SCORING = "lm-eval-pair/v1"  # the convention, in the response cache's key: change it when the numbers change
 NORMALIZATIONS = ("sum", "per_token", "per_byte")
 CONTENT_FREE = ("N/A",)  # Zhao et al. 2021 also use "" and "[MASK]"; any list may be passed
+OPTION_ROWS = 8  # option rows per item of a batch in one forward pass (step 3 of score_choices)
 
 
 @dataclass(frozen=True)
@@ -181,27 +182,30 @@ def score_choices(
         logp, item_cache = forward(own, mask, positions, expanded)
         last = logp[torch.arange(len(batch)), lengths - 1]  # predicts each option's first token
 
-        # 3. Every option of every item, on its item's cache (rows repeated per option).
-        rows = [(i, cont) for i, key in enumerate(batch) for cont in contexts[key]]
-        firsts = torch.tensor([last[i, cont[0]].item() for i, cont in rows])
-        rest = torch.zeros(len(rows))
-        if any(len(cont) > 1 for _, cont in rows):
-            item_of_row = torch.tensor([i for i, _ in rows])
-            layers = [(k[item_of_row.to(k.device)], v[item_of_row.to(v.device)]) for k, v in item_cache]
-            inputs, in_mask = _pad([list(cont[:-1]) or [pad_id] for _, cont in rows], pad_id)
-            for r, (_, cont) in enumerate(rows):
-                in_mask[r, len(cont) - 1 :] = 0  # a one-token option feeds nothing
-            row_mask = mask[item_of_row]
-            full_mask = torch.cat([row_mask, in_mask], dim=1)
-            positions = (shared + lengths[item_of_row]).unsqueeze(1) + torch.arange(inputs.shape[1])
-            logp_opt, _ = forward(inputs, full_mask, positions, layers)
-            targets, target_mask = _pad([list(cont[1:]) or [pad_id] for _, cont in rows], pad_id)
-            for r, (_, cont) in enumerate(rows):
-                target_mask[r, len(cont) - 1 :] = 0
-            picked = logp_opt.gather(2, targets.to(logp_opt.device).unsqueeze(2)).squeeze(2).cpu()
-            rest = (picked * target_mask).sum(1)
-        for r, (i, cont) in enumerate(rows):
-            results[(batch[i], cont)] = float(firsts[r] + rest[r])
+        # 3. Every option of every item of the batch, on its item's cache (rows repeated per option), at most
+        # `batch_size * OPTION_ROWS` rows at once (GRICE QA has 52 options: the repeated caches add up).
+        all_rows = [(i, cont) for i, key in enumerate(batch) for cont in contexts[key]]
+        step = batch_size * OPTION_ROWS
+        for row_start in range(0, len(all_rows), step):
+            rows = all_rows[row_start : row_start + step]
+            firsts = torch.tensor([last[i, cont[0]].item() for i, cont in rows])
+            rest = torch.zeros(len(rows))
+            if any(len(cont) > 1 for _, cont in rows):
+                item_of_row = torch.tensor([i for i, _ in rows])
+                layers = [(k[item_of_row.to(k.device)], v[item_of_row.to(v.device)]) for k, v in item_cache]
+                inputs, in_mask = _pad([list(cont[:-1]) or [pad_id] for _, cont in rows], pad_id)
+                for r, (_, cont) in enumerate(rows):
+                    in_mask[r, len(cont) - 1 :] = 0  # a one-token option feeds nothing
+                full_mask = torch.cat([mask[item_of_row], in_mask], dim=1)
+                positions = (shared + lengths[item_of_row]).unsqueeze(1) + torch.arange(inputs.shape[1])
+                logp_opt, _ = forward(inputs, full_mask, positions, layers)
+                targets, target_mask = _pad([list(cont[1:]) or [pad_id] for _, cont in rows], pad_id)
+                for r, (_, cont) in enumerate(rows):
+                    target_mask[r, len(cont) - 1 :] = 0
+                picked = logp_opt.gather(2, targets.to(logp_opt.device).unsqueeze(2)).squeeze(2).cpu()
+                rest = (picked * target_mask).sum(1)
+            for r, (i, cont) in enumerate(rows):
+                results[(batch[i], cont)] = float(firsts[r] + rest[r])
 
     return [
         [

@@ -1,0 +1,180 @@
+"""model=llm on the trained models' tasks: prompts, demonstrations, scoring, records, and same numbers twice."""
+
+import json
+from pathlib import Path
+
+import pytest
+import torch
+
+from pragexp.generation.hf import tiny_causal_lm
+from pragexp.metrics.classification import ClassificationMetric
+from pragexp.prompting import PromptItem, PromptTemplate, parse_option, pick_demonstrations
+from pragexp.run import run
+
+
+def predictions(cfg) -> list[dict]:
+    path = Path(cfg.paths.output_dir) / "predictions.jsonl"
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+# -- prompting pieces ------------------------------------------------------------------------------------
+
+
+def test_template_renders_chat_turns_and_plain_text_with_listed_options():
+    template = PromptTemplate(
+        name="t",
+        instruction="Pick one.",
+        input="Q: {question}\n{options}",
+        answer="{letter}",
+        option_line="{letter}) {option}",
+        options=("yes", "no"),
+    )
+    demo = PromptItem(7, {"question": "Is it raining?"}, label=1)
+    item = PromptItem(0, {"question": "Is it cold?"})
+    rendered = template.render(item, [demo])
+    assert rendered.continuations == ("A", "B")
+    roles = [m["role"] for m in rendered.messages]
+    assert roles == ["user", "assistant", "user"]
+    assert rendered.messages[0]["content"].startswith("Pick one.\n\nQ: Is it raining?\nA) yes\nB) no")
+    assert rendered.messages[1]["content"] == "B"  # the demonstration's gold, as the answer is written
+    assert rendered.plain.endswith("Q: Is it cold?\nA) yes\nB) no\nAnswer: ")
+    assert "Answer: B\n\n" in rendered.plain
+
+
+def test_template_names_a_missing_field():
+    template = PromptTemplate(name="needs_context", input="{context}: {question}", options=("a", "b"))
+    with pytest.raises(KeyError, match=r"needs_context.*\{context\}.*question"):
+        template.render(PromptItem(0, {"question": "q"}))
+
+
+def test_content_free_item_blanks_fields_and_keeps_options():
+    template = PromptTemplate(name="t", input="{a} / {b}")
+    cf = template.content_free(PromptItem(3, {"a": "x", "b": "y"}, options=("o1", "o2")), "N/A")
+    assert cf.fields == {"a": "N/A", "b": "N/A"} and cf.options == ("o1", "o2")
+
+
+def test_demonstrations_are_seeded_shared_and_balanced():
+    items = [PromptItem(i, {"x": str(i)}, label=0 if i < 20 else 1) for i in range(24)]
+    first = pick_demonstrations(items, 4, seed=3)
+    assert first == pick_demonstrations(list(items), 4, seed=3)  # the same draw every time
+    assert first != pick_demonstrations(items, 4, seed=4)
+    balanced = pick_demonstrations(items, 4, seed=3, balanced=True)
+    assert sorted(d.label for d in balanced) == [0, 0, 1, 1]  # 20:4 in the data, 2:2 shown
+    with pytest.raises(ValueError, match="shots=30"):
+        pick_demonstrations(items, 30)
+
+
+@pytest.mark.parametrize(
+    ("reply", "expected"),
+    [
+        ("Yes", 0),
+        ("yes, subject to some conditions.", 2),  # the longest option it starts with
+        ("  \nNo. He won't.", 1),
+        ("Neither yes nor no", 3),
+        ("I think so", None),  # names no option: no answer
+        ("", None),
+    ],
+)
+def test_parse_option(reply, expected):
+    options = ["yes", "no", "yes, subject to some conditions", "neither yes nor no"]
+    assert parse_option(reply, options) == expected
+
+
+def test_no_answer_is_wrong_and_counted_by_the_classification_metric():
+    metric = ClassificationMetric(["a", "b"], no_answer=True)
+    metric.update(torch.arange(4), torch.tensor([0, -1, 1, -1]), torch.tensor([0, 0, 1, 1]))
+    out = metric.compute()
+    assert float(out["acc"]) == pytest.approx(0.5)
+    assert float(out["no_answer"]) == pytest.approx(0.5)
+    # Each class: one right, one missed (no answer) -> precision 1, recall 1/2, F1 2/3.
+    assert float(out["f1/a"]) == pytest.approx(2 / 3) and float(out["f1/b"]) == pytest.approx(2 / 3)
+    assert metric.confusion().sum() == 2  # only the answered examples
+
+
+# -- whole runs with the tiny LLM ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("task", "extra"),
+    [
+        ("circa", ["prompt.shots=2", "prompt.template=1"]),
+        ("nli", []),
+        ("boolq", ["prompt.template=2"]),
+        ("grice_recovery", ["prompt.scoring=per_token"]),
+        ("grice_qa", ["prompt.shots=1"]),
+    ],
+)
+def test_llm_scores_each_task_and_records_every_decision(task, extra, make_config):
+    cfg = make_config([f"task={task}", "model=llm", *extra], name="eval")
+    metrics = run(cfg)
+    assert "test/loss" not in metrics  # nothing trained, nothing to watch
+    records = predictions(cfg)
+    assert records and len(records) == int(metrics["test/count"])
+    for record in records:
+        assert record["prompt"].endswith("<|assistant|>\n")  # through the tiny model's chat template
+        n = len(record["continuations"])
+        assert n == len(record["loglik"]) == len(record["tokens"]) == len(record["scores"])
+        assert all(t > 0 for t in record["tokens"]) and all(ll < 0 for ll in record["loglik"])
+        assert record["choice"] == max(range(n), key=lambda j: (record["scores"][j], -j))
+    shots = int(cfg.prompt.shots)
+    assert records[0]["shots"] == shots
+    if shots:  # the same demonstrations open every prompt
+        user_turns = [r["prompt"].split("<|assistant|>")[0] for r in records]
+        assert len(set(user_turns)) == 1
+
+
+def test_recorded_logliks_rescore_with_a_plain_transformers_loop(make_config):
+    cfg = make_config(["task=circa", "model=llm"], name="eval")
+    run(cfg)
+    model, tokenizer = tiny_causal_lm()
+    model.eval()
+    for record in predictions(cfg)[:5]:
+        # lm-evaluation-harness's convention: the prompt's trailing whitespace belongs to the continuation.
+        prompt = record["prompt"].rstrip()
+        context = tokenizer(prompt, add_special_tokens=False)["input_ids"]
+        logliks = []
+        for continuation in record["continuations"]:
+            whole = tokenizer(record["prompt"] + continuation, add_special_tokens=False)["input_ids"]
+            with torch.no_grad():
+                logp = torch.log_softmax(model(torch.tensor([whole])).logits[0].float(), -1)
+            logliks.append(sum(float(logp[t - 1, whole[t]]) for t in range(len(context), len(whole))))
+        assert logliks == pytest.approx(record["loglik"], abs=1e-4)
+        assert max(range(len(logliks)), key=lambda j: (logliks[j], -j)) == record["choice"]
+
+
+def test_same_numbers_from_the_cache_and_at_another_batch_size(make_config):
+    first = make_config(["task=circa", "model=llm", "prompt.scoring=calibrated"], name="eval", out="a")
+    run(first)
+    again = make_config(
+        ["task=circa", "model=llm", "prompt.scoring=calibrated", "data.eval_batch_size=3"], name="eval", out="b"
+    )
+    run(again)
+    a, b = predictions(first), predictions(again)
+    assert [r["choice"] for r in a] == [r["choice"] for r in b]
+    assert [r["loglik"] for r in a] == [r["loglik"] for r in b]
+    assert all("content_free_loglik" in r for r in a)
+
+
+def test_generated_answers_that_name_no_option_count_as_wrong(make_config):
+    cfg = make_config(["task=circa", "model=llm", "prompt.scoring=generate", "prompt.max_new_tokens=4"], name="eval")
+    metrics = run(cfg)
+    records = predictions(cfg)
+    unparsed = [r for r in records if r["choice"] is None]
+    assert metrics["test/no_answer"] == pytest.approx(len(unparsed) / len(records))
+    assert all(r["predicted"] is None and "reply" in r for r in unparsed)
+    right = sum(r["predicted"] == r["gold"] for r in records)
+    assert metrics["test/acc"] == pytest.approx(right / len(records))
+
+
+def test_strict_labels_need_six_verbalisations(make_config):
+    cfg = make_config(["task=circa", "model=llm", "data.labels=strict"], name="eval")
+    assert len(cfg.prompt.templates[0].options) == 6  # the group follows data.labels
+    run(cfg)
+    assert {r["gold"] for r in predictions(cfg)} <= {
+        "Yes",
+        "No",
+        "Probably yes / sometimes yes",
+        "Yes, subject to some conditions",
+        "Probably no",
+        "In the middle, neither yes nor no",
+    }
