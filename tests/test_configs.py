@@ -23,8 +23,9 @@ def test_every_option_composes(override, tmp_path):
     """Each option with the default task, or, for a task's own group (data included), with a task of its."""
     group, option = override.split("=", 1)
     task = tasks_taking(group)[0] if group in TASK_GROUPS else "grice_recovery"
-    if group == "data":  # the task that reads this data (grice_official is read by the GRICE tasks too)
-        task = next((t for t in choices("task") if task_data(t) == option), task)
+    if group in ("data", *TASK_GROUPS):  # the task whose own choice it is (grice_official: the GRICE tasks' too;
+        # a prompt group may read its task's data settings, as circa's reads data.labels)
+        task = next((t for t in choices("task") if task_choice(t, group) == option), task)
     extra = ["ckpt_path=x.ckpt"] if override.startswith("debug") else []
     cfg = compose_config([f"task={task}", override, *extra], tmp_path)
     OmegaConf.to_container(OmegaConf.masked_copy(cfg, [k for k in cfg if k != "hydra"]), resolve=True)
@@ -32,15 +33,26 @@ def test_every_option_composes(override, tmp_path):
 
 
 @functools.cache
+@functools.cache
+def task_choice(task: str, group: str) -> str | None:
+    return compose_config([f"task={task}"], Path("unused")).hydra.runtime.choices.get(group)
+
+
 def task_data(task: str) -> str:
-    return compose_config([f"task={task}"], Path("unused")).hydra.runtime.choices.data
+    return task_choice(task, "data")
 
 
 def test_task_groups_belong_to_their_tasks(tmp_path):
     assert tasks_taking("retriever") == ("pragmaticqa",)
     assert "llm_response_eval" in tasks_taking("judge") and "llm_response_eval" in tasks_taking("prompt")
-    for group in TASK_GROUPS:  # not global: the default task composes without them
-        assert group not in compose_config([], tmp_path)
+    assert "pragmaticqa" in tasks_taking("prompt") and "circa" in tasks_taking("prompt")  # model=llm's prompts
+    cfg = compose_config(["task=llm_intent_mc"], tmp_path)
+    for group in TASK_GROUPS:  # not global: a task that takes none composes without them
+        assert group not in cfg
+    # The default task takes only its own prompt group, none of the others
+    default = compose_config([], tmp_path)
+    assert "retriever" not in default and "judge" not in default
+    assert default.hydra.runtime.choices.prompt == "grice_recovery"
 
 
 @pytest.mark.parametrize(
