@@ -62,11 +62,11 @@ class GenerationParams:
 @dataclass(frozen=True)
 class Prompt:
     text: str
+    # The item's reference replies, read only by the reference backends (never part of a cache key).
+    reference: dict = field(default_factory=dict, compare=False, hash=False)
     # True: `text` is already what the model reads (a chat template applied by `chat_text`, or a plain
     # completion prompt): the backend adds no template and no special tokens.
     templated: bool = False
-    # The item's reference replies, read only by the reference backends (never part of a cache key).
-    reference: dict = field(default_factory=dict, compare=False, hash=False)
 
 
 def draw_seed(seed: int, sample: int, parts: list = ()) -> int:
