@@ -23,7 +23,10 @@ def test_every_option_composes(override, tmp_path):
     """Each option with the default task, or, for a task's own group (data included), with a task of its."""
     group, option = override.split("=", 1)
     task = tasks_taking(group)[0] if group in TASK_GROUPS else "grice_recovery"
-    if group in ("data", *TASK_GROUPS):  # the task whose own choice it is (grice_official: the GRICE tasks' too;
+    if group in (
+        "data",
+        *TASK_GROUPS,
+    ):  # the task whose own choice it is (grice_official: the GRICE tasks' too;
         # a prompt group may read its task's data settings, as circa's reads data.labels)
         task = next((t for t in choices("task") if task_choice(t, group) == option), task)
     extra = ["ckpt_path=x.ckpt"] if override.startswith("debug") else []
@@ -45,7 +48,9 @@ def task_data(task: str) -> str:
 def test_task_groups_belong_to_their_tasks(tmp_path):
     assert tasks_taking("retriever") == ("pragmaticqa",)
     assert "llm_response_eval" in tasks_taking("judge") and "llm_response_eval" in tasks_taking("prompt")
-    assert "pragmaticqa" in tasks_taking("prompt") and "circa" in tasks_taking("prompt")  # model=llm's prompts
+    assert "pragmaticqa" in tasks_taking("prompt") and "circa" in tasks_taking(
+        "prompt"
+    )  # model=llm's prompts
     cfg = compose_config(["task=llm_intent_mc"], tmp_path)
     for group in TASK_GROUPS:  # not global: a task that takes none composes without them
         assert group not in cfg

@@ -146,7 +146,9 @@ def test_same_numbers_from_the_cache_and_at_another_batch_size(make_config):
     first = make_config(["task=circa", "model=llm", "prompt.scoring=calibrated"], name="eval", out="a")
     run(first)
     again = make_config(
-        ["task=circa", "model=llm", "prompt.scoring=calibrated", "data.eval_batch_size=3"], name="eval", out="b"
+        ["task=circa", "model=llm", "prompt.scoring=calibrated", "data.eval_batch_size=3"],
+        name="eval",
+        out="b",
     )
     run(again)
     a, b = predictions(first), predictions(again)
@@ -156,7 +158,9 @@ def test_same_numbers_from_the_cache_and_at_another_batch_size(make_config):
 
 
 def test_generated_answers_that_name_no_option_count_as_wrong(make_config):
-    cfg = make_config(["task=circa", "model=llm", "prompt.scoring=generate", "prompt.max_new_tokens=4"], name="eval")
+    cfg = make_config(
+        ["task=circa", "model=llm", "prompt.scoring=generate", "prompt.max_new_tokens=4"], name="eval"
+    )
     metrics = run(cfg)
     records = predictions(cfg)
     unparsed = [r for r in records if r["choice"] is None]

@@ -110,7 +110,9 @@ class LLMBackend:
             logliks = self.loglikelihood(request.context, list(request.options))
             out.append(
                 [
-                    OptionScore(float(ll), 0, len(split_trailing_space(request.context, o)[1].encode("utf-8")))
+                    OptionScore(
+                        float(ll), 0, len(split_trailing_space(request.context, o)[1].encode("utf-8"))
+                    )
                     for ll, o in zip(logliks, request.options, strict=True)
                 ]
             )

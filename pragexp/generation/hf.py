@@ -251,9 +251,7 @@ class HFBackend(LLMBackend):
         if not (self.use_chat_template and tokenizer.chat_template):
             return None
         system = [{"role": "system", "content": self.system_prompt}] if self.system_prompt else []
-        return tokenizer.apply_chat_template(
-            [*system, *messages], add_generation_prompt=True, tokenize=False
-        )
+        return tokenizer.apply_chat_template([*system, *messages], add_generation_prompt=True, tokenize=False)
 
     @torch.inference_mode()
     def generate_samples(self, prompts: list[Prompt], params: GenerationParams, sample: int) -> list[str]:

@@ -55,7 +55,9 @@ class ClassificationMetric(Metric):
         """(labels, labels) counts; rows are gold labels, columns predictions."""
         preds, targets = self._unique()
         answered = preds >= 0
-        return multiclass_confusion_matrix(preds[answered], targets[answered], num_classes=len(self.label_slugs))
+        return multiclass_confusion_matrix(
+            preds[answered], targets[answered], num_classes=len(self.label_slugs)
+        )
 
     def compute(self) -> dict[str, torch.Tensor]:
         preds, targets = self._unique()

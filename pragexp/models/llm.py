@@ -61,7 +61,9 @@ class PromptedLLM(nn.Module):
         self.templates = load_templates(prompt["templates"])
         index = int(prompt.get("template", 0))
         if not 0 <= index < len(self.templates):
-            raise ValueError(f"prompt.template={index}: this prompt group has templates 0..{len(self.templates) - 1}")
+            raise ValueError(
+                f"prompt.template={index}: this prompt group has templates 0..{len(self.templates) - 1}"
+            )
         self.template: PromptTemplate = self.templates[index]
         self.shots, self.seed = int(prompt.get("shots", 0)), int(prompt.get("seed", 0))
         self.balanced, self.chat = bool(prompt.get("balanced", False)), bool(prompt.get("chat", True))
@@ -135,14 +137,14 @@ class PromptedLLM(nn.Module):
             for item in items:
                 cf = [self.template.content_free(item, token) for token in self.content_free_inputs]
                 cf_rendered = [self.template.render(c, self.demonstrations) for c in cf]
-                content_free.append(
-                    [ChoiceRequest(self.text(r, llm), r.continuations) for r in cf_rendered]
-                )
+                content_free.append([ChoiceRequest(self.text(r, llm), r.continuations) for r in cf_rendered])
         flat_cf = [r for row in content_free for r in row]
         answers = llm.loglikelihood_many([*requests, *flat_cf])
         scores, cf_scores = answers[: len(requests)], answers[len(requests) :]
         rows = []
-        for i, (item, text, request, option_scores) in enumerate(zip(items, texts, requests, scores, strict=True)):
+        for i, (item, text, request, option_scores) in enumerate(
+            zip(items, texts, requests, scores, strict=True)
+        ):
             if content_free:
                 n = len(self.content_free_inputs)
                 values = calibrate(option_scores, cf_scores[i * n : (i + 1) * n])

@@ -275,7 +275,9 @@ class TrainableTask(PragexpTask):
 
     def evaluate_batch(self, stage: str, batch: dict) -> dict[str, torch.Tensor]:
         loss, scores = self.forward_batch(batch)
-        if self.model_learns_weights or not self.model_reads_prompts:  # an LLM scored as it is has no loss to watch
+        if (
+            self.model_learns_weights or not self.model_reads_prompts
+        ):  # an LLM scored as it is has no loss to watch
             self.log(f"{stage}/loss", loss, on_epoch=True, sync_dist=True, batch_size=batch_size(batch))
         return scores
 

@@ -236,7 +236,9 @@ class PragmatiCQATask(TrainableTask):
         if hasattr(self.reader, "write"):  # an LLM: question, conversation and passages in a prompt
             examples, indices = self.data.batch_examples(batch), batch["index"].tolist()
             passages = [[p for p in row if p is not None] for row in self.passage_texts(ids)]
-            items = [self.data.prompt_item(e, ps, i) for e, ps, i in zip(examples, passages, indices, strict=True)]
+            items = [
+                self.data.prompt_item(e, ps, i) for e, ps, i in zip(examples, passages, indices, strict=True)
+            ]
             return self.reader.write(items)
         if hasattr(self.reader, "predict"):  # baselines answer in spans; written out as a generator would
             golds = [(e.literal_texts, e.pragmatic_texts, e.answer) for e in self.data.batch_examples(batch)]

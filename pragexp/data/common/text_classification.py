@@ -24,8 +24,8 @@ from collections.abc import Sequence
 from pragexp.data.common import tokenization as tt
 from pragexp.data.common.datamodule import SplitsDataModule
 from pragexp.data.common.prompt_examples import prompt_collate, prompt_example
-from pragexp.prompting import PromptItem
 from pragexp.data.common.splits import SPLITS
+from pragexp.prompting import PromptItem
 from pragexp.utils import checkpoint
 
 

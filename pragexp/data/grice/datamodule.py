@@ -161,7 +161,9 @@ class GriceDataModule(SplitsDataModule):
         wanted = {"fit": ("train", "val"), "validate": ("val",), "test": ("test",)}.get(stage, STAGES)
         if self.question == "qa" and self.answers is None:
             sources = tuple(s for s in STAGES if self.paths[s])
-            words = sorted({ex.answer_word(q.answer) for s in sources for d in self._read_split(s) for q in d.questions})
+            words = sorted(
+                {ex.answer_word(q.answer) for s in sources for d in self._read_split(s) for q in d.questions}
+            )
             self.answers = Vocabulary(words, specials=())
         for split in wanted:
             if split not in self.datasets and self.paths[split]:
@@ -195,7 +197,9 @@ class GriceDataModule(SplitsDataModule):
             else:
                 words = tuple(readable(w) for w in self.answers.itos)
                 for q in d.questions:
-                    gold = self.answers.itos.index(ex.answer_word(q.answer))  # every file's answers are options
+                    gold = self.answers.itos.index(
+                        ex.answer_word(q.answer)
+                    )  # every file's answers are options
                     fields = {"dialogue": "\n".join(turns), "question": _ask(q.question)}
                     items.append(PromptItem(len(items), fields, words, label=gold))
         return items
