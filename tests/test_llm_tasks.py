@@ -182,3 +182,24 @@ def test_strict_labels_need_six_verbalisations(make_config):
         "Probably no",
         "In the middle, neither yes nor no",
     }
+
+
+def test_grice_max_dialogues_keeps_each_files_first_dialogues_and_the_whole_qa_option_set():
+    from pragexp.data.grice.datamodule import GriceDataModule
+    from pragexp.data.grice.io import read_dialogues
+
+    fixture = Path(__file__).parent / "fixtures" / "grice" / "impl_dial_sample.json"
+    files = [str(fixture), str(fixture)]
+    dialogues = read_dialogues(fixture)
+    assert len(dialogues) > 1
+    whole = GriceDataModule(question="qa", test_path=files, prompts=True)
+    short = GriceDataModule(question="qa", test_path=files, prompts=True, max_dialogues=1)
+    whole.setup("test"), short.setup("test")
+    assert len(short.prompt_items("test")) == 2 * len(dialogues[0].questions)  # one dialogue from each file
+    assert len(whole.prompt_items("test")) == 2 * sum(len(d.questions) for d in dialogues)
+    assert short.prompt_items("test")[0].options == whole.prompt_items("test")[0].options
+    recovery = GriceDataModule(test_path=files, prompts=True, max_dialogues=1)
+    recovery.setup("test")
+    assert len(recovery.prompt_items("test")) == 2 * len(dialogues[0].rounds)
+    with pytest.raises(ValueError, match="max_dialogues=0"):
+        GriceDataModule(test_path=files, max_dialogues=0)

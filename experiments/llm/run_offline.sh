@@ -14,12 +14,19 @@ python -m pragexp.eval -m task=circa model=llm data.path="$S/circa/circa-sample.
     prompt.shots=0,5 hydra.sweep.dir="$OUT/circa" "${common[@]}"
 python -m pragexp.eval task=circa model=majority data.path="$S/circa/circa-sample.tsv" \
     hydra.run.dir="$OUT/circa_majority" "${common[@]}"
-# GRICE official dev (5 files: 3,497 recovery rounds, 1,000 questions), three templates, zero-shot
-python -m pragexp.eval -m task=grice_recovery model=llm data=grice_official data.path="$GRICE" \
-    prompt.template=0,1,2 hydra.sweep.dir="$OUT/grice_recovery" "${common[@]}"
-python -m pragexp.eval task=grice_qa model=llm data=grice_official data.path="$GRICE" \
-    hydra.run.dir="$OUT/grice_qa" "${common[@]}"
+# GRICE official dev (5 files, 200 dialogues each): the first GRICE_DIALOGUES dialogues of each file (all 200 take
+# ~40 min per template on 2 cores), three templates, zero-shot
+GR=(data=grice_official data.path="$GRICE" data.max_dialogues="${GRICE_DIALOGUES:-20}")
+python -m pragexp.eval -m task=grice_recovery model=llm "${GR[@]}" prompt.template=0,1,2 \
+    hydra.sweep.dir="$OUT/grice_recovery" "${common[@]}"
+python -m pragexp.eval -m task=grice_qa model=llm "${GR[@]}" prompt.template=0,1,2 \
+    hydra.sweep.dir="$OUT/grice_qa" "${common[@]}"
 # PragmatiCQA: train.jsonl carved by topic, the spans corpus, the MiniLM retriever, top 3 passages
 python -m pragexp.eval task=pragmaticqa model=llm retriever=minilm metrics.q_scorer=none data.path="$S/pragmaticqa" \
     data.corpus=spans data.splits=carved retriever.top_k=3 validate=false hydra.run.dir="$OUT/pragmaticqa" "${common[@]}"
+# GRICE recovery 5-shot: the official dev files have no training split, so the demonstrations come from generated
+# training dialogues (the options of recovery are each round's own candidates: nothing else changes)
+python -m pragexp.data.grice --split train --dialogs 200 --seed 0 --out "$OUT/grice_generated_train.json" --quiet
+python -m pragexp.eval -m task=grice_recovery model=llm "${GR[@]}" data.train_path="$OUT/grice_generated_train.json" \
+    prompt.shots=5 prompt.template=0,1,2 hydra.sweep.dir="$OUT/grice_recovery_5shot" "${common[@]}"
 python -m pragexp.report "$OUT" --scorecard "$OUT/scorecard.md" --plot "$OUT/scorecard.png"

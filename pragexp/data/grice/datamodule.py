@@ -35,6 +35,9 @@ class GriceDataModule(SplitsDataModule):
     no vocabulary is needed for recovery (the options are the round's candidates); QA's options are the
     answer words of every file configured (train, val, test: an LLM has no training vocabulary to be limited
     to, and every gold answer is then an option; the official dev files' questions have 52 distinct answers).
+
+    `max_dialogues` keeps the first N dialogues of each file, in every split (a quick look at an expensive
+    model: each implicature type's file keeps its share); QA's answer options still come from the whole files.
     """
 
     group_names = IMPLICATURE_TYPES
@@ -56,8 +59,12 @@ class GriceDataModule(SplitsDataModule):
         max_length: int = 384,
         tiny_vocab_size: int = 2000,
         prompts: bool = False,
+        max_dialogues: int | None = None,
     ):
         super().__init__(batch_size, eval_batch_size, num_workers)
+        if max_dialogues is not None and int(max_dialogues) < 1:
+            raise ValueError(f"data.max_dialogues={max_dialogues}: a positive number per file, or null")
+        self.max_dialogues = None if max_dialogues is None else int(max_dialogues)
         self.prompts = bool(prompts)
         if self.prompts:
             tokenizer = None  # an LLM reads the dialogue as text
@@ -110,14 +117,14 @@ class GriceDataModule(SplitsDataModule):
                 )
 
     # -- reading ----------------------------------------------------------------------------
-    def _dialogues(self, stage: str):
+    def _dialogues(self, stage: str, limit: bool = True):
         paths = self.paths[stage]
         if not paths:
             raise ValueError(f"no {stage} data: set data.{stage}_path to one or more GRICE json files")
         absent = missing(paths)
         if absent:
             raise FileNotFoundError(f"GRICE {stage} file(s) not found: {', '.join(map(str, absent))}")
-        return [d for p in paths for d in read_dialogues(p)]
+        return [d for p in paths for d in read_dialogues(p)[: self.max_dialogues if limit else None]]
 
     def _build_vocabularies(self) -> None:
         train = self._dialogues("train")
@@ -160,10 +167,9 @@ class GriceDataModule(SplitsDataModule):
     def _setup_prompts(self, stage: str | None) -> None:
         wanted = {"fit": ("train", "val"), "validate": ("val",), "test": ("test",)}.get(stage, STAGES)
         if self.question == "qa" and self.answers is None:
-            sources = tuple(s for s in STAGES if self.paths[s])
-            words = sorted(
-                {ex.answer_word(q.answer) for s in sources for d in self._read_split(s) for q in d.questions}
-            )
+            # The whole files, also under max_dialogues: a shorter look must not shrink the option set.
+            every = [d for s in STAGES if self.paths[s] for d in self._dialogues(s, limit=False)]
+            words = sorted({ex.answer_word(q.answer) for d in every for q in d.questions})
             self.answers = Vocabulary(words, specials=())
         for split in wanted:
             if split not in self.datasets and self.paths[split]:
