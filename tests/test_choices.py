@@ -15,6 +15,7 @@ from pragexp.generation.choices import (
     OptionScore,
     calibrate,
     normalized,
+    option_logliks,
     rank,
     score_choices,
 )
@@ -65,6 +66,30 @@ def test_scores_equal_a_plain_forward_pass_per_option(tiny):
         for option, score in zip(request.options, scores, strict=True):
             assert isinstance(score.loglik, float) and isinstance(score.tokens, int)
             assert score.loglik == pytest.approx(naive(model, tokenizer, request.context, option), abs=1e-4)
+
+
+@pytest.mark.parametrize("checkpointing", [False, True])
+def test_option_logliks_carry_gradients_and_equal_the_inference_scores(tiny, checkpointing):
+    """Fine-tuning scores options as evaluation does: the KV-cache path, or whole sequences when gradient
+    checkpointing (which keeps no cache) is on."""
+    from pragexp.generation.hf import tiny_causal_lm
+
+    model, tokenizer = tiny_causal_lm()
+    reqs = requests()
+    expected = score_choices(model, tokenizer, reqs, batch_size=3)
+    if checkpointing:
+        model.gradient_checkpointing_enable()
+    model.train()
+    model.config.attention_dropout = 0.0  # the tiny Llama has no dropout to make training differ
+    got = option_logliks(model, tokenizer, reqs, batch_size=3)
+    for (values, counts), want in zip(got, expected, strict=True):
+        assert values.requires_grad and values.shape == (len(want),)
+        assert [c.tokens for c in counts] == [w.tokens for w in want]
+        assert values.detach().tolist() == pytest.approx([w.loglik for w in want], abs=1e-4)
+    loss = -torch.stack([v.log_softmax(0)[0] for v, _ in got]).sum()
+    loss.backward()
+    grads = [p.grad for p in model.parameters() if p.grad is not None]
+    assert grads and any(float(g.abs().sum()) > 0 for g in grads)
 
 
 def test_without_a_shared_prefix_and_with_an_empty_context(tiny):

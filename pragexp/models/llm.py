@@ -19,12 +19,22 @@ chat template when `prompt.chat` and the backend can (`chat_text`), else as plai
 Every model call goes through the response cache (`<cache_dir>/llm/responses.sqlite`): same config, same
 numbers, without re-running the model. What each decision rests on is kept per item (`take_records`: the
 text the model read, each option's continuation, log-likelihood, token and byte counts, the scores and the
-choice) for predictions.jsonl. Nothing here learns (`learns_weights = False`): evaluation needs no
-checkpoint.
+choice) for predictions.jsonl.
+
+Fine-tuning (`llm.finetune=lora|full`, `pragexp.train`, an in-process backend: `llm=hf`): the model becomes
+the submodule `lm`, and training scores the options exactly as evaluation does (`choices.option_logliks`,
+normalised by `prompt.scoring`), so the task's cross-entropy over the option scores trains what evaluation
+ranks; a writer (PragmatiCQA) learns its target text (`target_loss`). Checkpoints hold only what trained (the
+LoRA adapters; every weight for `full`) plus the base model's identity (`llm.base_identity()`: name, revision,
+weights digest), checked when loaded; `save_adapter` writes peft's own folder (`adapter_config.json`,
+`adapter_model.safetensors`). A tuned model's answers are not cached (its weights change). Frozen
+(`llm.finetune=none`, the default) nothing learns: evaluation needs no checkpoint.
 """
 
 from __future__ import annotations
 
+import shutil
+import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -33,7 +43,7 @@ from torch import nn
 
 from pragexp.generation.backend import GenerationParams, LLMBackend, Prompt
 from pragexp.generation.cache import CACHE_FILE, CachedBackend, ResponseCache
-from pragexp.generation.choices import NORMALIZATIONS, ChoiceRequest, calibrate, normalized
+from pragexp.generation.choices import NORMALIZATIONS, ChoiceRequest, calibrate, normalized, option_logliks
 from pragexp.prompting import PromptItem, PromptTemplate, RenderedPrompt, parse_option, pick_demonstrations
 from pragexp.prompting.templates import load_templates
 
@@ -41,8 +51,13 @@ SCORINGS = (*NORMALIZATIONS, "calibrated", "generate")
 
 
 class PromptedLLM(nn.Module):
-    learns_weights = False  # evaluation without a checkpoint (TrainableTask)
     reads_prompts = True  # the data modules give PromptItems (data.prompts)
+
+    @staticmethod
+    def learns_weights(llm=None, **_) -> bool:
+        """Whether this configuration trains (`llm.finetune` lora or full), so that evaluating it needs its
+        checkpoint (TrainableTask reads this before the model is built)."""
+        return getattr(llm, "finetune", "none") != "none"
 
     def __init__(
         self,
@@ -80,10 +95,23 @@ class PromptedLLM(nn.Module):
                     f"the data has {self.num_labels} (data.labels=strict needs the strict prompt group?)"
                 )
         self.backend = llm
+        self.finetune = getattr(llm, "finetune", "none")
+        self.register_buffer("_anchor", torch.zeros(0), persistent=False)  # where Lightning put the module
+        if self.finetune != "none":
+            if not callable(getattr(llm, "trainable_model", None)):
+                raise ValueError(
+                    f"llm.finetune={self.finetune} trains an in-process model: use llm=hf (not {llm.name})"
+                )
+            self.lm = llm.trainable_model()  # registered: Lightning moves, wraps (DDP) and optimises it
+            use_cache = False  # the answers change as the weights do
+            self.register_state_dict_post_hook(_keep_what_trains)
+            self.register_load_state_dict_pre_hook(_remember_prefix)
+            self.register_load_state_dict_post_hook(_frozen_base_is_not_missing)
         self.cache_path = Path(cache_dir) / CACHE_FILE if cache_dir and use_cache else None
         self._cache: ResponseCache | None = None
         self.demonstrations: list[PromptItem] = []
         self._records: dict[int, dict] = {}
+        self._load_prefix = ""
 
     @property
     def generates(self) -> bool:
@@ -126,6 +154,30 @@ class PromptedLLM(nn.Module):
 
     # -- choosing -----------------------------------------------------------------------------------------
     def forward(self, items: Sequence[PromptItem]) -> torch.Tensor:
+        if self.finetune != "none" and torch.is_grad_enabled():
+            return self._trained_scores(items)
+        return self._scores(items).to(self._anchor.device)
+
+    def _trained_scores(self, items: Sequence[PromptItem]) -> torch.Tensor:
+        """(batch, options) option scores with gradients, as `_scores` computes them in evaluation."""
+        if self.scoring not in NORMALIZATIONS:
+            raise ValueError(
+                f"fine-tuning ranks the options by their log-likelihood: prompt.scoring=sum, per_token or "
+                f"per_byte, not {self.scoring}"
+            )
+        _, tokenizer = self.backend.load()
+        rendered = self._rendered(items, generate=False)
+        requests = [ChoiceRequest(self.text(r, self.backend), r.continuations) for r in rendered]
+        rows = []
+        for values, counts in option_logliks(self.lm, tokenizer, requests, self.backend.batch_size):
+            if self.scoring == "per_token":
+                values = values / torch.tensor([c.tokens for c in counts], dtype=values.dtype)
+            elif self.scoring == "per_byte":
+                values = values / torch.tensor([max(c.bytes, 1) for c in counts], dtype=values.dtype)
+            rows.append(values)
+        return torch.stack(rows).to(self._anchor.device)
+
+    def _scores(self, items: Sequence[PromptItem]) -> torch.Tensor:
         llm = self.llm
         rendered = self._rendered(items, generate=False)
         texts = [self.text(r, llm) for r in rendered]
@@ -200,7 +252,85 @@ class PromptedLLM(nn.Module):
             self._records[item.index] = {**self.describe(), "prompt": text, "reply": reply}
         return replies
 
+    def target_loss(self, items: Sequence[PromptItem], targets: Sequence[str]) -> torch.Tensor:
+        """Mean over items of the negative log-likelihood per target token of each item's target text after
+        its generation prompt (a writer's training loss: PragmatiCQA's spans and answer)."""
+        _, tokenizer = self.backend.load()
+        texts = [self.text(r, self.backend) for r in self._rendered(items, generate=True)]
+        requests = [ChoiceRequest(t, (target,)) for t, target in zip(texts, targets, strict=True)]
+        scored = option_logliks(self.lm, tokenizer, requests, self.backend.batch_size)
+        per_token = [-values[0] / counts[0].tokens for values, counts in scored]
+        return torch.stack(per_token).mean().to(self._anchor.device)
+
+    # -- checkpoints ----------------------------------------------------------------------------------------
+    def get_extra_state(self) -> dict:
+        """Saved with the weights: what they were trained on (plain data)."""
+        if self.finetune == "none":
+            return {}
+        return {"finetune": self.finetune, "lora": self.backend.lora, "base": self.backend.base_identity()}
+
+    def set_extra_state(self, state: dict) -> None:
+        if self.finetune == "none" or not state:
+            return
+        saved, here = state.get("base"), self.backend.base_identity()
+        if saved != here:
+            raise ValueError(
+                f"this checkpoint's weights were trained on the base model {saved}, and llm= loads {here}: "
+                "fine-tuned weights only fit the base they were trained on"
+            )
+        if state.get("finetune") != self.finetune:
+            raise ValueError(f"this checkpoint was trained with llm.finetune={state.get('finetune')}")
+
+    def save_adapter(self, folder: str | Path) -> Path | None:
+        """The tuned weights in the format transformers, peft and vLLM load as they are: peft's adapter folder
+        (lora), or a transformers model folder with its tokenizer (full). Written to a temporary folder and
+        renamed. None when nothing was tuned."""
+        if self.finetune == "none":
+            return None
+        folder = Path(folder)
+        folder.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=f".{folder.name}.", dir=folder.parent))
+        try:
+            self.lm.save_pretrained(tmp)
+            if self.finetune == "full":
+                self.backend.load()[1].save_pretrained(tmp)
+            if folder.exists():
+                shutil.rmtree(folder)
+            tmp.rename(folder)
+        finally:
+            if tmp.exists():
+                shutil.rmtree(tmp)
+        return folder
+
     def take_records(self) -> dict[int, dict]:
         """The records of the items seen since the last call, by dataset index."""
         records, self._records = self._records, {}
         return records
+
+
+# -- what a fine-tuned checkpoint holds: the weights that train (LoRA: the adapters), not the frozen base -----
+
+
+def _trained_names(module: PromptedLLM) -> set[str]:
+    return {f"lm.{n}" for n, p in module.lm.named_parameters() if p.requires_grad}
+
+
+def _keep_what_trains(module: PromptedLLM, state_dict: dict, prefix: str, local_metadata) -> None:
+    trained = _trained_names(module)
+    for key in [k for k in state_dict if k.startswith(prefix + "lm.")]:
+        if key[len(prefix) :] not in trained:
+            del state_dict[key]
+
+
+def _remember_prefix(module: PromptedLLM, state_dict, prefix: str, *args) -> None:
+    module._load_prefix = prefix
+
+
+def _frozen_base_is_not_missing(module: PromptedLLM, incompatible) -> None:
+    """The frozen base comes from `llm.model`, not from the checkpoint: its keys are not missing."""
+    prefix, trained = module._load_prefix, _trained_names(module)
+    incompatible.missing_keys[:] = [
+        k
+        for k in incompatible.missing_keys
+        if not (k.startswith(prefix + "lm.") and k[len(prefix) :] not in trained)
+    ]

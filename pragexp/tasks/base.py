@@ -227,8 +227,12 @@ class TrainableTask(PragexpTask):
     def model_learns_weights(self) -> bool:
         """Whether the model is trained by gradients, so evaluating it needs a checkpoint. A model class
         without trainable parameters says `learns_weights = False` (the oracle, lead and majority
-        baselines); the default is True."""
-        return bool(getattr(self.model_class, "learns_weights", True))
+        baselines); one for which it depends on its settings (model=llm: `llm.finetune`) says it with a
+        function of the model's config; the default is True."""
+        declared = getattr(self.model_class, "learns_weights", True)
+        if callable(declared):
+            return bool(declared(**getattr(self.model_factory, "keywords", {})))
+        return bool(declared)
 
     @property
     def model_reads_prompts(self) -> bool:

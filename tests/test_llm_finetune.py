@@ -1,0 +1,112 @@
+"""model=llm trained (llm.finetune=lora|full): the options' scores train as evaluation ranks them, checkpoints
+hold the adapters and the base's identity, and peft loads the adapter folder as it is."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import torch
+
+from pragexp.run import run
+from pragexp.utils import checkpoint
+
+LORA = ["model=llm", "llm.finetune=lora", "optimizer.lr=5e-3", "trainer.max_epochs=2"]
+
+
+def predictions(cfg) -> list[dict]:
+    path = Path(cfg.paths.output_dir) / "predictions.jsonl"
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def best_checkpoint(cfg) -> Path:
+    (path,) = sorted((Path(cfg.paths.output_dir) / "checkpoints").glob("best-*.ckpt"))
+    return path
+
+
+def test_lora_trains_circa_and_eval_of_its_checkpoint_reproduces_the_test_figures(make_config):
+    cfg = make_config(["task=circa", *LORA])
+    trained = run(cfg)
+    assert "test/acc" in trained and trained["test/count"] > 0
+    ckpt = best_checkpoint(cfg)
+    saved = checkpoint.read(ckpt)
+    weights = saved.network_weights()
+    # Only the adapters (and the base's identity) are saved, not the frozen base model.
+    assert weights and all("lora_" in k for k in weights if k != "_extra_state")
+    extra = weights["_extra_state"]
+    assert extra["finetune"] == "lora" and extra["base"]["model"] == "tiny"
+    assert extra["lora"] == {"r": 8, "alpha": 16, "dropout": 0.05, "target_modules": None}
+    assert any(float(v.abs().sum()) > 0 for k, v in weights.items() if "lora_B" in k)  # it learned
+    # Evaluating the checkpoint rebuilds base + adapter and gives the same test figures and choices.
+    again = make_config(["task=circa", "model=llm", f"ckpt_path={ckpt}"], name="eval", out="eval")
+    evaluated = run(again)
+    for key in ("test/acc", "test/macro_f1", "test/count"):
+        assert evaluated[key] == pytest.approx(trained[key])
+    assert [r["choice"] for r in predictions(again)] == [r["choice"] for r in predictions(cfg)]
+
+
+def test_the_adapter_folder_loads_with_peft_and_scores_as_pragexp_does(make_config):
+    from peft import PeftModel
+
+    from pragexp.generation.hf import tiny_causal_lm
+
+    cfg = make_config(["task=circa", *LORA])
+    run(cfg)
+    ckpt = best_checkpoint(cfg)
+    folder = ckpt.with_suffix(".peft")
+    assert (folder / "adapter_config.json").is_file() and (folder / "adapter_model.safetensors").is_file()
+    base, tokenizer = tiny_causal_lm()
+    tuned = PeftModel.from_pretrained(base, folder).eval()
+    weights = checkpoint.read(ckpt).network_weights()
+    lora_a = next(k for k in weights if "lora_A" in k)
+    name = lora_a[len("lm.") :]
+    assert torch.equal(dict(tuned.named_parameters())[name].detach(), weights[lora_a])
+    record = predictions(cfg)[0]
+    context = tokenizer(record["prompt"].rstrip(), add_special_tokens=False)["input_ids"]
+    whole = tokenizer(record["prompt"] + record["continuations"][0], add_special_tokens=False)["input_ids"]
+    with torch.no_grad():
+        logp = torch.log_softmax(tuned(torch.tensor([whole])).logits[0].float(), -1)
+    loglik = sum(float(logp[t - 1, whole[t]]) for t in range(len(context), len(whole)))
+    assert loglik == pytest.approx(record["loglik"][0], abs=1e-4)
+
+
+def test_a_checkpoint_of_another_base_model_is_refused(make_config, tmp_path):
+    cfg = make_config(["task=circa", *LORA, "trainer.max_epochs=1"])
+    run(cfg)
+    ckpt = best_checkpoint(cfg)
+    raw = torch.load(ckpt, weights_only=True)
+    key = next(k for k in raw["state_dict"] if k.endswith("_extra_state"))
+    raw["state_dict"][key]["base"] = {**raw["state_dict"][key]["base"], "weights": "another"}
+    other = tmp_path / "other.ckpt"
+    torch.save(raw, other)
+    again = make_config(["task=circa", "model=llm", f"ckpt_path={other}"], name="eval", out="eval")
+    with pytest.raises(ValueError, match="trained on the base model"):
+        run(again)
+
+
+def test_frozen_llm_learns_nothing_and_full_finetuning_saves_every_weight(make_config):
+    from pragexp.models.llm import PromptedLLM
+
+    assert PromptedLLM.learns_weights() is False
+    cfg = make_config(["task=grice_recovery", "model=llm", "llm.finetune=full", "trainer.max_epochs=1"])
+    metrics = run(cfg)
+    assert "test/r@1" in metrics
+    weights = checkpoint.read(best_checkpoint(cfg)).network_weights()
+    assert any(k.endswith("embed_tokens.weight") for k in weights)  # the whole model
+
+
+def test_training_refuses_scorings_that_do_not_rank_by_likelihood(make_config):
+    cfg = make_config(["task=circa", *LORA, "prompt.scoring=calibrated"])
+    with pytest.raises(ValueError, match="fine-tuning ranks the options"):
+        run(cfg)
+
+
+def test_quantization_without_bitsandbytes_or_a_gpu_is_a_clear_error():
+    from pragexp.generation.hf import HFBackend
+
+    backend = HFBackend(model="tiny", finetune="lora", quantization="4bit")
+    with pytest.raises((ImportError, RuntimeError), match="QLoRA"):
+        backend.trainable_model()
+    with pytest.raises(ValueError, match="llm.finetune=lora"):
+        HFBackend(model="tiny", finetune="full", quantization="4bit")
