@@ -252,15 +252,26 @@ class PromptedLLM(nn.Module):
             self._records[item.index] = {**self.describe(), "prompt": text, "reply": reply}
         return replies
 
-    def target_loss(self, items: Sequence[PromptItem], targets: Sequence[str]) -> torch.Tensor:
-        """Mean over items of the negative log-likelihood per target token of each item's target text after
-        its generation prompt (a writer's training loss: PragmatiCQA's spans and answer)."""
+    @property
+    def learns(self) -> bool:
+        return self.finetune != "none"
+
+    def target_nll(
+        self, items: Sequence[PromptItem], targets: Sequence[str]
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """Per item: the summed negative log-likelihood of its target text after its generation prompt, closed
+        by the end-of-text token (so that a tuned model learns to stop), and the number of target tokens
+        (a writer's training loss and dev perplexity: PragmatiCQA's spans and answer). Tuned models only."""
+        if not self.learns:
+            raise ValueError("target_nll needs the model in process: llm.finetune=lora or full")
         _, tokenizer = self.backend.load()
+        end = tokenizer.eos_token or ""
         texts = [self.text(r, self.backend) for r in self._rendered(items, generate=True)]
-        requests = [ChoiceRequest(t, (target,)) for t, target in zip(texts, targets, strict=True)]
+        requests = [ChoiceRequest(t, (target + end,)) for t, target in zip(texts, targets, strict=True)]
         scored = option_logliks(self.lm, tokenizer, requests, self.backend.batch_size)
-        per_token = [-values[0] / counts[0].tokens for values, counts in scored]
-        return torch.stack(per_token).mean().to(self._anchor.device)
+        nll = torch.stack([-values[0] for values, _ in scored]).to(self._anchor.device)
+        tokens = torch.tensor([counts[0].tokens for _, counts in scored], device=self._anchor.device)
+        return nll, tokens
 
     # -- checkpoints ----------------------------------------------------------------------------------------
     def get_extra_state(self) -> dict:

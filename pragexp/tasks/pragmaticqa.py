@@ -234,12 +234,7 @@ class PragmatiCQATask(TrainableTask):
     def predict(self, batch: dict, inputs: dict | None, ids: np.ndarray) -> list[str]:
         """Each question's output as text in the target's format (literal </lit> ... pragmatic </prag> ... answer)."""
         if hasattr(self.reader, "write"):  # an LLM: question, conversation and passages in a prompt
-            examples, indices = self.data.batch_examples(batch), batch["index"].tolist()
-            passages = [[p for p in row if p is not None] for row in self.passage_texts(ids)]
-            items = [
-                self.data.prompt_item(e, ps, i) for e, ps, i in zip(examples, passages, indices, strict=True)
-            ]
-            return self.reader.write(items)
+            return self.reader.write(self._prompt_items(batch, ids))
         if hasattr(self.reader, "predict"):  # baselines answer in spans; written out as a generator would
             golds = [(e.literal_texts, e.pragmatic_texts, e.answer) for e in self.data.batch_examples(batch)]
             passages = [[p for p in row if p is not None] for row in self.passage_texts(ids)]
@@ -247,13 +242,36 @@ class PragmatiCQATask(TrainableTask):
         generated = self.reader.generate(**inputs, **self.generation)
         return [self.data.reader_text.decode(row.tolist()) for row in generated]
 
+    def _target_nll(
+        self, batch: dict, ids: np.ndarray, inputs: dict | None = None
+    ) -> tuple[torch.Tensor, torch.Tensor] | None:
+        """Per example, the reader's summed NLL of the gold target given the passages `ids` (tokenised as
+        `inputs`, when the caller has them), and its token count; None for a reader that has none (the
+        baselines, a frozen LLM)."""
+        if getattr(self.reader, "learns", False):  # a tuned LLM: the target text after its prompt
+            examples = self.data.batch_examples(batch)
+            targets = [
+                self.data.format_answer(e.literal_texts, e.pragmatic_texts, e.answer) for e in examples
+            ]
+            return self.reader.target_nll(self._prompt_items(batch, ids), targets)
+        if "labels" not in batch:
+            return None
+        return self.target_nll(inputs or self._reader_inputs(batch, ids), batch["labels"])
+
+    def _prompt_items(self, batch: dict, ids: np.ndarray) -> list:
+        """The batch's questions as an LLM reads them, with the retrieved passages (rank order)."""
+        examples, indices = self.data.batch_examples(batch), batch["index"].tolist()
+        passages = [[p for p in row if p is not None] for row in self.passage_texts(ids)]
+        return [self.data.prompt_item(e, ps, i) for e, ps, i in zip(examples, passages, indices, strict=True)]
+
     # -- steps ----------------------------------------------------------------------------------------------
     def forward_batch(self, batch: dict) -> tuple[torch.Tensor, dict]:
         """The training loss: the reader's target NLL per token over the `retriever.train_top_k` passages,
-        plus the weighted retrieval loss when the question encoder is fine-tuned. (Evaluation retrieves
-        deeper and generates: `evaluate_batch`.)"""
+        plus the weighted retrieval loss when the question encoder is fine-tuned. A fine-tuned LLM reader
+        learns the same target text after its prompt (`target_loss`). (Evaluation retrieves deeper and
+        generates: `evaluate_batch`.)"""
         vectors, ids = self.retrieve(batch, self.retriever.train_top_k)
-        nll, tokens = self.target_nll(self._reader_inputs(batch, ids), batch["labels"])
+        nll, tokens = self._target_nll(batch, ids)
         loss = nll.sum() / tokens.sum().clamp(min=1)
         if vectors.requires_grad:  # the question encoder is fine-tuned
             retrieval = self.retrieval_loss(vectors, batch["gold_passages"])
@@ -277,11 +295,11 @@ class PragmatiCQATask(TrainableTask):
                     scores[f"retrieval/{name}@{k}"] = values
                 if k == top_k:
                     scores[f"{name}@{k}"] = values
-        inputs = None
-        if "labels" in batch:
-            inputs = self._reader_inputs(batch, ranked[:, :top_k])
-            with torch.no_grad():
-                scores["nll"], scores["tokens"] = self.target_nll(inputs, batch["labels"])
+        inputs = self._reader_inputs(batch, ranked[:, :top_k]) if "labels" in batch else None
+        with torch.no_grad():
+            target = self._target_nll(batch, ranked[:, :top_k], inputs)
+        if target is not None:
+            scores["nll"], scores["tokens"] = target
         if self._generating():
             outputs = self.predict(batch, inputs, ranked[:, :top_k])
             scores.update(self.generation_scores(self.data.batch_examples(batch), outputs))
