@@ -2,6 +2,7 @@
 Every test here is marked `gpu` and skipped, with the reason, where torch sees no CUDA device (conftest)."""
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -76,3 +77,38 @@ def test_two_gpu_nccl_ddp_counts_every_test_example_once(tmp_path):
     assert done.returncode == 0, done.stderr[-3000:]
     expected = sum(len(d["dialog"]) for d in json.loads(GRICE_FIXTURE.read_text())["data"]["dialogs"])
     assert json.loads((run_dir / "metrics.json").read_text())["test/count"] == expected
+
+
+def test_lora_trains_an_llm_in_bf16_on_the_gpu(make_config):
+    """model=llm llm.finetune=lora in bf16 mixed precision on one GPU: the adapters learn and the checkpoint
+    stays plain data; evaluation of the checkpoint gives the same figures."""
+    if not torch.cuda.is_bf16_supported():
+        pytest.skip("this GPU has no bf16")
+    from pragexp.utils import checkpoint
+
+    cfg = make_config(
+        [
+            "task=circa",
+            "model=llm",
+            "llm.finetune=lora",
+            "optimizer.lr=5e-3",
+            "trainer.accelerator=gpu",
+            "trainer.precision=bf16-mixed",
+        ]
+    )
+    trained = run(cfg)
+    ckpt = next(Path(cfg.paths.output_dir).glob("checkpoints/best-*.ckpt"))
+    weights = checkpoint.read(ckpt).network_weights()
+    assert any("lora_B" in k and float(v.abs().sum()) > 0 for k, v in weights.items())
+    again = make_config(
+        [
+            "task=circa",
+            "model=llm",
+            f"ckpt_path={ckpt}",
+            "trainer.accelerator=gpu",
+            "trainer.precision=bf16-mixed",
+        ],
+        name="eval",
+        out="eval",
+    )
+    assert run(again)["test/acc"] == pytest.approx(trained["test/acc"])
