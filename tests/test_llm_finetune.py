@@ -132,3 +132,15 @@ def test_lora_reader_learns_pragmaticqas_target_text(make_config):
     assert {"test/f1_lit", "test/well_formed", "val/ppl", "test/ppl"} <= set(metrics)
     assert 1.0 < metrics["val/ppl"] < float("inf")
     assert best_checkpoint(cfg).with_suffix(".peft").is_dir()
+
+
+def test_lora_training_resumes_from_its_last_checkpoint(make_config):
+    first = make_config(["task=circa", *LORA, "trainer.max_epochs=1"])
+    run(first)
+    last = Path(first.paths.output_dir) / "checkpoints" / "last.ckpt"
+    assert last.is_file() and last.with_suffix(".peft").is_dir()
+    resumed = make_config(["task=circa", *LORA, "trainer.max_epochs=2", f"ckpt_path={last}"], out="resumed")
+    metrics = run(resumed)
+    assert "test/acc" in metrics
+    state = torch.load(Path(resumed.paths.output_dir) / "checkpoints" / "last.ckpt", weights_only=True)
+    assert state["epoch"] == 1 and state["optimizer_states"]  # the second epoch ran on from the first
