@@ -36,7 +36,7 @@ def test_lora_trains_circa_and_eval_of_its_checkpoint_reproduces_the_test_figure
     assert weights and all("lora_" in k for k in weights if k != "_extra_state")
     extra = weights["_extra_state"]
     assert extra["finetune"] == "lora" and extra["base"]["model"] == "tiny"
-    assert extra["lora"] == {"r": 8, "alpha": 16, "dropout": 0.05, "target_modules": None}
+    assert extra["lora"] == {"r": 8, "alpha": 16, "dropout": 0.05, "target_modules": None, "seed": 0}
     assert any(float(v.abs().sum()) > 0 for k, v in weights.items() if "lora_B" in k)  # it learned
     # Evaluating the checkpoint rebuilds base + adapter and gives the same test figures and choices.
     again = make_config(["task=circa", "model=llm", f"ckpt_path={ckpt}"], name="eval", out="eval")
@@ -144,3 +144,17 @@ def test_lora_training_resumes_from_its_last_checkpoint(make_config):
     assert "test/acc" in metrics
     state = torch.load(Path(resumed.paths.output_dir) / "checkpoints" / "last.ckpt", weights_only=True)
     assert state["epoch"] == 1 and state["optimizer_states"]  # the second epoch ran on from the first
+
+
+def test_adapters_start_from_their_own_seed_whatever_ran_before():
+    from pragexp.generation.hf import HFBackend
+
+    def adapters(draws: int):
+        torch.rand(draws)  # other code using the global generator first
+        model = HFBackend(model="tiny", device="cpu", finetune="lora").trainable_model()
+        return {n: p.detach().clone() for n, p in model.named_parameters() if p.requires_grad}
+
+    first, second = adapters(1), adapters(1000)
+    assert first.keys() == second.keys() and all(torch.equal(first[k], second[k]) for k in first)
+    other = HFBackend(model="tiny", device="cpu", finetune="lora", lora={"seed": 1}).trainable_model()
+    assert any(not torch.equal(p, first[n]) for n, p in other.named_parameters() if n in first)

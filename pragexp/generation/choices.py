@@ -156,21 +156,26 @@ def option_logliks(
     if checkpointing is None:
         checkpointing = getattr(model, "is_gradient_checkpointing", False)
     whole = bool(checkpointing) and model.training
-    encoded, results = _score(model, tokenizer, requests, batch_size, on_call, whole_sequences=whole)
+    encoded, results = _score(
+        model, tokenizer, requests, batch_size, on_call, whole_sequences=whole, on_device=True
+    )
     out = []
     for key, conts, texts in encoded:
         values = torch.stack([results[(key, cont)] for cont in conts])
         counts = [
-            OptionScore(float(v), len(cont), len(text.encode("utf-8")))
-            for v, cont, text in zip(values.detach(), conts, texts, strict=True)
+            OptionScore(v, len(cont), len(text.encode("utf-8")))
+            for v, cont, text in zip(values.detach().cpu().tolist(), conts, texts, strict=True)
         ]
         out.append((values, counts))
     return out
 
 
-def _score(model, tokenizer, requests, batch_size, on_call, whole_sequences: bool = False):
+def _score(
+    model, tokenizer, requests, batch_size, on_call, whole_sequences: bool = False, on_device: bool = False
+):
     """(encoded requests, {(context ids, continuation ids): log-likelihood tensor}) for `score_choices` and
-    `option_logliks`; the ambient autograd mode decides whether the tensors carry gradients."""
+    `option_logliks`; the ambient autograd mode decides whether the tensors carry gradients; they stay on the
+    model's device with `on_device` (training), else come to the CPU."""
     if not requests:
         return [], {}
     device = model.device
@@ -179,13 +184,23 @@ def _score(model, tokenizer, requests, batch_size, on_call, whole_sequences: boo
     def encode(text: str) -> list[int]:
         return tokenizer(text, add_special_tokens=False)["input_ids"]
 
-    def forward(ids, mask, positions, layers):
+    keeps = _keeps_logits(model)
+
+    def forward(ids, mask, positions, layers, keep=None):
+        """Log-probabilities (at the positions `keep` only, when given and the model can: the output layer
+        over the whole vocabulary is the costliest part of a short continuation's pass) and the KV cache."""
+        extra = (
+            {"logits_to_keep": keep.to(device) if torch.is_tensor(keep) else keep}
+            if keeps and keep is not None
+            else {}
+        )
         out = model(
             input_ids=ids.to(device),
             attention_mask=mask.to(device),
             position_ids=positions.to(device),
             past_key_values=_cache(layers, model.config) if layers else None,
             use_cache=not whole_sequences,
+            **extra,
         )
         if on_call:
             on_call()
@@ -203,7 +218,7 @@ def _score(model, tokenizer, requests, batch_size, on_call, whole_sequences: boo
             options.setdefault(tuple(cont), None)
         encoded.append((key, [tuple(c) for c in conts], texts))
     if whole_sequences:
-        return encoded, _score_whole(forward, contexts, batch_size, pad_id)
+        return encoded, _score_whole(forward, contexts, batch_size, pad_id, on_device)
 
     # 1. The prefix every context shares, once.
     keys = sorted(contexts, key=lambda k: (-len(k), k))  # longest first; independent of request order
@@ -211,7 +226,7 @@ def _score(model, tokenizer, requests, batch_size, on_call, whole_sequences: boo
     prefix: list[tuple[torch.Tensor, torch.Tensor]] = []
     if shared:
         ids = torch.tensor([keys[0][:shared]], dtype=torch.long)
-        _, prefix = forward(ids, torch.ones_like(ids), torch.arange(shared).unsqueeze(0), None)
+        _, prefix = forward(ids, torch.ones_like(ids), torch.arange(shared).unsqueeze(0), None, keep=1)
 
     results: dict[tuple[tuple[int, ...], tuple[int, ...]], torch.Tensor] = {}
     for start in range(0, len(keys), batch_size):
@@ -222,8 +237,11 @@ def _score(model, tokenizer, requests, batch_size, on_call, whole_sequences: boo
         mask = torch.cat([torch.ones(len(batch), shared, dtype=torch.long), own_mask], dim=1)
         positions = shared + torch.arange(own.shape[1]).expand(len(batch), -1)
         expanded = [(k.expand(len(batch), -1, -1, -1), v.expand(len(batch), -1, -1, -1)) for k, v in prefix]
-        logp, item_cache = forward(own, mask, positions, expanded)
-        last = logp[torch.arange(len(batch)), lengths - 1]  # predicts each option's first token
+        # Each item's last position predicts its options' first token: only those positions' logits are needed.
+        ends = torch.unique(lengths - 1)
+        logp, item_cache = forward(own, mask, positions, expanded, keep=ends if keeps else None)
+        column = torch.searchsorted(ends, lengths - 1) if keeps else lengths - 1
+        last = logp[torch.arange(len(batch)), column.to(logp.device)]
 
         # 3. Every option of every item of the batch, on its item's cache (rows repeated per option), at most
         # `batch_size * OPTION_ROWS` rows at once (GRICE QA has 52 options: the repeated caches add up).
@@ -235,8 +253,7 @@ def _score(model, tokenizer, requests, batch_size, on_call, whole_sequences: boo
             firsts = last[
                 item_of_row.to(last.device), torch.tensor([c[0] for _, c in rows], device=last.device)
             ]
-            firsts = firsts.cpu()
-            rest = torch.zeros(len(rows))
+            rest = torch.zeros(len(rows), device=firsts.device)
             if any(len(cont) > 1 for _, cont in rows):
                 layers = [(k[item_of_row.to(k.device)], v[item_of_row.to(v.device)]) for k, v in item_cache]
                 inputs, in_mask = _pad([list(cont[:-1]) or [pad_id] for _, cont in rows], pad_id)
@@ -246,22 +263,32 @@ def _score(model, tokenizer, requests, batch_size, on_call, whole_sequences: boo
                 positions = (shared + lengths[item_of_row]).unsqueeze(1) + torch.arange(inputs.shape[1])
                 logp_opt, _ = forward(inputs, full_mask, positions, layers)
                 rest = _picked_sum(logp_opt, [list(cont[1:]) for _, cont in rows], pad_id)
+            values = firsts + rest
+            values = values if on_device else values.cpu()  # scoring: one copy per chunk, not per option
             for r, (i, cont) in enumerate(rows):
-                results[(batch[i], cont)] = firsts[r] + rest[r]
+                results[(batch[i], cont)] = values[r]
     return encoded, results
 
 
+def _keeps_logits(model) -> bool:
+    """Whether the model's forward takes `logits_to_keep` (transformers >= 4.50 causal LMs)."""
+    import inspect
+
+    base = model.get_base_model() if callable(getattr(model, "get_base_model", None)) else model
+    return "logits_to_keep" in inspect.signature(base.forward).parameters
+
+
 def _picked_sum(logp: torch.Tensor, targets: list[list[int]], pad_id: int) -> torch.Tensor:
-    """Per row: the sum of log p(target token) over the row's targets (rows right-padded), on the CPU."""
+    """Per row: the sum of log p(target token) over the row's targets (rows right-padded)."""
     ids, mask = _pad([t or [pad_id] for t in targets], pad_id)
     for r, t in enumerate(targets):
         mask[r, len(t) :] = 0
     width = ids.shape[1]
-    picked = logp[:, :width].gather(2, ids.to(logp.device).unsqueeze(2)).squeeze(2).cpu()
-    return (picked * mask).sum(1)
+    picked = logp[:, :width].gather(2, ids.to(logp.device).unsqueeze(2)).squeeze(2)
+    return (picked * mask.to(picked.device)).sum(1)
 
 
-def _score_whole(forward, contexts, batch_size: int, pad_id: int) -> dict:
+def _score_whole(forward, contexts, batch_size: int, pad_id: int, on_device: bool) -> dict:
     """Every (context, option) as one whole sequence, `batch_size` sequences per forward pass."""
     pairs = sorted((key, cont) for key, conts in contexts.items() for cont in conts)
     results = {}
@@ -275,6 +302,7 @@ def _score_whole(forward, contexts, batch_size: int, pad_id: int) -> dict:
         padded = torch.nn.functional.pad(logp, (0, 0, 0, width))  # room to slice past a short row's end
         rows = torch.stack([padded[r, s : s + width] for r, s in enumerate(starts)])
         sums = _picked_sum(rows, [list(cont) for _, cont in chunk], pad_id)
+        sums = sums if on_device else sums.cpu()
         for r, pair in enumerate(chunk):
             results[pair] = sums[r]
     return results

@@ -15,10 +15,11 @@ from __future__ import annotations
 import importlib.util
 from collections.abc import Mapping
 
+import torch
 from torch import nn
 
 FINETUNES = ("none", "lora", "full")
-LORA_DEFAULTS = {"r": 8, "alpha": 16, "dropout": 0.05, "target_modules": None}
+LORA_DEFAULTS = {"r": 8, "alpha": 16, "dropout": 0.05, "target_modules": None, "seed": 0}
 QUANTIZATIONS = (None, "4bit")
 
 
@@ -41,8 +42,6 @@ def quantization_config(quantization: str | None):
     """transformers' BitsAndBytesConfig for QLoRA, or None; a clear error where it cannot run."""
     if not quantization:
         return None
-    import torch
-
     if importlib.util.find_spec("bitsandbytes") is None:
         raise ImportError("llm.quantization=4bit (QLoRA) needs bitsandbytes: pip install bitsandbytes")
     if not torch.cuda.is_available():
@@ -73,6 +72,7 @@ def lora_settings(lora: Mapping | None) -> dict:
         "alpha": int(settings["alpha"]),
         "dropout": float(settings["dropout"]),
         "target_modules": [str(t) for t in targets] if targets else None,
+        "seed": int(settings["seed"]),
     }
 
 
@@ -107,4 +107,8 @@ def make_trainable(
         bias="none",
         task_type="CAUSAL_LM",
     )
-    return get_peft_model(model, config)
+    # The adapters' random start from their own seed: the same whatever ran before (`llm.lora.seed`).
+    devices = [torch.cuda.current_device()] if torch.cuda.is_available() else []
+    with torch.random.fork_rng(devices=devices):
+        torch.manual_seed(s["seed"])
+        return get_peft_model(model, config)
