@@ -158,3 +158,33 @@ def test_adapters_start_from_their_own_seed_whatever_ran_before():
     assert first.keys() == second.keys() and all(torch.equal(first[k], second[k]) for k in first)
     other = HFBackend(model="tiny", device="cpu", finetune="lora", lora={"seed": 1}).trainable_model()
     assert any(not torch.equal(p, first[n]) for n, p in other.named_parameters() if n in first)
+
+
+@pytest.mark.slow
+def test_lora_trains_with_ddp_over_two_processes(tmp_path):
+    """trainer=ddp (gloo on the CPU): both ranks train the same adapters and every test example counts once."""
+    from conftest import TINY_DATA, run_module
+
+    run_dir = tmp_path / "ddp"
+    proc = run_module(
+        "pragexp.train",
+        [
+            "task=circa",
+            *LORA,
+            "llm=tiny",
+            "trainer=ddp",
+            "trainer.devices=2",
+            "trainer.accelerator=cpu",
+            "logger=none",
+            "callbacks.progress_bar=null",
+            *TINY_DATA["circa"],
+            f"hydra.run.dir={run_dir}",
+        ],
+        tmp_path,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    metrics = json.loads((run_dir / "metrics.json").read_text())
+    (best,) = (run_dir / "checkpoints").glob("best-*.ckpt")
+    weights = checkpoint.read(best).network_weights()
+    assert any("lora_B" in k and float(v.abs().sum()) > 0 for k, v in weights.items())
+    assert metrics["test/count"] > 0 and best.with_suffix(".peft").is_dir()
