@@ -184,7 +184,7 @@ def test_strict_labels_need_six_verbalisations(make_config):
     }
 
 
-def test_grice_max_dialogues_keeps_each_files_first_dialogues_and_the_whole_qa_option_set():
+def test_grice_max_dialogues_keeps_each_evaluation_files_first_dialogues_and_the_whole_qa_option_set():
     from pragexp.data.grice.datamodule import GriceDataModule
     from pragexp.data.grice.io import read_dialogues
 
@@ -201,5 +201,8 @@ def test_grice_max_dialogues_keeps_each_files_first_dialogues_and_the_whole_qa_o
     recovery = GriceDataModule(test_path=files, prompts=True, max_dialogues=1)
     recovery.setup("test")
     assert len(recovery.prompt_items("test")) == 2 * len(dialogues[0].rounds)
+    demonstrations = GriceDataModule(train_path=files, test_path=files, prompts=True, max_dialogues=1)
+    demonstrations.setup("fit")
+    assert len(demonstrations.prompt_items("train")) == 2 * sum(len(d.rounds) for d in dialogues)  # whole
     with pytest.raises(ValueError, match="max_dialogues=0"):
         GriceDataModule(test_path=files, max_dialogues=0)

@@ -36,8 +36,9 @@ class GriceDataModule(SplitsDataModule):
     answer words of every file configured (train, val, test: an LLM has no training vocabulary to be limited
     to, and every gold answer is then an option; the official dev files' questions have 52 distinct answers).
 
-    `max_dialogues` keeps the first N dialogues of each file, in every split (a quick look at an expensive
-    model: each implicature type's file keeps its share); QA's answer options still come from the whole files.
+    `max_dialogues` keeps the first N dialogues of each evaluation file (val, test: a quick look at an
+    expensive model, each implicature type's file keeping its share); training files are read whole (their
+    size is chosen when they are generated), and QA's answer options still come from the whole files.
     """
 
     group_names = IMPLICATURE_TYPES
@@ -124,7 +125,8 @@ class GriceDataModule(SplitsDataModule):
         absent = missing(paths)
         if absent:
             raise FileNotFoundError(f"GRICE {stage} file(s) not found: {', '.join(map(str, absent))}")
-        return [d for p in paths for d in read_dialogues(p)[: self.max_dialogues if limit else None]]
+        keep = self.max_dialogues if limit and stage != "train" else None
+        return [d for p in paths for d in read_dialogues(p)[:keep]]
 
     def _build_vocabularies(self) -> None:
         train = self._dialogues("train")
