@@ -5,7 +5,7 @@
 set -euo pipefail
 S=${1:-../shared/samples}
 OUT=${2:-outputs/llm}
-export OMP_NUM_THREADS=${OMP_NUM_THREADS:-1} HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 WANDB_MODE=offline
+export OMP_NUM_THREADS=${OMP_NUM_THREADS:-2} HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 WANDB_MODE=offline
 GRICE="[$(ls "$S"/grice/official_dev/*.json | paste -sd, -)]"
 common=(logger=csv print_config=false)
 
@@ -29,4 +29,10 @@ python -m pragexp.eval task=pragmaticqa model=llm retriever=minilm metrics.q_sco
 python -m pragexp.data.grice --split train --dialogs 200 --seed 0 --out "$OUT/grice_generated_train.json" --quiet
 python -m pragexp.eval -m task=grice_recovery model=llm "${GR[@]}" data.train_path="$OUT/grice_generated_train.json" \
     prompt.shots=5 prompt.template=0,1,2 hydra.sweep.dir="$OUT/grice_recovery_5shot" "${common[@]}"
+# Intention resolution (the 45 dev items): generative (temperatures 0.3 and 0.5, MiniLM embedding judge) and
+# multiple choice, as experiments/intentions/run_dev.sh runs them (its replies come from the response cache)
+python -m pragexp.eval task=llm_response_eval judge=embedding data.path="$S/intentions/dev.csv" \
+    hydra.run.dir="$OUT/intentions_generative" "${common[@]}"
+python -m pragexp.eval task=llm_intent_mc data.path="$S/intentions/dev.csv" hydra.run.dir="$OUT/intentions_mc" \
+    "${common[@]}"
 python -m pragexp.report "$OUT" --scorecard "$OUT/scorecard.md" --plot "$OUT/scorecard.png"
