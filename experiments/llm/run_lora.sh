@@ -17,9 +17,10 @@ python -m pragexp.eval task=circa model=llm data.path="$S/circa/circa-sample.tsv
 
 # PragmatiCQA: train.jsonl carved by topic, spans corpus, MiniLM retriever (frozen here), top 3 passages in
 # training and test; one epoch limited to PQA_STEPS batches of 4 questions (a random subset: the loader
-# shuffles), dev perplexity on PQA_VAL batches of 8, the whole carved test generated; and the lead baseline
+# shuffles), dev perplexity on PQA_VAL batches of 8, the first PQA_TEST_BATCHES x 8 carved test questions
+# generated (as run_offline.sh's frozen row); and the lead baseline on the same questions
 pqa=(data.path="$S/pragmaticqa" data.corpus=spans data.splits=carved retriever=minilm metrics.q_scorer=none
-     retriever.top_k=3)
+     retriever.top_k=3 trainer.limit_test_batches="${PQA_TEST_BATCHES:-20}")
 python -m pragexp.train task=pragmaticqa model=llm llm.finetune=lora optimizer.lr=2e-4 "${pqa[@]}" \
     retriever.finetune=false retriever.train_top_k=3 trainer.max_epochs=1 \
     trainer.limit_train_batches="${PQA_STEPS:-100}" trainer.limit_val_batches="${PQA_VAL:-20}" \

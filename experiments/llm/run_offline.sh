@@ -23,7 +23,8 @@ python -m pragexp.eval -m task=grice_qa model=llm "${GR[@]}" prompt.template=0,1
     hydra.sweep.dir="$OUT/grice_qa" "${common[@]}"
 # PragmatiCQA: train.jsonl carved by topic, the spans corpus, the MiniLM retriever, top 3 passages
 python -m pragexp.eval task=pragmaticqa model=llm retriever=minilm metrics.q_scorer=none data.path="$S/pragmaticqa" \
-    data.corpus=spans data.splits=carved retriever.top_k=3 validate=false hydra.run.dir="$OUT/pragmaticqa" "${common[@]}"
+    data.corpus=spans data.splits=carved retriever.top_k=3 validate=false \
+    trainer.limit_test_batches="${PQA_TEST_BATCHES:-20}" hydra.run.dir="$OUT/pragmaticqa" "${common[@]}"
 # GRICE recovery 5-shot: the official dev files have no training split, so the demonstrations come from generated
 # training dialogues (the options of recovery are each round's own candidates: nothing else changes)
 python -m pragexp.data.grice --split train --dialogs 200 --seed 0 --out "$OUT/grice_generated_train.json" --quiet
