@@ -34,10 +34,11 @@ Rows, in this order:
   and are left out.
 Command-line settings: those of the model (`optimizer.lr=0.1`, `llm.dtype=float16`) follow its name in
 brackets and make another row. Those of the task's side (`data.*`, `retriever*`, `judge*`, `prompt*`,
-`metrics.*`) only some tasks take, so they do not part a row (an LLM keeps one row across tasks): where a
+`metrics.*`, and `trainer.limit_test_batches`: which test examples) only some tasks take, so they do not part a row (an LLM keeps one row across tasks): where a
 cell's runs share one set, it is noted under the table; where a column's runs differ in them, those
 without any stay in the row and each other set gets a row named with it (`smollm2 0-shot (judge=gpt4)`,
-`smollm2 0-shot (prompt.cot=5)`). Settings that say where the data is (`data.path`), which column a run
+`smollm2 0-shot (prompt.cot=5)`). Settings that say where the data is (`data.path`), whether dev was scored
+too (`validate`), which column a run
 belongs to (`data.labels`, `data.setting`), what a cell averages over (seed, fold, `prompt.template`), how
 an LLM is batched or placed (`llm.batch_size`, `llm.device`), or how a job runs (`print_config`, those W&B
 run names leave out) are left out.
@@ -76,11 +77,13 @@ NOT_A_SETTING = (
     "llm.batch_size",
     "llm.device",
     "model_label",
+    "validate",  # whether dev was scored too: the test figures are the same
 )
 DATA_LOCATION = re.compile(r"data\.(\w+_)?(path|dir)$")  # data.path, data.sources_path: where, not what
 # The task's side of a run (its data, retriever, judge, prompt, scorers): settings that only some tasks
 # take, so they qualify a cell, not the model's row.
 TASK_SETTINGS = ("data", "retriever", "judge", "prompt", "metrics")
+TASK_SETTING_KEYS = ("trainer.limit_test_batches",)  # which test examples were scored
 
 
 @dataclass(frozen=True)
@@ -168,7 +171,8 @@ def split_settings(run: Run) -> tuple[tuple[str, ...], tuple[str, ...]]:
         key = setting.split("=", 1)[0]
         if key in NOT_A_SETTING or DATA_LOCATION.match(key) or setting.startswith(NOT_IN_RUN_NAME):
             continue
-        (task if key.split(".", 1)[0] in TASK_SETTINGS else model).append(setting)
+        task_side = key.split(".", 1)[0] in TASK_SETTINGS or key in TASK_SETTING_KEYS
+        (task if task_side else model).append(setting)
     return tuple(model), tuple(task)
 
 
