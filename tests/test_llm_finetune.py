@@ -188,3 +188,15 @@ def test_lora_trains_with_ddp_over_two_processes(tmp_path):
     weights = checkpoint.read(best).network_weights()
     assert any("lora_B" in k and float(v.abs().sum()) > 0 for k, v in weights.items())
     assert metrics["test/count"] > 0 and best.with_suffix(".peft").is_dir()
+
+
+@pytest.mark.parametrize("scoring", ["per_token", "per_byte"])
+def test_normalised_scorings_train_as_they_rank(make_config, scoring):
+    cfg = make_config(["task=circa", *LORA, "trainer.max_epochs=1", f"prompt.scoring={scoring}"])
+    metrics = run(cfg)
+    assert metrics["test/count"] > 0
+    record = predictions(cfg)[0]
+    denominators = record["tokens"] if scoring == "per_token" else record["bytes"]
+    assert record["scores"] == pytest.approx(
+        [ll / d for ll, d in zip(record["loglik"], denominators)], abs=1e-5
+    )

@@ -17,13 +17,24 @@ python -m pragexp.eval task=circa model=llm data.path="$S/circa/circa-sample.tsv
 
 # PragmatiCQA: train.jsonl carved by topic, spans corpus, MiniLM retriever (frozen here), top 3 passages in
 # training and test; one epoch limited to PQA_STEPS batches of 4 questions (a random subset: the loader
-# shuffles), dev perplexity on PQA_VAL batches of 8, the first PQA_TEST_BATCHES x 8 carved test questions
-# generated (as run_offline.sh's frozen row); and the lead baseline on the same questions
+# shuffles; ~45 s a step on 2 CPU cores), dev perplexity (and, after training, generation) on PQA_VAL batches
+# of 8, the first PQA_TEST_BATCHES x 8 carved test questions generated (the first of run_offline.sh's frozen
+# row's 160); and the lead baseline on the same questions
 pqa=(data.path="$S/pragmaticqa" data.corpus=spans data.splits=carved retriever=minilm metrics.q_scorer=none
-     retriever.top_k=3 trainer.limit_test_batches="${PQA_TEST_BATCHES:-20}")
-python -m pragexp.train task=pragmaticqa model=llm llm.finetune=lora optimizer.lr=2e-4 "${pqa[@]}" \
+     retriever.top_k=3 trainer.limit_test_batches="${PQA_TEST_BATCHES:-10}")
+python -m pragexp.train task=pragmaticqa model=llm llm.finetune=lora optimizer.lr=5e-4 "${pqa[@]}" \
     retriever.finetune=false retriever.train_top_k=3 trainer.max_epochs=1 \
-    trainer.limit_train_batches="${PQA_STEPS:-100}" trainer.limit_val_batches="${PQA_VAL:-20}" \
+    trainer.limit_train_batches="${PQA_STEPS:-30}" trainer.limit_val_batches="${PQA_VAL:-3}" \
     hydra.run.dir="$OUT/pragmaticqa" "${common[@]}"
 python -m pragexp.eval task=pragmaticqa model=lead "${pqa[@]}" validate=false hydra.run.dir="$OUT/pragmaticqa_lead" \
     "${common[@]}"
+
+# GRICE recovery: trained on generated dialogues only (100 train dialogues of 10 rounds, 4 dev), scored on the
+# official dev excerpt's first 20 dialogues per type (the zero-shot rows' questions), template 0 (letters),
+# one epoch of batch 8; two threads (GRICE tasks default to one)
+GRICE="[$(ls "$S"/grice/official_dev/*.json | paste -sd, -)]"
+python -m pragexp.data.grice --split train --dialogs 100 --seed 0 --out "$OUT/grice_train.json" --quiet
+python -m pragexp.data.grice --split dev --dialogs 4 --seed 1 --out "$OUT/grice_dev.json" --quiet
+python -m pragexp.train task=grice_recovery model=llm llm.finetune=lora optimizer.lr=2e-4 threads=2 \
+    data=grice_official data.train_path="$OUT/grice_train.json" data.val_path="$OUT/grice_dev.json" \
+    data.path="$GRICE" data.max_dialogues=20 trainer.max_epochs=1 hydra.run.dir="$OUT/grice_recovery" "${common[@]}"

@@ -24,7 +24,7 @@ choice) for predictions.jsonl.
 Fine-tuning (`llm.finetune=lora|full`, `pragexp.train`, an in-process backend: `llm=hf`): the model becomes
 the submodule `lm`, and training scores the options exactly as evaluation does (`choices.option_logliks`,
 normalised by `prompt.scoring`), so the task's cross-entropy over the option scores trains what evaluation
-ranks; a writer (PragmatiCQA) learns its target text (`target_loss`). Checkpoints hold only what trained (the
+ranks; a writer (PragmatiCQA) learns its target text (`target_nll`). Checkpoints hold only what trained (the
 LoRA adapters; every weight for `full`) plus the base model's identity (`llm.base_identity()`: name, revision,
 weights digest), checked when loaded; `save_adapter` writes peft's own folder (`adapter_config.json`,
 `adapter_model.safetensors`). A tuned model's answers are not cached (its weights change). Frozen
@@ -114,6 +114,11 @@ class PromptedLLM(nn.Module):
         self._load_prefix = ""
 
     @property
+    def learns(self) -> bool:
+        """Whether the LLM's weights train here (`llm.finetune` lora or full)."""
+        return self.finetune != "none"
+
+    @property
     def generates(self) -> bool:
         return self.scoring == "generate"
 
@@ -154,7 +159,7 @@ class PromptedLLM(nn.Module):
 
     # -- choosing -----------------------------------------------------------------------------------------
     def forward(self, items: Sequence[PromptItem]) -> torch.Tensor:
-        if self.finetune != "none" and torch.is_grad_enabled():
+        if self.learns and torch.is_grad_enabled():
             return self._trained_scores(items)
         return self._scores(items).to(self._anchor.device)
 
@@ -171,9 +176,9 @@ class PromptedLLM(nn.Module):
         rows = []
         for values, counts in option_logliks(self.lm, tokenizer, requests, self.backend.batch_size):
             if self.scoring == "per_token":
-                values = values / torch.tensor([c.tokens for c in counts], dtype=values.dtype)
+                values = values / values.new_tensor([c.tokens for c in counts])
             elif self.scoring == "per_byte":
-                values = values / torch.tensor([max(c.bytes, 1) for c in counts], dtype=values.dtype)
+                values = values / values.new_tensor([max(c.bytes, 1) for c in counts])
             rows.append(values)
         return torch.stack(rows).to(self._anchor.device)
 
@@ -251,10 +256,6 @@ class PromptedLLM(nn.Module):
         for item, text, reply in zip(items, texts, replies, strict=True):
             self._records[item.index] = {**self.describe(), "prompt": text, "reply": reply}
         return replies
-
-    @property
-    def learns(self) -> bool:
-        return self.finetune != "none"
 
     def target_nll(
         self, items: Sequence[PromptItem], targets: Sequence[str]
