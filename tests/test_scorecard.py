@@ -308,3 +308,31 @@ def test_a_limited_test_set_qualifies_the_cell_and_validate_names_nothing(tmp_pa
     table = parse(text)
     assert table["smollm2 0-shot"]["Intentions MC acc"] == "0.900"  # one row for the LLM
     assert "trainer.limit_test_batches=20" in text.split("Task settings", 1)[1] and "validate" not in text
+
+
+def test_a_fine_tuned_llm_is_one_row_across_tasks_with_its_schedules_noted(tmp_path):
+    tuned = {**SMOLLM2, "finetune": "lora"}
+    llm_run(tmp_path, "zero", "grice_recovery", {"test/r@1": 0.27}, template=0)
+    llm_run(
+        tmp_path,
+        "lora_grice",
+        "grice_recovery",
+        {"test/r@1": 0.6},
+        config={"llm": tuned},
+        extra=("llm.finetune=lora", "optimizer.lr=2e-4", "trainer.max_epochs=1"),
+    )
+    llm_run(
+        tmp_path,
+        "lora_mc",
+        "llm_intent_mc",
+        {"test/acc": 0.7},
+        config={"llm": tuned},
+        extra=("llm.finetune=lora", "optimizer.lr=5e-4"),
+    )
+    text = scorecard.markdown(scorecard.build(find_runs([tmp_path])))
+    table = parse(text)
+    assert table["smollm2 0-shot"]["GRICE recovery R@1"] == "0.270"
+    assert table["smollm2 lora"]["GRICE recovery R@1"] == "0.600"
+    assert table["smollm2 lora"]["Intentions MC acc"] == "0.700"
+    notes = text.split("Task settings", 1)[1]
+    assert "optimizer.lr=2e-4, trainer.max_epochs=1" in notes and "optimizer.lr=5e-4" in notes

@@ -29,7 +29,9 @@ Rows, in this order:
   other than the model (.hydra/config.yaml keeps `${model_name}` unresolved), else by its experiment
   (`circa/bert_yn` -> `bert_yn`; `grice/table5_memnn` -> `memnn`), else by its model.
 - LLMs (`model=llm`, and the intention tasks, whose model is `llm=`): `<llm.model> <k>-shot`, k being
-  `prompt.shots` (0 when the config has none: the intention prompts carry no demonstrations). The reference
+  `prompt.shots` (0 when the config has none: the intention prompts carry no demonstrations); fine-tuned
+  (`llm.finetune=lora|full`): `<llm.model> lora`, one row across tasks, each task's training schedule
+  (`optimizer.*`, `trainer.*`, ...) noted under the table like a task setting. The reference
   backends (no `llm.model`: they reply with the dataset's own text) are the judges' sanity check, not a model,
   and are left out.
 Command-line settings: those of the model (`optimizer.lr=0.1`, `llm.dtype=float16`) follow its name in
@@ -84,6 +86,7 @@ DATA_LOCATION = re.compile(r"data\.(\w+_)?(path|dir)$")  # data.path, data.sourc
 # take, so they qualify a cell, not the model's row.
 TASK_SETTINGS = ("data", "retriever", "judge", "prompt", "metrics")
 TASK_SETTING_KEYS = ("trainer.limit_test_batches",)  # which test examples were scored
+TUNING_SETTINGS = ("optimizer", "scheduler", "trainer", "threads")  # a fine-tuned LLM's per-task schedule
 
 
 @dataclass(frozen=True)
@@ -172,12 +175,22 @@ def split_settings(run: Run) -> tuple[tuple[str, ...], tuple[str, ...]]:
         if key in NOT_A_SETTING or DATA_LOCATION.match(key) or setting.startswith(NOT_IN_RUN_NAME):
             continue
         task_side = key.split(".", 1)[0] in TASK_SETTINGS or key in TASK_SETTING_KEYS
+        if _tuned(run):  # one fine-tuned LLM across tasks: each task's training schedule qualifies its cell
+            if key == "llm.finetune":
+                continue
+            task_side = task_side or key.split(".", 1)[0] in TUNING_SETTINGS
         (task if task_side else model).append(setting)
     return tuple(model), tuple(task)
 
 
 def _is_llm(run: Run) -> bool:
     return run.model == "llm" or run.task in LLM_TASKS
+
+
+def _tuned(run: Run) -> str | None:
+    """`lora` or `full` for a fine-tuned LLM's run (`llm.finetune`), else None."""
+    finetune = _literal(config_value(run.config, "llm.finetune")) if _is_llm(run) else None
+    return finetune if finetune in ("lora", "full") else None
 
 
 def _literal(value) -> str | None:
@@ -196,6 +209,9 @@ def model_name(run: Run) -> tuple[str, str] | None:
         llm = _literal(config_value(run.config, "llm.model"))
         if llm is None:
             return None
+        tuned = _tuned(run)
+        if tuned:
+            return "llm", f"{llm} {tuned}"
         return "llm", f"{llm} {config_value(run.config, 'prompt.shots') or 0}-shot"
     if run.model == "majority":
         return "majority", "majority"
