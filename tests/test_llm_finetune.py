@@ -198,5 +198,5 @@ def test_normalised_scorings_train_as_they_rank(make_config, scoring):
     record = predictions(cfg)[0]
     denominators = record["tokens"] if scoring == "per_token" else record["bytes"]
     assert record["scores"] == pytest.approx(
-        [ll / d for ll, d in zip(record["loglik"], denominators)], abs=1e-5
+        [ll / d for ll, d in zip(record["loglik"], denominators, strict=True)], abs=1e-5
     )
