@@ -9,11 +9,14 @@ export OMP_NUM_THREADS=${OMP_NUM_THREADS:-2} HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLI
 GRICE="[$(ls "$S"/grice/official_dev/*.json | paste -sd, -)]"
 common=(logger=csv print_config=false)
 
-# Circa (the 80-row sample: matched split, test = 16 rows), three templates x 0 and 5 shots, and the majority row
+# Circa (the 80-row sample: matched split, test = 14 rows), three templates x 0 and 5 shots, the majority row,
+# and the three templates zero-shot with contextual calibration
 python -m pragexp.eval -m task=circa model=llm data.path="$S/circa/circa-sample.tsv" prompt.template=0,1,2 \
     prompt.shots=0,5 hydra.sweep.dir="$OUT/circa" "${common[@]}"
 python -m pragexp.eval task=circa model=majority data.path="$S/circa/circa-sample.tsv" \
     hydra.run.dir="$OUT/circa_majority" "${common[@]}"
+python -m pragexp.eval -m task=circa model=llm data.path="$S/circa/circa-sample.tsv" prompt.template=0,1,2 \
+    prompt.scoring=calibrated hydra.sweep.dir="$OUT/circa_calibrated" "${common[@]}"
 # GRICE official dev (5 files, 200 dialogues each): the first GRICE_DIALOGUES dialogues of each file (all 200 take
 # ~40 min per template on 2 cores), three templates, zero-shot
 GR=(data=grice_official data.path="$GRICE" data.max_dialogues="${GRICE_DIALOGUES:-20}")
@@ -21,10 +24,12 @@ python -m pragexp.eval -m task=grice_recovery model=llm "${GR[@]}" prompt.templa
     hydra.sweep.dir="$OUT/grice_recovery" "${common[@]}"
 python -m pragexp.eval -m task=grice_qa model=llm "${GR[@]}" prompt.template=0,1,2 \
     hydra.sweep.dir="$OUT/grice_qa" "${common[@]}"
-# PragmatiCQA: train.jsonl carved by topic, the spans corpus, the MiniLM retriever, top 3 passages
-python -m pragexp.eval task=pragmaticqa model=llm retriever=minilm metrics.q_scorer=none data.path="$S/pragmaticqa" \
+# PragmatiCQA: train.jsonl carved by topic, the spans corpus, the MiniLM retriever, top 3 passages, three
+# templates; the first PQA_TEST_BATCHES batches of 8 test questions (all 568 take ~45 min per template here)
+python -m pragexp.eval -m task=pragmaticqa model=llm retriever=minilm metrics.q_scorer=none data.path="$S/pragmaticqa" \
     data.corpus=spans data.splits=carved retriever.top_k=3 validate=false \
-    trainer.limit_test_batches="${PQA_TEST_BATCHES:-20}" hydra.run.dir="$OUT/pragmaticqa" "${common[@]}"
+    trainer.limit_test_batches="${PQA_TEST_BATCHES:-20}" prompt.template=0,1,2 hydra.sweep.dir="$OUT/pragmaticqa" \
+    "${common[@]}"
 # GRICE recovery 5-shot: the official dev files have no training split, so the demonstrations come from generated
 # training dialogues (the options of recovery are each round's own candidates: nothing else changes)
 python -m pragexp.data.grice --split train --dialogs 200 --seed 0 --out "$OUT/grice_generated_train.json" --quiet
