@@ -336,3 +336,29 @@ def test_a_fine_tuned_llm_is_one_row_across_tasks_with_its_schedules_noted(tmp_p
     assert table["smollm2 lora"]["Intentions MC acc"] == "0.700"
     notes = text.split("Task settings", 1)[1]
     assert "optimizer.lr=2e-4, trainer.max_epochs=1" in notes and "optimizer.lr=5e-4" in notes
+
+
+def test_an_evaluation_of_a_tuned_checkpoint_is_the_tuned_llms_row(tmp_path):
+    import torch
+
+    ckpt = tmp_path / "best.ckpt"
+    extras = {
+        "format": 2,
+        "task": "ClassificationTask",
+        "task_name": "circa",
+        "model": {"llm": {"finetune": "lora"}},
+    }
+    torch.save({"state_dict": {}, "pragexp": extras}, ckpt)
+    llm_run(tmp_path, "zero", "grice_recovery", {"test/r@1": 0.27}, template=0)
+    llm_run(tmp_path, "eval", "grice_recovery", {"test/r@1": 0.61}, config={"ckpt_path": str(ckpt)})
+    llm_run(
+        tmp_path,
+        "moved",
+        "llm_intent_mc",
+        {"test/acc": 0.7},
+        config={"ckpt_path": str(tmp_path / "gone.ckpt")},
+    )
+    table = parse(scorecard.markdown(scorecard.build(find_runs([tmp_path]))))
+    assert table["smollm2 0-shot"]["GRICE recovery R@1"] == "0.270"
+    assert table["smollm2 lora"]["GRICE recovery R@1"] == "0.610"
+    assert table["smollm2 tuned"]["Intentions MC acc"] == "0.700"  # a checkpoint that cannot be read

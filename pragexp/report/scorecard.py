@@ -188,9 +188,27 @@ def _is_llm(run: Run) -> bool:
 
 
 def _tuned(run: Run) -> str | None:
-    """`lora` or `full` for a fine-tuned LLM's run (`llm.finetune`), else None."""
-    finetune = _literal(config_value(run.config, "llm.finetune")) if _is_llm(run) else None
-    return finetune if finetune in ("lora", "full") else None
+    """`lora` or `full` for a fine-tuned LLM's run (`llm.finetune`, or for an evaluation of a checkpoint
+    (`ckpt_path`), the checkpoint's setting), else None."""
+    if not _is_llm(run):
+        return None
+    finetune = _literal(config_value(run.config, "llm.finetune"))
+    ckpt = _literal(run.config.get("ckpt_path"))
+    if finetune not in ("lora", "full") and ckpt:
+        finetune = _checkpoint_finetune(ckpt)
+    return finetune if finetune in ("lora", "full", "tuned") else None
+
+
+def _checkpoint_finetune(path: str) -> str:
+    """The `llm.finetune` a checkpoint was trained with; `tuned` when the file cannot be read (moved)."""
+    from pragexp.utils import checkpoint
+
+    try:
+        model = checkpoint.read(path).model_config or {}
+    except (OSError, ValueError):
+        return "tuned"
+    llm = model.get("llm") if isinstance(model.get("llm"), dict) else {}
+    return str(llm.get("finetune") or "tuned")
 
 
 def _literal(value) -> str | None:
@@ -212,7 +230,7 @@ def model_name(run: Run) -> tuple[str, str] | None:
         tuned = _tuned(run)
         if tuned:
             return "llm", f"{llm} {tuned}"
-        return "llm", f"{llm} {config_value(run.config, 'prompt.shots') or 0}-shot"
+        return "llm", f"{llm} {config_value(run.config, 'prompt.shots') or 0}-shot"  # prompted, frozen
     if run.model == "majority":
         return "majority", "majority"
     label = _literal(run.config.get("model_label"))
