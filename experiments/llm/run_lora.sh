@@ -8,12 +8,13 @@ OUT=${2:-outputs/llm_lora}
 export OMP_NUM_THREADS=${OMP_NUM_THREADS:-2} HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 WANDB_MODE=offline
 common=(logger=csv print_config=false)
 
-# Circa RELAXED matched, the 80-row sample (train 42, dev 14, test 14): template 0, 10 epochs of batch 8,
-# best dev accuracy kept; then pragexp.eval on that checkpoint (the same test figures)
+# Circa RELAXED matched, the 80-row sample (train 42, dev 14, test 14): template 0, up to 10 epochs of batch 32,
+# best dev accuracy kept; then pragexp.eval on that checkpoint (the same test figures; in OUT_checks, so that
+# the scorecard over OUT counts the run once)
 python -m pragexp.train task=circa model=llm llm.finetune=lora optimizer.lr=5e-4 trainer.max_epochs=10 \
     data.path="$S/circa/circa-sample.tsv" hydra.run.dir="$OUT/circa" "${common[@]}"
 python -m pragexp.eval task=circa model=llm data.path="$S/circa/circa-sample.tsv" \
-    ckpt_path="$(ls "$OUT"/circa/checkpoints/best-*.ckpt)" hydra.run.dir="$OUT/circa_eval" "${common[@]}"
+    ckpt_path="$(ls "$OUT"/circa/checkpoints/best-*.ckpt)" hydra.run.dir="${OUT}_checks/circa_eval" "${common[@]}"
 
 # PragmatiCQA: train.jsonl carved by topic, spans corpus, MiniLM retriever (frozen here), top 3 passages in
 # training and test; one epoch limited to PQA_STEPS batches of 4 questions (a random subset: the loader
