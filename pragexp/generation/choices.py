@@ -131,13 +131,9 @@ def score_choices(
     """[[OptionScore per option] per request] for a transformers causal LM with a DynamicCache (Llama,
     Mistral, Qwen, SmolLM, GPT-2 ...). `batch_size` is the number of distinct contexts per batch (their
     options run together); `on_call` is called once per model forward (the backend's call counter)."""
-    encoded, results = _score(model, tokenizer, requests, batch_size, on_call)
     return [
-        [
-            OptionScore(float(results[(key, cont)]), len(cont), len(text.encode("utf-8")))
-            for cont, text in zip(conts, texts, strict=True)
-        ]
-        for key, conts, texts in encoded
+        scores
+        for _, scores in option_logliks(model, tokenizer, requests, batch_size, on_call, on_device=False)
     ]
 
 
@@ -147,17 +143,19 @@ def option_logliks(
     requests: Sequence[ChoiceRequest],
     batch_size: int = 16,
     on_call: Callable[[], None] | None = None,
+    on_device: bool = True,
 ) -> list[tuple[torch.Tensor, list[OptionScore]]]:
     """Per request: its options' log-likelihoods as one tensor (n,), differentiable when autograd is on
     (fine-tuning: `score_choices`'s numbers, with gradients), and their `OptionScore`s (token and byte
-    counts for normalisation). A model in training mode with gradient checkpointing keeps no KV cache
+    counts for normalisation). The tensors stay on the model's device (`on_device`, training) or come to the
+    CPU a chunk at a time (scoring). A model in training mode with gradient checkpointing keeps no KV cache
     (transformers turns it off), so each (context, option) then runs as one whole sequence."""
     checkpointing = getattr(model, "is_activation_checkpointing", None)  # transformers >= 5 names it so
     if checkpointing is None:
         checkpointing = getattr(model, "is_gradient_checkpointing", False)
     whole = bool(checkpointing) and model.training
     encoded, results = _score(
-        model, tokenizer, requests, batch_size, on_call, whole_sequences=whole, on_device=True
+        model, tokenizer, requests, batch_size, on_call, whole_sequences=whole, on_device=on_device
     )
     out = []
     for key, conts, texts in encoded:
