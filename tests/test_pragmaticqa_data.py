@@ -8,7 +8,7 @@ import pytest
 from conftest import PRAGMATICQA_FIXTURE, SAMPLES, needs_samples
 
 from pragexp.data.common.splits import carve_groups
-from pragexp.data.pragmaticqa.answer_format import TAGS, format_answer, parse_answer
+from pragexp.data.pragmaticqa.answer_format import TAGS, format_answer, parse_answer, well_formed
 from pragexp.data.pragmaticqa.examples import qa_examples, question_type
 from pragexp.data.pragmaticqa.io import read_conversations
 from pragexp.models.fid_text import ReaderText
@@ -121,6 +121,25 @@ def test_answer_format_round_trips_and_tolerates_missing_tags():
     untagged = parse_answer("just an answer")
     assert untagged.literal == untagged.pragmatic == () and untagged.answer == "just an answer"
     assert parse_answer(format_answer(["a </lit> b"], [], "c")).literal == ("a b",)  # a tag inside a span
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("Age 46 </lit> born 1971 </prag> in Long Beach </prag> He is 46.", True),
+        ("Age 46 </lit> He is 46.", True),  # no pragmatic span, as some gold targets
+        ("Age 46 </lit> 1971 </lit> He is 46.", True),
+        ("He is 46.", False),  # no tag
+        ("born 1971 </prag> He is 46.", False),  # no literal span
+        ("Age 46 </lit>", False),  # no answer
+        ("Age 46 </lit> </prag> He is 46.", False),  # an empty span
+        # a reader looping to the token limit: read by parse_answer, but a literal span after a pragmatic one
+        ("Enzo Ferrari </lit> 1929 </prag> 240 </lit> 1929 </prag> 240 </", False),
+    ],
+)
+def test_well_formed_is_the_target_order(text, expected):
+    assert well_formed(text) is expected
+    assert well_formed(format_answer(["a"], ["b"], "c"))
 
 
 def test_data_module_splits_corpus_and_report(make_config, tmp_path):

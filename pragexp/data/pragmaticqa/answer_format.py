@@ -47,7 +47,13 @@ def parse_answer(text: str) -> ParsedAnswer:
 
 
 def well_formed(text: str) -> bool:
-    """Whether an output follows the target's format: at least one literal span closed by `</lit>`, and a
-    final answer after the last tag (pragmatic spans may be absent, as in some gold targets)."""
-    parsed = parse_answer(text)
-    return bool(parsed.literal) and bool(parsed.answer) and text.rstrip().endswith(parsed.answer)
+    """Whether an output follows the target's format, in the target's order: one or more literal spans each closed
+    by `</lit>`, then any pragmatic spans each closed by `</prag>` (some gold targets have none), then a non-empty
+    final answer. An output that closes a literal span after a pragmatic one, or has an empty span or no
+    answer, is not (a reader looping "x </lit> y </prag> x </lit> ..." to the token limit is read, but is not
+    in the format). `parse_answer` still reads every output, well-formed or not."""
+    pieces = _SPLIT.split(text)
+    tags, segments = pieces[1::2], pieces[0::2]
+    if not tags or tags[0] != LIT or any(a == PRAG and b == LIT for a, b in zip(tags, tags[1:])):
+        return False
+    return all(segment.strip() for segment in segments)
