@@ -18,14 +18,14 @@ python -m pragexp.eval task=circa model=llm data.path="$S/circa/circa-sample.tsv
 
 # PragmatiCQA: train.jsonl carved by topic, spans corpus, MiniLM retriever (frozen here), top 3 passages in
 # training and test; one epoch limited to PQA_STEPS batches of 4 questions (a random subset: the loader
-# shuffles; ~45 s a step on 2 CPU cores), dev perplexity (and, after training, generation) on PQA_VAL batches
+# shuffles; ~12 s a step on 2 CPU cores), Adam at PQA_LR, constant (the task's), dev perplexity (and, after training, generation) on PQA_VAL batches
 # of 8, the first PQA_TEST_BATCHES x 8 carved test questions generated (the first of run_offline.sh's frozen
 # row's 160); and the lead baseline on the same questions
 pqa=(data.path="$S/pragmaticqa" data.corpus=spans data.splits=carved retriever=minilm metrics.q_scorer=none
      retriever.top_k=3 trainer.limit_test_batches="${PQA_TEST_BATCHES:-10}")
-python -m pragexp.train task=pragmaticqa model=llm llm.finetune=lora optimizer.lr=5e-4 "${pqa[@]}" \
+python -m pragexp.train task=pragmaticqa model=llm llm.finetune=lora optimizer.lr="${PQA_LR:-1e-3}" "${pqa[@]}" \
     retriever.finetune=false retriever.train_top_k=3 trainer.max_epochs=1 \
-    trainer.limit_train_batches="${PQA_STEPS:-30}" trainer.limit_val_batches="${PQA_VAL:-3}" \
+    trainer.limit_train_batches="${PQA_STEPS:-150}" trainer.limit_val_batches="${PQA_VAL:-3}" \
     hydra.run.dir="$OUT/pragmaticqa" "${common[@]}"
 python -m pragexp.eval task=pragmaticqa model=lead "${pqa[@]}" validate=false hydra.run.dir="$OUT/pragmaticqa_lead" \
     "${common[@]}"
