@@ -206,3 +206,23 @@ def test_grice_max_dialogues_keeps_each_evaluation_files_first_dialogues_and_the
     assert len(demonstrations.prompt_items("train")) == 2 * sum(len(d.rounds) for d in dialogues)  # whole
     with pytest.raises(ValueError, match="max_dialogues=0"):
         GriceDataModule(test_path=files, max_dialogues=0)
+
+
+def test_grice_qa_options_are_the_evaluation_files_words_whatever_the_training_file(tmp_path):
+    """0- and k-shot rank the same options: a training file (demonstrations) does not add its answer words."""
+    import json
+
+    from pragexp.data.grice.datamodule import GriceDataModule
+
+    fixture = Path(__file__).parent / "fixtures" / "grice" / "impl_dial_sample.json"
+    raw = json.loads(fixture.read_text())
+    raw["data"]["dialogs"][0]["question"][0]["answer"] = "zebra"  # an answer word only the training file has
+    train = tmp_path / "train.json"
+    train.write_text(json.dumps(raw))
+    alone = GriceDataModule(question="qa", test_path=[str(fixture)], prompts=True)
+    with_train = GriceDataModule(question="qa", train_path=[str(train)], test_path=[str(fixture)], prompts=True)
+    alone.setup("test"), with_train.setup("fit"), with_train.setup("test")
+    test_options = with_train.prompt_items("test")[0].options
+    assert test_options == alone.prompt_items("test")[0].options and "zebra" not in test_options
+    demonstration = with_train.prompt_items("train")[0]  # ranks its own file's words, gold included
+    assert demonstration.options[demonstration.label] == "zebra"

@@ -33,8 +33,10 @@ class GriceDataModule(SplitsDataModule):
 
     With `prompts` (the model reads prompts: `model=llm`), examples carry `PromptItem`s (`prompt_items`):
     no vocabulary is needed for recovery (the options are the round's candidates); QA's options are the
-    answer words of every file configured (train, val, test: an LLM has no training vocabulary to be limited
-    to, and every gold answer is then an option; the official dev files' questions have 52 distinct answers).
+    answer words of the evaluation files (val and test together, read whole: an LLM has no training
+    vocabulary to be limited to, every gold answer is an option, and the option set does not change with
+    prompt.shots or data.train_path; the official dev files' questions have 52 distinct answers). Training
+    items (demonstrations, LoRA's training loss) rank their own files' answer words.
 
     `max_dialogues` keeps the first N dialogues of each evaluation file (val, test: a quick look at an
     expensive model, each implicature type's file keeping its share); training files are read whole (their
@@ -169,10 +171,7 @@ class GriceDataModule(SplitsDataModule):
     def _setup_prompts(self, stage: str | None) -> None:
         wanted = {"fit": ("train", "val"), "validate": ("val",), "test": ("test",)}.get(stage, STAGES)
         if self.question == "qa" and self.answers is None:
-            # The whole files, also under max_dialogues: a shorter look must not shrink the option set.
-            every = [d for s in STAGES if self.paths[s] for d in self._dialogues(s, limit=False)]
-            words = sorted({ex.answer_word(q.answer) for d in every for q in d.questions})
-            self.answers = Vocabulary(words, specials=())
+            self.answers = self._answer_words(("val", "test"))
         for split in wanted:
             if split not in self.datasets and self.paths[split]:
                 self.datasets[split] = [
@@ -185,6 +184,13 @@ class GriceDataModule(SplitsDataModule):
         if self.question == "recovery":
             return [ex.group_id(r.implicature or d.implicature) for d in dialogues for r in d.rounds]
         return [ex.group_id(q.implicature or d.implicature) for d in dialogues for q in d.questions]
+
+    def _answer_words(self, splits: tuple[str, ...]) -> Vocabulary:
+        """The answer words of the files of `splits` (those configured; all of them when none is), read whole:
+        a shorter look (max_dialogues) must not shrink the option set."""
+        configured = [s for s in splits if self.paths[s]] or [s for s in STAGES if self.paths[s]]
+        every = [d for s in configured for d in self._dialogues(s, limit=False)]
+        return Vocabulary(sorted({ex.answer_word(q.answer) for d in every for q in d.questions}), specials=())
 
     def prompt_items(self, split: str) -> list[PromptItem]:
         """Every example of a split as an LLM reads it: `dialogue` (the rounds before the one asked about, or
@@ -203,11 +209,10 @@ class GriceDataModule(SplitsDataModule):
                     options = tuple(readable(o) for o in r.options)
                     items.append(PromptItem(len(items), fields, options, label=r.answer_index))
             else:
-                words = tuple(readable(w) for w in self.answers.itos)
+                answers = self._answer_words(("train",)) if split == "train" else self.answers
+                words = tuple(readable(w) for w in answers.itos)
                 for q in d.questions:
-                    gold = self.answers.itos.index(
-                        ex.answer_word(q.answer)
-                    )  # every file's answers are options
+                    gold = answers.itos.index(ex.answer_word(q.answer))  # its files' answers are options
                     fields = {"dialogue": "\n".join(turns), "question": _ask(q.question)}
                     items.append(PromptItem(len(items), fields, words, label=gold))
         return items
