@@ -19,8 +19,8 @@ python -m pragexp.eval task=circa model=llm data.path="$S/circa/circa-sample.tsv
 # PragmatiCQA: train.jsonl carved by topic, spans corpus, MiniLM retriever (frozen here), top 3 passages in
 # training and test; one epoch limited to PQA_STEPS batches of 4 questions (a random subset: the loader
 # shuffles; ~12 s a step on 2 CPU cores), Adam at PQA_LR, constant (the task's), dev perplexity (and, after
-# training, generation) on PQA_VAL batches of 8, the first PQA_TEST_BATCHES x 8 carved test questions generated (the first of run_offline.sh's frozen
-# row's 160); and the lead baseline on the same questions
+# training, generation) on PQA_VAL batches of 8, the first PQA_TEST_BATCHES x 8 carved test questions
+# generated (the first of run_offline.sh's frozen row's 160); and the lead baseline on the same questions
 pqa=(data.path="$S/pragmaticqa" data.corpus=spans data.splits=carved retriever=minilm metrics.q_scorer=none
      retriever.top_k=3 trainer.limit_test_batches="${PQA_TEST_BATCHES:-10}")
 python -m pragexp.train task=pragmaticqa model=llm llm.finetune=lora optimizer.lr="${PQA_LR:-1e-3}" "${pqa[@]}" \
