@@ -220,7 +220,9 @@ def test_grice_qa_options_are_the_evaluation_files_words_whatever_the_training_f
     train = tmp_path / "train.json"
     train.write_text(json.dumps(raw))
     alone = GriceDataModule(question="qa", test_path=[str(fixture)], prompts=True)
-    with_train = GriceDataModule(question="qa", train_path=[str(train)], test_path=[str(fixture)], prompts=True)
+    with_train = GriceDataModule(
+        question="qa", train_path=[str(train)], test_path=[str(fixture)], prompts=True
+    )
     alone.setup("test"), with_train.setup("fit"), with_train.setup("test")
     test_options = with_train.prompt_items("test")[0].options
     assert test_options == alone.prompt_items("test")[0].options and "zebra" not in test_options

@@ -54,6 +54,5 @@ def well_formed(text: str) -> bool:
     in the format). `parse_answer` still reads every output, well-formed or not."""
     pieces = _SPLIT.split(text)
     tags, segments = pieces[1::2], pieces[0::2]
-    if not tags or tags[0] != LIT or any(a == PRAG and b == LIT for a, b in zip(tags, tags[1:])):
-        return False
-    return all(segment.strip() for segment in segments)
+    in_order = tags == sorted(tags, key=TAGS.index)  # every </lit> before the first </prag>
+    return bool(tags) and tags[0] == LIT and in_order and all(segment.strip() for segment in segments)
