@@ -53,8 +53,9 @@ python -m pragexp.eval task=llm_intent_mc data.path="$S/intentions/dev.csv" hydr
 python -m pragexp.report "$OUT" --scorecard "$OUT/scorecard.md" --plot "$OUT/scorecard.png"
 # Timing on the full matched test split's size: the released circa-data.tsv is not here, so a stand-in of the
 # sample's rows cycled to its 32,995 RELAXED rows (test 6,599; accuracy meaningless, see circa_full_size.py);
-# no response cache (the stand-in repeats its prompts); then 500 of its records re-scored by a plain loop
-python experiments/llm/circa_full_size.py "$S/circa/circa-sample.tsv" "$OUT/circa-full-size.tsv"
-python -m pragexp.eval task=circa model=llm data.path="$OUT/circa-full-size.tsv" model.use_cache=false \
-    hydra.run.dir="$OUT/circa_full_size" "${common[@]}"
-python experiments/llm/rescore.py "$OUT/circa_full_size/predictions.jsonl" --limit 500
+# no response cache (the stand-in repeats its prompts); then 500 of its records re-scored by a plain loop. Beside
+# OUT, not in it: the scorecard over OUT must not count it
+python experiments/llm/circa_full_size.py "$S/circa/circa-sample.tsv" "${OUT}_timing/circa-full-size.tsv"
+python -m pragexp.eval task=circa model=llm data.path="${OUT}_timing/circa-full-size.tsv" model.use_cache=false \
+    hydra.run.dir="${OUT}_timing/circa_full_size" "${common[@]}"
+python experiments/llm/rescore.py "${OUT}_timing/circa_full_size/predictions.jsonl" --limit 500
