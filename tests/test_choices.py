@@ -128,6 +128,23 @@ def test_results_do_not_depend_on_batch_size_or_order(tiny):
             assert a.loglik == pytest.approx(b.loglik, abs=1e-5)
 
 
+def test_a_small_cache_budget_scores_the_options_a_few_rows_at_a_time_with_the_same_results(
+    tiny, monkeypatch
+):
+    import pragexp.generation.choices as choices
+
+    model, tokenizer = tiny.load()
+    reqs = requests()
+    calls = {"whole": [], "small": []}
+    whole = score_choices(model, tokenizer, reqs, batch_size=8, on_call=lambda: calls["whole"].append(1))
+    monkeypatch.setattr(choices, "OPTION_CACHE_BYTES", 1)  # one option row per forward pass
+    small = score_choices(model, tokenizer, reqs, batch_size=8, on_call=lambda: calls["small"].append(1))
+    assert len(calls["small"]) > len(calls["whole"]) + 10  # the options went in many small passes
+    for a_row, b_row in zip(whole, small, strict=True):
+        for a, b in zip(a_row, b_row, strict=True):
+            assert a.loglik == pytest.approx(b.loglik, abs=1e-5)
+
+
 def test_an_option_that_encodes_to_nothing_is_an_error(tiny):
     model, tokenizer = tiny.load()
     with pytest.raises(ValueError, match="encodes to no token"):

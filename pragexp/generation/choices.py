@@ -44,6 +44,9 @@ SCORING = "lm-eval-pair/v1"  # the convention, in the response cache's key: chan
 NORMALIZATIONS = ("sum", "per_token", "per_byte")
 CONTENT_FREE = ("N/A",)  # Zhao et al. 2021 also use "" and "[MASK]"; any list may be passed
 OPTION_ROWS = 8  # option rows per item of a batch in one forward pass (step 3 of score_choices)
+# ... and at most this many bytes of repeated KV cache in that pass: each option row carries its item's whole
+# cache (a 5-shot GRICE QA prompt of ~2,100 tokens is ~97 MB a row for SmolLM2; 128 rows ran out of 24 GB).
+OPTION_CACHE_BYTES = 1 << 30
 
 
 @dataclass(frozen=True)
@@ -242,9 +245,11 @@ def _score(
         last = logp[torch.arange(len(batch)), column.to(logp.device)]
 
         # 3. Every option of every item of the batch, on its item's cache (rows repeated per option), at most
-        # `batch_size * OPTION_ROWS` rows at once (GRICE QA has 52 options: the repeated caches add up).
+        # `batch_size * OPTION_ROWS` rows and OPTION_CACHE_BYTES of repeated cache at once (GRICE QA has 52
+        # options: the repeated caches add up).
         all_rows = [(i, cont) for i, key in enumerate(batch) for cont in contexts[key]]
-        step = batch_size * OPTION_ROWS
+        row_bytes = sum(t[0].numel() * t.element_size() for layer in item_cache for t in layer)
+        step = max(1, min(batch_size * OPTION_ROWS, OPTION_CACHE_BYTES // max(1, row_bytes)))
         for row_start in range(0, len(all_rows), step):
             rows = all_rows[row_start : row_start + step]
             item_of_row = torch.tensor([i for i, _ in rows])
