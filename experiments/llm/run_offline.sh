@@ -36,7 +36,7 @@ python -m pragexp.data.grice --split train --dialogs 200 --seed 0 --out "$OUT/gr
 python -m pragexp.eval -m task=grice_recovery model=llm "${GR[@]}" data.train_path="$OUT/grice_generated_train.json" \
     prompt.shots=5 prompt.template=0,1,2 hydra.sweep.dir="$OUT/grice_recovery_5shot" "${common[@]}"
 # GRICE QA 5-shot, the same demonstrations' dialogues: QA's options stay the evaluation files' answer words
-python -m pragexp.eval -m task=grice_qa model=llm "${GR[@]}" data.train_path="$OUT/grice_generated_train.json" \
+python -m pragexp.eval -m task=grice_qa model=llm "${GR[@]}" data.train_path="$OUT/grice_generated_train.json" threads=2 \
     prompt.shots=5 prompt.template=0,1,2 hydra.sweep.dir="$OUT/grice_qa_5shot" "${common[@]}"
 # PragmatiCQA 2-shot: two carved training questions with their gold passages and targets open every prompt; the
 # first PQA_FEW_BATCHES batches of 8 test questions (the prompts are about three times as long)
