@@ -36,14 +36,8 @@ python -m pragexp.data.grice --split train --dialogs 200 --seed 0 --out "$OUT/gr
 python -m pragexp.eval -m task=grice_recovery model=llm "${GR[@]}" data.train_path="$OUT/grice_generated_train.json" \
     prompt.shots=5 prompt.template=0,1,2 hydra.sweep.dir="$OUT/grice_recovery_5shot" "${common[@]}"
 # GRICE QA 5-shot, the same demonstrations' dialogues: QA's options stay the evaluation files' answer words
-python -m pragexp.eval -m task=grice_qa model=llm "${GR[@]}" data.train_path="$OUT/grice_generated_train.json" threads=2 \
-    prompt.shots=5 prompt.template=0,1,2 hydra.sweep.dir="$OUT/grice_qa_5shot" "${common[@]}"
-# PragmatiCQA 2-shot: two carved training questions with their gold passages and targets open every prompt; the
-# first PQA_FEW_BATCHES batches of 8 test questions (the prompts are about three times as long)
-python -m pragexp.eval -m task=pragmaticqa model=llm retriever=minilm metrics.q_scorer=none data.path="$S/pragmaticqa" \
-    data.corpus=spans data.splits=carved retriever.top_k=3 validate=false prompt.shots=2 \
-    trainer.limit_test_batches="${PQA_FEW_BATCHES:-10}" prompt.template=0,1,2 \
-    hydra.sweep.dir="$OUT/pragmaticqa_2shot" "${common[@]}"
+python -m pragexp.eval -m task=grice_qa model=llm "${GR[@]}" data.train_path="$OUT/grice_generated_train.json" \
+    threads=2 prompt.shots=5 prompt.template=0,1,2 hydra.sweep.dir="$OUT/grice_qa_5shot" "${common[@]}"
 # Intention resolution (the 45 dev items): generative (temperatures 0.3 and 0.5, MiniLM embedding judge) and
 # multiple choice, as experiments/intentions/run_dev.sh runs them (its replies come from the response cache)
 python -m pragexp.eval task=llm_response_eval judge=embedding data.path="$S/intentions/dev.csv" \
