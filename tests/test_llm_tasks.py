@@ -123,6 +123,24 @@ def test_llm_scores_each_task_and_records_every_decision(task, extra, make_confi
         assert len(set(user_turns)) == 1
 
 
+def test_pragmaticqa_llm_writes_the_target_after_shown_demonstrations(make_config):
+    """PragmatiCQA as retrieval-augmented generation, 1-shot: the same demonstration (a training question with
+    its gold target in the paper's format) opens every prompt, and each reply is read and scored."""
+    cfg = make_config(
+        ["task=pragmaticqa", "model=llm", "prompt.shots=1", "prompt.max_new_tokens=8", "validate=false"],
+        name="eval",
+    )
+    metrics = run(cfg)
+    assert {"test/f1_lit", "test/f1_prag", "test/well_formed", "test/r@5"} <= set(metrics)
+    records = [r for r in predictions(cfg) if r["split"].startswith("test")]
+    assert records and len(records) == int(metrics["test/count"])
+    assert all(r["shots"] == 1 and r["scoring"] == "generate" for r in records)
+    # the demonstration's answer turn: the first assistant turn of every prompt
+    demonstrations = {r["prompt"].split("<|assistant|>")[1].split("<|")[0] for r in records}
+    assert len(demonstrations) == 1 and "</lit>" in demonstrations.pop()
+    assert sum(r["well_formed"] for r in records) == pytest.approx(metrics["test/well_formed"] * len(records))
+
+
 def test_recorded_logliks_rescore_with_a_plain_transformers_loop(make_config):
     cfg = make_config(["task=circa", "model=llm"], name="eval")
     run(cfg)
