@@ -18,7 +18,7 @@ python -m pragexp.eval task=circa model=llm data.path="$S/circa/circa-sample.tsv
 
 # PragmatiCQA: train.jsonl carved by topic, spans corpus, MiniLM retriever (frozen here), top 3 passages in
 # training and test; one epoch limited to PQA_STEPS batches of 4 questions (a random subset: the loader
-# shuffles; ~12 s a step on 2 CPU cores), Adam at PQA_LR, constant (the task's), dev perplexity (and, after
+# shuffles; ~25 s a step on 2 CPU cores), Adam at PQA_LR, constant (the task's), dev perplexity (and, after
 # training, generation) on PQA_VAL batches of 8, the first PQA_TEST_BATCHES x 8 carved test questions
 # generated (the first of run_offline.sh's frozen row's 160); and the lead baseline on the same questions
 pqa=(data.path="$S/pragmaticqa" data.corpus=spans data.splits=carved retriever=minilm metrics.q_scorer=none
@@ -30,15 +30,14 @@ python -m pragexp.train task=pragmaticqa model=llm llm.finetune=lora optimizer.l
 python -m pragexp.eval task=pragmaticqa model=lead "${pqa[@]}" validate=false hydra.run.dir="$OUT/pragmaticqa_lead" \
     "${common[@]}"
 
-# GRICE recovery: trained on generated dialogues only (60 train dialogues of 10 rounds: 600 rounds; 4 dev
+# GRICE recovery: trained on generated dialogues only (40 train dialogues of 10 rounds: 400 rounds; 4 dev
 # dialogues), scored on the official dev excerpt's first 20 dialogues per type (the zero-shot rows' rounds),
-# template 1 (paraphrase: each candidate scored as the continuation of "She means:"; the letter template's
-# loss did not move in 50 steps), one epoch of batch 8 (batch 64, the task's, runs out of 24 GB with a 135M
-# LLM's activations), Adam lr 1e-3 constant (the task's); two threads (GRICE tasks default to one)
+# template 0 (letters), one epoch of batch 8 (batch 64, the task's, runs out of 24 GB with a 135M LLM's
+# activations); two threads (GRICE tasks default to one)
 GRICE="[$(ls "$S"/grice/official_dev/*.json | paste -sd, -)]"
-python -m pragexp.data.grice --split train --dialogs 60 --seed 0 --out "$OUT/grice_train.json" --quiet
+python -m pragexp.data.grice --split train --dialogs 40 --seed 0 --out "$OUT/grice_train.json" --quiet
 python -m pragexp.data.grice --split dev --dialogs 4 --seed 1 --out "$OUT/grice_dev.json" --quiet
-python -m pragexp.train task=grice_recovery model=llm llm.finetune=lora optimizer.lr=1e-3 threads=2 \
-    prompt.template=1 data=grice_official data.train_path="$OUT/grice_train.json" data.val_path="$OUT/grice_dev.json" \
+python -m pragexp.train task=grice_recovery model=llm llm.finetune=lora optimizer.lr=5e-4 threads=2 \
+    data=grice_official data.train_path="$OUT/grice_train.json" data.val_path="$OUT/grice_dev.json" \
     data.path="$GRICE" data.max_dialogues=20 data.batch_size=8 trainer.max_epochs=1 \
     hydra.run.dir="$OUT/grice_recovery" "${common[@]}"
