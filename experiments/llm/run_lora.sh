@@ -30,14 +30,15 @@ python -m pragexp.train task=pragmaticqa model=llm llm.finetune=lora optimizer.l
 python -m pragexp.eval task=pragmaticqa model=lead "${pqa[@]}" validate=false hydra.run.dir="$OUT/pragmaticqa_lead" \
     "${common[@]}"
 
-# GRICE recovery: trained on generated dialogues only (40 train dialogues of 10 rounds: 400 rounds; 4 dev
+# GRICE recovery: trained on generated dialogues only (60 train dialogues of 10 rounds: 600 rounds; 4 dev
 # dialogues), scored on the official dev excerpt's first 20 dialogues per type (the zero-shot rows' rounds),
-# template 0 (letters), one epoch of batch 8 (batch 64, the task's, runs out of 24 GB with a 135M LLM's
-# activations); two threads (GRICE tasks default to one)
+# template 1 (paraphrase: each candidate scored as the continuation of "She means:"; with the letter template
+# the loss did not move in 50 steps), one epoch of batch 8 (batch 64, the task's, runs out of 24 GB with a 135M
+# LLM's activations), Adam lr 1e-3 constant (the task's); two threads (GRICE tasks default to one)
 GRICE="[$(ls "$S"/grice/official_dev/*.json | paste -sd, -)]"
-python -m pragexp.data.grice --split train --dialogs 40 --seed 0 --out "$OUT/grice_train.json" --quiet
+python -m pragexp.data.grice --split train --dialogs 60 --seed 0 --out "$OUT/grice_train.json" --quiet
 python -m pragexp.data.grice --split dev --dialogs 4 --seed 1 --out "$OUT/grice_dev.json" --quiet
-python -m pragexp.train task=grice_recovery model=llm llm.finetune=lora optimizer.lr=5e-4 threads=2 \
-    data=grice_official data.train_path="$OUT/grice_train.json" data.val_path="$OUT/grice_dev.json" \
+python -m pragexp.train task=grice_recovery model=llm llm.finetune=lora optimizer.lr=1e-3 threads=2 \
+    prompt.template=1 data=grice_official data.train_path="$OUT/grice_train.json" data.val_path="$OUT/grice_dev.json" \
     data.path="$GRICE" data.max_dialogues=20 data.batch_size=8 trainer.max_epochs=1 \
     hydra.run.dir="$OUT/grice_recovery" "${common[@]}"
