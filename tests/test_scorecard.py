@@ -295,19 +295,20 @@ def test_the_plot_draws_a_bar_per_value_with_its_std_and_chance_per_column(runs_
     assert lines == pytest.approx([0.25, 0.25, 1 / 6, 0.5])
 
 
-def test_a_limited_test_set_qualifies_the_cell_and_validate_names_nothing(tmp_path):
+def test_a_limited_test_set_qualifies_the_cell_and_validate_and_threads_name_nothing(tmp_path):
     llm_run(
         tmp_path,
         "mc",
         "llm_intent_mc",
         {"test/acc": 0.9},
-        extra=("trainer.limit_test_batches=20", "validate=false"),
+        extra=("trainer.limit_test_batches=20", "validate=false", "threads=2"),
     )
     llm_run(tmp_path, "plain", "llm_response_eval", {"test/acc": 0.5})
     text = scorecard.markdown(scorecard.build(find_runs([tmp_path])))
     table = parse(text)
     assert table["smollm2 0-shot"]["Intentions MC acc"] == "0.900"  # one row for the LLM
     assert "trainer.limit_test_batches=20" in text.split("Task settings", 1)[1] and "validate" not in text
+    assert "threads" not in text
 
 
 def test_a_fine_tuned_llm_is_one_row_across_tasks_with_its_schedules_noted(tmp_path):

@@ -80,13 +80,14 @@ NOT_A_SETTING = (
     "llm.device",
     "model_label",
     "validate",  # whether dev was scored too: the test figures are the same
+    "threads",  # CPU threads: the same figures, sooner
 )
 DATA_LOCATION = re.compile(r"data\.(\w+_)?(path|dir)$")  # data.path, data.sources_path: where, not what
 # The task's side of a run (its data, retriever, judge, prompt, scorers): settings that only some tasks
 # take, so they qualify a cell, not the model's row.
 TASK_SETTINGS = ("data", "retriever", "judge", "prompt", "metrics")
 TASK_SETTING_KEYS = ("trainer.limit_test_batches",)  # which test examples were scored
-TUNING_SETTINGS = ("optimizer", "scheduler", "trainer", "threads")  # a fine-tuned LLM's per-task schedule
+TUNING_SETTINGS = ("optimizer", "scheduler", "trainer")  # a fine-tuned LLM's per-task schedule
 
 
 @dataclass(frozen=True)
