@@ -189,14 +189,16 @@ class GriceDataModule(SplitsDataModule):
         """The answer words of the files of `splits` (those configured; all of them when none is), read whole:
         a shorter look (max_dialogues) must not shrink the option set."""
         configured = [s for s in splits if self.paths[s]] or [s for s in STAGES if self.paths[s]]
-        every = [d for s in configured for d in self._dialogues(s, limit=False)]
-        return Vocabulary(sorted({ex.answer_word(q.answer) for d in every for q in d.questions}), specials=())
+        return _words_of([d for s in configured for d in self._dialogues(s, limit=False)])
 
     def prompt_items(self, split: str) -> list[PromptItem]:
         """Every example of a split as an LLM reads it: `dialogue` (the rounds before the one asked about, or
         all of them for QA, one turn per line), `question`, `answer` (recovery: the round's answer) and the
         options (the candidates; QA: the answer words)."""
         dialogues, items = self._read_split(split), []
+        if self.question == "qa":  # training files are read whole: their own words are their options
+            answers = _words_of(dialogues) if split == "train" else self.answers
+            words = tuple(readable(w) for w in answers.itos)
         for d in dialogues:
             turns = [_turns(r) for r in d.rounds]
             if self.question == "recovery":
@@ -209,8 +211,6 @@ class GriceDataModule(SplitsDataModule):
                     options = tuple(readable(o) for o in r.options)
                     items.append(PromptItem(len(items), fields, options, label=r.answer_index))
             else:
-                answers = self._answer_words(("train",)) if split == "train" else self.answers
-                words = tuple(readable(w) for w in answers.itos)
                 for q in d.questions:
                     gold = answers.itos.index(ex.answer_word(q.answer))  # its files' answers are options
                     fields = {"dialogue": "\n".join(turns), "question": _ask(q.question)}
@@ -309,6 +309,11 @@ class GriceDataModule(SplitsDataModule):
 def _ask(question: str) -> str:
     question = readable(question).strip()
     return question if question.endswith("?") else question + "?"
+
+
+def _words_of(dialogues) -> Vocabulary:
+    """The distinct QA answer words of some dialogues, sorted: an LLM's QA options."""
+    return Vocabulary(sorted({ex.answer_word(q.answer) for d in dialogues for q in d.questions}), specials=())
 
 
 def _turns(r) -> str:
