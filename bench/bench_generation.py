@@ -1,4 +1,4 @@
-"""LLM generation for the intention tasks: batched vs one prompt at a time, and a re-run from the cache.
+"""LLM generation for the intentions' reply task: batched vs one prompt at a time, and a re-run from the cache.
 
     python bench/bench_generation.py [--path dev.csv] [--model smollm2|tiny|<hub name>] [--prompts 16]
                                      [--max-new-tokens 64] [--batch-size 16] [--threads N] [--part all|batch|cache]
@@ -8,7 +8,7 @@
    `batch_size` 16 (left padding, KV cache) and with `batch_size` 1. Both give the same replies (checked);
    every reply gets the whole budget (`ignore_eos`; `--stop-at-eos` lets replies end, and then prompt
    processing dominates); throughput is generated tokens per second of wall time. Target: >= 3x on CPU.
-2. Cache: the whole pipeline of task=llm_response_eval on the items (generation at temperatures 0.3
+2. Cache: the whole pipeline of task=intentions_reply on the items (generation at temperatures 0.3
    and 0.5 and the MiniLM embedding judge), first into an empty response cache, then again with fresh
    backend objects: the second run must make 0 model calls and take <= 5% of the first's wall time
    (the first includes loading the models: a re-run from the cache loads none).
@@ -27,23 +27,35 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 import torch  # noqa: E402
+from omegaconf import OmegaConf  # noqa: E402
 
 from pragexp.data.intentions.io import read_intentions_csv  # noqa: E402
+from pragexp.data.intentions.prompt_items import prompt_item  # noqa: E402
 from pragexp.generation.backend import GenerationParams, Prompt  # noqa: E402
 from pragexp.generation.cache import CachedBackend, ResponseCache  # noqa: E402
 from pragexp.generation.encoder import EncoderBackend  # noqa: E402
 from pragexp.generation.hf import HFBackend  # noqa: E402
-from pragexp.generation.judges import EmbeddingJudge, JudgeRequest  # noqa: E402
-from pragexp.generation.prompts import COT_LEVELS, extract_reply, generation_prompt  # noqa: E402
+from pragexp.generation.intention_judges import EmbeddingJudge, JudgeRequest  # noqa: E402
+from pragexp.prompting import extract_reply, load_templates  # noqa: E402
 
 BATCH_TARGET, CACHE_TARGET = 3.0, 0.05
 FIXTURE = ROOT / "tests" / "fixtures" / "intentions" / "hu_gpt4augmented_turn2_data.csv"
 DEV = ROOT.parent / "shared" / "samples" / "intentions" / "dev.csv"
 
 
+# The reply prompt at every chain-of-thought level (plain first), as task=intentions_reply renders it.
+TEMPLATES = load_templates(
+    OmegaConf.to_container(OmegaConf.load(ROOT / "conf" / "prompt" / "intentions_reply.yaml").templates)
+)
+
+
+def reply_prompt(item, template=TEMPLATES[0]) -> Prompt:
+    """One user turn, which the backend puts in the model's chat template."""
+    return Prompt(template.render(item, generate=True).plain)
+
+
 def bench_prompts(items, n: int) -> list[Prompt]:
-    texts = [generation_prompt(item, cot) for cot in (None, *COT_LEVELS) for item in items]
-    return [Prompt(t) for t in texts[:n]]
+    return [reply_prompt(item, template) for template in TEMPLATES for item in items][:n]
 
 
 def timed_generation(backend: HFBackend, prompts, params) -> tuple[list[str], float, int]:
@@ -56,17 +68,17 @@ def timed_generation(backend: HFBackend, prompts, params) -> tuple[list[str], fl
 
 
 def pipeline(items, model: str, cache_dir: Path, max_new_tokens: int) -> tuple[float, int]:
-    """task=llm_response_eval's calls for `items` (plain prompt, t=0.3 and 0.5, embedding judge)."""
+    """task=intentions_reply's calls for `items` (plain prompt, t=0.3 and 0.5, embedding judge)."""
     start = time.perf_counter()
     cache = ResponseCache(cache_dir / "responses.sqlite")
     llm = CachedBackend(HFBackend(model=model, batch_size=16), cache)
     judge = EmbeddingJudge(CachedBackend(EncoderBackend("minilm"), cache))
-    prompts = [Prompt(generation_prompt(item)) for item in items]
+    prompts = [reply_prompt(item) for item in items]
     requests = []
     for temperature in (0.3, 0.5):
         params = GenerationParams(temperature=temperature, max_new_tokens=max_new_tokens, seed=0)
         for item, draws in zip(items, llm.generate(prompts, params), strict=True):
-            requests.append(JudgeRequest(item, extract_reply(draws[0], item.listener)))
+            requests.append(JudgeRequest(item, extract_reply(draws[0], None, item.fields["listener"])))
     judge(requests)
     cache.close()
     return time.perf_counter() - start, llm.model_calls + judge.backend.model_calls
@@ -87,7 +99,7 @@ def main() -> int:
     args = parser.parse_args()
     if args.threads:
         torch.set_num_threads(args.threads)
-    items, _ = read_intentions_csv(args.path)
+    items = [prompt_item(item, i) for i, item in enumerate(read_intentions_csv(args.path)[0])]
     ok = True
     if args.part in ("all", "batch"):
         ok &= bench_batching(items, args)

@@ -1,35 +1,35 @@
-"""LLM option scoring: pragexp's shared-prefix scorer vs lm-evaluation-harness's HF backend, same requests.
+"""Option scoring on real requests: pragexp's whole command, its scorer alone, and lm-evaluation-harness's
+`HFLM.loglikelihood` on the very requests the command recorded.
 
-    python bench/bench_llm_scoring.py [--items 16] [--shots 0,5] [--model smollm2|tiny] [--path circa.tsv]
-                                      [--batch-size 16] [--threads N]
+    python bench/bench_llm_scoring.py --path circa-data.tsv [--items 256] [--threads 2] [--batch-size 16]
+                                      [--model smollm2|tiny] [--lm-eval-batch-size 16]
 
 Needs lm-evaluation-harness: `pip install 'pragexp[bench]'` (not part of `make install`).
 
-The requests: `--items` Circa items (question-X, answer-Y from the Circa sample, else the test fixture,
-repeated to N), each with the 4 RELAXED label verbalisations as options ("Yes", "No", "Yes, subject to some
-conditions", "In the middle, neither yes nor no"); the prompt is the model's chat template around an
-instruction, `k` labelled demonstrations (the file's first rows, which are not scored) and the item, and the
-assistant turn begins with "Answer:". Each setting (0-shot, 5-shot) runs the same N x 4 (context, option)
-pairs, float32 on the CPU, through
+1. The whole command, from a cold process: `python -m pragexp.eval task=circa model=llm data.path=<path>`
+   (RELAXED, matched, template 0, chat template, 4 options, float32 on the CPU, no response cache), limited to
+   the first `--items` test items (batches of 64); items per second of wall time, start-up and loading
+   included. Its predictions.jsonl records, per item, the text the model read and each option's continuation:
+   those are the recorded requests.
+2. The scorer alone: `HFBackend.loglikelihood_many` on the recorded requests, in this process (after a warm-up
+   on two of them).
+3. lm-evaluation-harness: `lm_eval.models.huggingface.HFLM(pretrained=<the same model object>, tokenizer=<the
+   same tokenizer>, batch_size=<--lm-eval-batch-size>, add_bos_token=False, prefix_token_id=eos)` and
+   `loglikelihood` on the same (context, continuation) pairs (one forward pass per pair).
 
-- pragexp: `HFBackend.loglikelihood_many` (choices.score_choices: shared prefix once, its KV cache reused
-  by every item and option, items batched by length);
-- lm-eval: `lm_eval.models.huggingface.HFLM(pretrained=<the same model object>, tokenizer=<the same
-  tokenizer>, add_bos_token=False, prefix_token_id=eos)` and `loglikelihood` on `Instance`s (one forward
-  pass per (context, option), with its one-token-continuation logits cache on).
-
-The same model object and tokenizer serve both; each is warmed up on two items first. Prints, per setting,
-`pragexp items/s`, `lm-eval items/s`, `ratio` (pragexp / lm-eval) and `max |d loglik|` over every option.
-Targets (issue 17): max |d loglik| <= 1e-4, ratio >= 1.0 at 0-shot and >= 1.5 at 5-shot. The issue's
-setting is `--items 500`; the default is small enough for a few minutes on a 2-core machine.
+Prints items/s for each, the ratios, and max |d loglik| between the recorded, the scorer's and lm-eval's numbers
+(and whether the choices agree), all measured in this one run.
 """
 
 from __future__ import annotations
 
 import argparse
-import csv
+import json
+import math
 import os
+import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -38,116 +38,139 @@ sys.path.insert(0, str(ROOT))
 
 import torch  # noqa: E402
 
-from pragexp.generation.choices import ChoiceRequest  # noqa: E402
 from pragexp.generation.hf import HFBackend  # noqa: E402
+from pragexp.generation.requests import ChoiceRequest  # noqa: E402
 
-SAMPLE = ROOT.parent / "shared" / "samples" / "circa" / "circa-sample.tsv"
+EVAL_BATCH = 64  # items per Lightning batch of the command
 FIXTURE = ROOT / "tests" / "fixtures" / "circa" / "circa-data.tsv"
-LABELS = ("Yes", "No", "Yes, subject to some conditions", "In the middle, neither yes nor no")
-TARGETS = {0: 1.0, 5: 1.5}
-MAX_D = 1e-4
-INSTRUCTION = (
-    "X asks Y a yes/no question and Y answers indirectly. Classify what Y means as one of: "
-    + "; ".join(LABELS)
-    + "."
-)
 
 
-def read_rows(path: Path) -> list[dict]:
-    with open(path, encoding="utf-8", newline="") as f:
-        rows = list(csv.DictReader(f, delimiter="\t", quoting=csv.QUOTE_NONE))
-    return [r for r in rows if (r.get("question-X") or "").strip() and (r.get("answer-Y") or "").strip()]
+def whole_command(args, out: Path) -> float:
+    """Seconds of wall time of `pragexp.eval` from a cold process (its own output is in `out`)."""
+    command = [
+        sys.executable,
+        "-m",
+        "pragexp.eval",
+        "task=circa",
+        "model=llm",
+        f"llm.model={args.model}",
+        "llm.dtype=float32",
+        "llm.device=cpu",
+        f"llm.batch_size={args.batch_size}",
+        f"data.path={args.path}",
+        f"data.eval_batch_size={EVAL_BATCH}",
+        f"trainer.limit_test_batches={math.ceil(args.items / EVAL_BATCH)}",
+        "model.use_cache=false",
+        "logger=csv",
+        "print_config=false",
+        f"hydra.run.dir={out}",
+        *([f"threads={args.threads}"] if args.threads else []),
+    ]
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
+    start = time.perf_counter()
+    done = subprocess.run(command, env=env, capture_output=True, text=True)
+    seconds = time.perf_counter() - start
+    if done.returncode != 0:
+        sys.exit(f"pragexp.eval failed ({done.returncode}):\n{done.stderr[-3000:]}")
+    return seconds
 
 
-def build(backend: HFBackend, rows: list[dict], n: int, shots: int) -> list[ChoiceRequest]:
-    demos = [r for r in rows if r.get("goldstandard2") in LABELS][:shots]
-    pool = [r for r in rows if r not in demos] or rows
-    lines = [INSTRUCTION, ""]
-    for d in demos:
-        lines += [f"X: {d['question-X']}", f"Y: {d['answer-Y']}", f"Answer: {d['goldstandard2']}", ""]
-    head = "\n".join(lines)
-    requests = []
-    for i in range(n):
-        row = pool[i % len(pool)]
-        text = f"{head}X: {row['question-X']}\nY: {row['answer-Y']}\nWhat does Y mean?"
-        requests.append(ChoiceRequest(backend.render(text) + "Answer: ", LABELS))
-    return requests
+def recorded(out: Path, items: int) -> tuple[list[ChoiceRequest], list[list[float]]]:
+    lines = (out / "predictions.jsonl").read_text(encoding="utf-8").splitlines()[:items]
+    records = [json.loads(line) for line in lines]
+    requests = [ChoiceRequest(r["prompt"], tuple(r["continuations"])) for r in records]
+    return requests, [r["loglik"] for r in records]
 
 
-def run_pragexp(backend: HFBackend, requests: list[ChoiceRequest]) -> tuple[float, list[float]]:
+def scorer_alone(backend: HFBackend, requests: list[ChoiceRequest]) -> tuple[float, list[list[float]]]:
+    backend.loglikelihood_many(requests[:2])  # warm-up
     start = time.perf_counter()
     scores = backend.loglikelihood_many(requests)
-    seconds = time.perf_counter() - start
-    return seconds, [s.loglik for row in scores for s in row]
+    return time.perf_counter() - start, [[s.loglik for s in row] for row in scores]
 
 
-def run_lm_eval(lm, requests: list[ChoiceRequest]) -> tuple[float, list[float]]:
+def lm_eval_alone(backend: HFBackend, requests: list[ChoiceRequest], batch_size: int):
     from lm_eval.api.instance import Instance
+    from lm_eval.models.huggingface import HFLM
 
+    model, tokenizer = backend.load()
+    lm = HFLM(
+        pretrained=model,
+        tokenizer=tokenizer,
+        batch_size=batch_size,
+        add_bos_token=False,  # pragexp adds no special token: the chat template writes its own
+        prefix_token_id=tokenizer.eos_token_id,  # an empty context is end-of-text in pragexp
+        max_length=getattr(model.config, "max_position_embeddings", 2048),
+    )
     instances = [
         Instance(request_type="loglikelihood", doc={}, arguments=(r.context, o), idx=j)
-        for i, r in enumerate(requests)
+        for r in requests
         for j, o in enumerate(r.options)
     ]
+    lm.loglikelihood(instances[:8], disable_tqdm=True)  # warm-up
     start = time.perf_counter()
-    out = lm.loglikelihood(instances, disable_tqdm=True)
+    out = iter(ll for ll, _ in lm.loglikelihood(instances, disable_tqdm=True))
     seconds = time.perf_counter() - start
-    return seconds, [float(ll) for ll, _ in out]
+    return seconds, [[float(next(out)) for _ in r.options] for r in requests]
+
+
+def compare(a: list[list[float]], b: list[list[float]]) -> tuple[float, int]:
+    """max |d| over every option, and the number of items whose best option is the same."""
+    d = max(abs(x - y) for ra, rb in zip(a, b, strict=True) for x, y in zip(ra, rb, strict=True))
+
+    def best(row):
+        return max(range(len(row)), key=lambda i: (row[i], -i))
+
+    return d, sum(best(ra) == best(rb) for ra, rb in zip(a, b, strict=True))
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--path", type=Path, default=SAMPLE if SAMPLE.is_file() else FIXTURE)
+    parser.add_argument("--path", type=Path, default=FIXTURE)
     parser.add_argument("--model", default="smollm2")
-    parser.add_argument("--items", type=int, default=16)
-    parser.add_argument("--shots", default="0,5")
-    parser.add_argument("--batch-size", type=int, default=16)
+    parser.add_argument("--items", type=int, default=256)
+    parser.add_argument(
+        "--batch-size", type=int, default=16, help="llm.batch_size: contexts per scoring pass"
+    )
+    parser.add_argument("--lm-eval-batch-size", type=int, default=16)
     parser.add_argument("--threads", type=int, default=None)
     args = parser.parse_args()
     if args.threads:
         torch.set_num_threads(args.threads)
     try:
-        from lm_eval.models.huggingface import HFLM
+        import lm_eval  # noqa: F401
     except ImportError:
         sys.exit("this benchmark needs lm-evaluation-harness: pip install 'pragexp[bench]'")
-
-    backend = HFBackend(model=args.model, device="cpu", dtype="float32", batch_size=args.batch_size)
-    model, tokenizer = backend.load()
-    lm = HFLM(
-        pretrained=model,
-        tokenizer=tokenizer,
-        batch_size=args.batch_size,
-        add_bos_token=False,  # pragexp adds no special token: the chat template writes its own
-        prefix_token_id=tokenizer.eos_token_id,  # an empty context is end-of-text in pragexp
-        max_length=getattr(model.config, "max_position_embeddings", 2048),
-    )
-    rows = read_rows(args.path)
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    with tempfile.TemporaryDirectory() as folder:
+        out = Path(folder) / "run"
+        command_s = whole_command(args, out)
+        requests, logged = recorded(out, args.items)
+    n = len(requests)
+    backend = HFBackend(model=args.model, device="cpu", dtype="float32", batch_size=args.batch_size)
+    scorer_s, ours = scorer_alone(backend, requests)
+    theirs_s, theirs = lm_eval_alone(backend, requests, args.lm_eval_batch_size)
     print(
-        f"{args.items} items x {len(LABELS)} options from {args.path.name} ({len(rows)} rows), model "
-        f"{args.model} float32 cpu, batch {args.batch_size}, {torch.get_num_threads()} threads, "
-        f"load average {load:.2f}"
+        f"{n} Circa items x {len(requests[0].options)} options recorded by pragexp.eval from {args.path.name}; "
+        f"model {args.model} float32 cpu, llm.batch_size {args.batch_size}, {torch.get_num_threads()} threads, "
+        f"load average {load:.2f} at start"
     )
-    failed = []
-    for shots in [int(s) for s in args.shots.split(",")]:
-        requests = build(backend, rows, args.items, shots)
-        warm = build(backend, rows[::-1], 2, shots)
-        run_pragexp(backend, warm), run_lm_eval(lm, warm)
-        ours_s, ours = run_pragexp(backend, requests)
-        theirs_s, theirs = run_lm_eval(lm, requests)
-        d = max(abs(a - b) for a, b in zip(ours, theirs, strict=True))
-        ratio = theirs_s / ours_s
-        tokens = len(tokenizer(requests[0].context, add_special_tokens=False)["input_ids"])
-        target = TARGETS.get(shots, 1.0)
-        print(
-            f"{shots}-shot (prompt ~{tokens} tokens): pragexp items/s {args.items / ours_s:.2f}  "
-            f"lm-eval items/s {args.items / theirs_s:.2f}  ratio {ratio:.2f} (target >= {target})  "
-            f"max |d loglik| {d:.2e} (target <= {MAX_D:.0e})"
-        )
-        if d > MAX_D or ratio < target:
-            failed.append(shots)
-    if failed:
-        sys.exit(f"targets missed at {failed}-shot")
+    print(f"whole command (cold process): {n / command_s:.2f} items/s ({command_s:.1f} s)")
+    print(f"scorer alone (loglikelihood_many): {n / scorer_s:.2f} items/s ({scorer_s:.1f} s)")
+    print(
+        f"lm-eval HFLM.loglikelihood (batch {args.lm_eval_batch_size}): {n / theirs_s:.2f} items/s ({theirs_s:.1f} s)"
+    )
+    print(
+        f"ratios: whole command / scorer {scorer_s / command_s:.2f}, scorer / lm-eval {theirs_s / scorer_s:.2f}, "
+        f"whole command / lm-eval {theirs_s / command_s:.2f}"
+    )
+    for name, (a, b) in {
+        "recorded vs scorer": (logged, ours),
+        "scorer vs lm-eval": (ours, theirs),
+        "recorded vs lm-eval": (logged, theirs),
+    }.items():
+        d, agree = compare(a, b)
+        print(f"{name}: max |d loglik| {d:.2e}, choices agree {agree}/{n}")
 
 
 if __name__ == "__main__":

@@ -109,17 +109,17 @@ def plain_scores(model, tokenizer, texts, continuations):
     """(batch, options) summed continuation log-likelihoods: one right-padded forward over every pair."""
     import torch
 
-    from pragexp.generation.choices import ChoiceRequest, encode_request
+    from pragexp.generation.requests import ChoiceRequest, encode_request
 
     def encode(text: str) -> list[int]:
         return tokenizer(text, add_special_tokens=False)["input_ids"]
 
     sequences, starts = [], []
     for text, conts in zip(texts, continuations, strict=True):
-        ctx, options, _ = encode_request(encode, tokenizer.eos_token_id, ChoiceRequest(text, conts))
-        for option in options:
-            sequences.append(ctx + option)
-            starts.append(len(ctx))
+        encoded = encode_request(encode, tokenizer.eos_token_id, ChoiceRequest(text, conts))
+        for option in encoded.continuations:
+            sequences.append(list(encoded.context + option))
+            starts.append(len(encoded.context))
     width = max(len(s) for s in sequences)
     ids = torch.full((len(sequences), width), tokenizer.pad_token_id, dtype=torch.long)
     mask = torch.zeros_like(ids)
@@ -190,8 +190,8 @@ def run_trainer(args) -> dict:
     optimizer = torch.optim.AdamW(trainable, lr=args.lr)
 
     def step(items, labels):
-        if ours:
-            scores = net._trained_scores(items)
+        if ours:  # training mode, gradients on: the options' scores as fine-tuning computes them
+            scores = net(items)
         else:
             pairs = [texts[it.index] for it in items]
             scores = plain_scores(model, tokenizer, [p[0] for p in pairs], [p[1] for p in pairs])

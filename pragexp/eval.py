@@ -5,15 +5,18 @@ import sys
 import hydra
 from omegaconf import DictConfig
 
-from pragexp.run import CONFIG_DIR, job_started, run
-from pragexp.utils.task_groups import exit_on_misplaced_groups
+from pragexp import CONFIG_DIR
+from pragexp.utils.command_line import checked_argv
 
 
 @hydra.main(version_base="1.3", config_path=str(CONFIG_DIR), config_name="eval")
 def main(cfg: DictConfig) -> None:
+    # Torch and Lightning load only for a job: --cfg, --help, --info and a refused line answer at once.
+    from pragexp.run import job_started, run
+
     run(cfg, started=job_started())
 
 
 if __name__ == "__main__":
-    exit_on_misplaced_groups(sys.argv[1:], "eval")
+    sys.argv[1:] = checked_argv(sys.argv[1:], "eval")  # hydra.main reads sys.argv
     main()

@@ -16,7 +16,6 @@ from hydra.utils import instantiate
 from omegaconf import DictConfig, OmegaConf
 
 import pragexp
-from pragexp.tasks.base import TrainableTask
 from pragexp.utils import checkpoint
 from pragexp.utils.config_tree import print_config_tree
 from pragexp.utils.hub import check_hub_models
@@ -24,8 +23,6 @@ from pragexp.utils.instantiate import build_callbacks, build_loggers, public_con
 from pragexp.utils.io import atomic_write_text
 
 log = logging.getLogger(__name__)
-# conf/ sits beside the package (editable install); an absolute path works however main() is called.
-CONFIG_DIR = Path(__file__).resolve().parent.parent / "conf"
 SUMMARY_PREFIX = "pragexp:"
 LIGHTNING_NAMES = ("last", "best", "hpc", "registry")
 _first_job = True
@@ -62,87 +59,102 @@ def run(cfg: DictConfig, started: float | None = None) -> dict[str, float]:
 
 def _run(cfg: DictConfig, started: float) -> dict[str, float]:
     check_model_fits_task(cfg)
-    ckpt_path = cfg.get("ckpt_path")
     if cfg.get("print_config", True):
         print_config_tree(cfg)
     if cfg.get("seed") is not None:
         pl.seed_everything(int(cfg.seed), workers=True)  # honoured when 0
-    # 'last', 'best', ... are Lightning's names for checkpoints of this run; it resolves them.
-    saved = checkpoint.read(ckpt_path) if ckpt_path and ckpt_path not in LIGHTNING_NAMES else None
-    if saved is not None:
-        saved.check_task(cfg.task_name)  # a Circa checkpoint is no NLI model, though both are classifiers
-
-    model_cfg = cfg.get("model")
-    if saved is not None and saved.model_config:  # the weights decide the architecture
-        model_cfg = OmegaConf.create(saved.model_config)
-        if model_cfg.get("_target_") != (cfg.get("model") or {}).get("_target_"):
-            log.warning(
-                "using the checkpoint's model %s, not %s",
-                model_cfg.get("_target_"),
-                (cfg.get("model") or {}).get("_target_"),
-            )
+    saved = _saved_checkpoint(cfg)
+    model_cfg = _model_config(cfg, saved)
     check_hub_models(
         cfg, model=model_cfg
     )  # offline, a hub model not in the cache stops the run before any work
-
     datamodule = instantiate(cfg.data)
     if saved is not None:
         state = saved.datamodule_state(type(datamodule).__qualname__)
         if state:
             datamodule.load_state_dict(state)
-
-    task_args = {"model": instantiate(model_cfg)} if model_cfg is not None else {}
-    if cfg.get("optimizer") is not None:  # evaluation-only tasks have none
-        task_args["optimizer"] = instantiate(cfg.optimizer)
-        task_args["scheduler"] = instantiate(cfg.scheduler) if cfg.get("scheduler") else None
-    task = instantiate(cfg.task, **task_args)
-    train = bool(cfg.get("train", True))
-    # Evaluating without a checkpoint: fine for a model with no weights to learn (oracle, lead, majority);
-    # one that reads the training data (majority counts its labels) makes that pass first.
-    observe_first = False
-    if isinstance(task, TrainableTask) and not train and not ckpt_path:
-        if task.model_learns_weights:
-            raise ValueError(
-                f"evaluation needs a trained model: pass ckpt_path=<path to a .ckpt file> "
-                f"(model={cfg.get('model_name')} learns weights; the oracle, lead and majority baselines do not)"
-            )
-        observe_first = task.model_observes_data
-    # Set after instantiate: Hydra would turn a dict holding `_target_` passed as an argument into an object.
-    task.model_config = OmegaConf.to_container(model_cfg, resolve=True) if model_cfg is not None else None
-    task.task_name = cfg.get("task_name")
+    task = _build_task(cfg, model_cfg)
     loggers = build_loggers(cfg.get("logger"))
     callbacks = build_callbacks(cfg.get("callbacks"), has_logger=bool(loggers))
     trainer: pl.Trainer = instantiate(cfg.trainer, logger=loggers or False, callbacks=callbacks)
     for logger in loggers:
         logger.log_hyperparams(public_config(cfg))
-
-    metrics: dict[str, float] = {}
     try:
-        # Checkpoints are data: Lightning loads them with weights_only=True too (pragexp.utils.checkpoint).
-        test_ckpt = ckpt_path
-        if train or observe_first:
-            trainer.fit(task, datamodule=datamodule, ckpt_path=ckpt_path, weights_only=True)
-        if train:
-            best = trainer.checkpoint_callback.best_model_path if trainer.checkpoint_callback else ""
-            test_ckpt = best or None  # no checkpoint under fast_dev_run: use the weights in memory
-        if train or cfg.get("validate", False):
-            for results in trainer.validate(
-                task, datamodule=datamodule, ckpt_path=test_ckpt, verbose=False, weights_only=True
-            ):
-                metrics.update(results)
-        if cfg.get("test", True):
-            for results in trainer.test(
-                task, datamodule=datamodule, ckpt_path=test_ckpt, verbose=False, weights_only=True
-            ):
-                metrics.update(results)
+        metrics = _fit_and_test(cfg, trainer, task, datamodule)
     finally:
         _finish_wandb(loggers)
-
     metrics = {k: float(v) for k, v in sorted(metrics.items())}
     if trainer.is_global_zero:
         output_dir = Path(cfg.paths.output_dir)
         atomic_write_text(output_dir / "metrics.json", json.dumps(metrics, indent=2) + "\n")
         print(summary_line(cfg, metrics, output_dir, time.monotonic() - started), flush=True)
+    return metrics
+
+
+def _saved_checkpoint(cfg: DictConfig) -> checkpoint.PragexpCheckpoint | None:
+    """The checkpoint `ckpt_path` names, read as data and checked against the task; None for none or for
+    Lightning's own names of this run's checkpoints ('last', 'best', ...), which it resolves itself."""
+    ckpt_path = cfg.get("ckpt_path")
+    if not ckpt_path or ckpt_path in LIGHTNING_NAMES:
+        return None
+    saved = checkpoint.read(ckpt_path)
+    saved.check_task(cfg.task_name)  # a Circa checkpoint is no NLI model, though both are classifiers
+    return saved
+
+
+def _model_config(cfg: DictConfig, saved: checkpoint.PragexpCheckpoint | None) -> DictConfig | None:
+    """The model's config: the checkpoint's when it has one (the weights decide the architecture)."""
+    model_cfg = cfg.get("model")
+    if saved is None or not saved.model_config:
+        return model_cfg
+    from_ckpt = OmegaConf.create(saved.model_config)
+    if from_ckpt.get("_target_") != (model_cfg or {}).get("_target_"):
+        log.warning(
+            "using the checkpoint's model %s, not %s",
+            from_ckpt.get("_target_"),
+            (model_cfg or {}).get("_target_"),
+        )
+    return from_ckpt
+
+
+def _build_task(cfg: DictConfig, model_cfg: DictConfig | None):
+    task_args = {"model": instantiate(model_cfg)} if model_cfg is not None else {}
+    if cfg.get("optimizer") is not None:  # evaluation-only tasks have none
+        task_args["optimizer"] = instantiate(cfg.optimizer)
+        task_args["scheduler"] = instantiate(cfg.scheduler) if cfg.get("scheduler") else None
+    task = instantiate(cfg.task, **task_args)
+    # Evaluating without a checkpoint: fine for a model with no weights to learn (oracle, lead, majority, a
+    # frozen LLM).
+    if not cfg.get("train", True) and not cfg.get("ckpt_path") and task.model_traits.learns_weights:
+        raise ValueError(
+            f"evaluation needs a trained model: pass ckpt_path=<path to a .ckpt file> "
+            f"(model={cfg.get('model_name')} learns weights; the oracle, lead and majority baselines do not)"
+        )
+    # Set after instantiate: Hydra would turn a dict holding `_target_` passed as an argument into an object.
+    task.model_config = OmegaConf.to_container(model_cfg, resolve=True) if model_cfg is not None else None
+    task.task_name = cfg.get("task_name")
+    return task
+
+
+def _fit_and_test(cfg: DictConfig, trainer: pl.Trainer, task, datamodule) -> dict[str, float]:
+    """Train (or, for a model that reads the training labels once, observe them), then validate and test the
+    best checkpoint (or the one given). Checkpoints are data: Lightning loads them with weights_only=True too."""
+    train, ckpt_path = bool(cfg.get("train", True)), cfg.get("ckpt_path")
+    observe_first = not train and not ckpt_path and task.model_traits.observes_labels
+    test_ckpt = ckpt_path
+    if train or observe_first:
+        trainer.fit(task, datamodule=datamodule, ckpt_path=ckpt_path, weights_only=True)
+    if train:
+        best = trainer.checkpoint_callback.best_model_path if trainer.checkpoint_callback else ""
+        test_ckpt = best or None  # no checkpoint under fast_dev_run: use the weights in memory
+    metrics: dict[str, float] = {}
+    stages = [(trainer.validate, train or cfg.get("validate", False)), (trainer.test, cfg.get("test", True))]
+    for stage, wanted in stages:
+        if wanted:
+            for results in stage(
+                task, datamodule=datamodule, ckpt_path=test_ckpt, verbose=False, weights_only=True
+            ):
+                metrics.update(results)
     return metrics
 
 

@@ -5,17 +5,20 @@ import sys
 import hydra
 from omegaconf import DictConfig
 
-from pragexp.run import CONFIG_DIR, job_started, run
-from pragexp.utils.task_groups import exit_on_misplaced_groups
+from pragexp import CONFIG_DIR
+from pragexp.utils.command_line import checked_argv
 
 
 @hydra.main(version_base="1.3", config_path=str(CONFIG_DIR), config_name="train")
 def main(cfg: DictConfig) -> float | None:
+    # Torch and Lightning load only for a job: --cfg, --help, --info and a refused line answer at once.
+    from pragexp.run import job_started, run
+
     metrics = run(cfg, started=job_started())
     # Sweepers that optimise (e.g. Optuna) read the returned value.
     return metrics.get(cfg.get("optimized_metric") or "")
 
 
 if __name__ == "__main__":
-    exit_on_misplaced_groups(sys.argv[1:], "train")
+    sys.argv[1:] = checked_argv(sys.argv[1:], "train")  # hydra.main reads sys.argv
     main()

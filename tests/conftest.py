@@ -78,7 +78,7 @@ TINY_DATA = {
         "data.batch_size=8",
         "data.tiny_vocab_size=300",
     ],
-    "intentions": [f"data.path={INTENTIONS_FIXTURE}", "llm=tiny"],
+    "intentions": [f"data.path={INTENTIONS_FIXTURE}"],
     "pragmaticqa": [
         f"data.path={PRAGMATICQA_FIXTURE}",
         "data.corpus=sources",

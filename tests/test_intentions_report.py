@@ -10,8 +10,8 @@ from pragexp.report.cli import main
 from pragexp.report.intentions import agreement, by_cot_level, generative_vs_mc, judge_agreement
 
 HF = {"_target_": "pragexp.generation.hf.HFBackend", "model": "smollm2"}
-EMBEDDING = {"_target_": "pragexp.generation.judges.EmbeddingJudge", "backend": {"model": "minilm"}}
-LLM_JUDGE = {"_target_": "pragexp.generation.judges.LLMJudge", "backend": {"model": "gpt-4"}}
+EMBEDDING = {"_target_": "pragexp.generation.intention_judges.EmbeddingJudge", "backend": {"model": "minilm"}}
+LLM_JUDGE = {"_target_": "pragexp.generation.intention_judges.LLMJudge", "backend": {"model": "gpt-4"}}
 
 
 def _run(folder, task, metrics, judge=None, cot="none", verdicts=None):
@@ -38,22 +38,22 @@ def runs_dir(tmp_path):
     gen = {"test/acc": 0.5, "test/acc/irony": 0.4, "test/acc/indirectspeech": 0.6, "test/count": 4}
     _run(
         tmp_path / "plain_emb",
-        "llm_response_eval",
+        "intentions_reply",
         gen,
         EMBEDDING,
         verdicts=["true", "true", "literal", "literal"],
     )
     _run(
         tmp_path / "plain_gpt4",
-        "llm_response_eval",
+        "intentions_reply",
         {**gen, "test/acc": 0.25},
         LLM_JUDGE,
         verdicts=["true", "literal", "literal", "literal"],
     )
-    _run(tmp_path / "cot5", "llm_response_eval", {"test/acc": 0.7, "test/count": 4}, EMBEDDING, cot=5)
+    _run(tmp_path / "cot5", "intentions_reply", {"test/acc": 0.7, "test/count": 4}, EMBEDDING, cot=5)
     _run(
         tmp_path / "mc",
-        "llm_intent_mc",
+        "intentions_mc",
         {"test/acc": 0.9, "test/acc/irony": 1.0, "test/acc/indirectspeech": 0.8, "test/count": 4},
     )
     return tmp_path
@@ -95,7 +95,7 @@ def test_no_reply_is_reported_by_cot_level_and_left_out_of_judge_agreement(tmp_p
     metrics = {"test/acc": 0.25, "test/no_reply": 0.5, "test/count": 4}
     _run(
         tmp_path / "emb",
-        "llm_response_eval",
+        "intentions_reply",
         metrics,
         EMBEDDING,
         0,
@@ -103,7 +103,7 @@ def test_no_reply_is_reported_by_cot_level_and_left_out_of_judge_agreement(tmp_p
     )
     _run(
         tmp_path / "gpt4",
-        "llm_response_eval",
+        "intentions_reply",
         metrics,
         LLM_JUDGE,
         0,

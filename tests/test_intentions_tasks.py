@@ -28,7 +28,7 @@ def _predictions(cfg) -> list[dict]:
 @pytest.mark.slow
 @pytest.mark.parametrize(("llm", "expected"), [("reference_true", 1.0), ("reference_literal", 0.0)])
 def test_reference_replies_through_the_embedding_judge(make_config, llm, expected):
-    cfg = make_config(["task=llm_response_eval", "model=none", f"llm={llm}"], name="eval")
+    cfg = make_config(["task=intentions_reply", f"llm={llm}"], name="eval")
     metrics = run(cfg)
     assert metrics["test/count"] == ITEMS
     for key in (
@@ -55,25 +55,24 @@ def test_rerun_with_another_judge_makes_no_generation_call(make_config, tmp_path
     original = HFBackend.generate_samples
 
     def counted(self, prompts, params, sample):
-        calls.append(prompts[0].text.split("\n", 1)[0])
+        calls.append(prompts[0].text)
         return original(self, prompts, params, sample)
 
     monkeypatch.setattr(HFBackend, "generate_samples", counted)
     common = [
-        "task=llm_response_eval",
-        "model=none",
+        "task=intentions_reply",
         f"paths.cache_dir={tmp_path / 'cache'}",
         "task.max_new_tokens=6",
     ]
     first = run(make_config([*common, "task.samples=2"], name="eval", out="first"))
-    generation = [c for c in calls if c.startswith("Generate a short")]
+    generation = [c for c in calls if "Generate a short" in c]
     assert len(generation) == 2 * 2  # 2 temperatures x 2 samples, all items in one batch each
     calls.clear()
     second_cfg = make_config(
         [*common, "task.samples=2", "judge=llm", "judge.backend.model=tiny"], name="eval", out="second"
     )
     second = run(second_cfg)
-    assert not [c for c in calls if c.startswith("Generate a short")] and calls  # only the judge ran
+    assert not [c for c in calls if "Generate a short" in c] and calls  # only the judge ran
     assert first["test/count"] == second["test/count"] == ITEMS
     replies_first = [
         r["reply"]
@@ -96,7 +95,7 @@ def test_sampled_replies_are_the_same_fresh_after_a_partial_run_and_at_another_b
 ):
     """Same command, same numbers: a draw's reply depends on its prompt, seed, temperature and draw index
     only, not on which prompts share its batch (data.limit first, then all) or on llm.batch_size."""
-    common = ["task=llm_response_eval", "model=none", "task.max_new_tokens=8", "task.samples=2"]
+    common = ["task=intentions_reply", "task.max_new_tokens=8", "task.samples=2"]
 
     def evaluate(out: str, cache: str, *extra: str):
         cfg = make_config([*common, f"paths.cache_dir={tmp_path / cache}", *extra], name="eval", out=out)
@@ -137,7 +136,7 @@ def test_a_reasoning_level_without_a_reply_is_counted_and_scored_not_true(make_c
     monkeypatch.setattr(HFBackend, "generate_samples", canned)
     monkeypatch.setattr(EncoderBackend, "embed", embed)
     cfg = make_config(
-        ["task=llm_response_eval", "model=none", "prompt.cot=0", "task.use_cache=false"], name="eval"
+        ["task=intentions_reply", "prompt.cot=0", "task.use_cache=false"], name="eval"
     )
     metrics = run(cfg)
     records = _predictions(cfg)
@@ -155,7 +154,7 @@ def test_a_reasoning_level_without_a_reply_is_counted_and_scored_not_true(make_c
 
 @pytest.mark.slow
 def test_multiple_choice_scores_both_orders(make_config):
-    cfg = make_config(["task=llm_intent_mc", "model=none"], name="eval")
+    cfg = make_config(["task=intentions_mc"], name="eval")
     metrics = run(cfg)
     assert metrics["test/count"] == ITEMS and {"test/acc", "test/p_true", "test/acc/irony"} <= set(metrics)
     records = _predictions(cfg)
@@ -174,8 +173,7 @@ def test_openai_run_keeps_the_key_out_of_every_output_and_a_failure_leaves_nothi
     script = Script(reply=lambda body: "Sure, let me help you with that.")
     with openai_server(script) as url:
         common = [
-            "task=llm_response_eval",
-            "model=none",
+            "task=intentions_reply",
             "llm=openai",
             "llm.model=test-model",
             f"llm.base_url={url}",
@@ -215,7 +213,7 @@ def test_ddp_two_processes_count_every_item_once(tmp_path):
     proc = run_module(
         "pragexp.eval",
         [
-            "task=llm_response_eval",
+            "task=intentions_reply",
             "llm=reference_true",
             f"data.path={INTENTIONS_FIXTURE}",
             "data.limit=5",  # odd: the sampler repeats one item on the second rank

@@ -49,7 +49,7 @@ def test_lora_trains_circa_and_eval_of_its_checkpoint_reproduces_the_test_figure
 def test_the_adapter_folder_loads_with_peft_and_scores_as_pragexp_does(make_config):
     from peft import PeftModel
 
-    from pragexp.generation.hf import tiny_causal_lm
+    from pragexp.generation.hf_models import tiny_causal_lm
 
     cfg = make_config(["task=circa", *LORA])
     run(cfg)
@@ -86,9 +86,11 @@ def test_a_checkpoint_of_another_base_model_is_refused(make_config, tmp_path):
 
 
 def test_frozen_llm_learns_nothing_and_full_finetuning_saves_every_weight(make_config):
+    from pragexp.generation.hf import HFBackend
     from pragexp.models.llm import PromptedLLM
 
-    assert PromptedLLM.learns_weights() is False
+    assert PromptedLLM.traits(llm=HFBackend(model="tiny")).learns_weights is False
+    assert PromptedLLM.traits(llm=HFBackend(model="tiny", finetune="lora")).learns_weights is True
     cfg = make_config(["task=grice_recovery", "model=llm", "llm.finetune=full", "trainer.max_epochs=1"])
     metrics = run(cfg)
     assert "test/r@1" in metrics
@@ -201,3 +203,24 @@ def test_normalised_scorings_train_as_they_rank(make_config, scoring):
     assert record["scores"] == pytest.approx(
         [ll / d for ll, d in zip(record["loglik"], denominators, strict=True)], abs=1e-5
     )
+
+
+def test_fine_tuning_refuses_a_backend_that_is_not_in_process_by_name():
+    from pragexp.generation.openai_compat import OpenAIBackend
+    from pragexp.models.llm import PromptedLLM
+    from pragexp.utils.contracts import ContractError
+
+    prompt = {"templates": [{"name": "t", "input": "{x}", "options": ["a", "b"]}]}
+    backend = OpenAIBackend(model="m", base_url="http://127.0.0.1:9", api_key_env=None)
+    backend.finetune = "lora"  # as llm.finetune=lora would ask of it
+    with pytest.raises(ContractError, match=r"llm backend 'openai' lacks .*load.*trainable_model.*use llm=hf"):
+        PromptedLLM(backend, prompt)
+
+    class Half:  # scores nothing, writes nothing
+        name, finetune = "half", "none"
+
+        def identity(self):
+            return {}
+
+    with pytest.raises(ContractError, match=r"lacks generate, loglikelihood_many, chat_text \(PromptBackend\)"):
+        PromptedLLM(Half(), prompt)

@@ -13,11 +13,11 @@ SMOLLM2 = {"_target_": "pragexp.generation.hf.HFBackend", "model": "smollm2"}
 
 
 def llm_run(root, name, task, metrics, template=None, shots=None, seed=0, config=None, extra=()):
-    """A `model=llm` run (the intention tasks: model none), as a multirun over prompt.template writes it."""
+    """A `model=llm` run (the intention tasks too), as a multirun over prompt.template writes it."""
     prompt = {k: v for k, v in (("template", template), ("shots", shots)) if v is not None}
     overrides = [f"prompt.template={template}"] if template is not None else []
     overrides += [f"prompt.shots={shots}"] if shots is not None else []
-    model = "none" if task in scorecard.LLM_TASKS else "llm"
+    model = "llm"
     composed = {"llm": SMOLLM2, "prompt": prompt, "model_label": "${model_name}", **(config or {})}
     return write_run(
         root,
@@ -97,14 +97,14 @@ def runs_dir(tmp_path):
     llm_run(
         root,
         "gen",
-        "llm_response_eval",
+        "intentions_reply",
         {"test/acc": 0.5, "test/acc/irony": 0.4},
         config={"prompt": {"cot": "none"}},
         extra=("judge=embedding",),
     )
-    llm_run(root, "mc", "llm_intent_mc", {"test/acc": 0.9}, extra=("print_config=false",))  # how, not what
+    llm_run(root, "mc", "intentions_mc", {"test/acc": 0.9}, extra=("print_config=false",))  # how, not what
     reference = {"llm": {"_target_": "pragexp.generation.reference.ReferenceBackend", "field": "reply_true"}}
-    write_run(root, "reference", "llm_response_eval", "none", {"test/acc": 1.0}, config=reference)
+    write_run(root, "reference", "intentions_reply", "none", {"test/acc": 1.0}, config=reference)
     write_run(root, "mnli", "nli", "bert", {"test/acc": 0.8})  # a transfer source: no column
     return root
 
@@ -220,12 +220,12 @@ def test_unmatched_runs_add_the_leave_one_scenario_out_pair(tmp_path):
 
 
 def test_task_settings_keep_an_llm_in_one_row_until_a_column_differs_in_them(tmp_path):
-    llm_run(tmp_path, "mc", "llm_intent_mc", {"test/acc": 0.9})
-    llm_run(tmp_path, "plain", "llm_response_eval", {"test/acc": 0.5})  # the task's default judge
+    llm_run(tmp_path, "mc", "intentions_mc", {"test/acc": 0.9})
+    llm_run(tmp_path, "plain", "intentions_reply", {"test/acc": 0.5})  # the task's default judge
     for judge, acc in (("gpt4", 0.6), ("llm", 0.7)):
-        llm_run(tmp_path, judge, "llm_response_eval", {"test/acc": acc}, extra=(f"judge={judge}",))
-    llm_run(tmp_path, "cot5", "llm_response_eval", {"test/acc": 0.8}, extra=("prompt.cot=5",))
-    llm_run(tmp_path, "bf16", "llm_intent_mc", {"test/acc": 0.7}, extra=("llm.dtype=bfloat16",))
+        llm_run(tmp_path, judge, "intentions_reply", {"test/acc": acc}, extra=(f"judge={judge}",))
+    llm_run(tmp_path, "cot5", "intentions_reply", {"test/acc": 0.8}, extra=("prompt.cot=5",))
+    llm_run(tmp_path, "bf16", "intentions_mc", {"test/acc": 0.7}, extra=("llm.dtype=bfloat16",))
     for name, extra, acc in (("qa", (), 0.85), ("answer", ("data.input=answer",), 0.8)):
         config = circa_config("relaxed")
         write_run(tmp_path, name, "circa", "bert", {"test/acc": acc}, extra=extra, config=config)
@@ -299,11 +299,11 @@ def test_a_limited_test_set_qualifies_the_cell_and_validate_and_threads_name_not
     llm_run(
         tmp_path,
         "mc",
-        "llm_intent_mc",
+        "intentions_mc",
         {"test/acc": 0.9},
         extra=("trainer.limit_test_batches=20", "validate=false", "threads=2"),
     )
-    llm_run(tmp_path, "plain", "llm_response_eval", {"test/acc": 0.5})
+    llm_run(tmp_path, "plain", "intentions_reply", {"test/acc": 0.5})
     text = scorecard.markdown(scorecard.build(find_runs([tmp_path])))
     table = parse(text)
     assert table["smollm2 0-shot"]["Intentions MC acc"] == "0.900"  # one row for the LLM
@@ -325,7 +325,7 @@ def test_a_fine_tuned_llm_is_one_row_across_tasks_with_its_schedules_noted(tmp_p
     llm_run(
         tmp_path,
         "lora_mc",
-        "llm_intent_mc",
+        "intentions_mc",
         {"test/acc": 0.7},
         config={"llm": tuned},
         extra=("llm.finetune=lora", "optimizer.lr=5e-4"),
@@ -355,7 +355,7 @@ def test_an_evaluation_of_a_tuned_checkpoint_is_the_tuned_llms_row(tmp_path):
     llm_run(
         tmp_path,
         "moved",
-        "llm_intent_mc",
+        "intentions_mc",
         {"test/acc": 0.7},
         config={"ckpt_path": str(tmp_path / "gone.ckpt")},
     )
@@ -363,3 +363,14 @@ def test_an_evaluation_of_a_tuned_checkpoint_is_the_tuned_llms_row(tmp_path):
     assert table["smollm2 0-shot"]["GRICE recovery R@1"] == "0.270"
     assert table["smollm2 lora"]["GRICE recovery R@1"] == "0.610"
     assert table["smollm2 tuned"]["Intentions MC acc"] == "0.700"  # a checkpoint that cannot be read
+
+
+def test_runs_made_under_the_intention_tasks_old_names_join_their_new_columns(tmp_path):
+    """task=llm_response_eval and task=llm_intent_mc became intentions_reply and intentions_mc (issue 25): run
+    directories written before read as the new tasks, in the same row as new runs of the same LLM."""
+    llm_run(tmp_path, "old_mc", "llm_intent_mc", {"test/acc": 0.5})
+    llm_run(tmp_path, "new_reply", "intentions_reply", {"test/acc": 0.4})
+    assert {run.task for run in find_runs([tmp_path])} == {"intentions_mc", "intentions_reply"}
+    table = parse(scorecard.markdown(scorecard.build(find_runs([tmp_path]))))
+    assert table["smollm2 0-shot"]["Intentions MC acc"] == "0.500"
+    assert table["smollm2 0-shot"]["Intentions gen. acc"] == "0.400"

@@ -1,6 +1,8 @@
 """What a task reads from its data module is declared (`data_contract`, a Protocol beside the task): every real
 data module provides its task's contract, a task reads nothing else (its runs pass with a data module that
-offers only the contract), and a data module that lacks part of it is refused, naming what is missing."""
+offers only the contract), and a data module that lacks part of it is refused, naming what is missing. What a
+task asks of its model is declared too (`ModelClass`: the class's traits; `PromptedModel`, `LabelObserver`, a
+task's own reader contracts) and checked at start, naming what is missing."""
 
 from types import SimpleNamespace
 
@@ -8,9 +10,11 @@ import pytest
 from conftest import CONF, choices, compose_config
 from hydra.utils import get_class, instantiate
 
+from pragexp.models.traits import ModelTraits
 from pragexp.run import run
-from pragexp.tasks.base import TaskData, contract_members, missing_members
+from pragexp.tasks.base import PragexpTask, PromptData, TaskData
 from pragexp.tasks.classification import ClassificationData, ClassificationTask
+from pragexp.utils.contracts import ContractError, contract_members, missing_members
 
 
 def task_class(cfg) -> type:
@@ -31,13 +35,14 @@ def test_every_data_module_provides_its_tasks_contract(task, make_config):
     )  # every contract extends the base
 
 
-def offering_only(datamodule, contract: type):
-    """An object with the contract's members, read from `datamodule`, and nothing else."""
+def offering_only(datamodule, *contracts: type):
+    """An object with the contracts' members, read from `datamodule`, and nothing else."""
     members = {
         name: property(lambda self, name=name: getattr(datamodule, name))
+        for contract in contracts
         for name in contract_members(contract)
     }
-    return type(f"Only{contract.__name__}", (), members)()
+    return type(f"Only{contracts[0].__name__}", (), members)()
 
 
 # Each task, and each model whose network reads the data module its own way.
@@ -50,8 +55,9 @@ PAIRS = [
     ("nli", "bert", []),
     ("pragmaticqa", "fid", []),
     ("pragmaticqa", "lead", ["retriever.scope=community"]),  # searches each community's own passages
-    ("llm_intent_mc", "none", []),
-    ("llm_response_eval", "none", []),
+    ("circa", "llm", []),  # prompt items
+    ("intentions_mc", "llm", []),
+    ("intentions_reply", "llm", []),
 ]
 
 
@@ -59,8 +65,10 @@ PAIRS = [
 def test_a_task_reads_nothing_its_contract_does_not_declare(task, model, extra, make_config, monkeypatch):
     cfg = make_config([f"task={task}", f"model={model}", "debug=fdr", *extra])
     cls = task_class(cfg)
+    # A model that reads prompts also reads them from the data module (`PromptData`), and nothing more.
+    contracts = (cls.data_contract, PromptData) if model == "llm" else (cls.data_contract,)
     monkeypatch.setattr(
-        cls, "data", property(lambda self: offering_only(self.trainer.datamodule, cls.data_contract))
+        cls, "data", property(lambda self: offering_only(self.trainer.datamodule, *contracts))
     )
     assert run(cfg)
 
@@ -78,3 +86,37 @@ def test_circa_nli_and_boolq_are_one_task_class():
     for task in ("circa", "nli", "boolq"):
         cfg = compose_config([f"task={task}"], CONF.parent / "outputs" / "unused")
         assert task_class(cfg) is ClassificationTask
+
+
+@pytest.mark.parametrize("model", choices("model"))
+def test_every_model_class_declares_its_traits(model):
+    cfg = compose_config([f"model={model}"], CONF.parent / "outputs" / "unused")
+    if cfg.model is None:
+        return  # model=none: the task has no network of its own
+    traits = get_class(cfg.model._target_).traits()
+    assert isinstance(traits, ModelTraits)
+    assert traits.learns_weights == (model not in ("oracle", "lead", "majority", "llm"))
+    assert traits.observes_labels == (model == "majority") and traits.reads_prompts == (model == "llm")
+    assert traits.owns_loss == (model in ("lstm_gen", "memnn_gen"))
+
+
+def test_a_model_class_without_traits_or_a_prompted_model_without_its_members_is_refused_by_name(make_config):
+    from torch import nn
+
+    class Bare(nn.Module):
+        pass
+
+    with pytest.raises(ContractError, match=r"model class Bare lacks traits \(ModelClass\).*PragexpModel"):
+        PragexpTask(model=Bare)
+
+    class Mute(nn.Module):  # reads prompts, keeps no records, draws no demonstrations
+        @classmethod
+        def traits(cls, **config):
+            return ModelTraits(learns_weights=False, reads_prompts=True)
+
+    cfg = make_config(["task=circa", "model=llm"], name="eval")
+    task = instantiate(cfg.task, model=Mute, optimizer=None)
+    with pytest.raises(
+        ContractError, match=r"model Mute lacks shots, generates, learns, demonstrate, take_records"
+    ):
+        task.build_prompted(SimpleNamespace(prompt_items=lambda split: []))

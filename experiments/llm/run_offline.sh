@@ -40,9 +40,9 @@ python -m pragexp.eval -m task=grice_qa model=llm "${GR[@]}" data.train_path="$O
     threads=2 prompt.shots=5 prompt.template=0,1,2 hydra.sweep.dir="$OUT/grice_qa_5shot" "${common[@]}"
 # Intention resolution (the 45 dev items): generative (temperatures 0.3 and 0.5, MiniLM embedding judge) and
 # multiple choice, as experiments/intentions/run_dev.sh runs them (its replies come from the response cache)
-python -m pragexp.eval task=llm_response_eval judge=embedding data.path="$S/intentions/dev.csv" \
+python -m pragexp.eval task=intentions_reply judge=embedding data.path="$S/intentions/dev.csv" \
     hydra.run.dir="$OUT/intentions_generative" "${common[@]}"
-python -m pragexp.eval task=llm_intent_mc data.path="$S/intentions/dev.csv" hydra.run.dir="$OUT/intentions_mc" \
+python -m pragexp.eval task=intentions_mc data.path="$S/intentions/dev.csv" hydra.run.dir="$OUT/intentions_mc" \
     "${common[@]}"
 python -m pragexp.report "$OUT" --scorecard "$OUT/scorecard.md" --plot "$OUT/scorecard.png"
 # Timing on the full matched test split's size: the released circa-data.tsv is not here, so a stand-in of the

@@ -1,4 +1,6 @@
-"""LLM generation for the evaluation-only tasks: one small backend interface (`backend`), its
-implementations (`hf`, `openai_compat`, `vllm_backend`, `reference`, `encoder`), the on-disk
-response cache every call goes through (`cache`), the papers' prompts (`prompts`) and the judges
-that compare a reply with reference replies (`judges`). Nothing here imports tasks or data."""
+"""LLMs behind one interface, for every task that puts a dataset in front of one (`model=llm`, the intentions):
+the backends (`backend`: the interface; `hf`, `openai_compat`, `vllm_backend`, `reference`, `encoder`), the one
+pairing of a context with a continuation (`requests`), the one scorer of options (`scorer`) and the choice made
+from its scores (`ranking`), the response cache every call goes through (`cache`), fine-tuning (`finetune`) and
+the intentions' judges (`intention_judges`). Imports prompting/ and utils/ only: nothing from models, tasks or
+data."""

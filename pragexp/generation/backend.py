@@ -1,21 +1,19 @@
-"""The interface every LLM backend implements, and what a call is made of.
+"""The base every LLM backend derives from, and what a generation call is made of.
 
 - `generate(prompts, params) -> [[reply per sample] per prompt]`; backends implement
-  `generate_samples(prompts, params, sample)`, the `sample`-th draw for every prompt, so that the
-  cache can ask for exactly the draws it lacks and a draw is reproducible by its index.
-- `loglikelihood(context, continuations) -> [log p(continuation | context)]`, summed over the
-  continuation's tokens.
-- `loglikelihood_many(requests) -> [[OptionScore(loglik, tokens, bytes) per option] per request]`: the
-  options of multiple-choice requests (`choices.ChoiceRequest`), scored together (`choices.py`); a backend
-  without its own does one `loglikelihood` call per request (token counts unknown: 0).
+  `generate_samples(prompts, params, sample)`, the `sample`-th draw for every prompt, so that the cache can ask
+  for exactly the draws it lacks and a draw is reproducible by its index.
+- `loglikelihood_many(requests) -> [[OptionScore(loglik, tokens, bytes) per option] per request]`: the options
+  of `ChoiceRequest`s, each context paired with each option as `requests.encode_request` says.
 - `chat_text(messages) -> str | None`: chat turns as the model reads them, through its chat template, for a
   backend that holds the tokenizer (hf, vllm); None where the server applies it (openai).
 - `embed(texts) -> (n, d)` L2-normalised float tensor.
 
-A backend that cannot do one of these raises `UnsupportedCall` naming itself and the call.
-`identity()` holds everything besides the call itself that decides an answer (the model, its revision
-and the files behind a local path, dtype, device, ...): the response cache keys on it, so a setting left
-out of it would let a changed configuration read stale answers. `calls` counts the model calls made.
+A backend that cannot do one of these raises `UnsupportedCall` naming itself and the call. `identity()` holds
+everything besides the call itself that decides an answer (the model, its revision and the files behind a local
+path, dtype, device, ...): the response cache keys on it, so a setting left out of it would let a changed
+configuration read stale answers. `calls` counts the model calls made. `finetune` says how the model learns
+(`none` for every backend but the in-process one, `generation.finetune`).
 """
 
 from __future__ import annotations
@@ -28,7 +26,7 @@ from pathlib import Path
 
 import torch
 
-from pragexp.models.pretrained import masked_mean
+from pragexp.generation.requests import ChoiceRequest, OptionScore
 
 STREAMS = "per-draw"  # how draws are seeded: see GenerationParams.key
 
@@ -85,6 +83,7 @@ def stream_seed(params: GenerationParams, sample: int, text: str) -> int:
 class LLMBackend:
     name = "backend"
     cacheable = True  # the reference backends answer from the data: nothing to cache
+    finetune = "none"  # only an in-process model learns (llm=hf: generation.finetune)
 
     def __init__(self) -> None:
         self.calls = 0  # model calls made (a batch of prompts counts once)
@@ -99,24 +98,8 @@ class LLMBackend:
     def generate_samples(self, prompts: list[Prompt], params: GenerationParams, sample: int) -> list[str]:
         raise UnsupportedCall(self.name, "generate")
 
-    def loglikelihood(self, context: str, continuations: list[str]) -> list[float]:
+    def loglikelihood_many(self, requests: list[ChoiceRequest]) -> list[list[OptionScore]]:
         raise UnsupportedCall(self.name, "loglikelihood")
-
-    def loglikelihood_many(self, requests: list) -> list[list]:
-        from pragexp.generation.choices import OptionScore
-
-        out = []
-        for request in requests:
-            logliks = self.loglikelihood(request.context, list(request.options))
-            out.append(
-                [
-                    OptionScore(
-                        float(ll), 0, len(split_trailing_space(request.context, o)[1].encode("utf-8"))
-                    )
-                    for ll, o in zip(logliks, request.options, strict=True)
-                ]
-            )
-        return out
 
     def chat_text(self, messages: list[dict]) -> str | None:
         return None
@@ -146,31 +129,3 @@ def files_digest(path: str | os.PathLike) -> str | None:
         for f in files
     ]
     return hashlib.sha256(json.dumps(stats).encode()).hexdigest()[:16]
-
-
-def split_trailing_space(context: str, continuation: str) -> tuple[str, str]:
-    """lm-evaluation-harness's convention: whitespace that ends the context moves into the
-    continuation ("Answer: " + "1" -> "Answer:" + " 1"), so a tokenizer that glues a leading space to
-    the label scores the label's usual token."""
-    stripped = context.rstrip()
-    return stripped, context[len(stripped) :] + continuation
-
-
-def continuation_ids(encode, eos_id: int, context: str, continuation: str) -> tuple[list[int], int]:
-    """The token ids to score for log p(continuation | context) and where the continuation starts in them,
-    as lm-evaluation-harness does: trailing whitespace of the context moves into the continuation, the
-    continuation's tokens are those of context+continuation after the context's, and an empty context is
-    replaced by the end-of-text token, in both the context and the scored sequence (the first token needs
-    something to be conditioned on). `encode(text) -> ids` adds no special tokens."""
-    ctx, cont = split_trailing_space(context, continuation)
-    ctx_ids = encode(ctx)
-    whole = encode(ctx + cont) if ctx_ids else [eos_id, *encode(cont)]
-    start = len(ctx_ids) if ctx_ids else 1
-    if len(whole) <= start:
-        raise ValueError(f"the continuation {continuation!r} encodes to no token after the context")
-    return whole, start
-
-
-def mean_pool(hidden: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-    """Mean of the hidden states over the real tokens, L2-normalised: (b, t, d), (b, t) -> (b, d)."""
-    return torch.nn.functional.normalize(masked_mean(hidden, mask).float(), dim=-1)

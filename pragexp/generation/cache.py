@@ -7,7 +7,8 @@ had stored and nothing half-written; several processes (DDP ranks) may share the
 
 `CachedBackend` wraps any backend: it answers what the cache has and asks the model only for the
 rest. Re-running with another judge therefore makes no generation call, and the `sample`-th draw
-of a prompt is the same on every run.
+of a prompt is the same on every run. `CacheSlot` is the one way a model or a judge puts its backend
+behind the cache: it opens the file on first use, in the process that uses it (a DDP rank, a sweep job).
 """
 
 from __future__ import annotations
@@ -21,7 +22,8 @@ from pathlib import Path
 import torch
 
 from pragexp.generation.backend import GenerationParams, LLMBackend, Prompt
-from pragexp.generation.choices import SCORING, ChoiceRequest, OptionScore
+from pragexp.generation.requests import ChoiceRequest, OptionScore
+from pragexp.generation.scorer import SCORING
 
 CACHE_FILE = "llm/responses.sqlite"
 
@@ -125,16 +127,6 @@ class CachedBackend(LLMBackend):
             found.update(fresh)
         return [found[k] for k in keys]
 
-    def loglikelihood(self, context: str, continuations: list[str]) -> list[float]:
-        if not self.backend.cacheable:
-            return self.backend.loglikelihood(context, continuations)
-        key = self._key("loglikelihood", [context, continuations])
-        found = self._lookup([key])
-        if key not in found:
-            found[key] = [float(x) for x in self.backend.loglikelihood(context, continuations)]
-            self.cache.put_many({key: found[key]})
-        return found[key]
-
     def loglikelihood_many(self, requests: list[ChoiceRequest]) -> list[list[OptionScore]]:
         """One key per (context, option): an option scored under one prompt answers for every request that
         asks it again (a content-free prompt, a re-run with more options); the backend scores the rest in one
@@ -176,3 +168,25 @@ class CachedBackend(LLMBackend):
             self.cache.put_many(fresh)
             found.update(fresh)
         return torch.tensor([found[k] for k in keys], dtype=torch.float)
+
+
+class CacheSlot:
+    """Where a model's or a judge's backend meets the response cache (`<cache_dir>/llm/responses.sqlite`): `wrap`
+    puts a backend behind it (or returns it as it is, with no cache dir or `use_cache` off); the file is opened on
+    first use, in the process that uses it, and closed by `close` (a task's teardown)."""
+
+    def __init__(self, cache_dir: str | Path | None, use_cache: bool = True):
+        self.path = Path(cache_dir) / CACHE_FILE if cache_dir and use_cache else None
+        self._cache: ResponseCache | None = None
+
+    def wrap(self, backend: LLMBackend) -> LLMBackend:
+        if self.path is None:
+            return backend
+        if self._cache is None:
+            self._cache = ResponseCache(self.path)
+        return CachedBackend(backend, self._cache)
+
+    def close(self) -> None:
+        if self._cache is not None:
+            self._cache.close()
+            self._cache = None

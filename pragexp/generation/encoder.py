@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import torch
 
-from pragexp.generation.backend import LLMBackend, files_digest, mean_pool
+from pragexp.generation.backend import LLMBackend, files_digest
 from pragexp.utils.pretrained_names import MINILM, minilm_path
+from pragexp.utils.tensors import mean_pool
 
 
 class EncoderBackend(LLMBackend):

@@ -1,26 +1,46 @@
-"""`llm.finetune`: how an in-process causal LM learns when `model=llm` is trained (`pragexp.train`).
+"""How an in-process causal LM learns when `model=llm` is trained (`pragexp.train ... llm.finetune=lora|full`),
+in one place: the settings, the backend it needs, what trains, and what a checkpoint holds.
 
-- `none`: frozen (prompting only; evaluation needs no checkpoint);
-- `lora`: low-rank adapters through the `peft` library (Hu et al. 2021): `llm.lora.r`, `alpha`, `dropout` and
-  `target_modules` (null: peft's default for the architecture, e.g. q_proj and v_proj for Llama, Mistral,
-  Qwen and SmolLM); only the adapters train, and only they go into checkpoints;
-- `full`: every weight trains (and goes into checkpoints).
-
-`llm.gradient_checkpointing` trades compute for memory (transformers' own); `llm.quantization=4bit` loads the
-base in 4-bit NF4 through `bitsandbytes` for QLoRA (Dettmers et al. 2023): CUDA only.
+- Settings: `llm.finetune` is `none` (frozen: prompting only, evaluation needs no checkpoint), `lora` (low-rank
+  adapters through peft, Hu et al. 2021: `llm.lora.r`, `alpha`, `dropout`, `target_modules` (null: peft's default
+  for the architecture, q_proj and v_proj for Llama, Mistral, Qwen and SmolLM), `seed` (the adapters' random
+  start)) or `full` (every weight). `llm.gradient_checkpointing` trades compute for memory; `llm.quantization=4bit`
+  loads the base in NF4 through bitsandbytes for QLoRA (Dettmers et al. 2023; CUDA only).
+- The backend: fine-tuning needs the model in this process (`TunableBackend`: `llm=hf` implements it); any other
+  backend is refused by name at start (`tunable`).
+- What trains: a choice task (Circa, GRICE, ...) learns the cross-entropy over its options' scores, computed by
+  the very scorer evaluation ranks with (`choice_scores`: `scorer.option_logliks` with gradients, normalised as
+  `prompt.scoring` says), so prompted and tuned numbers mean the same thing; a writer (PragmatiCQA's reader)
+  learns its target text after the prompt, closed by the end-of-text token (`target_nll`).
+- Checkpoints hold only what trained (the adapters, or every weight for `full`: `keep_trained_weights`) and the
+  base model's identity (`adapter_state`: name, revision, SHA-256 of its weights or the hub commit), checked when
+  loaded (`check_adapter_state`): tuned weights only fit the base they were trained on. Beside each checkpoint,
+  `save_adapter` writes peft's own folder (`adapter_config.json`, `adapter_model.safetensors`; a transformers
+  model folder for `full`), which transformers, peft and vLLM load as it is.
 """
 
 from __future__ import annotations
 
 import importlib.util
-from collections.abc import Mapping
+import shutil
+import tempfile
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Protocol
 
 import torch
 from torch import nn
 
+from pragexp.generation.requests import ChoiceRequest
+from pragexp.generation.scorer import option_logliks
+from pragexp.utils.contracts import require
+
 FINETUNES = ("none", "lora", "full")
 LORA_DEFAULTS = {"r": 8, "alpha": 16, "dropout": 0.05, "target_modules": None, "seed": 0}
 QUANTIZATIONS = (None, "4bit")
+
+
+# -- settings -----------------------------------------------------------------------------------------------
 
 
 def check_finetune(finetune: str, quantization: str | None = None) -> None:
@@ -76,6 +96,41 @@ def lora_settings(lora: Mapping | None) -> dict:
     }
 
 
+# -- the backend --------------------------------------------------------------------------------------------
+
+
+class TunableBackend(Protocol):
+    """What fine-tuning asks of an LLM backend: the model in this process, made trainable on request."""
+
+    name: str
+    finetune: str
+    lora: dict | None  # the LoRA settings (llm.finetune=lora), as saved in checkpoints
+    batch_size: int  # distinct contexts per scoring pass
+
+    def load(self) -> tuple:
+        """(model, tokenizer)."""
+        ...
+
+    def trainable_model(self) -> nn.Module:
+        """The model made trainable as `finetune` says; the backend's later calls use this same module."""
+        ...
+
+    def base_identity(self) -> dict:
+        """What names the base weights (checked against a checkpoint's)."""
+        ...
+
+
+def tunable(backend) -> TunableBackend:
+    """`backend` as fine-tuning uses it; another backend than an in-process one is refused, naming it."""
+    require(
+        backend,
+        TunableBackend,
+        f"llm.finetune={backend.finetune} trains an in-process model; llm backend {backend.name!r}",
+        "use llm=hf",
+    )
+    return backend
+
+
 def make_trainable(
     model: nn.Module,
     finetune: str,
@@ -89,7 +144,12 @@ def make_trainable(
         return model
     if gradient_checkpointing:
         # Non-reentrant: gradients reach the adapters even though the frozen embeddings need none.
-        model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
+        # (transformers >= 5 calls it activation checkpointing.)
+        kwargs = {"use_reentrant": False}
+        if hasattr(model, "activation_checkpointing_enable"):
+            model.activation_checkpointing_enable(activation_checkpointing_kwargs=kwargs)
+        else:
+            model.gradient_checkpointing_enable(gradient_checkpointing_kwargs=kwargs)
     if finetune == "full":
         for p in model.parameters():
             p.requires_grad_(True)
@@ -112,3 +172,110 @@ def make_trainable(
     with torch.random.fork_rng(devices=devices):
         torch.manual_seed(s["seed"])
         return get_peft_model(model, config)
+
+
+# -- what trains --------------------------------------------------------------------------------------------
+
+
+def choice_scores(
+    backend: TunableBackend, requests: Sequence[ChoiceRequest], normalization: str = "sum"
+) -> list[torch.Tensor]:
+    """Per request, its options' scores with gradients, as evaluation computes them: log-likelihoods summed,
+    or per token (`per_token`) or per UTF-8 byte (`per_byte`); on the model's device."""
+    model, tokenizer = backend.trainable_model(), backend.load()[1]
+    rows = []
+    for values, counts in option_logliks(model, tokenizer, requests, backend.batch_size):
+        if normalization == "per_token":
+            values = values / values.new_tensor([c.tokens for c in counts])
+        elif normalization == "per_byte":
+            values = values / values.new_tensor([max(c.bytes, 1) for c in counts])
+        elif normalization != "sum":
+            raise ValueError(
+                f"fine-tuning ranks the options by their log-likelihood: prompt.scoring=sum, per_token or "
+                f"per_byte, not {normalization}"
+            )
+        rows.append(values)
+    return rows
+
+
+def target_nll(
+    backend: TunableBackend, contexts: Sequence[str], targets: Sequence[str]
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Per context: the summed negative log-likelihood of its target text closed by the end-of-text token (so
+    that a tuned model learns to stop), and the number of target tokens (a writer's loss and dev perplexity)."""
+    model, tokenizer = backend.trainable_model(), backend.load()[1]
+    end = tokenizer.eos_token or ""
+    requests = [ChoiceRequest(c, (t + end,)) for c, t in zip(contexts, targets, strict=True)]
+    scored = option_logliks(model, tokenizer, requests, backend.batch_size)
+    nll = torch.stack([-values[0] for values, _ in scored])
+    tokens = torch.tensor([counts[0].tokens for _, counts in scored], device=nll.device)
+    return nll, tokens
+
+
+# -- checkpoints --------------------------------------------------------------------------------------------
+
+
+def keep_trained_weights(module: nn.Module, attribute: str = "lm") -> None:
+    """Make `module`'s state dict hold, of its submodule `attribute` (the tuned model), only the weights that
+    train (LoRA: the adapters): the frozen base comes from `llm.model`, so it is neither saved nor missed when
+    a checkpoint is loaded."""
+    at = f"{attribute}."
+
+    def trained(prefix: str) -> set[str]:
+        return {prefix + at + n for n, p in getattr(module, attribute).named_parameters() if p.requires_grad}
+
+    def drop_frozen(module, state_dict, prefix, local_metadata) -> None:
+        keep = trained(prefix)
+        for key in [k for k in state_dict if k.startswith(prefix + at) and k not in keep]:
+            del state_dict[key]
+
+    def remember_prefix(module, state_dict, prefix, *args) -> None:
+        module._tuned_prefix = prefix  # where the module sits in the checkpoint, for the post hook
+
+    def frozen_not_missing(module, incompatible) -> None:
+        prefix = getattr(module, "_tuned_prefix", "")
+        keep = trained(prefix)
+        incompatible.missing_keys[:] = [
+            k for k in incompatible.missing_keys if not (k.startswith(prefix + at) and k not in keep)
+        ]
+
+    module.register_state_dict_post_hook(drop_frozen)
+    module.register_load_state_dict_pre_hook(remember_prefix)
+    module.register_load_state_dict_post_hook(frozen_not_missing)
+
+
+def adapter_state(backend: TunableBackend) -> dict:
+    """What a checkpoint of tuned weights says about them (plain data)."""
+    return {"finetune": backend.finetune, "lora": backend.lora, "base": backend.base_identity()}
+
+
+def check_adapter_state(state: dict, backend: TunableBackend) -> None:
+    """Refuse tuned weights trained on another base model, or with another `llm.finetune`."""
+    saved, here = state.get("base"), backend.base_identity()
+    if saved != here:
+        raise ValueError(
+            f"this checkpoint's weights were trained on the base model {saved}, and llm= loads {here}: "
+            "fine-tuned weights only fit the base they were trained on"
+        )
+    if state.get("finetune") != backend.finetune:
+        raise ValueError(f"this checkpoint was trained with llm.finetune={state.get('finetune')}")
+
+
+def save_adapter(backend: TunableBackend, folder: str | Path) -> Path:
+    """The tuned weights in the format transformers, peft and vLLM load as they are: peft's adapter folder
+    (lora), or a transformers model folder with its tokenizer (full). Written to a temporary folder and
+    renamed."""
+    folder = Path(folder)
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{folder.name}.", dir=folder.parent))
+    try:
+        backend.trainable_model().save_pretrained(tmp)
+        if backend.finetune == "full":
+            backend.load()[1].save_pretrained(tmp)
+        if folder.exists():
+            shutil.rmtree(folder)
+        tmp.rename(folder)
+    finally:
+        if tmp.exists():
+            shutil.rmtree(tmp)
+    return folder

@@ -8,7 +8,7 @@ time out after `timeout` seconds and are retried `max_retries` times with expone
 
 - generate: `/chat/completions` (`chat: true`, the server applies the model's chat template) or
   `/completions`; one request per prompt and draw, with a per-draw `seed` where the server honours it.
-- loglikelihood: `/completions` with `echo` and `logprobs` (the prompt's own token log-probs), after a
+- loglikelihood_many: `/completions` with `echo` and `logprobs` (the prompt's own token log-probs), after a
   check that the server's echo is right (`check_echo`): a server or model that does not offer them, or
   whose echoed log-probs disagree with its own next-token log-probs, gets a clear error.
 - embed: `/embeddings`.
@@ -25,7 +25,8 @@ from concurrent.futures import ThreadPoolExecutor
 
 import torch
 
-from pragexp.generation.backend import GenerationParams, LLMBackend, Prompt, split_trailing_space, stream_seed
+from pragexp.generation.backend import GenerationParams, LLMBackend, Prompt, stream_seed
+from pragexp.generation.requests import ChoiceRequest, OptionScore, split_trailing_space
 
 log = logging.getLogger(__name__)
 RETRY_STATUS = {408, 409, 425, 429, 500, 502, 503, 504}
@@ -142,11 +143,14 @@ class OpenAIBackend(LLMBackend):
 
         return self._map(one, prompts)
 
-    def loglikelihood(self, context: str, continuations: list[str]) -> list[float]:
-        self.check_echo(context)
+    def loglikelihood_many(self, requests: list[ChoiceRequest]) -> list[list[OptionScore]]:
+        """Each option scored from the server's echo of context + option, paired as `requests` says (the
+        context's trailing whitespace moves into the continuation; the server tokenises)."""
+        if requests:
+            self.check_echo(requests[0].context)
 
-        def one(continuation: str) -> float:
-            ctx, cont = split_trailing_space(context, continuation)
+        def one(pair: tuple[str, str]) -> OptionScore:
+            ctx, cont = split_trailing_space(*pair)
             logprobs = self._echo(ctx + cont)
             offsets, values = logprobs["text_offset"], logprobs["token_logprobs"]
             # The prompt's tokens from the continuation on; the generated token (offset past the end) is not.
@@ -155,9 +159,11 @@ class OpenAIBackend(LLMBackend):
                 raise APIError(
                     f"{self.base_url}/completions: no log-prob for {cont!r}: {self._no_logprobs()}"
                 )
-            return float(sum(picked))
+            return OptionScore(float(sum(picked)), len(picked), len(cont.encode("utf-8")))
 
-        return self._map(one, continuations)
+        pairs = [(r.context, o) for r in requests for o in r.options]
+        scores = iter(self._map(one, pairs))
+        return [[next(scores) for _ in r.options] for r in requests]
 
     def _echo(self, text: str) -> dict:
         """The server's log-probs of `text`'s own tokens (echo), checked for shape."""

@@ -31,7 +31,7 @@ class ReferenceBackend(LLMBackend):
             )
         return [p.reference[self.field] for p in prompts]
 
-    def loglikelihood(self, context, continuations):
+    def loglikelihood_many(self, requests):
         raise UnsupportedCall(
             self.name, "loglikelihood", "it only replays the dataset's replies; pick a model"
         )

@@ -1,9 +1,11 @@
 """`llm=vllm`: vLLM in-process, for GPU users (`pip install 'pragexp[vllm]'`; `make install` does not
-install it). Generation with the model's chat template, prompt log-probs for `loglikelihood`."""
+install it). Generation with the model's chat template; options scored from vLLM's prompt log-probs, each
+context paired with each option as `requests.encode_request` says."""
 
 from __future__ import annotations
 
-from pragexp.generation.backend import GenerationParams, LLMBackend, Prompt, continuation_ids, stream_seed
+from pragexp.generation.backend import GenerationParams, LLMBackend, Prompt, stream_seed
+from pragexp.generation.requests import ChoiceRequest, OptionScore, encode_request
 
 MISSING = (
     "llm=vllm needs vLLM, which pragexp does not install by default: pip install 'pragexp[vllm]' (a CUDA GPU)"
@@ -93,23 +95,29 @@ class VLLMBackend(LLMBackend):
         tokenizer = self.load().get_tokenizer()
         return tokenizer.apply_chat_template([*system, *messages], add_generation_prompt=True, tokenize=False)
 
-    def loglikelihood(self, context: str, continuations: list[str]) -> list[float]:
+    def loglikelihood_many(self, requests: list[ChoiceRequest]) -> list[list[OptionScore]]:
         vllm, llm = import_vllm(), self.load()
         tokenizer = llm.get_tokenizer()
-        requests, starts = [], []
-        for continuation in continuations:
-            ids, start = continuation_ids(
-                lambda text: tokenizer(text, add_special_tokens=False)["input_ids"],
-                tokenizer.eos_token_id,
-                context,
-                continuation,
-            )
-            requests.append({"prompt_token_ids": ids})
-            starts.append(start)
-        outputs = llm.generate(requests, vllm.SamplingParams(max_tokens=1, prompt_logprobs=0), use_tqdm=False)
+
+        def encode(text: str) -> list[int]:
+            return tokenizer(text, add_special_tokens=False)["input_ids"]
+
+        encoded = [encode_request(encode, tokenizer.eos_token_id, r) for r in requests]
+        sequences = [(e.context, c) for e in encoded for c in e.continuations]
+        outputs = llm.generate(
+            [{"prompt_token_ids": list(ctx + cont)} for ctx, cont in sequences],
+            vllm.SamplingParams(max_tokens=1, prompt_logprobs=0),
+            use_tqdm=False,
+        )
         self.calls += 1
-        scores = []
-        for output, start, request in zip(outputs, starts, requests, strict=True):
-            ids = request["prompt_token_ids"]
-            scores.append(sum(output.prompt_logprobs[i][ids[i]].logprob for i in range(start, len(ids))))
-        return scores
+        logliks = iter(
+            sum(out.prompt_logprobs[len(ctx) + j][token].logprob for j, token in enumerate(cont))
+            for out, (ctx, cont) in zip(outputs, sequences, strict=True)
+        )
+        return [
+            [
+                OptionScore(float(next(logliks)), len(c), len(t.encode("utf-8")))
+                for c, t in zip(e.continuations, e.texts, strict=True)
+            ]
+            for e in encoded
+        ]

@@ -14,12 +14,13 @@ import torch
 from torch import nn
 
 from pragexp.models.pretrained import load_encoder
+from pragexp.models.traits import PragexpModel
 from pragexp.utils import checkpoint
 
 log = logging.getLogger(__name__)
 
 
-class BertClassifier(nn.Module):
+class BertClassifier(PragexpModel):
     def __init__(
         self,
         num_labels: int,

@@ -19,15 +19,15 @@ import re
 from collections.abc import Mapping, Sequence
 
 import torch
-from torch import nn
 from transformers.modeling_outputs import BaseModelOutput
 
 from pragexp.models.generators import load_seq2seq
+from pragexp.models.traits import ModelTraits, PragexpModel
 
 Prediction = tuple[tuple[str, ...], tuple[str, ...], str]  # literal spans, pragmatic spans, answer
 
 
-class FiDReader(nn.Module):
+class FiDReader(PragexpModel):
     def __init__(
         self,
         vocab_size: int,
@@ -89,10 +89,11 @@ class FiDReader(nn.Module):
         )
 
 
-class OracleReader(nn.Module):
+class OracleReader(PragexpModel):
     """The gold literal spans, pragmatic spans and answer, as they are."""
 
-    learns_weights = False  # nothing to train by gradients: evaluated without a checkpoint
+    # Nothing to train by gradients: evaluated without a checkpoint.
+    TRAITS = ModelTraits(learns_weights=False)
 
     def predict(
         self, golds: Sequence[Prediction], passages: Sequence[Sequence[tuple[str, str]]]
@@ -107,10 +108,11 @@ def sentences(text: str) -> list[str]:
     return [s for s in _SENTENCE_END.split(" ".join(text.split())) if s]
 
 
-class LeadReader(nn.Module):
+class LeadReader(PragexpModel):
     """Literal = the top passage's first sentence, pragmatic = its second, answer = the two together."""
 
-    learns_weights = False  # nothing to train by gradients: evaluated without a checkpoint
+    # Nothing to train by gradients: evaluated without a checkpoint.
+    TRAITS = ModelTraits(learns_weights=False)
 
     def predict(
         self, golds: Sequence[Prediction], passages: Sequence[Sequence[tuple[str, str]]]

@@ -1,117 +1,126 @@
-"""`model=llm`: an LLM (any `llm=` backend) in the place of a trained model, on the tasks' own data, metrics
-and prediction files.
+"""`model=llm`: an LLM (any `llm=` backend) in the place of a trained model, on every task's own data, metrics and
+prediction files: the one route by which pragexp puts a dataset in front of an LLM.
 
-`PromptedLLM` reads `PromptItem`s (the data modules give them instead of token ids when the model says
-`reads_prompts`) and
-- as a chooser (`forward(items)`), returns one score per option, (batch, options), which the task reads as
-  a trained model's logits (argmax: the choice; GRICE recovery: the candidates' ranking). `prompt.scoring`:
-  `sum` | `per_token` | `per_byte`: the options' continuation log-likelihoods, summed or normalised
-  (`choices.normalized`); `calibrated`: Zhao et al. 2021's contextual calibration by content-free inputs
-  (`prompt.content_free`; `choices.calibrate`); `generate`: greedy generation read back by
-  `prompting.parse_option`; the chosen option scores 0, the others -inf, and a reply that names no option
-  gives a row of -inf (no answer: the tasks count it as wrong and report its share as `no_answer`);
-- as a writer (`write(items)`), returns greedy free text (PragmatiCQA's spans and answer).
+`PromptedLLM` reads `PromptItem`s (the data modules give them when the model's traits say `reads_prompts`),
+renders them with the task's prompt group (`prompt=`: templates, demonstrations, chat or plain) and
+- as a chooser (`forward(items)`), returns one score per option, (batch, options), which the task reads as a
+  trained model's logits. `prompt.scoring`: `sum` | `per_token` | `per_byte`: the options' continuation
+  log-likelihoods, summed or normalised (`ranking.normalized`); `calibrated`: Zhao et al. 2021's contextual
+  calibration by content-free inputs (`prompt.content_free`; `ranking.calibrate`); `generate`: greedy generation
+  read back by `prompting.parse_option`; the chosen option scores 0, the others -inf, and a reply that names no
+  option gives a row of -inf (no answer: the tasks count it as wrong and report its share as `no_answer`);
+- as a writer (`write(items)`: greedy, or `draw(items, params)`: sampled, several draws), returns free text.
 
-Demonstrations (`prompt.shots`) are drawn once from the training items (`demonstrate`), seeded: the same
-for every item, so that they form one prefix computed once. The prompt is rendered through the backend's
-chat template when `prompt.chat` and the backend can (`chat_text`), else as plain completion text.
+Demonstrations (`prompt.shots`) are drawn once from the training items (`demonstrate`), seeded: the same for every
+item, so that they form one prefix computed once. The prompt goes through the backend's chat template when
+`prompt.chat` and the backend can (`chat_text`), else it is the plain completion text.
 
-Every model call goes through the response cache (`<cache_dir>/llm/responses.sqlite`): same config, same
-numbers, without re-running the model. What each decision rests on is kept per item (`take_records`: the
-text the model read, each option's continuation, log-likelihood, token and byte counts, the scores and the
-choice) for predictions.jsonl.
+Every model call goes through the response cache (`generation.cache.CacheSlot`): same config, same numbers,
+without re-running the model. What each decision rests on is kept per item (`take_records`: the text the model
+read, each option's continuation, log-likelihood, token and byte counts, the scores and the choice) for
+predictions.jsonl.
 
-Fine-tuning (`llm.finetune=lora|full`, `pragexp.train`, an in-process backend: `llm=hf`): the model becomes
-the submodule `lm`, and training scores the options exactly as evaluation does (`choices.option_logliks`,
-normalised by `prompt.scoring`), so the task's cross-entropy over the option scores trains what evaluation
-ranks; a writer (PragmatiCQA) learns its target text (`target_nll`). Checkpoints hold only what trained (the
-LoRA adapters; every weight for `full`) plus the base model's identity (`llm.base_identity()`: name, revision,
-weights digest), checked when loaded; `save_adapter` writes peft's own folder (`adapter_config.json`,
-`adapter_model.safetensors`). A tuned model's answers are not cached (its weights change). Frozen
-(`llm.finetune=none`, the default) nothing learns: evaluation needs no checkpoint.
+Fine-tuned (`llm.finetune=lora|full`, `pragexp.train`, `llm=hf`): the tuned model becomes the submodule `lm` and
+learns as `generation.finetune` says (the options' scores exactly as evaluation computes them; a writer's target
+text); a tuned model's answers are not cached (its weights change).
 """
 
 from __future__ import annotations
 
-import shutil
-import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Protocol
 
 import torch
-from torch import nn
 
-from pragexp.generation.backend import GenerationParams, LLMBackend, Prompt
-from pragexp.generation.cache import CACHE_FILE, CachedBackend, ResponseCache
-from pragexp.generation.choices import NORMALIZATIONS, ChoiceRequest, calibrate, normalized, option_logliks
-from pragexp.prompting import PromptItem, PromptTemplate, RenderedPrompt, parse_option, pick_demonstrations
-from pragexp.prompting.templates import load_templates
+from pragexp.generation import finetune
+from pragexp.generation.backend import GenerationParams, Prompt
+from pragexp.generation.cache import CacheSlot
+from pragexp.generation.ranking import CONTENT_FREE, NORMALIZATIONS, calibrate, choose, normalized
+from pragexp.generation.requests import ChoiceRequest, OptionScore
+from pragexp.models.traits import ModelTraits, PragexpModel
+from pragexp.prompting import (
+    PromptItem,
+    RenderedPrompt,
+    load_templates,
+    parse_option,
+    pick_demonstrations,
+    select_template,
+)
+from pragexp.utils.contracts import require
 
 SCORINGS = (*NORMALIZATIONS, "calibrated", "generate")
 
 
-class PromptedLLM(nn.Module):
-    reads_prompts = True  # the data modules give PromptItems (data.prompts)
+class PromptBackend(Protocol):
+    """What `PromptedLLM` asks of an LLM backend (every `generation.backend.LLMBackend` has it; a backend that
+    cannot make a call raises `UnsupportedCall` naming itself)."""
 
-    @staticmethod
-    def learns_weights(llm=None, **_) -> bool:
-        """Whether this configuration trains (`llm.finetune` lora or full), so that evaluating it needs its
-        checkpoint (TrainableTask reads this before the model is built)."""
-        return getattr(llm, "finetune", "none") != "none"
+    name: str
+    finetune: str
+
+    def identity(self) -> dict: ...
+
+    def generate(self, prompts: list[Prompt], params: GenerationParams) -> list[list[str]]: ...
+
+    def loglikelihood_many(self, requests: list[ChoiceRequest]) -> list[list[OptionScore]]: ...
+
+    def chat_text(self, messages: list[dict]) -> str | None: ...
+
+
+class PromptedLLM(PragexpModel):
+    @classmethod
+    def traits(cls, llm: PromptBackend | None = None, **config) -> ModelTraits:
+        """Reads prompts; learns weights (evaluating it needs its checkpoint) only when fine-tuned."""
+        return ModelTraits(learns_weights=llm is not None and llm.finetune != "none", reads_prompts=True)
 
     def __init__(
         self,
-        llm: LLMBackend,
+        llm: PromptBackend,
         prompt: Mapping,
         cache_dir: str | None = None,
         use_cache: bool = True,
         reads_prompts: bool = True,
-        **task_sizes,  # what tasks pass every model (num_labels, vocab_size, ...): an LLM needs none
+        **task_sizes,  # what tasks pass every model (num_labels, vocab_size, ...): an LLM needs only num_labels
     ):
         super().__init__()
         if not reads_prompts:
             raise ValueError("model=llm reads prompts: leave model.reads_prompts=true")
         if llm is None:
             raise ValueError("model=llm needs an LLM backend: llm=hf (default), vllm, openai or tiny")
-        self.templates = load_templates(prompt["templates"])
-        index = int(prompt.get("template", 0))
-        if not 0 <= index < len(self.templates):
-            raise ValueError(
-                f"prompt.template={index}: this prompt group has templates 0..{len(self.templates) - 1}"
-            )
-        self.template: PromptTemplate = self.templates[index]
+        require(llm, PromptBackend, f"llm backend {type(llm).__name__}")
+        self.template = select_template(load_templates(prompt["templates"]), prompt.get("template", 0))
+        self._read_settings(prompt)
+        self._check_labels(task_sizes.get("num_labels"))
+        self.backend, self.finetune = llm, llm.finetune
+        self.register_buffer("_anchor", torch.zeros(0), persistent=False)  # where Lightning put the module
+        if self.learns:
+            self.tuning = finetune.tunable(llm)
+            self.lm = (
+                self.tuning.trainable_model()
+            )  # registered: Lightning moves, wraps (DDP) and optimises it
+            finetune.keep_trained_weights(self, "lm")
+            use_cache = False  # the answers change as the weights do
+        self.cache = CacheSlot(cache_dir, use_cache)
+        self.demonstrations: list[PromptItem] = []
+        self._records: list[tuple[int, dict]] = []
+
+    def _read_settings(self, prompt: Mapping) -> None:
         self.shots, self.seed = int(prompt.get("shots", 0)), int(prompt.get("seed", 0))
         self.balanced, self.chat = bool(prompt.get("balanced", False)), bool(prompt.get("chat", True))
         self.scoring = str(prompt.get("scoring", "sum"))
         if self.scoring not in SCORINGS:
             raise ValueError(f"prompt.scoring={self.scoring}: choose one of {', '.join(SCORINGS)}")
-        self.content_free_inputs = tuple(prompt.get("content_free", ("N/A",)))
+        self.content_free_inputs = tuple(prompt.get("content_free", CONTENT_FREE))
         self.max_new_tokens = int(prompt.get("max_new_tokens", 16))
-        self.num_labels = task_sizes.get("num_labels")
-        if self.num_labels is not None and self.template.options is not None:
-            if len(self.template.options) != int(self.num_labels):
-                raise ValueError(
-                    f"prompt template {self.template.name!r} verbalises {len(self.template.options)} labels, "
-                    f"the data has {self.num_labels} (data.labels=strict needs the strict prompt group?)"
-                )
-        self.backend = llm
-        self.finetune = getattr(llm, "finetune", "none")
-        self.register_buffer("_anchor", torch.zeros(0), persistent=False)  # where Lightning put the module
-        if self.finetune != "none":
-            if not callable(getattr(llm, "trainable_model", None)):
-                raise ValueError(
-                    f"llm.finetune={self.finetune} trains an in-process model: use llm=hf (not {llm.name})"
-                )
-            self.lm = llm.trainable_model()  # registered: Lightning moves, wraps (DDP) and optimises it
-            use_cache = False  # the answers change as the weights do
-            self.register_state_dict_post_hook(_keep_what_trains)
-            self.register_load_state_dict_pre_hook(_remember_prefix)
-            self.register_load_state_dict_post_hook(_frozen_base_is_not_missing)
-        self.cache_path = Path(cache_dir) / CACHE_FILE if cache_dir and use_cache else None
-        self._cache: ResponseCache | None = None
-        self.demonstrations: list[PromptItem] = []
-        self._records: dict[int, dict] = {}
-        self._load_prefix = ""
+
+    def _check_labels(self, num_labels: int | None) -> None:
+        options = self.template.options
+        if num_labels is not None and options is not None and len(options) != int(num_labels):
+            raise ValueError(
+                f"prompt template {self.template.name!r} verbalises {len(options)} labels, the data has "
+                f"{num_labels} (data.labels=strict needs the strict prompt group?)"
+            )
 
     @property
     def learns(self) -> bool:
@@ -120,229 +129,138 @@ class PromptedLLM(nn.Module):
 
     @property
     def generates(self) -> bool:
+        """Whether it chooses by generating text, which may name no option (`no_answer`)."""
         return self.scoring == "generate"
 
-    # -- set-up -------------------------------------------------------------------------------------------
+    # -- set-up -------------------------------------------------------------------------------------------------
     def demonstrate(self, training_items: Sequence[PromptItem]) -> None:
         """Draw the `shots` demonstrations (none for 0-shot) from the training items."""
         self.demonstrations = pick_demonstrations(training_items, self.shots, self.seed, self.balanced)
 
     @property
-    def llm(self) -> LLMBackend:
+    def llm(self) -> PromptBackend:
         """The backend behind the response cache (opened on first use, in the process that uses it)."""
-        if self.cache_path is None:
-            return self.backend
-        if self._cache is None:
-            self._cache = ResponseCache(self.cache_path)
-        return CachedBackend(self.backend, self._cache)
+        return self.cache.wrap(self.backend)
 
     def close(self) -> None:
-        if self._cache is not None:
-            self._cache.close()
-            self._cache = None
+        self.cache.close()
 
     def describe(self) -> dict:
         """The settings a prediction record names."""
         return {"template": self.template.name, "shots": self.shots, "scoring": self.scoring}
 
-    # -- rendering ----------------------------------------------------------------------------------------
-    def text(self, rendered: RenderedPrompt, llm: LLMBackend) -> str:
+    def take_records(self) -> list[tuple[int, dict]]:
+        """(dataset index, record) of each item seen since the last call, in the order seen."""
+        records, self._records = self._records, []
+        return records
+
+    # -- rendering ----------------------------------------------------------------------------------------------
+    def text(self, rendered: RenderedPrompt, llm: PromptBackend) -> str:
         """What the model reads: the chat turns through its chat template, or the plain prompt."""
-        if self.chat:
-            chat = llm.chat_text(list(rendered.messages))
-            if chat is not None:
-                return chat
-        return rendered.plain
+        chat = llm.chat_text(list(rendered.messages)) if self.chat else None
+        return rendered.plain if chat is None else chat
 
-    def _rendered(self, items: Sequence[PromptItem], generate: bool) -> list[RenderedPrompt]:
-        return [self.template.render(item, self.demonstrations, generate=generate) for item in items]
+    def _requests(self, items: Sequence[PromptItem], llm: PromptBackend) -> list[ChoiceRequest]:
+        rendered = [self.template.render(item, self.demonstrations) for item in items]
+        return [ChoiceRequest(self.text(r, llm), r.continuations) for r in rendered]
 
-    # -- choosing -----------------------------------------------------------------------------------------
+    def _writing_texts(self, items: Sequence[PromptItem], llm: PromptBackend) -> list[str]:
+        return [self.text(self.template.render(i, self.demonstrations, generate=True), llm) for i in items]
+
+    # -- choosing -----------------------------------------------------------------------------------------------
     def forward(self, items: Sequence[PromptItem]) -> torch.Tensor:
+        """(batch, options) option scores; with gradients while a tuned model trains."""
         if self.learns and torch.is_grad_enabled():
-            return self._trained_scores(items)
-        return self._scores(items).to(self._anchor.device)
-
-    def _trained_scores(self, items: Sequence[PromptItem]) -> torch.Tensor:
-        """(batch, options) option scores with gradients, as `_scores` computes them in evaluation."""
-        if self.scoring not in NORMALIZATIONS:
-            raise ValueError(
-                f"fine-tuning ranks the options by their log-likelihood: prompt.scoring=sum, per_token or "
-                f"per_byte, not {self.scoring}"
-            )
-        _, tokenizer = self.backend.load()
-        rendered = self._rendered(items, generate=False)
-        requests = [ChoiceRequest(self.text(r, self.backend), r.continuations) for r in rendered]
-        rows = []
-        for values, counts in option_logliks(self.lm, tokenizer, requests, self.backend.batch_size):
-            if self.scoring == "per_token":
-                values = values / values.new_tensor([c.tokens for c in counts])
-            elif self.scoring == "per_byte":
-                values = values / values.new_tensor([max(c.bytes, 1) for c in counts])
-            rows.append(values)
-        return torch.stack(rows).to(self._anchor.device)
-
-    def _scores(self, items: Sequence[PromptItem]) -> torch.Tensor:
+            rows = finetune.choice_scores(self.tuning, self._requests(items, self.backend), self.scoring)
+            return torch.stack(rows).to(self._anchor.device)
         llm = self.llm
-        rendered = self._rendered(items, generate=False)
-        texts = [self.text(r, llm) for r in rendered]
-        if self.generates:
-            return self._choose_by_generation(items, rendered, texts, llm)
-        requests = [ChoiceRequest(t, r.continuations) for t, r in zip(texts, rendered, strict=True)]
-        content_free: list[list[ChoiceRequest]] = []
+        scores = self._choose_by_generation(items, llm) if self.generates else self._choose(items, llm)
+        return scores.to(self._anchor.device)
+
+    def _choose(self, items: Sequence[PromptItem], llm: PromptBackend) -> torch.Tensor:
+        requests = self._requests(items, llm)
+        free = []  # per item, its content-free prompts (calibration)
         if self.scoring == "calibrated":
             for item in items:
                 cf = [self.template.content_free(item, token) for token in self.content_free_inputs]
-                cf_rendered = [self.template.render(c, self.demonstrations) for c in cf]
-                content_free.append([ChoiceRequest(self.text(r, llm), r.continuations) for r in cf_rendered])
-        flat_cf = [r for row in content_free for r in row]
-        answers = llm.loglikelihood_many([*requests, *flat_cf])
-        scores, cf_scores = answers[: len(requests)], answers[len(requests) :]
+                free.append(self._requests(cf, llm))
+        answers = iter(llm.loglikelihood_many([*requests, *(r for row in free for r in row)]))
+        scored = [next(answers) for _ in requests]
+        free_scores = [[next(answers) for _ in row] for row in free]
         rows = []
-        for i, (item, text, request, option_scores) in enumerate(
-            zip(items, texts, requests, scores, strict=True)
-        ):
-            if content_free:
-                n = len(self.content_free_inputs)
-                values = calibrate(option_scores, cf_scores[i * n : (i + 1) * n])
+        for i, (item, request, option_scores) in enumerate(zip(items, requests, scored, strict=True)):
+            if free:
+                values = calibrate(option_scores, free_scores[i])
             else:
                 values = normalized(option_scores, self.scoring)
             rows.append(values)
-            choice = max(range(len(values)), key=lambda j: (values[j], -j))
-            self._records[item.index] = {
+            record = {
                 **self.describe(),
-                "prompt": text,
+                "prompt": request.context,
                 "continuations": list(request.options),
                 "loglik": [round(s.loglik, 6) for s in option_scores],
                 "tokens": [s.tokens for s in option_scores],
                 "bytes": [s.bytes for s in option_scores],
                 "scores": [round(v, 6) for v in values],
-                "choice": choice,
+                "choice": choose(values),
             }
-            if content_free:
-                self._records[item.index]["content_free_loglik"] = [
-                    [round(s.loglik, 6) for s in cf] for cf in cf_scores[i * n : (i + 1) * n]
-                ]
+            if free:
+                record["content_free_loglik"] = [[round(s.loglik, 6) for s in cf] for cf in free_scores[i]]
+            self._records.append((item.index, record))
         return torch.tensor(rows, dtype=torch.float)
 
-    def _choose_by_generation(self, items, rendered, texts, llm) -> torch.Tensor:
-        replies = self._generate(texts, llm)
+    def _choose_by_generation(self, items: Sequence[PromptItem], llm: PromptBackend) -> torch.Tensor:
+        requests = self._requests(items, llm)
+        params = GenerationParams(temperature=0.0, max_new_tokens=self.max_new_tokens)
+        replies = llm.generate([Prompt(r.context, templated=True) for r in requests], params)
         rows = []
-        for item, r, text, reply in zip(items, rendered, texts, replies, strict=True):
-            choice = parse_option(reply, r.continuations)
-            row = torch.full((len(r.continuations),), float("-inf"))
+        for item, request, (reply,) in zip(items, requests, replies, strict=True):
+            choice = parse_option(reply, request.options)
+            row = torch.full((len(request.options),), float("-inf"))
             if choice is not None:
                 row[choice] = 0.0
             rows.append(row)
-            self._records[item.index] = {
-                **self.describe(),
-                "prompt": text,
-                "continuations": list(r.continuations),
-                "reply": reply,
-                "choice": choice,  # None: the reply names no option (no answer)
-            }
+            record = {**self.describe(), "prompt": request.context, "continuations": list(request.options)}
+            # choice None: the reply names no option (no answer)
+            self._records.append((item.index, {**record, "reply": reply, "choice": choice}))
         return torch.stack(rows)
 
-    def _generate(self, texts: list[str], llm: LLMBackend) -> list[str]:
-        params = GenerationParams(temperature=0.0, max_new_tokens=self.max_new_tokens)
-        return [draws[0] for draws in llm.generate([Prompt(t, templated=True) for t in texts], params)]
-
-    # -- writing ------------------------------------------------------------------------------------------
+    # -- writing ------------------------------------------------------------------------------------------------
     def write(self, items: Sequence[PromptItem]) -> list[str]:
         """Greedy free text per item (a generation task: the demonstrations show their targets)."""
+        params = GenerationParams(temperature=0.0, max_new_tokens=self.max_new_tokens)
+        return [draws[0] for draws in self.draw(items, params)]
+
+    def draw(self, items: Sequence[PromptItem], params: GenerationParams) -> list[list[str]]:
+        """`params.samples` replies per item, each draw from its own seeded stream; the item's `references`
+        go with its prompt (a reference backend replays them)."""
         llm = self.llm
-        texts = [self.text(r, llm) for r in self._rendered(items, generate=True)]
-        replies = self._generate(texts, llm)
-        for item, text, reply in zip(items, texts, replies, strict=True):
-            self._records[item.index] = {**self.describe(), "prompt": text, "reply": reply}
+        texts = self._writing_texts(items, llm)
+        prompts = [Prompt(t, dict(i.references), templated=True) for t, i in zip(texts, items, strict=True)]
+        replies = llm.generate(prompts, params)
+        for item, text, draws in zip(items, texts, replies, strict=True):
+            self._records.append((item.index, {**self.describe(), "prompt": text, "reply": draws[0]}))
         return replies
 
     def target_nll(
         self, items: Sequence[PromptItem], targets: Sequence[str]
     ) -> tuple[torch.Tensor, torch.Tensor]:
-        """Per item: the summed negative log-likelihood of its target text after its generation prompt, closed
-        by the end-of-text token (so that a tuned model learns to stop), and the number of target tokens
-        (a writer's training loss and dev perplexity: PragmatiCQA's spans and answer). Tuned models only."""
+        """Per item: the summed NLL of its target text after its writing prompt, closed by the end-of-text token,
+        and the number of target tokens (a tuned writer's loss and dev perplexity)."""
         if not self.learns:
             raise ValueError("target_nll needs the model in process: llm.finetune=lora or full")
-        _, tokenizer = self.backend.load()
-        end = tokenizer.eos_token or ""
-        texts = [self.text(r, self.backend) for r in self._rendered(items, generate=True)]
-        requests = [ChoiceRequest(t, (target + end,)) for t, target in zip(texts, targets, strict=True)]
-        scored = option_logliks(self.lm, tokenizer, requests, self.backend.batch_size)
-        nll = torch.stack([-values[0] for values, _ in scored]).to(self._anchor.device)
-        tokens = torch.tensor([counts[0].tokens for _, counts in scored], device=self._anchor.device)
-        return nll, tokens
+        nll, tokens = finetune.target_nll(self.tuning, self._writing_texts(items, self.backend), targets)
+        return nll.to(self._anchor.device), tokens.to(self._anchor.device)
 
-    # -- checkpoints ----------------------------------------------------------------------------------------
+    # -- checkpoints --------------------------------------------------------------------------------------------
     def get_extra_state(self) -> dict:
         """Saved with the weights: what they were trained on (plain data)."""
-        if self.finetune == "none":
-            return {}
-        return {"finetune": self.finetune, "lora": self.backend.lora, "base": self.backend.base_identity()}
+        return finetune.adapter_state(self.tuning) if self.learns else {}
 
     def set_extra_state(self, state: dict) -> None:
-        if self.finetune == "none" or not state:
-            return
-        saved, here = state.get("base"), self.backend.base_identity()
-        if saved != here:
-            raise ValueError(
-                f"this checkpoint's weights were trained on the base model {saved}, and llm= loads {here}: "
-                "fine-tuned weights only fit the base they were trained on"
-            )
-        if state.get("finetune") != self.finetune:
-            raise ValueError(f"this checkpoint was trained with llm.finetune={state.get('finetune')}")
+        if self.learns and state:
+            finetune.check_adapter_state(state, self.tuning)
 
     def save_adapter(self, folder: str | Path) -> Path | None:
-        """The tuned weights in the format transformers, peft and vLLM load as they are: peft's adapter folder
-        (lora), or a transformers model folder with its tokenizer (full). Written to a temporary folder and
-        renamed. None when nothing was tuned."""
-        if self.finetune == "none":
-            return None
-        folder = Path(folder)
-        folder.parent.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(prefix=f".{folder.name}.", dir=folder.parent))
-        try:
-            self.lm.save_pretrained(tmp)
-            if self.finetune == "full":
-                self.backend.load()[1].save_pretrained(tmp)
-            if folder.exists():
-                shutil.rmtree(folder)
-            tmp.rename(folder)
-        finally:
-            if tmp.exists():
-                shutil.rmtree(tmp)
-        return folder
-
-    def take_records(self) -> dict[int, dict]:
-        """The records of the items seen since the last call, by dataset index."""
-        records, self._records = self._records, {}
-        return records
-
-
-# -- what a fine-tuned checkpoint holds: the weights that train (LoRA: the adapters), not the frozen base -----
-
-
-def _trained_names(module: PromptedLLM) -> set[str]:
-    return {f"lm.{n}" for n, p in module.lm.named_parameters() if p.requires_grad}
-
-
-def _keep_what_trains(module: PromptedLLM, state_dict: dict, prefix: str, local_metadata) -> None:
-    trained = _trained_names(module)
-    for key in [k for k in state_dict if k.startswith(prefix + "lm.")]:
-        if key[len(prefix) :] not in trained:
-            del state_dict[key]
-
-
-def _remember_prefix(module: PromptedLLM, state_dict, prefix: str, *args) -> None:
-    module._load_prefix = prefix
-
-
-def _frozen_base_is_not_missing(module: PromptedLLM, incompatible) -> None:
-    """The frozen base comes from `llm.model`, not from the checkpoint: its keys are not missing."""
-    prefix, trained = module._load_prefix, _trained_names(module)
-    incompatible.missing_keys[:] = [
-        k
-        for k in incompatible.missing_keys
-        if not (k.startswith(prefix + "lm.") and k[len(prefix) :] not in trained)
-    ]
+        """The tuned weights in peft's (or transformers') own folder format; None when nothing was tuned."""
+        return finetune.save_adapter(self.tuning, folder) if self.learns else None

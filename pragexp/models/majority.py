@@ -8,11 +8,13 @@ loss is finite and the argmax is the majority class (the lowest label id on a ti
 from __future__ import annotations
 
 import torch
-from torch import nn
+
+from pragexp.models.traits import ModelTraits, PragexpModel
 
 
-class MajorityClassifier(nn.Module):
-    learns_weights = False  # it counts labels (`observe`) instead: evaluated without a checkpoint
+class MajorityClassifier(PragexpModel):
+    # It counts labels (`observe`) instead of learning by gradients: evaluated without a checkpoint.
+    TRAITS = ModelTraits(learns_weights=False, observes_labels=True)
 
     def __init__(self, num_labels: int, vocab_size: int | None = None):
         super().__init__()  # vocab_size is accepted, and ignored, so every classifier is built alike

@@ -13,7 +13,6 @@ Nothing here imports pragexp.tasks or pragexp.data.
 
 from __future__ import annotations
 
-import torch
 from torch import nn
 
 from pragexp.utils.pretrained_names import MINILM, OFFLINE_HINT, TINY, minilm_path
@@ -60,9 +59,3 @@ def load_encoder(
             "embeddings: the data's tokenizer does not belong to this encoder"
         )
     return encoder
-
-
-def masked_mean(hidden: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-    """Mean of the hidden states over the real tokens: (b, t, d), (b, t) -> (b, d)."""
-    mask = mask.unsqueeze(-1).to(hidden.dtype)
-    return (hidden * mask).sum(1) / mask.sum(1).clamp(min=1)

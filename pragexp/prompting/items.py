@@ -13,15 +13,19 @@ class PromptItem:
     `options`: this item's own options (GRICE's four candidates, the answer words of GRICE QA); None when the
     options are the template's label verbalisations (Circa, NLI, BoolQ). `label`: the gold option's index,
     read only to write demonstrations (and by tests), never when scoring. `target`: the gold text a
-    demonstration of a generation task shows (PragmatiCQA's spans and answer)."""
+    demonstration of a generation task shows (PragmatiCQA's spans and answer). `references`: reference texts of
+    the item that a stand-in backend replays (`llm=reference_true`) and a judge compares a reply with (the
+    intentions' U2^T and U2^L); never shown to the model."""
 
     index: int  # the example's dataset index: prediction records are joined on it
     fields: Mapping[str, str] = field(default_factory=dict)
     options: tuple[str, ...] | None = None
     label: int | None = None
     target: str | None = None
+    references: Mapping[str, str] = field(default_factory=dict)
 
     def __post_init__(self):
         object.__setattr__(self, "fields", dict(self.fields))
+        object.__setattr__(self, "references", dict(self.references))
         if self.options is not None:
             object.__setattr__(self, "options", tuple(self.options))

@@ -4,11 +4,15 @@ A template has
 - `instruction`: what the task is; it opens the first user turn (not a system turn: several chat templates,
   Mistral's among them, refuse one) or, in a plain completion prompt, the text;
 - `input`: the item as the user says it, `{field}` slots filled from the item's fields, and `{options}` with
-  the options listed one per line as `option_line` writes them (`{letter}`: A, B, ...; `{option}`);
-- `answer`: the answer as the model writes it, `{option}` (the option's words) or `{letter}`; a generation
-  task's demonstrations show the item's `target` instead;
-- `answer_prefix`: ends a plain completion prompt before the answer ("Answer:");
-- `options`: the label verbalisations, in label order, for data whose items bring no options of their own.
+  the options listed one per line as `option_line` writes them (`{letter}`: A, B, ...; `{number}`: 1, 2, ...;
+  `{option}`);
+- `answer`: the answer as the model writes it, `{option}` (the option's words), `{letter}` or `{number}`; a
+  generation task's demonstrations show the item's `target` instead;
+- `answer_prefix`: ends a plain completion prompt before the answer ("Answer:"); empty: the prompt ends with
+  the input as it is (a template whose input already ends where the model goes on);
+- `options`: the label verbalisations, in label order, for data whose items bring no options of their own;
+- `reply_marker`: for a template that has the model reason before it answers ("Thought: ... Response: ..."),
+  the marker after which a generated reply starts (`parsing.extract_reply`); none: the whole generation.
 
 Chat: the instruction and each demonstration's input are user turns, each demonstration's answer an
 assistant turn, then the item's input; the model's chat template turns these into text (the LLM backend
@@ -49,6 +53,7 @@ class PromptTemplate:
     answer_prefix: str = "Answer:"
     option_line: str = "{letter}. {option}"
     options: tuple[str, ...] | None = None
+    reply_marker: str | None = None
 
     @classmethod
     def from_config(cls, config: Mapping) -> PromptTemplate:
@@ -81,16 +86,12 @@ class PromptTemplate:
         values = dict(item.fields)
         if with_options and "{options}" in self.input:
             values["options"] = "\n".join(
-                self._fill(self.option_line, {"letter": letter(i), "option": o})
-                for i, o in enumerate(self.item_options(item))
+                self._fill(self.option_line, _option_slots(i, o)) for i, o in enumerate(self.item_options(item))
             )
         return self._fill(self.input, values)
 
     def continuations(self, item: PromptItem) -> tuple[str, ...]:
-        return tuple(
-            self._fill(self.answer, {"letter": letter(i), "option": o})
-            for i, o in enumerate(self.item_options(item))
-        )
+        return tuple(self._fill(self.answer, _option_slots(i, o)) for i, o in enumerate(self.item_options(item)))
 
     def gold_answer(self, item: PromptItem) -> str:
         """What a demonstration answers: its gold option as `answer` writes it, or its target text."""
@@ -111,10 +112,14 @@ class PromptTemplate:
         if self.instruction:
             turns[0] = {"role": "user", "content": f"{self.instruction}\n\n{turns[0]['content']}"}
         blocks = [self.instruction] if self.instruction else []
-        blocks += [f"{self.user_text(d)}\n{self.answer_prefix} {self.gold_answer(d)}" for d in demonstrations]
-        blocks.append(f"{self.user_text(item)}\n{self.answer_prefix} ")
+        blocks += [self._plain_turn(self.user_text(d)) + self.gold_answer(d) for d in demonstrations]
+        blocks.append(self._plain_turn(self.user_text(item)))
         continuations = () if generate else self.continuations(item)
         return RenderedPrompt(tuple(turns), "\n\n".join(blocks), continuations)
+
+    def _plain_turn(self, text: str) -> str:
+        """An input as a plain prompt writes it, up to where the answer goes."""
+        return f"{text}\n{self.answer_prefix} " if self.answer_prefix else text
 
     def content_free(self, item: PromptItem, token: str) -> PromptItem:
         """The item with every field replaced by a content-free token ("N/A"): Zhao et al. 2021's input for
@@ -122,5 +127,22 @@ class PromptTemplate:
         return PromptItem(-1, {k: token for k in item.fields}, item.options)
 
 
+def _option_slots(i: int, option: str) -> dict[str, str]:
+    return {"letter": letter(i), "number": str(i + 1), "option": option}
+
+
 def load_templates(configs: Sequence[Mapping]) -> list[PromptTemplate]:
     return [PromptTemplate.from_config(c) for c in configs]
+
+
+def select_template(templates: Sequence[PromptTemplate], which: int | str) -> PromptTemplate:
+    """`prompt.template`: a template's position in the group's list, or its name."""
+    names = [t.name for t in templates]
+    if isinstance(which, str) and not which.lstrip("-").isdigit():
+        if which not in names:
+            raise ValueError(f"prompt.template={which}: this prompt group has templates {', '.join(names)}")
+        return templates[names.index(which)]
+    index = int(which)
+    if not 0 <= index < len(templates):
+        raise ValueError(f"prompt.template={index}: this prompt group has templates 0..{len(templates) - 1}")
+    return templates[index]

@@ -1,8 +1,8 @@
 """The intention-resolution tasks' own report (Yerukola et al. 2024): tables and the paper's figures.
 
 - Generative vs discriminative per phenomenon (the paper's Figure 2): `test/acc/<phenomenon>` of
-  `llm_response_eval` runs with the plain prompt beside `llm_intent_mc` runs of the same LLM.
-- Accuracy by chain-of-thought level (Figure 3): `test/acc` of `llm_response_eval` runs per `prompt.cot`,
+  `intentions_reply` runs with the plain prompt beside `intentions_mc` runs of the same LLM.
+- Accuracy by chain-of-thought level (Figure 3): `test/acc` of `intentions_reply` runs per `prompt.cot`,
   and beside it `test/no_reply`, the share of generations that held no reply to judge.
 - Judge agreement: runs that differ only in the judge, compared reply by reply from their
   predictions.jsonl (pairwise agreement and Cohen's kappa over the verdicts true/literal/neither/invalid).
@@ -19,12 +19,12 @@ from pathlib import Path
 import torch
 from torchmetrics.functional.classification import multiclass_cohen_kappa
 
-from pragexp.generation.judges import NO_REPLY
+from pragexp.generation.intention_judges import NO_REPLY
 from pragexp.report.figures import pyplot, save_png
 from pragexp.report.runs import Run, summarise
 from pragexp.report.tables import _markdown_table
 
-GENERATIVE, MC = "llm_response_eval", "llm_intent_mc"
+GENERATIVE, MC = "intentions_reply", "intentions_mc"
 VERDICTS = ("true", "literal", "neither", "invalid")  # a judge's; NO_REPLY is the task's, never judged
 COT_ORDER = ("none", "0", "1", "2", "3", "4", "5", "6")
 
@@ -101,7 +101,7 @@ def generative_vs_mc(runs: list[Run]) -> dict[str, dict[str, dict[str, float | N
 
 
 def by_cot_level(runs: list[Run], key: str = "test/acc") -> dict[str, dict[str, float | None]]:
-    """{llm (judge, temperatures): {cot level: mean of `key`}} over llm_response_eval runs (Figure 3's
+    """{llm (judge, temperatures): {cot level: mean of `key`}} over intentions_reply runs (Figure 3's
     lines for test/acc)."""
     groups: dict[str, dict[str, list[Run]]] = defaultdict(lambda: defaultdict(list))
     for run in runs:

@@ -7,7 +7,7 @@ Columns (test scores, fractions 0-1 as in metrics.json):
 - Circa RELAXED acc and Circa STRICT acc (`circa`, `test/acc`; the run's `data.labels`), matched setting; the
   leave-one-scenario-out (`data.setting=unmatched`) pair follows only when some run was made in it;
 - PragmatiCQA F1_lit and F1_prag (`pragmaticqa`, `test/f1_lit`, `test/f1_prag`);
-- Intentions generative acc (`llm_response_eval`, `test/acc`) and multiple-choice acc (`llm_intent_mc`).
+- Intentions generative acc (`intentions_reply`, `test/acc`) and multiple-choice acc (`intentions_mc`).
 Runs of other tasks (`nli`, `boolq`: Circa's transfer sources) have no column.
 
 Rows, in this order:
@@ -66,7 +66,7 @@ from pragexp.utils.io import atomic_output
 from pragexp.utils.markdown import markdown_table
 
 MISSING = "–"
-LLM_TASKS = ("llm_response_eval", "llm_intent_mc")
+LLM_TASKS = ("intentions_reply", "intentions_mc")
 # Settings that name no other model: the column (Circa's label set and setting), what a cell averages over,
 # the row's own name, and how an LLM is batched or placed (the same numbers up to rounding).
 NOT_A_SETTING = (
@@ -121,8 +121,8 @@ COLUMNS = (
     _circa("strict", "matched", 1 / 6),
     Column("PragmatiCQA F1_lit", "pragmaticqa", "test/f1_lit"),
     Column("PragmatiCQA F1_prag", "pragmaticqa", "test/f1_prag"),
-    Column("Intentions gen. acc", "llm_response_eval", "test/acc"),
-    Column("Intentions MC acc", "llm_intent_mc", "test/acc", chance=1 / 2),
+    Column("Intentions gen. acc", "intentions_reply", "test/acc"),
+    Column("Intentions MC acc", "intentions_mc", "test/acc", chance=1 / 2),
 )
 UNMATCHED = (_circa("relaxed", "unmatched", 1 / 4), _circa("strict", "unmatched", 1 / 6))
 

@@ -25,8 +25,9 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from pragexp.models.pretrained import load_encoder, masked_mean
+from pragexp.models.pretrained import load_encoder
 from pragexp.utils.pretrained_names import MINILM, TINY, minilm_path
+from pragexp.utils.tensors import masked_mean
 
 log = logging.getLogger(__name__)
 

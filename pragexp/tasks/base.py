@@ -10,9 +10,10 @@
   that learn nothing by gradients (no trainable parameter: no optimizer; one that `observe`s the training
   labels reads them once; training stops after that).
 
-What a task reads from its data module is declared: `TaskData` here, and each task family's own contract
-(a `Protocol` beside the task: `GriceData`, `ClassificationData`, `PragmatiCQAData`) named by the task's
-`data_contract`. `setup` refuses a data module that lacks any of it, naming what is missing.
+Contracts are declared, never discovered: what a task reads from its data module (`TaskData` here, and each task
+family's own `Protocol` beside the task, named by its `data_contract`), what it asks of its model's class
+before building it (`ModelClass`: its `traits`), and what it asks of a built model that reads prompts (an LLM:
+`PromptedModel`) or observes the training labels (`LabelObserver`). `setup` checks each, naming what is missing.
 
 After each evaluation epoch, `eval_outputs[stage]` holds what callbacks report: the metric values,
 the prediction records (gathered from every rank, each dataset index once, in index order) and any
@@ -21,8 +22,9 @@ task-specific artefacts (a confusion matrix, say).
 
 from __future__ import annotations
 
-import inspect
+import functools
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import ClassVar, Protocol, runtime_checkable
 
 import pytorch_lightning as pl
@@ -32,7 +34,9 @@ from torch import nn
 from torch.optim.lr_scheduler import ReduceLROnPlateau
 
 from pragexp.metrics import GroupedMeanMetric
+from pragexp.models.traits import ModelTraits
 from pragexp.utils import checkpoint
+from pragexp.utils.contracts import missing_members, require
 
 EVAL_STAGES = ("val", "test")
 
@@ -49,25 +53,50 @@ class TaskData(Protocol):
         ...
 
 
-def contract_members(contract: type) -> list[str]:
-    """The attributes and methods a `Protocol` declares, its bases' included."""
-    names: dict[str, None] = {}
-    for base in reversed(contract.__mro__):
-        if getattr(base, "_is_protocol", False) and base is not Protocol:
-            names.update(dict.fromkeys(getattr(base, "__annotations__", {})))
-            names.update(dict.fromkeys(k for k in vars(base) if not k.startswith("_")))
-    return list(names)
+@runtime_checkable
+class PromptData(Protocol):
+    """What a data module gives a model that reads prompts (besides batches whose `inputs` are
+    `{"items": [PromptItem, ...]}`)."""
+
+    def prompt_items(self, split: str) -> Sequence:
+        """Every example of a split as a `pragexp.prompting.PromptItem` (demonstrations come from train)."""
+        ...
 
 
-def missing_members(obj, contract: type) -> list[str]:
-    """The members of `contract` that `obj` lacks (looked up without running properties)."""
-    missing = []
-    for name in contract_members(contract):
-        try:
-            inspect.getattr_static(obj, name)
-        except AttributeError:
-            missing.append(name)
-    return missing
+class ModelClass(Protocol):
+    """What a task asks of a model's class before building it (`pragexp.models.traits.PragexpModel` has it)."""
+
+    def traits(self, **config) -> ModelTraits:
+        """What the model is, from its settings: whether it learns weights, reads prompts, ..."""
+        ...
+
+
+class PromptedModel(Protocol):
+    """What a task asks of a built model that reads prompts (`model=llm`: `pragexp.models.llm.PromptedLLM`)."""
+
+    shots: int  # demonstrations drawn from the training split
+    generates: bool  # chooses by generating text, which may name no option (`no_answer`)
+    learns: bool  # its weights train here (fine-tuned)
+
+    def demonstrate(self, training_items: Sequence) -> None: ...
+
+    def take_records(self) -> list[tuple[int, dict]]:
+        """(dataset index, what a decision rests on) per item seen since the last call."""
+        ...
+
+    def close(self) -> None:
+        """Release what it holds open (the response cache)."""
+        ...
+
+    def save_adapter(self, folder) -> Path | None:
+        """The tuned weights in their own format beside a checkpoint; None when nothing was tuned."""
+        ...
+
+
+class LabelObserver(Protocol):
+    """What a task asks of a model that learns by reading the training labels once (the majority baseline)."""
+
+    def observe(self, labels: torch.Tensor) -> None: ...
 
 
 class PragexpTask(pl.LightningModule):
@@ -87,10 +116,12 @@ class PragexpTask(pl.LightningModule):
         self.model_config: dict | None = None  # the model's config, saved in checkpoints by run()
         self.task_name: str | None = None  # the task= choice, saved in checkpoints by run()
         self.net: nn.Module | None = None
+        self.prompted: PromptedModel | None = None  # the part of the network that reads prompts (an LLM)
         self.metrics = nn.ModuleDict()
         self.record_predictions: set[str] = {"test"}  # callbacks may add "val"
         self.eval_outputs: dict[str, dict] = {}
         self._records: dict[str, list[dict]] = {s: [] for s in EVAL_STAGES}
+        self.model_traits = ModelTraits(learns_weights=False) if model is None else _traits(model)
 
     # -- what a task provides ---------------------------------------------------------------------
     def build_network(self, datamodule: TaskData) -> nn.Module | None:
@@ -116,6 +147,31 @@ class PragexpTask(pl.LightningModule):
         """Task-specific results the callbacks report, computed before the metric is reset."""
         return {}
 
+    # -- the model --------------------------------------------------------------------------------
+    def build_prompted(self, datamodule, **sizes) -> nn.Module:
+        """A model that reads prompts, its demonstrations drawn from the training split (`PromptData`)."""
+        missing = missing_members(datamodule, PromptData)
+        if missing:
+            raise TypeError(
+                f"the model reads prompts, and {type(datamodule).__name__} gives none (lacks {', '.join(missing)})"
+            )
+        net = self.model_factory(**sizes)
+        require(net, PromptedModel, f"model {type(net).__name__}", "a model that reads prompts needs them")
+        if net.shots:
+            net.demonstrate(datamodule.prompt_items("train"))
+        self.prompted = net
+        return net
+
+    @property
+    def model_generates(self) -> bool:
+        """Whether the built model answers by generating text, which may name no option (`no_answer`)."""
+        return self.prompted is not None and self.prompted.generates
+
+    def save_adapter(self, folder) -> None:
+        """Beside a checkpoint: a fine-tuned LLM's weights in their own format (nothing for other models)."""
+        if self.prompted is not None:
+            self.prompted.save_adapter(folder)
+
     # -- the loop -------------------------------------------------------------------------------
     @property
     def data(self) -> TaskData:
@@ -132,6 +188,8 @@ class PragexpTask(pl.LightningModule):
                     f"{type(datamodule).__name__} lacks ({self.data_contract.__name__}): is data= the task's?"
                 )
             self.net = self.build_network(datamodule)
+            if self.model_traits.observes_labels:
+                require(self.net, LabelObserver, f"model {type(self.net).__name__}")
             self.metrics = self.build_metrics(datamodule)
 
     def _eval_step(self, stage: str, batch: dict) -> None:
@@ -139,9 +197,7 @@ class PragexpTask(pl.LightningModule):
         self.update_metrics(stage, batch, scores)
         # A model that keeps what each decision rests on (an LLM: its prompt, each option's log-likelihood)
         # hands it over by dataset index; it joins the task's own record of the example.
-        extra = {}
-        for module in self._record_keepers():
-            extra.update(module.take_records())
+        extra = dict(self.prompted.take_records()) if self.prompted is not None else {}
         if stage in self.record_predictions:
             records = self.prediction_records(batch, scores)
             for record in records:
@@ -170,15 +226,9 @@ class PragexpTask(pl.LightningModule):
     def on_test_epoch_end(self) -> None:
         self._eval_epoch_end("test")
 
-    def _record_keepers(self) -> list[nn.Module]:
-        """The network's parts that keep per-example records (an LLM, PragmatiCQA's LLM reader)."""
-        if self.net is None:
-            return []
-        return [m for m in self.net.modules() if callable(getattr(m, "take_records", None))]
-
     def teardown(self, stage: str) -> None:
-        for module in self._record_keepers():
-            module.close()  # an LLM's response cache
+        if self.prompted is not None:
+            self.prompted.close()  # an LLM's response cache
 
     # -- checkpoint: the architecture travels with the weights ----------------------------------
     def on_save_checkpoint(self, checkpoint_dict: dict) -> None:
@@ -188,6 +238,16 @@ class PragexpTask(pl.LightningModule):
 
     def saved_model_config(self) -> dict | None:
         return self.model_config
+
+
+def _traits(model_factory: Callable) -> ModelTraits:
+    """The traits of the model a factory builds (a class, or Hydra's partial of one), from its settings."""
+    if isinstance(model_factory, functools.partial):  # a config's `_partial_: true`
+        model_class, config = model_factory.func, model_factory.keywords
+    else:
+        model_class, config = model_factory, {}
+    require(model_class, ModelClass, f"model class {model_class.__name__}", "derive it from PragexpModel")
+    return model_class.traits(**config)
 
 
 class TrainableTask(PragexpTask):
@@ -218,50 +278,6 @@ class TrainableTask(PragexpTask):
     def forward_batch(self, batch: dict) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
         raise NotImplementedError
 
-    # -- what the model class declares (known before the network is built) ------------------------
-    @property
-    def model_class(self) -> type | None:
-        return getattr(self.model_factory, "func", self.model_factory)
-
-    @property
-    def model_learns_weights(self) -> bool:
-        """Whether the model is trained by gradients, so evaluating it needs a checkpoint. A model class
-        without trainable parameters says `learns_weights = False` (the oracle, lead and majority
-        baselines); one for which it depends on its settings (model=llm: `llm.finetune`) says it with a
-        function of the model's config; the default is True."""
-        declared = getattr(self.model_class, "learns_weights", True)
-        if callable(declared):
-            return bool(declared(**getattr(self.model_factory, "keywords", {})))
-        return bool(declared)
-
-    @property
-    def model_reads_prompts(self) -> bool:
-        """Whether the model reads `PromptItem`s (an LLM, `model=llm`), which the data modules then give."""
-        return bool(getattr(self.model_class, "reads_prompts", False))
-
-    def build_prompted(self, datamodule, **sizes) -> nn.Module:
-        """A model that reads prompts, its demonstrations drawn from the training split (`PromptData`)."""
-        missing = missing_members(datamodule, PromptData)
-        if missing:
-            raise TypeError(
-                f"the model reads prompts, and {type(datamodule).__name__} gives none (lacks {', '.join(missing)})"
-            )
-        net = self.model_factory(**sizes)
-        if getattr(net, "shots", 0):
-            net.demonstrate(datamodule.prompt_items("train"))
-        return net
-
-    @property
-    def model_generates(self) -> bool:
-        """Whether the built model answers by generating text, which may name no option (`no_answer`)."""
-        return bool(getattr(self.net, "generates", False))
-
-    @property
-    def model_observes_data(self) -> bool:
-        """Whether the model, without weights to learn, still reads the training data once: the majority
-        baseline counts the training labels (`observe`)."""
-        return callable(getattr(self.model_class, "observe", None))
-
     # -- what the built network has -----------------------------------------------------------------
     @property
     def trainable(self) -> bool:
@@ -270,7 +286,7 @@ class TrainableTask(PragexpTask):
     # -- steps --------------------------------------------------------------------------------------
     def training_step(self, batch: dict, batch_idx: int) -> torch.Tensor | None:
         if not self.trainable:
-            if self.model_observes_data and self.current_epoch == 0:
+            if self.model_traits.observes_labels and self.current_epoch == 0:
                 self.net.observe(batch["label"])
             return None  # nothing to optimise
         loss, _ = self.forward_batch(batch)
@@ -279,14 +295,13 @@ class TrainableTask(PragexpTask):
 
     def evaluate_batch(self, stage: str, batch: dict) -> dict[str, torch.Tensor]:
         loss, scores = self.forward_batch(batch)
-        if (
-            self.model_learns_weights or not self.model_reads_prompts
-        ):  # an LLM scored as it is has no loss to watch
+        traits = self.model_traits
+        if traits.learns_weights or not traits.reads_prompts:  # an LLM scored as it is has no loss to watch
             self.log(f"{stage}/loss", loss, on_epoch=True, sync_dist=True, batch_size=batch_size(batch))
         return scores
 
     def on_train_start(self) -> None:
-        if not self.trainable and not self.model_observes_data:
+        if not self.trainable and not self.model_traits.observes_labels:
             self.trainer.should_stop = True  # nothing to learn, nothing to read
 
     def on_train_epoch_end(self) -> None:
@@ -327,16 +342,6 @@ class TrainableTask(PragexpTask):
                 f"({', '.join(f'val/{k}' for k in values)})"
             )
         self._plateau.step(float(values[name]))
-
-
-@runtime_checkable
-class PromptData(Protocol):
-    """What a data module gives a model that reads prompts (besides batches whose `inputs` are
-    `{"items": [PromptItem, ...]}`)."""
-
-    def prompt_items(self, split: str) -> Sequence:
-        """Every example of a split as a `pragexp.prompting.PromptItem` (demonstrations come from train)."""
-        ...
 
 
 def chosen(scores: torch.Tensor) -> torch.Tensor:

@@ -44,7 +44,7 @@ class ClassificationTask(TrainableTask):
 
     def build_network(self, datamodule: ClassificationData) -> nn.Module:
         self.label_names = list(datamodule.label_names)
-        if self.model_reads_prompts:  # an LLM: its options are the prompt template's label words
+        if self.model_traits.reads_prompts:  # an LLM: its options are the prompt template's label words
             return self.build_prompted(datamodule, num_labels=datamodule.num_labels)
         return self.model_factory(num_labels=datamodule.num_labels, vocab_size=datamodule.vocab_size)
 

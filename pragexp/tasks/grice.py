@@ -12,10 +12,27 @@ from pragexp.metrics import target_rank
 from pragexp.models.choice import ChoiceScorer
 from pragexp.models.dialogue.heads import AnswerClassifier, CandidateRanker
 from pragexp.tasks.base import TaskData, TrainableTask, chosen, no_answer
+from pragexp.utils.contracts import require
 
 
 class Words(Protocol):
     itos: Sequence[str]  # id -> word
+
+
+class RecoveryHead(Protocol):
+    """A model that is a whole recovery head (its traits say `owns_loss`: the generative Seq2SeqRanker)."""
+
+    def loss_and_logits(self, batch: dict, rank: bool = True) -> tuple[torch.Tensor, torch.Tensor | None]:
+        """The training loss and, when `rank`, the (B, K) candidate scores (None otherwise)."""
+        ...
+
+
+class VocabularyCarrier(Protocol):
+    """A model holding another run's word ids (its traits say `carries_vocabulary`: MemNN w/ inf)."""
+
+    def check_vocabulary(self, itos: Sequence[str]) -> None:
+        """Raise when the data's vocabulary is not the one its weights read."""
+        ...
 
 
 @runtime_checkable
@@ -29,15 +46,16 @@ class GriceData(TaskData, Protocol):
     answers: Words  # QA: the answer vocabulary, for prediction records
 
 
-def _check_vocabulary(model, datamodule: GriceData) -> None:
-    """Models that carry another run's weights (MemNN w/ inf) check they read the same word ids."""
-    check = getattr(model, "check_vocabulary", None)
-    if check is not None and datamodule.vocab is not None:
-        check(datamodule.vocab.itos)
-
-
 class _GriceTask(TrainableTask):
     data_contract = GriceData
+
+    def build_reader(self, datamodule: GriceData):
+        """A word-id model, checked against the data's vocabulary when it carries another run's weights."""
+        model = self.model_factory(vocab_size=datamodule.vocab_size)
+        if self.model_traits.carries_vocabulary and datamodule.vocab is not None:
+            require(model, VocabularyCarrier, f"model {type(model).__name__}")
+            model.check_vocabulary(datamodule.vocab.itos)
+        return model
 
     @property
     def data(self) -> GriceData:
@@ -57,8 +75,8 @@ class GriceRecoveryTask(_GriceTask):
     """Pick the explicit form of the queried round among four candidates: R@1 and MRR.
 
     A model config may build a reader (wrapped in `CandidateRanker`, trained with cross-entropy
-    over the candidates) or a whole head with `loss_and_logits(batch, rank)`, such as the
-    generative `Seq2SeqRanker`, which then owns its loss and candidate scores. A text encoder
+    over the candidates) or a whole head whose traits say `owns_loss` (`RecoveryHead`), such as the
+    generative `Seq2SeqRanker`, which then computes its own loss and candidate scores. A text encoder
     (model=bert, with subword text from the data module) scores each candidate pair with one
     output, multiple-choice style (`ChoiceScorer`). An LLM (model=llm) scores the candidates itself; a
     generated reply that names none ranks the gold last (ties count against it)."""
@@ -66,16 +84,18 @@ class GriceRecoveryTask(_GriceTask):
     score_names = ("r@1", "mrr")
 
     def build_network(self, datamodule: GriceData):
-        if self.model_reads_prompts:
+        if self.model_traits.reads_prompts:
             return self.build_prompted(datamodule)
         if datamodule.text_inputs:
             return ChoiceScorer(self.model_factory(num_labels=1, vocab_size=datamodule.vocab_size))
-        model = self.model_factory(vocab_size=datamodule.vocab_size)
-        _check_vocabulary(model, datamodule)
-        return model if hasattr(model, "loss_and_logits") else CandidateRanker(model)
+        model = self.build_reader(datamodule)
+        if not self.model_traits.owns_loss:
+            return CandidateRanker(model)
+        require(model, RecoveryHead, f"model {type(model).__name__}")
+        return model
 
     def forward_batch(self, batch):
-        if hasattr(self.net, "loss_and_logits"):
+        if self.model_traits.owns_loss:
             # Candidates are only scored for evaluation; training needs the loss alone.
             loss, logits = self.net.loss_and_logits(batch, rank=not self.training)
             if logits is None:
@@ -112,13 +132,11 @@ class GriceQATask(_GriceTask):
     score_names = ("acc",)
 
     def build_network(self, datamodule: GriceData):
-        if self.model_reads_prompts:
+        if self.model_traits.reads_prompts:
             return self.build_prompted(datamodule)
         if datamodule.text_inputs:
             return self.model_factory(num_labels=datamodule.num_answers, vocab_size=datamodule.vocab_size)
-        reader = self.model_factory(vocab_size=datamodule.vocab_size)
-        _check_vocabulary(reader, datamodule)
-        return AnswerClassifier(reader, datamodule.num_answers)
+        return AnswerClassifier(self.build_reader(datamodule), datamodule.num_answers)
 
     def forward_batch(self, batch):
         logits = (

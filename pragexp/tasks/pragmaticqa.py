@@ -46,9 +46,35 @@ from pragexp.models.fid_text import ReaderText
 from pragexp.retrieval.encoders import build_encoder
 from pragexp.retrieval.spec import RetrieverSpec
 from pragexp.retrieval.store import PassageIndex
-from pragexp.tasks.base import EVAL_STAGES, TaskData, TrainableTask
+from pragexp.tasks.base import EVAL_STAGES, PromptedModel, TaskData, TrainableTask
+from pragexp.utils.contracts import require
 
 GENERATION_SCORES = ("f1_lit", "f1_prag", "f1_prag_ceiling", "well_formed", "q")
+Spans = tuple[tuple[str, ...], tuple[str, ...], str]  # literal spans, pragmatic spans, answer
+
+
+class PromptedWriter(PromptedModel, Protocol):
+    """An LLM reader (`model=llm`): writes the target from a prompt; a tuned one learns the target text."""
+
+    def write(self, items: Sequence) -> list[str]: ...
+
+    def target_nll(self, items: Sequence, targets: Sequence[str]) -> tuple[torch.Tensor, torch.Tensor]: ...
+
+
+class SpanBaseline(Protocol):
+    """A reader that reads no tokens and answers in spans (`oracle`, `lead`)."""
+
+    def predict(
+        self, golds: Sequence[Spans], passages: Sequence[Sequence[tuple[str, str]]]
+    ) -> list[Spans]: ...
+
+
+class TextReader(Protocol):
+    """A sequence-to-sequence reader over token ids (`fid`): the gold target's logits, and generation."""
+
+    def __call__(self, *args, labels: torch.Tensor | None = None, **inputs) -> torch.Tensor: ...
+
+    def generate(self, *args, **inputs) -> torch.Tensor: ...
 
 
 class Question(Protocol):
@@ -152,6 +178,7 @@ class PragmatiCQATask(TrainableTask):
         self.score_names = tuple(s for s in GENERATION_SCORES if s != "q" or self.q_scorer_name)
         self.retriever: RetrieverSpec | None = None  # the data module's, taken in build_network
         self.scorer: Seq2SeqScorer | None = None  # loaded at the first generating evaluation; not saved
+        self.reader_contract: type | None = None  # which kind of reader the model is (set in build_network)
 
     # -- network and metrics ------------------------------------------------------------------------------
     @property
@@ -165,12 +192,15 @@ class PragmatiCQATask(TrainableTask):
             spec.name, spec.pooling, spec.normalize, vocab_size=datamodule.query_vocab_size
         )
         text = datamodule.reader_text
-        if self.model_reads_prompts:  # an LLM writes the target from a prompt (model=llm)
-            reader = self.build_prompted(datamodule)
+        if self.model_traits.reads_prompts:  # an LLM writes the target from a prompt (model=llm)
+            reader, contract = self.build_prompted(datamodule), PromptedWriter
         elif text is None:  # the baselines read no tokens
-            reader = self.model_factory()
+            reader, contract = self.model_factory(), SpanBaseline
         else:
             reader = self.model_factory(vocab_size=text.vocab_size, special_ids=text.special_ids)
+            contract = TextReader
+        require(reader, contract, f"model {type(reader).__name__} as a PragmatiCQA reader")
+        self.reader_contract = contract
         trainable = any(p.requires_grad for p in reader.parameters())
         query_encoder.requires_grad_(self.retriever.finetune and trainable)
         return nn.ModuleDict({"query_encoder": query_encoder, "reader": reader})
@@ -233,9 +263,11 @@ class PragmatiCQATask(TrainableTask):
 
     def predict(self, batch: dict, inputs: dict | None, ids: np.ndarray) -> list[str]:
         """Each question's output as text in the target's format (literal </lit> ... pragmatic </prag> ... answer)."""
-        if hasattr(self.reader, "write"):  # an LLM: question, conversation and passages in a prompt
+        if self.reader_contract is PromptedWriter:  # an LLM: question, conversation and passages in a prompt
             return self.reader.write(self._prompt_items(batch, ids))
-        if hasattr(self.reader, "predict"):  # baselines answer in spans; written out as a generator would
+        if (
+            self.reader_contract is SpanBaseline
+        ):  # baselines answer in spans; written out as a generator would
             golds = [(e.literal_texts, e.pragmatic_texts, e.answer) for e in self.data.batch_examples(batch)]
             passages = [[p for p in row if p is not None] for row in self.passage_texts(ids)]
             return [self.data.format_answer(*spans) for spans in self.reader.predict(golds, passages)]
@@ -248,7 +280,9 @@ class PragmatiCQATask(TrainableTask):
         """Per example, the reader's summed NLL of the gold target given the passages `ids` (tokenised as
         `inputs`, when the caller has them), and its token count; None for a reader that has none (the
         baselines, a frozen LLM)."""
-        if getattr(self.reader, "learns", False):  # a tuned LLM: the target text after its prompt
+        if (
+            self.prompted is not None and self.prompted.learns
+        ):  # a tuned LLM: the target text after its prompt
             examples = self.data.batch_examples(batch)
             targets = [
                 self.data.format_answer(e.literal_texts, e.pragmatic_texts, e.answer) for e in examples

@@ -24,9 +24,7 @@ class ModelCheckpoint(LightningModelCheckpoint):
     def _save_checkpoint(self, trainer: pl.Trainer, filepath: str) -> None:
         super()._save_checkpoint(trainer, filepath)
         if trainer.is_global_zero:
-            for module in trainer.lightning_module.modules():
-                if callable(getattr(module, "save_adapter", None)):
-                    module.save_adapter(adapter_folder(filepath))
+            trainer.lightning_module.save_adapter(adapter_folder(filepath))  # a task without a tuned LLM: nothing
 
     def _remove_checkpoint(self, trainer: pl.Trainer, filepath: str) -> None:
         super()._remove_checkpoint(trainer, filepath)

@@ -1,9 +1,10 @@
 """The intention items as an evaluation-only data module: every item is a test example.
 
-Batches are {"index": dataset indices, "group": phenomenon ids, "items": [IntentionItem, ...]}: the
-tasks build prompts from the items themselves. `group_names` are the phenomena (metric keys
-`test/acc/<phenomenon>`), `describe(split, index)` the item behind a prediction, and
-`data_report.json` in `report_dir` says what was read, repaired and skipped.
+Batches are {"index": dataset indices, "group": phenomenon ids, "inputs": {"items": [PromptItem, ...]}}: the
+items as the intentions' prompt templates read them (`prompt_items.prompt_item`), for `model=llm`.
+`group_names` are the phenomena (metric keys `test/acc/<phenomenon>`), `describe(split, index)` the item behind
+a prediction, `prompt_items(split)` every item of a split (none but test), and `data_report.json` in
+`report_dir` says what was read, repaired and skipped.
 """
 
 from __future__ import annotations
@@ -11,20 +12,13 @@ from __future__ import annotations
 import dataclasses
 import logging
 
-import torch
-
 from pragexp.data.common.datamodule import SplitsDataModule
+from pragexp.data.common.prompt_examples import prompt_collate
 from pragexp.data.intentions.io import PHENOMENA, IntentionItem, read_intentions_csv
+from pragexp.data.intentions.prompt_items import prompt_item
+from pragexp.prompting import PromptItem
 
 log = logging.getLogger(__name__)
-
-
-def collate_items(examples: list[dict]) -> dict:
-    return {
-        "index": torch.tensor([e["index"] for e in examples], dtype=torch.long),
-        "group": torch.tensor([e["group"] for e in examples], dtype=torch.long),
-        "items": [e["item"] for e in examples],
-    }
 
 
 class IntentionsDataModule(SplitsDataModule):
@@ -66,7 +60,8 @@ class IntentionsDataModule(SplitsDataModule):
         self.items = items
         group = {name: g for g, name in enumerate(self.group_names)}
         self.datasets["test"] = [
-            {"index": i, "group": group[item.phenomenon], "item": item} for i, item in enumerate(items)
+            {"index": i, "group": group[item.phenomenon], "item": prompt_item(item, i)}
+            for i, item in enumerate(items)
         ]
         self.report = {
             **read.summary(),
@@ -89,7 +84,11 @@ class IntentionsDataModule(SplitsDataModule):
         self.write_report(self.report)
 
     def collate_fn(self):
-        return collate_items
+        return prompt_collate
+
+    def prompt_items(self, split: str) -> list[PromptItem]:
+        """Every item of a split as the prompts read it: the test split holds them all, the others none."""
+        return [e["item"] for e in self.datasets.get(split, [])]
 
     def describe(self, split: str, index: int) -> dict:
         """The item behind a prediction, for predictions.jsonl and W&B tables."""

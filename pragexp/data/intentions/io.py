@@ -41,7 +41,7 @@ REQUIRED = (
     "turn2_response_from_true_intention",
 )
 REPLY_COLUMNS = ("turn2_response_from_literal_intention", "turn2_response_from_true_intention")
-# The release's phenomena, in the paper's order, with how prompts name them.
+# The release's phenomena, in the paper's order (`prompt_items` says how prompts ask about and name each).
 PHENOMENA = ("indirectspeech", "irony", "maxims", "metaphor")
 # Mac Roman punctuation read back as Latin-1, between letters (That\u00d5s): the release's one mojibake.
 _MOJIBAKE = re.compile(r"(?<=[A-Za-z])[\u00d5\u00d4](?=[A-Za-z])")

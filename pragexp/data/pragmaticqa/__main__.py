@@ -16,16 +16,14 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from pathlib import Path
 
 import torch
 
+from pragexp import CONFIG_DIR  # pragexp.train's: the data module is built as a training run builds it
 from pragexp.data.pragmaticqa.datamodule import PragmatiCQADataModule
 from pragexp.retrieval.encoders import build_encoder
 from pragexp.utils import checkpoint
 
-# The configs of pragexp.train (conf/ beside the package): the data module is built as a training run builds it.
-CONFIG_DIR = Path(__file__).resolve().parents[3] / "conf"
 TASK = "pragmaticqa"
 
 

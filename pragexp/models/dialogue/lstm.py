@@ -6,6 +6,7 @@ import torch
 from torch import nn
 
 from pragexp.models.dialogue.layers import PAD_ID, SentenceEncoder, mlp
+from pragexp.models.traits import PragexpModel
 
 
 def flatten_rounds(history: torch.Tensor) -> torch.Tensor:
@@ -15,7 +16,7 @@ def flatten_rounds(history: torch.Tensor) -> torch.Tensor:
     return flat.gather(1, order)
 
 
-class LSTMReader(nn.Module):
+class LSTMReader(PragexpModel):
     """A `DialogueReader` (pragexp.models.dialogue.protocol): the rounds read as one token
     sequence by one LSTM, the query by another."""
 

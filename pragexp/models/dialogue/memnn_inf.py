@@ -32,6 +32,7 @@ from pragexp.models.dialogue.layers import PAD_ID
 from pragexp.models.dialogue.memnn import MemNNReader
 from pragexp.models.dialogue.round_reader import token_context
 from pragexp.models.dialogue.seq2seq import BOUNDARY_ID
+from pragexp.models.traits import ModelTraits, PragexpModel
 from pragexp.utils import checkpoint
 
 log = logging.getLogger(__name__)
@@ -67,12 +68,14 @@ def append_tokens(rounds: torch.Tensor, extra: torch.Tensor, separator: int = BO
     return joined.gather(1, order)
 
 
-class MemNNInfReader(nn.Module):
+class MemNNInfReader(PragexpModel):
     """A `DialogueReader` (pragexp.models.dialogue.protocol).
 
     `inference_ckpt`: path of a `model=memnn_gen`/`lstm_gen` recovery checkpoint. null builds an
     untrained inference model from `inference_model` instead (tests, or the "random inference
     encoder" ablation) and says so in the log."""
+
+    TRAITS = ModelTraits(carries_vocabulary=True)  # its inference model reads another run's word ids
 
     def __init__(
         self,

@@ -8,6 +8,7 @@ import torch
 from torch import nn
 
 from pragexp.models.dialogue.layers import PAD_ID, SentenceEncoder
+from pragexp.models.traits import PragexpModel
 
 
 def token_context(history, history_states, query, query_states) -> tuple[torch.Tensor, torch.Tensor]:
@@ -18,7 +19,7 @@ def token_context(history, history_states, query, query_states) -> tuple[torch.T
     return context, torch.cat([history.reshape(batch, -1), query], dim=1).ne(PAD_ID)
 
 
-class RoundReader(nn.Module):
+class RoundReader(PragexpModel):
     """A `DialogueReader` (pragexp.models.dialogue.protocol). Subclasses implement
     `dialogue_state(rounds (B,R,D), present (B,R) bool, query (B,D)) -> (B, output_dim)`."""
 

@@ -21,6 +21,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from pragexp.models.dialogue.layers import PAD_ID, mlp
+from pragexp.models.traits import ModelTraits, PragexpModel
 
 BOUNDARY_ID = 2  # `<sep>`: pragexp.data.common.vocab.Vocabulary's third special token (checked by a test)
 
@@ -87,7 +88,7 @@ class AttentionDecoder(nn.Module):
         return self.out(torch.cat([outputs, attended], dim=-1)).log_softmax(-1), hidden
 
 
-class Seq2SeqRanker(nn.Module):
+class Seq2SeqRanker(PragexpModel):
     """A GRICE recovery head: `reader` encodes, `AttentionDecoder` generates the explicit form.
 
     - `loss_and_logits(batch, rank)`: teacher-forced token-mean NLL of `batch["target"]` (the explicit
@@ -97,6 +98,8 @@ class Seq2SeqRanker(nn.Module):
 
     `reader` is a module or a factory taking `vocab_size` (the config's nested `_partial_`).
     """
+
+    TRAITS = ModelTraits(owns_loss=True)  # it scores the candidates and computes its own loss
 
     def __init__(
         self,

@@ -1,23 +1,53 @@
-"""Judges: the reference replies score 100% / 0% (the sanity check), shuffled options map back, answers
-are parsed leniently and counted when they name no option; the prompts."""
+"""The intentions' judges and prompts: the reference replies score 100% / 0% (the sanity check), shuffled options
+map back, answers are parsed leniently and counted when they name no option; the prompt templates (reply, CoT
+levels, multiple choice) say what they promise."""
 
 import sys
 from types import SimpleNamespace
 
 import pytest
 import torch
-from conftest import INTENTIONS_FIXTURE
+from conftest import CONF, INTENTIONS_FIXTURE
+from omegaconf import OmegaConf
 
 from pragexp.data.intentions.io import read_intentions_csv
-from pragexp.generation import prompts as P
+from pragexp.data.intentions.prompt_items import prompt_item
 from pragexp.generation.backend import LLMBackend
 from pragexp.generation.encoder import EncoderBackend, LLM2VecBackend
-from pragexp.generation.judges import INVALID, LITERAL, NEITHER, TRUE, EmbeddingJudge, JudgeRequest, LLMJudge
+from pragexp.generation.intention_judges import (
+    INVALID,
+    LITERAL,
+    NEITHER,
+    TRUE,
+    EmbeddingJudge,
+    JudgeRequest,
+    LLMJudge,
+)
+from pragexp.prompting import extract_reply, load_templates, parse_choice, select_template
+
+LEVELS = ("none", "0", "1", "2", "3", "4", "5", "6")
+
+
+def templates(path: str) -> list:
+    return load_templates(OmegaConf.to_container(OmegaConf.load(CONF / path).templates))
+
+
+JUDGE_TEMPLATES = OmegaConf.to_container(
+    OmegaConf.load(CONF / "judge" / "_contextual_similarity.yaml").templates
+)
 
 
 @pytest.fixture(scope="module")
 def items():
-    return read_intentions_csv(INTENTIONS_FIXTURE)[0]
+    return [prompt_item(item, k) for k, item in enumerate(read_intentions_csv(INTENTIONS_FIXTURE)[0])]
+
+
+def true_reply(item) -> str:
+    return item.references["reply_true"]
+
+
+def literal_reply(item) -> str:
+    return item.references["reply_literal"]
 
 
 class OptionPicker(LLMBackend):
@@ -44,26 +74,33 @@ def test_reference_replies_score_100_and_0_percent(items, judge_kind):
     judge = (
         EmbeddingJudge(EncoderBackend("minilm"))
         if judge_kind == "embedding"
-        else LLMJudge(OptionPicker(), seed=3)
+        else LLMJudge(OptionPicker(), JUDGE_TEMPLATES, seed=3)
     )
-    true = judge([JudgeRequest(i, i.reply_true, (k, 0.3, 0)) for k, i in enumerate(items)])
-    literal = judge([JudgeRequest(i, i.reply_literal, (k, 0.3, 0)) for k, i in enumerate(items)])
+    true = judge([JudgeRequest(i, true_reply(i), (k, 0.3, 0)) for k, i in enumerate(items)])
+    literal = judge([JudgeRequest(i, literal_reply(i), (k, 0.3, 0)) for k, i in enumerate(items)])
     assert [v.choice for v in true] == [TRUE] * len(items)
     assert [v.choice for v in literal] == [LITERAL] * len(items)
 
 
 def test_llm_judge_shuffles_options_by_a_seeded_rng(items):
     picker = OptionPicker("Option {}")
-    judge = LLMJudge(picker, seed=0)
-    requests = [JudgeRequest(items[0], items[0].reply_true, (k, 0.5, 0)) for k in range(40)]
+    judge = LLMJudge(picker, JUDGE_TEMPLATES, seed=0)
+    requests = [JudgeRequest(items[0], true_reply(items[0]), (k, 0.5, 0)) for k in range(40)]
     verdicts = judge(requests)
     firsts = [v.detail["option_1"] for v in verdicts]
     assert 5 < firsts.count(TRUE) < 35  # both orders occur
-    assert [v.detail["option_1"] for v in LLMJudge(OptionPicker(), seed=0)(requests)] == firsts  # seeded
+    again = LLMJudge(OptionPicker(), JUDGE_TEMPLATES, seed=0)(requests)
+    assert [v.detail["option_1"] for v in again] == firsts  # seeded
     assert all(v.choice == TRUE for v in verdicts)
     prompt = picker.prompts[0]
-    assert "Scenario: Tom is carrying" in prompt and f"Intention: {items[0].true_intention}" in prompt
+    intention = items[0].fields["true_intention"]
+    assert "Scenario: Tom is carrying" in prompt and f"Intention: {intention}" in prompt
     assert prompt.endswith("Answer (option number 1 or 2):")
+    # the paper's non-contextual variant shows neither the story nor the intention
+    plain = OptionPicker()
+    LLMJudge(plain, JUDGE_TEMPLATES, contextual=False)(requests[:1])
+    assert "Scenario:" not in plain.prompts[0] and "Intention:" not in plain.prompts[0]
+    assert plain.prompts[0].startswith("Task: Your task is to decide")
 
 
 @pytest.mark.parametrize(
@@ -75,7 +112,7 @@ def test_unreadable_judge_answers_are_counted_not_fatal(items, answer, choice):
         def generate_samples(self, prompts, params, sample):
             return [answer] * len(prompts)
 
-    (verdict,) = LLMJudge(Fixed())([JudgeRequest(items[0], "ok", (0, 0.3, 0))])
+    (verdict,) = LLMJudge(Fixed(), JUDGE_TEMPLATES)([JudgeRequest(items[0], "ok", (0, 0.3, 0))])
     assert verdict.choice == choice and verdict.detail["answer"] == answer
 
 
@@ -97,51 +134,59 @@ def test_unreadable_judge_answers_are_counted_not_fatal(items, answer, choice):
     ],
 )
 def test_parse_choice(text, parsed):
-    assert P.parse_choice(text) == parsed
+    assert parse_choice(text) == parsed
 
 
 def test_cot_levels_add_what_they_promise(items):
-    item = next(i for i in items if i.phenomenon == "irony")
-    plain = P.generation_prompt(item)
-    assert plain.startswith(P.INSTRUCTION) and plain.endswith("Maya replies, ")
-    levels = {c: P.generation_prompt(item, c) for c in P.COT_LEVELS}
-    assert len(set(levels.values())) == 7 and plain not in levels.values()
-    for level, text in levels.items():
-        assert (item.true_intention in text) == (level in (5, 6))
-        assert ("is being ironic" in text) == (level in (4, 6))
-        assert text.endswith("Thought:") == (level <= 4)
-    assert "Is Her brother being ironic?" in levels[2] and "non-literal language" in levels[3]
-    assert "literally" in levels[1]
+    item = next(i for i in items if i.fields["phenomenon_named"].endswith("is being ironic"))
+    reply = templates("prompt/intentions_reply.yaml")
+    levels = {c: select_template(reply, f"cot_{c}") for c in LEVELS}
+    texts = {c: t.render(item, generate=True).plain for c, t in levels.items()}
+    plain = texts["none"]
+    assert plain.startswith("Generate a short, concise single sentence response.") and plain.endswith(
+        "Maya replies, "
+    )
+    assert len(set(texts.values())) == 8
+    for level, text in texts.items():
+        assert (item.fields["true_intention"] in text) == (level in ("5", "6"))
+        assert ("is being ironic" in text) == (level in ("4", "6"))
+        reasons = level in ("0", "1", "2", "3", "4")
+        assert text.endswith("Thought:") == reasons and (levels[level].reply_marker == "Response:") == reasons
+    assert "Is Her brother being ironic?" in texts["2"] and "non-literal language" in texts["3"]
+    assert "literally" in texts["1"]
     # which levels make the model infer the intention: all reasoning levels but 1 (counterfactual only)
-    for level in P.REASONING_LEVELS:
-        assert ("intends to convey" in levels[level]) == (level != 1), level
-        assert ("intention" in levels[level]) == (level != 1), level
-    with pytest.raises(ValueError, match="prompt.cot"):
-        P.parse_cot("7")
-    assert P.parse_cot("none") is None and P.parse_cot(3) == 3
+    for level in ("0", "1", "2", "3", "4"):
+        assert ("intends to convey" in texts[level]) == (level != "1"), level
+        assert ("intention" in texts[level]) == (level != "1"), level
+    with pytest.raises(ValueError, match="cot_7"):
+        select_template(reply, "cot_7")
 
 
 def test_extract_reply():
     assert (
-        P.extract_reply('Thought: he is ironic.\nResponse: "Sorry, new toast."\n\nMore.', "Maya", 0)
+        extract_reply('Thought: he is ironic.\nResponse: "Sorry, new toast."\n\nMore.', "Response:", "Maya")
         == "Sorry, new toast."
     )
-    assert P.extract_reply('Maya replies, "Fine."\n\nAnd then', "Maya") == "Fine."
-    assert P.extract_reply("No marker here.", "Maya") == "No marker here."
-    # a reasoning level without "Response:": only a thought, no reply to judge
-    for level in P.REASONING_LEVELS:
-        assert P.extract_reply("He is being ironic, so she wants help.", "Maya", level) == ""
-    assert P.extract_reply("Thought: ironic.\nResponse:  ", "Maya", 0) == ""  # nothing after the marker
-    assert P.extract_reply("No marker here.", "Maya", 5) == "No marker here."  # no marker asked for
+    assert extract_reply("Thought: x\nRESPONSE :  Fine then.", "Response:") == "Fine then."  # case, spacing
+    assert extract_reply('Maya replies, "Fine."\n\nAnd then', None, "Maya") == "Fine."
+    assert extract_reply("No marker here.", None, "Maya") == "No marker here."
+    # a reasoning template without its marker in the output: only a thought, no reply to judge
+    assert extract_reply("He is being ironic, so she wants help.", "Response:", "Maya") == ""
+    assert (
+        extract_reply("Thought: ironic.\nResponse:  ", "Response:", "Maya") == ""
+    )  # nothing after the marker
 
 
 def test_mc_prompt_is_hu_et_al_with_two_options(items):
-    item = next(i for i in items if i.phenomenon == "maxims")
-    text = P.mc_prompt(item, [item.true_intention, item.literal_intention])
+    item = next(i for i in items if i.fields["phenomenon_named"].endswith("conversational maxim"))
+    (template,) = templates("prompt/intentions_mc.yaml")
+    rendered = template.render(item)
+    text = rendered.plain
     assert (
         text.startswith("Task:") and "why the character" in text and "The answer options are 1 or 2." in text
     )
-    assert f"1) {item.true_intention}\n2) {item.literal_intention}\nAnswer: " in text
+    true, literal = item.options
+    assert text.endswith(f"1) {true}\n2) {literal}\nAnswer: ") and rendered.continuations == ("1", "2")
     assert "Why has Raj responded like this?" in text
 
 
@@ -178,6 +223,6 @@ def test_llm2vec_judge_embeds_through_the_package(items, monkeypatch):
         512,
     )
     true, literal = EmbeddingJudge(backend)(
-        [JudgeRequest(items[0], items[0].reply_true), JudgeRequest(items[0], items[0].reply_literal)]
+        [JudgeRequest(items[0], true_reply(items[0])), JudgeRequest(items[0], literal_reply(items[0]))]
     )
     assert (true.choice, literal.choice) == (TRUE, LITERAL) and true.detail["sim_true"] == pytest.approx(1.0)

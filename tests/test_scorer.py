@@ -1,5 +1,6 @@
-"""Multiple-choice scoring (pragexp/generation/choices.py): the shared-prefix KV-cache scorer equals a plain
-forward pass per (context, option), whatever the batch size and order; ranking, calibration and the cache."""
+"""The one scorer (pragexp/generation/scorer.py): the shared-prefix KV-cache scorer equals a plain forward pass per
+(context, option), whatever the batch size, order and option pass (packed on one row per item, or one row per
+option); ranking, calibration and the cache."""
 
 from __future__ import annotations
 
@@ -9,17 +10,13 @@ import random
 import pytest
 import torch
 
+from pragexp.generation import scorer
 from pragexp.generation.cache import CachedBackend, ResponseCache
-from pragexp.generation.choices import (
-    ChoiceRequest,
-    OptionScore,
-    calibrate,
-    normalized,
-    option_logliks,
-    rank,
-    score_choices,
-)
 from pragexp.generation.hf import HFBackend
+from pragexp.generation.hf_models import tiny_causal_lm
+from pragexp.generation.ranking import calibrate, choose, normalized, rank
+from pragexp.generation.requests import ChoiceRequest, OptionScore
+from pragexp.generation.scorer import option_logliks, score_choices
 
 SHOTS = "Answer with yes or no.\nQ: Is it raining? A: I took an umbrella.\nLabel: yes\n"
 OPTIONS = ("the", "no", "in the middle", "yes, subject to some conditions")
@@ -72,8 +69,6 @@ def test_scores_equal_a_plain_forward_pass_per_option(tiny):
 def test_option_logliks_carry_gradients_and_equal_the_inference_scores(tiny, checkpointing):
     """Fine-tuning scores options as evaluation does: the KV-cache path, or whole sequences when gradient
     checkpointing (which keeps no cache) is on."""
-    from pragexp.generation.hf import tiny_causal_lm
-
     model, tokenizer = tiny_causal_lm()
     reqs = requests()
     expected = score_choices(model, tokenizer, reqs, batch_size=3)
@@ -128,21 +123,50 @@ def test_results_do_not_depend_on_batch_size_or_order(tiny):
             assert a.loglik == pytest.approx(b.loglik, abs=1e-5)
 
 
-def test_a_small_cache_budget_scores_the_options_a_few_rows_at_a_time_with_the_same_results(
-    tiny, monkeypatch
-):
-    import pragexp.generation.choices as choices
-
+def test_the_option_rows_of_a_model_that_does_not_honour_4d_masks_give_the_same_results(tiny, monkeypatch):
+    """One row per option on a copy of its item's cache, at most OPTION_CACHE_BYTES of copies at once (here one
+    row per pass), scores as the packed pass does."""
     model, tokenizer = tiny.load()
     reqs = requests()
-    calls = {"whole": [], "small": []}
-    whole = score_choices(model, tokenizer, reqs, batch_size=8, on_call=lambda: calls["whole"].append(1))
-    monkeypatch.setattr(choices, "OPTION_CACHE_BYTES", 1)  # one option row per forward pass
-    small = score_choices(model, tokenizer, reqs, batch_size=8, on_call=lambda: calls["small"].append(1))
-    assert len(calls["small"]) > len(calls["whole"]) + 10  # the options went in many small passes
-    for a_row, b_row in zip(whole, small, strict=True):
+    calls = {"packed": [], "rows": []}
+    packed = score_choices(model, tokenizer, reqs, batch_size=8, on_call=lambda: calls["packed"].append(1))
+    monkeypatch.setitem(scorer._PACKING, scorer._LM(model, tokenizer, None).packing_key, False)
+    monkeypatch.setattr(scorer, "OPTION_CACHE_BYTES", 1)
+    rows = score_choices(model, tokenizer, reqs, batch_size=8, on_call=lambda: calls["rows"].append(1))
+    assert len(calls["rows"]) > len(calls["packed"]) + 10  # the options went in many small passes
+    for a_row, b_row in zip(packed, rows, strict=True):
         for a, b in zip(a_row, b_row, strict=True):
             assert a.loglik == pytest.approx(b.loglik, abs=1e-5)
+
+
+def test_the_packed_pass_reads_each_item_cache_once_not_once_per_option(tiny, monkeypatch):
+    model, tokenizer = tiny.load()
+    reqs = requests()[:5]  # 5 items x 4 options
+    batches = []
+    real = scorer._cache
+    monkeypatch.setattr(
+        scorer, "_cache", lambda layers, config: batches.append(layers[0][0].shape[0]) or real(layers, config)
+    )
+    score_choices(model, tokenizer, reqs, batch_size=8)
+    # the items' own parts (5 rows on the shared prefix) and then their options: 5 rows, not 20
+    assert max(batches) == 5
+
+
+def test_a_model_that_ignores_the_packed_mask_is_found_out_and_scored_row_by_row(tiny, monkeypatch, caplog):
+    model, tokenizer = tiny.load()
+    reqs = requests()
+    key = scorer._LM(model, tokenizer, None).packing_key
+    monkeypatch.delitem(scorer._PACKING, key, raising=False)
+    # A model that treats the 4D mask as if there were none: every option token would see the other options.
+    monkeypatch.setattr(
+        scorer._LM, "additive_mask", lambda self, allowed: torch.zeros(allowed.shape).unsqueeze(1)
+    )
+    with caplog.at_level("WARNING"):
+        got = score_choices(model, tokenizer, reqs, batch_size=8)
+    assert scorer._PACKING[key] is False and "does not honour a 4D attention mask" in caplog.text
+    for request, scores in zip(reqs, got, strict=True):
+        for option, score in zip(request.options, scores, strict=True):
+            assert score.loglik == pytest.approx(naive(model, tokenizer, request.context, option), abs=1e-4)
 
 
 def test_an_option_that_encodes_to_nothing_is_an_error(tiny):
@@ -156,11 +180,14 @@ def test_normalizations_and_rank():
     assert normalized(scores, "sum") == [-4.0, -3.0, -6.0]
     assert normalized(scores, "per_token") == [-1.0, -3.0, -1.0]
     assert normalized(scores, "per_byte") == [-0.5, -1.5, -0.25]
-    assert rank(scores, "sum") == [1, 0, 2]
-    assert rank(scores, "per_token") == [0, 2, 1]  # a tie keeps the earlier option first
-    assert rank(scores, "per_byte") == [2, 0, 1]
+    assert rank(normalized(scores, "sum")) == [1, 0, 2]
+    assert rank(normalized(scores, "per_token")) == [0, 2, 1]  # a tie keeps the earlier option first
+    assert choose(normalized(scores, "per_token")) == 0
+    assert rank(normalized(scores, "per_byte")) == [2, 0, 1]
     with pytest.raises(ValueError, match="per_word"):
-        rank(scores, "per_word")
+        normalized(scores, "per_word")
+    with pytest.raises(ValueError, match="no token counts"):
+        normalized([OptionScore(-1.0, 0, 3)], "per_token")
 
 
 def test_calibration_is_contextual_calibration_in_log_space():
@@ -169,13 +196,13 @@ def test_calibration_is_contextual_calibration_in_log_space():
     cf = [OptionScore(math.log(0.8), 1, 1), OptionScore(math.log(0.1), 1, 1)]
     p_cf = [0.8 / 0.9, 0.1 / 0.9]
     assert calibrate(scores, [cf]) == pytest.approx([math.log(0.5 / p_cf[0]), math.log(0.3 / p_cf[1])])
-    assert rank(scores) == [0, 1] and rank(scores, content_free=[cf]) == [1, 0]
+    assert choose(normalized(scores)) == 0 and choose(calibrate(scores, [cf])) == 1
     # several content-free inputs: their option distributions are averaged (Zhao et al. 2021)
     cf2 = [OptionScore(math.log(0.2), 1, 1), OptionScore(math.log(0.2), 1, 1)]
     mean = [(p_cf[0] + 0.5) / 2, (p_cf[1] + 0.5) / 2]
     assert calibrate(scores, [cf, cf2]) == pytest.approx([math.log(0.5 / mean[0]), math.log(0.3 / mean[1])])
-    with pytest.raises(ValueError, match="summed"):
-        rank(scores, "per_token", content_free=[cf])
+    with pytest.raises(ValueError, match="content-free scores hold 1 options"):
+        calibrate(scores, [cf[:1]])
 
 
 def test_cached_scoring_asks_the_model_only_for_missing_options(tiny, tmp_path):
@@ -221,26 +248,3 @@ def test_smollm2_scores_equal_a_plain_forward_pass():
     for request, scores in zip(reqs, got, strict=True):
         for option, score in zip(request.options, scores, strict=True):
             assert score.loglik == pytest.approx(naive(model, tokenizer, request.context, option), abs=1e-4)
-
-
-@pytest.mark.slow
-def test_the_benchmark_runs_against_lm_eval_on_the_tiny_model(tmp_path):
-    """bench/bench_llm_scoring.py end to end on the tiny model (needs lm-eval: `pip install 'pragexp[bench]'`)."""
-    pytest.importorskip("lm_eval")
-    import subprocess
-    import sys
-    from pathlib import Path
-
-    root = Path(__file__).resolve().parents[1]
-    out = subprocess.run(
-        [sys.executable, str(root / "bench" / "bench_llm_scoring.py"), "--model", "tiny", "--items", "3"],
-        capture_output=True,
-        text=True,
-        cwd=tmp_path,
-        timeout=300,
-    )
-    for shots in (0, 5):
-        line = next(x for x in out.stdout.splitlines() if x.startswith(f"{shots}-shot"))
-        d = float(line.split("max |d loglik| ")[1].split()[0])
-        assert "pragexp items/s" in line and "lm-eval items/s" in line and "ratio" in line
-        assert d <= 1e-4

@@ -6,22 +6,26 @@ the literal one (U2^L)?
   backend is: all-MiniLM-L6-v2 offline (`judge=embedding`, a small sentence encoder), any encoder or an
   LLM's mean-pooled hidden states (`HFBackend.embed`, a causal LM not trained to embed), or a real LLM2Vec
   model through the llm2vec package (`judge=llm2vec`, `encoder.LLM2VecBackend`).
-- `LLMJudge` (`judge=llm`, `judge=gpt4`): the paper's contextual-similarity prompt (Appendix A.4) at
-  temperature 0, the two references as options 1 and 2 in an order drawn by a seeded RNG per reply;
-  the answer is parsed leniently, and one that names no option ("neither", or nothing readable) is
-  counted, never fatal.
+- `LLMJudge` (`judge=llm`, `judge=gpt4`): the paper's contextual-similarity prompt (Appendix A.4; a prompt
+  template of conf/judge/_contextual_similarity.yaml, contextual or not) at temperature 0, the two references
+  as options 1 and 2 in an order drawn by a seeded RNG per reply; the answer is parsed leniently
+  (`prompting.parse_choice`), and one that names no option ("neither", or nothing readable) is counted, never
+  fatal.
 
-Both take `JudgeRequest`s and return one `Verdict` per request: `choice` is true, literal, neither or
-invalid, `detail` what the decision rests on (similarities, the options' order and the raw answer).
+Both take `JudgeRequest`s (the item as the prompts see it: a `PromptItem` whose `references` hold U2^T as
+`reply_true` and U2^L as `reply_literal`) and return one `Verdict` per request: `choice` is true, literal,
+neither or invalid, `detail` what the decision rests on (similarities, the options' order and the raw answer).
+Part of the intentions story (task=intentions_reply: pragexp/tasks/intentions.py).
 """
 
 from __future__ import annotations
 
 import random
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from pragexp.generation.backend import GenerationParams, LLMBackend, Prompt, draw_seed
-from pragexp.generation.prompts import judge_prompt, parse_choice
+from pragexp.prompting import PromptItem, load_templates, parse_choice, select_template
 
 TRUE, LITERAL, NEITHER, INVALID = "true", "literal", "neither", "invalid"
 NO_REPLY = "no_reply"  # set by the task, never by a judge: the generation held no reply to judge
@@ -29,7 +33,7 @@ NO_REPLY = "no_reply"  # set by the task, never by a judge: the generation held 
 
 @dataclass(frozen=True)
 class JudgeRequest:
-    item: object  # an IntentionItem
+    item: PromptItem  # its references hold reply_true (U2^T) and reply_literal (U2^L)
     reply: str
     key: tuple = ()  # (dataset index, temperature, sample): seeds the option order
 
@@ -51,7 +55,7 @@ class EmbeddingJudge:
             return []
         texts = []
         for r in requests:
-            texts += [r.reply, r.item.reply_true, r.item.reply_literal]
+            texts += [r.reply, r.item.references["reply_true"], r.item.references["reply_literal"]]
         vectors = self.backend.embed(texts).reshape(len(requests), 3, -1)
         verdicts = []
         for v in vectors:
@@ -66,9 +70,20 @@ class EmbeddingJudge:
 class LLMJudge:
     name = "llm"
 
-    def __init__(self, backend: LLMBackend, seed: int = 0, max_new_tokens: int = 5, contextual: bool = True):
+    def __init__(
+        self,
+        backend: LLMBackend,
+        templates: Sequence[Mapping],
+        seed: int = 0,
+        max_new_tokens: int = 5,
+        contextual: bool = True,
+    ):
         self.backend, self.seed = backend, int(seed)
         self.max_new_tokens, self.contextual = int(max_new_tokens), contextual
+        # The A.4 prompt with the story and the true intention, or without them (the paper's variant).
+        self.template = select_template(
+            load_templates(templates), "contextual" if contextual else "non_contextual"
+        )
 
     def true_first(self, key: tuple) -> bool:
         """The seeded coin that puts U2^T first or second for one reply (the same on every run)."""
@@ -78,12 +93,10 @@ class LLMJudge:
         prompts, orders = [], []
         for r in requests:
             first_true = self.true_first(r.key)
-            first, second = (
-                (r.item.reply_true, r.item.reply_literal)
-                if first_true
-                else (r.item.reply_literal, r.item.reply_true)
-            )
-            prompts.append(Prompt(judge_prompt(r.item, r.reply, first, second, self.contextual)))
+            true, literal = r.item.references["reply_true"], r.item.references["reply_literal"]
+            options = (true, literal) if first_true else (literal, true)
+            shown = PromptItem(r.item.index, {**r.item.fields, "reply": r.reply}, options)
+            prompts.append(Prompt(self.template.user_text(shown)))
             orders.append({"1": TRUE, "2": LITERAL} if first_true else {"1": LITERAL, "2": TRUE})
         params = GenerationParams(temperature=0.0, max_new_tokens=self.max_new_tokens, seed=self.seed)
         answers = [a[0] for a in self.backend.generate(prompts, params)] if prompts else []

@@ -1,0 +1,62 @@
+"""From the options' log-likelihoods to a choice: normalised (`normalized`), calibrated (`calibrate`), and the
+choice itself (`choose`, `rank`), the same rule for every task and every backend."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import torch
+
+from pragexp.generation.requests import OptionScore
+
+NORMALIZATIONS = ("sum", "per_token", "per_byte")
+CONTENT_FREE = ("N/A",)  # Zhao et al. 2021 also use "" and "[MASK]"; any list may be passed
+
+
+def normalized(scores: Sequence[OptionScore], normalization: str = "sum") -> list[float]:
+    """Each option's score: `sum` (loglik), `per_token` (loglik / tokens) or `per_byte` (loglik / bytes)."""
+    if normalization == "sum":
+        return [float(s.loglik) for s in scores]
+    if normalization == "per_token":
+        if any(s.tokens <= 0 for s in scores):
+            raise ValueError("this backend reports no token counts: use prompt.scoring=sum or per_byte")
+        return [s.loglik / s.tokens for s in scores]
+    if normalization == "per_byte":
+        return [s.loglik / max(s.bytes, 1) for s in scores]
+    raise ValueError(f"normalization {normalization!r}: choose one of {', '.join(NORMALIZATIONS)}")
+
+
+def calibrate(scores: Sequence[OptionScore], content_free: Sequence[Sequence[OptionScore]]) -> list[float]:
+    """Contextual calibration (Zhao et al. 2021, "Calibrate Before Use", eq. with W = diag(p_cf)^-1, b = 0),
+    in log space:
+
+        score(y) = log p(y | x) - log p_cf(y),    p_cf(y) = mean_j softmax_y' log p(y' | cf_j)
+
+    where log p(y | x) is the option's summed log-likelihood under the item's prompt and cf_j are the
+    content-free inputs ("N/A", ...) put through the same template, scored for the same options; p_cf is each
+    content-free prompt's distribution over the options, averaged over the content-free inputs (Zhao et al.'s
+    average). Zhao et al.'s softmax over the item's own options adds the same constant to every option, so it
+    is left out: the ranking is theirs. With one content-free input this is, up to that constant, the
+    domain-conditional PMI of Holtzman et al. 2021 (log p(y | x) - log p(y | domain premise)).
+    """
+    if not content_free:
+        raise ValueError("calibration needs at least one content-free scoring of the options")
+    n = len(scores)
+    dists = []
+    for cf in content_free:
+        if len(cf) != n:
+            raise ValueError(f"content-free scores hold {len(cf)} options, the item {n}")
+        dists.append(torch.softmax(torch.tensor([s.loglik for s in cf], dtype=torch.float64), 0))
+    p_cf = torch.stack(dists).mean(0)
+    return [float(s.loglik) - math.log(float(p)) for s, p in zip(scores, p_cf, strict=True)]
+
+
+def rank(values: Sequence[float]) -> list[int]:
+    """Option indices, best first; on a tie the earlier option first."""
+    return sorted(range(len(values)), key=lambda i: (-values[i], i))
+
+
+def choose(values: Sequence[float]) -> int:
+    """The best option (the earlier one on a tie)."""
+    return rank(values)[0]

@@ -1,0 +1,67 @@
+"""What a log-likelihood request is, what its answer is, and the one rule that pairs a context with a
+continuation (lm-evaluation-harness's, `lm_eval.api.model.TemplateLM._encode_pair`), for every backend.
+
+- `ChoiceRequest(context, options)`: the context exactly as the model reads it (after any chat template) and
+  the option continuations;
+- `OptionScore(loglik, tokens, bytes)`: one option's answer, plain numbers: log p(continuation | context)
+  summed over the continuation's tokens, their number, and the UTF-8 bytes of the scored continuation;
+- the pairing: whitespace that ends the context moves into the continuation ("Answer: " + "1" ->
+  "Answer:" + " 1"), so a tokenizer that glues a leading space to a word scores the word's usual token; the
+  continuation's tokens are those of `encode(context + continuation)` after the context's; an empty context
+  is the end-of-text token (the first token needs something to be conditioned on). Nothing adds special
+  tokens: a chat template writes its own.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import NamedTuple
+
+
+@dataclass(frozen=True)
+class ChoiceRequest:
+    context: str
+    options: tuple[str, ...]
+
+    def __post_init__(self):
+        object.__setattr__(self, "options", tuple(self.options))
+        if not self.options:
+            raise ValueError(f"a choice request needs options (context {self.context[-60:]!r})")
+
+
+class OptionScore(NamedTuple):
+    """One option's score (JSON writes it as [loglik, tokens, bytes])."""
+
+    loglik: float  # log p(continuation | context), summed over the continuation's tokens
+    tokens: int  # number of continuation tokens scored (0: the backend does not say)
+    bytes: int  # UTF-8 bytes of the scored continuation (trailing whitespace of the context included)
+
+
+def split_trailing_space(context: str, continuation: str) -> tuple[str, str]:
+    """(context without its trailing whitespace, that whitespace + continuation)."""
+    stripped = context.rstrip()
+    return stripped, context[len(stripped) :] + continuation
+
+
+@dataclass(frozen=True)
+class EncodedRequest:
+    context: tuple[int, ...]  # the context's token ids (the end-of-text token for an empty context)
+    continuations: tuple[tuple[int, ...], ...]  # per option, the ids scored after the context
+    texts: tuple[str, ...]  # per option, the continuation text scored (for byte counts)
+
+
+def encode_request(encode: Callable[[str], list[int]], eos_id: int, request: ChoiceRequest) -> EncodedRequest:
+    """The token ids of a request as the pairing rule says; the context is encoded once for all options.
+    `encode(text) -> ids` must add no special tokens."""
+    ctx = split_trailing_space(request.context, "")[0]
+    ctx_ids = encode(ctx) if ctx else []
+    conts, texts = [], []
+    for option in request.options:
+        cont = split_trailing_space(request.context, option)[1]
+        ids = encode(ctx + cont)[len(ctx_ids) :] if ctx_ids else encode(cont)
+        if not ids:
+            raise ValueError(f"the continuation {option!r} encodes to no token after the context")
+        conts.append(tuple(ids))
+        texts.append(cont)
+    return EncodedRequest(tuple(ctx_ids or [eos_id]), tuple(conts), tuple(texts))

@@ -1,0 +1,373 @@
+"""The one log-likelihood scorer: each option's log-likelihood given its context, for any transformers causal LM
+with a DynamicCache (Llama, Mistral, Qwen, SmolLM, GPT-2 ...), in inference (`score_choices`) and, with
+gradients, in fine-tuning (`option_logliks`).
+
+Requests are paired as `requests.encode_request` says (lm-evaluation-harness's rule). The numbers equal one plain
+forward pass per (context, option) up to float rounding (~1e-6 in float32; tests/test_scorer.py checks 1e-4).
+How it is fast:
+
+1. the longest token prefix shared by every context of the call (a system prompt, few-shot demonstrations) runs
+   once, and its KV cache is reused by every item;
+2. items run in batches of similar length, each item's own part of the context once, on that cache expanded
+   over the batch (right-padded; masked pads, explicit positions);
+3. the options of each item run on the item's cache in one row: the options' tokens side by side, each
+   attending to the context and to its own earlier tokens only (a 4D attention mask, positions restarting after
+   the context), so an item's cache is read once for all its options, not copied per option. Where a model does
+   not honour such a mask (checked once per model class against the plain way, `_packing_works`), each option
+   gets its own row on a copy of the item's cache, at most `OPTION_CACHE_BYTES` of copies at a time.
+
+Identical contexts (a content-free input used for every item) run once. Which items share a batch depends only on
+the set of requests and `batch_size`, never on their order. A model in training mode with gradient checkpointing
+keeps no KV cache (transformers turns it off), so each (context, option) then runs as one whole sequence.
+"""
+
+from __future__ import annotations
+
+import inspect
+import logging
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import torch
+
+from pragexp.generation.requests import ChoiceRequest, EncodedRequest, OptionScore, encode_request
+from pragexp.utils.tensors import pad_right
+
+log = logging.getLogger(__name__)
+# The recipe (pairing and computation), in the response cache's key: v2 reads each item's cache once for all its options
+# (issue 25), so answers stored by v1 never answer for it.
+SCORING = "lm-eval-pair/v2"
+OPTION_TOKENS = 4096  # packed option pass: at most this many (items x option tokens) positions at once
+OPTION_ROWS = 8  # per-row option pass: option rows per item of a batch in one forward pass ...
+# ... and at most this many bytes of copied KV cache in that pass (a 5-shot GRICE QA prompt of ~2,100 tokens is
+# ~97 MB a row for SmolLM2: 128 rows ran out of 24 GB)
+OPTION_CACHE_BYTES = 1 << 30
+Pair = tuple[tuple[int, ...], tuple[int, ...]]  # (context ids, continuation ids)
+_PACKING: dict[
+    tuple, bool
+] = {}  # (model class, attention implementation, dtype) -> packed options give the same
+
+
+@torch.inference_mode()
+def score_choices(
+    model, tokenizer, requests: Sequence[ChoiceRequest], batch_size: int = 16, on_call: Callable | None = None
+) -> list[list[OptionScore]]:
+    """[[OptionScore per option] per request]. `batch_size`: distinct contexts per batch (their options run
+    together); `on_call()` is called once per model forward (a backend's call counter)."""
+    return [scores for _, scores in option_logliks(model, tokenizer, requests, batch_size, on_call, False)]
+
+
+def option_logliks(
+    model,
+    tokenizer,
+    requests: Sequence[ChoiceRequest],
+    batch_size: int = 16,
+    on_call: Callable | None = None,
+    on_device: bool = True,
+) -> list[tuple[torch.Tensor, list[OptionScore]]]:
+    """Per request: its options' log-likelihoods as one (n,) tensor, differentiable when autograd is on, and
+    their `OptionScore`s. The tensors stay on the model's device (`on_device`, training) or come to the CPU a
+    chunk at a time (scoring)."""
+    lm = _LM(model, tokenizer, on_call)
+    encoded = [encode_request(lm.encode, tokenizer.eos_token_id, r) for r in requests]
+    wanted: dict[tuple[int, ...], dict[tuple[int, ...], None]] = {}  # context -> its distinct continuations
+    for e in encoded:
+        wanted.setdefault(e.context, {}).update(dict.fromkeys(e.continuations))
+    if lm.whole_sequences:
+        results = _score_whole(lm, wanted, batch_size)
+    else:
+        results = _score_on_cache(lm, wanted, batch_size)
+    return [_collect(e, results, on_device) for e in encoded]
+
+
+def _collect(e: EncodedRequest, results: dict, on_device: bool) -> tuple[torch.Tensor, list[OptionScore]]:
+    values = torch.stack([results[(e.context, c)] for c in e.continuations])
+    values = values if on_device else values.cpu()
+    counts = [
+        OptionScore(v, len(c), len(t.encode("utf-8")))
+        for v, c, t in zip(values.detach().cpu().tolist(), e.continuations, e.texts, strict=True)
+    ]
+    return values, counts
+
+
+class _LM:
+    """The model as the scorer calls it: log-probabilities (at chosen positions only, where the model can skip
+    the rest of the output layer, its costliest part for short continuations) and the KV cache."""
+
+    def __init__(self, model, tokenizer, on_call: Callable | None):
+        self.model, self.tokenizer, self.on_call = model, tokenizer, on_call
+        self.device = model.device
+        self.pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
+        base = model.get_base_model() if hasattr(model, "get_base_model") else model  # peft wraps the model
+        parameters = inspect.signature(base.forward).parameters
+        self.keeps_logits = "logits_to_keep" in parameters
+        self.cache_name = "cache" if "cache" in parameters else "past_key_values"  # transformers >= 5.2x: cache
+        checkpointing = getattr(model, "is_activation_checkpointing", None)  # transformers >= 5 names it so
+        if checkpointing is None:
+            checkpointing = getattr(model, "is_gradient_checkpointing", False)
+        self.whole_sequences = bool(checkpointing) and model.training
+        self.packing_key = (
+            type(base).__name__,
+            getattr(base.config, "_attn_implementation", None),
+            base.dtype,
+        )
+
+    def encode(self, text: str) -> list[int]:
+        return self.tokenizer(text, add_special_tokens=False)["input_ids"]
+
+    def forward(self, ids, mask, positions, layers=None, keep=None):
+        extra = {}
+        if self.keeps_logits and keep is not None:
+            extra["logits_to_keep"] = keep.to(self.device) if torch.is_tensor(keep) else keep
+        if layers:
+            extra[self.cache_name] = _cache(layers, self.model.config)
+        out = self.model(
+            input_ids=ids.to(self.device),
+            attention_mask=mask.to(self.device),
+            position_ids=positions.to(self.device),
+            use_cache=not self.whole_sequences,
+            **extra,
+        )
+        if self.on_call:
+            self.on_call()
+        logp = torch.log_softmax(out.logits.float(), dim=-1)
+        return logp, (None if self.whole_sequences else _layers(out[self.cache_name]))
+
+    def additive_mask(self, allowed: torch.Tensor) -> torch.Tensor:
+        """A boolean (b, q, kv) attention pattern as the 4D additive mask transformers takes as it is."""
+        dtype = self.model.dtype if self.model.dtype.is_floating_point else torch.float32
+        blocked = torch.zeros(allowed.shape, dtype=dtype).masked_fill(~allowed, torch.finfo(dtype).min)
+        return blocked.unsqueeze(1)
+
+
+# -- scoring on the KV cache ----------------------------------------------------------------------------------
+
+
+@dataclass
+class _ItemBatch:
+    """Step 2's result for a batch of items: their caches and where each item's context ends."""
+
+    keys: list[tuple[int, ...]]  # the items' context ids
+    cache: list[tuple[torch.Tensor, torch.Tensor]]  # per layer (keys, values): (items, heads, length, dim)
+    mask: torch.Tensor  # (items, length): 1 for a real context token
+    ends: torch.Tensor  # (items,): each context's length (shared prefix included)
+    last: torch.Tensor  # (items, vocab): log p(next token) after each context
+
+
+def _score_on_cache(lm: _LM, wanted: dict, batch_size: int) -> dict[Pair, torch.Tensor]:
+    keys = sorted(wanted, key=lambda k: (-len(k), k))  # longest first; independent of request order
+    shared, prefix = _shared_prefix(lm, keys)
+    results: dict[Pair, torch.Tensor] = {}
+    for start in range(0, len(keys), batch_size):
+        items = _run_items(lm, keys[start : start + batch_size], shared, prefix)
+        options = [list(wanted[k]) for k in items.keys]
+        if any(len(c) > 1 for conts in options for c in conts) and not _packing_works(lm, items, options):
+            results.update(_options_rowwise(lm, items, options, batch_size))
+        else:
+            results.update(_options_packed(lm, items, options))
+    return results
+
+
+def _shared_prefix(lm: _LM, keys: list[tuple[int, ...]]) -> tuple[int, list]:
+    """The length of the token prefix every context shares (each keeps at least its last token, whose logits
+    score its options' first token) and that prefix's KV cache."""
+    first, limit = keys[0], min(len(k) for k in keys) - 1
+    shared = 0
+    while shared < limit and all(k[shared] == first[shared] for k in keys):
+        shared += 1
+    if not shared:
+        return 0, []
+    ids = torch.tensor([first[:shared]], dtype=torch.long)
+    _, prefix = lm.forward(ids, torch.ones_like(ids), torch.arange(shared).unsqueeze(0), keep=1)
+    return shared, prefix
+
+
+def _run_items(lm: _LM, keys: list[tuple[int, ...]], shared: int, prefix: list) -> _ItemBatch:
+    """Each item's own part of its context, on the shared prefix's cache expanded over the batch."""
+    own, own_mask = pad_right([list(k[shared:]) for k in keys], lm.pad_id)
+    lengths = own_mask.sum(1)
+    mask = torch.cat([torch.ones(len(keys), shared, dtype=torch.long), own_mask], dim=1)
+    positions = shared + torch.arange(own.shape[1]).expand(len(keys), -1)
+    expanded = [(k.expand(len(keys), -1, -1, -1), v.expand(len(keys), -1, -1, -1)) for k, v in prefix]
+    # Each item's last position predicts its options' first token: only those positions' logits are needed.
+    at = torch.unique(lengths - 1)
+    logp, cache = lm.forward(own, mask, positions, expanded, keep=at if lm.keeps_logits else None)
+    column = torch.searchsorted(at, lengths - 1) if lm.keeps_logits else lengths - 1
+    last = logp[torch.arange(len(keys)), column.to(logp.device)]
+    return _ItemBatch(keys, cache, mask, shared + lengths, last)
+
+
+def _first_tokens(items: _ItemBatch, rows: list[tuple[int, tuple[int, ...]]]) -> torch.Tensor:
+    """log p(first option token | context) per (item, continuation) row."""
+    device = items.last.device
+    item = torch.tensor([i for i, _ in rows], device=device)
+    token = torch.tensor([c[0] for _, c in rows], device=device)
+    return items.last[item, token]
+
+
+def _options_packed(lm: _LM, items: _ItemBatch, options: list[list[tuple]]) -> dict[Pair, torch.Tensor]:
+    """Step 3 with one row per item: the options' tokens side by side (each but its last token is fed), each
+    attending to the context and its own earlier tokens, at most `OPTION_TOKENS` positions per pass."""
+    results: dict[Pair, torch.Tensor] = {}
+    width = [sum(len(c) - 1 for c in conts) for conts in options]
+    order = list(range(len(items.keys)))
+    while order:
+        chunk = _take_chunk(order, width)
+        rows = [(i, c) for i in chunk for c in options[i]]
+        values = _first_tokens(items, rows)
+        if max(width[i] for i in chunk) > 0:
+            values = values + _packed_rest(lm, items, chunk, options)
+        for r, (i, cont) in enumerate(rows):
+            results[(items.keys[i], cont)] = values[r]
+    return results
+
+
+def _take_chunk(order: list[int], width: list[int]) -> list[int]:
+    """The next items (taken from the front of `order`) whose padded option rows fit in OPTION_TOKENS."""
+    chunk = [order.pop(0)]
+    while order and (len(chunk) + 1) * max(width[i] for i in [*chunk, order[0]]) <= OPTION_TOKENS:
+        chunk.append(order.pop(0))
+    return chunk
+
+
+def _packed_rest(lm: _LM, items: _ItemBatch, chunk: list[int], options: list[list[tuple]]) -> torch.Tensor:
+    """log p(option tokens after the first | context, earlier option tokens), per (item, option) row of
+    `chunk`, in row order, from one forward pass over the chunk's packed options."""
+    feeds, targets, spans = (
+        [],
+        [],
+        [],
+    )  # per item: fed ids; per item: next ids; per option: (item row, start, n)
+    for r, i in enumerate(chunk):
+        fed, nxt = [], []
+        for cont in options[i]:
+            spans.append((r, len(fed), len(cont) - 1))
+            fed += cont[:-1]
+            nxt += cont[1:]
+        feeds.append(fed or [lm.pad_id])
+        targets.append(nxt)
+    ids, fed_mask = pad_right(feeds, lm.pad_id)
+    q, past = ids.shape[1], items.mask.shape[1]
+    index = torch.tensor(chunk)
+    allowed = torch.zeros(len(chunk), q, past + q, dtype=torch.bool)
+    allowed[:, :, :past] = items.mask[index].bool().unsqueeze(1)
+    positions = items.ends[index].unsqueeze(1).expand(-1, q).clone()
+    for r, start, n in spans:
+        block = torch.tril(torch.ones(n, n, dtype=torch.bool))
+        allowed[r, start : start + n, past + start : past + start + n] = block
+        positions[r, start : start + n] += torch.arange(n)
+    layers = [(k[index.to(k.device)], v[index.to(v.device)]) for k, v in items.cache]
+    logp, _ = lm.forward(ids, lm.additive_mask(allowed), positions, layers)
+    target_ids, _ = pad_right([t or [lm.pad_id] for t in targets], lm.pad_id)
+    picked = logp.gather(2, target_ids.to(logp.device).unsqueeze(2)).squeeze(2)
+    return torch.stack([picked[r, start : start + n].sum() for r, start, n in spans])
+
+
+def _options_rowwise(lm: _LM, items: _ItemBatch, options: list[list[tuple]], batch_size: int) -> dict:
+    """Step 3 with one row per (item, option), each on a copy of its item's cache (models that do not honour
+    a 4D attention mask), at most `batch_size * OPTION_ROWS` rows and OPTION_CACHE_BYTES of copies at once."""
+    rows_all = [(i, c) for i, conts in enumerate(options) for c in conts]
+    row_bytes = sum(t[0].numel() * t.element_size() for layer in items.cache for t in layer)
+    step = max(1, min(batch_size * OPTION_ROWS, OPTION_CACHE_BYTES // max(1, row_bytes)))
+    results: dict[Pair, torch.Tensor] = {}
+    for start in range(0, len(rows_all), step):
+        rows = rows_all[start : start + step]
+        values = _first_tokens(items, rows) + _rowwise_rest(lm, items, rows)
+        for r, (i, cont) in enumerate(rows):
+            results[(items.keys[i], cont)] = values[r]
+    return results
+
+
+def _rowwise_rest(lm: _LM, items: _ItemBatch, rows: list[tuple[int, tuple]]) -> torch.Tensor:
+    """log p(option tokens after the first | context, earlier option tokens), one row per option."""
+    if all(len(c) == 1 for _, c in rows):
+        return torch.zeros(len(rows), device=items.last.device)
+    item = torch.tensor([i for i, _ in rows])
+    layers = [(k[item.to(k.device)], v[item.to(v.device)]) for k, v in items.cache]
+    inputs, in_mask = pad_right([list(c[:-1]) or [lm.pad_id] for _, c in rows], lm.pad_id)
+    for r, (_, cont) in enumerate(rows):
+        in_mask[r, len(cont) - 1 :] = 0  # a one-token option feeds nothing
+    mask = torch.cat([items.mask[item], in_mask], dim=1)
+    positions = items.ends[item].unsqueeze(1) + torch.arange(inputs.shape[1])
+    logp, _ = lm.forward(inputs, mask, positions, layers)
+    return _picked_sum(lm, logp, [list(c[1:]) for _, c in rows])
+
+
+def _picked_sum(lm: _LM, logp: torch.Tensor, targets: list[list[int]]) -> torch.Tensor:
+    """Per row: the sum of log p(target token) over the row's targets (rows right-padded)."""
+    ids, mask = pad_right([t or [lm.pad_id] for t in targets], lm.pad_id)
+    for r, t in enumerate(targets):
+        mask[r, len(t) :] = 0
+    picked = logp[:, : ids.shape[1]].gather(2, ids.to(logp.device).unsqueeze(2)).squeeze(2)
+    return (picked * mask.to(picked.device)).sum(1)
+
+
+def _packing_works(lm: _LM, items: _ItemBatch, options: list[list[tuple]]) -> bool:
+    """Whether this kind of model honours the packed pass's 4D mask: checked once per (class, attention
+    implementation, dtype) on the first item with a multi-token option, against one row per option."""
+    if lm.packing_key not in _PACKING:
+        i = next(i for i, conts in enumerate(options) if any(len(c) > 1 for c in conts))
+        rows = [(i, c) for c in options[i]]
+        mode = lm.model.training
+        lm.model.eval()  # dropout would make the two passes differ
+        try:
+            with torch.no_grad():
+                packed = _packed_rest(lm, items, [i], options)
+                plain = _rowwise_rest(lm, items, rows)
+        finally:
+            lm.model.train(mode)
+        tolerance = 1e-3 if lm.packing_key[2] == torch.float32 else 0.25
+        _PACKING[lm.packing_key] = bool((packed - plain).abs().max() <= tolerance)
+        if not _PACKING[lm.packing_key]:
+            log.warning(
+                "%s does not honour a 4D attention mask (packed options differ by %.3g): options are "
+                "scored one row each",
+                lm.packing_key[0],
+                float((packed - plain).abs().max()),
+            )
+    return _PACKING[lm.packing_key]
+
+
+# -- whole sequences (gradient checkpointing) --------------------------------------------------------------------
+
+
+def _score_whole(lm: _LM, wanted: dict, batch_size: int) -> dict[Pair, torch.Tensor]:
+    """Every (context, option) as one whole sequence, `batch_size` sequences per forward pass."""
+    pairs = sorted((key, cont) for key, conts in wanted.items() for cont in conts)
+    results = {}
+    for start in range(0, len(pairs), batch_size):
+        chunk = pairs[start : start + batch_size]
+        ids, mask = pad_right([list(key + cont) for key, cont in chunk], lm.pad_id)
+        logp, _ = lm.forward(ids, mask, torch.arange(ids.shape[1]).expand(len(chunk), -1))
+        # Position t predicts token t + 1: the option's tokens are read from the context's last position on.
+        width = max(len(cont) for _, cont in chunk)
+        padded = torch.nn.functional.pad(logp, (0, 0, 0, width))  # room to slice past a short row's end
+        rows = torch.stack(
+            [padded[r, len(key) - 1 : len(key) - 1 + width] for r, (key, _) in enumerate(chunk)]
+        )
+        sums = _picked_sum(lm, rows, [list(cont) for _, cont in chunk])
+        for r, pair in enumerate(chunk):
+            results[pair] = sums[r]
+    return results
+
+
+# -- transformers' cache, any version ---------------------------------------------------------------------------
+
+
+def _layers(cache) -> list[tuple[torch.Tensor, torch.Tensor]]:
+    """The (keys, values) of each layer of a transformers DynamicCache."""
+    if hasattr(cache, "layers"):  # transformers >= 4.56
+        return [(layer.keys, layer.values) for layer in cache.layers]
+    if hasattr(cache, "key_cache"):
+        return list(zip(cache.key_cache, cache.value_cache, strict=True))
+    return [(k, v) for k, v, *_ in cache]
+
+
+def _cache(layers: list[tuple[torch.Tensor, torch.Tensor]], config):
+    """A fresh DynamicCache holding `layers` (the model's forward appends to it in place)."""
+    from transformers import DynamicCache
+
+    try:
+        return DynamicCache(ddp_cache_data=layers, config=config)
+    except TypeError:  # transformers < 4.56
+        return DynamicCache.from_legacy_cache(tuple(layers))

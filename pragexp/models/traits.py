@@ -1,0 +1,34 @@
+"""What a model class says about itself before it is built: the tasks read it (`traits(**config)`) to decide
+what the data module gives it, whether evaluating it needs a checkpoint, and how to wrap and run it. Every model
+a config names derives from `PragexpModel` (or declares `traits` itself)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+from torch import nn
+
+
+@dataclass(frozen=True)
+class ModelTraits:
+    learns_weights: bool = True  # trained by gradients: evaluating it needs its checkpoint
+    reads_prompts: bool = False  # reads PromptItems (an LLM) instead of token ids: the data module gives them
+    observes_labels: bool = (
+        False  # learns by reading the training labels once (`observe`, the majority baseline)
+    )
+    owns_loss: bool = False  # a whole task head: computes its own loss and scores (`loss_and_logits`)
+    carries_vocabulary: bool = (
+        False  # holds another run's word ids: checked against the data's (`check_vocabulary`)
+    )
+
+
+class PragexpModel(nn.Module):
+    """The base of pragexp's models: `TRAITS` for a class whose traits are fixed, `traits(**config)` for one
+    whose traits depend on its settings (an LLM learns weights only when fine-tuned)."""
+
+    TRAITS: ClassVar[ModelTraits] = ModelTraits()
+
+    @classmethod
+    def traits(cls, **config) -> ModelTraits:
+        return cls.TRAITS

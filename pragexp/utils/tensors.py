@@ -1,0 +1,27 @@
+"""Small tensor helpers that several rooms share (padding, pooling)."""
+
+from __future__ import annotations
+
+import torch
+
+
+def pad_right(rows: list[list[int]], pad_id: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """Token-id lists as one right-padded (n, width) tensor and its mask (1 for a real token)."""
+    width = max(len(r) for r in rows)
+    ids = torch.full((len(rows), width), pad_id, dtype=torch.long)
+    mask = torch.zeros_like(ids)
+    for i, row in enumerate(rows):
+        ids[i, : len(row)] = torch.tensor(row, dtype=torch.long)
+        mask[i, : len(row)] = 1
+    return ids, mask
+
+
+def masked_mean(hidden: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    """Mean of the hidden states over the real tokens: (b, t, d), (b, t) -> (b, d)."""
+    mask = mask.unsqueeze(-1).to(hidden.dtype)
+    return (hidden * mask).sum(1) / mask.sum(1).clamp(min=1)
+
+
+def mean_pool(hidden: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    """Mean of the hidden states over the real tokens, L2-normalised: (b, t, d), (b, t) -> (b, d)."""
+    return torch.nn.functional.normalize(masked_mean(hidden, mask).float(), dim=-1)
