@@ -213,7 +213,9 @@ def test_fine_tuning_refuses_a_backend_that_is_not_in_process_by_name():
     prompt = {"templates": [{"name": "t", "input": "{x}", "options": ["a", "b"]}]}
     backend = OpenAIBackend(model="m", base_url="http://127.0.0.1:9", api_key_env=None)
     backend.finetune = "lora"  # as llm.finetune=lora would ask of it
-    with pytest.raises(ContractError, match=r"llm backend 'openai' lacks .*load.*trainable_model.*use llm=hf"):
+    with pytest.raises(
+        ContractError, match=r"llm backend 'openai' lacks .*load.*trainable_model.*use llm=hf"
+    ):
         PromptedLLM(backend, prompt)
 
     class Half:  # scores nothing, writes nothing
@@ -222,5 +224,7 @@ def test_fine_tuning_refuses_a_backend_that_is_not_in_process_by_name():
         def identity(self):
             return {}
 
-    with pytest.raises(ContractError, match=r"lacks generate, loglikelihood_many, chat_text \(PromptBackend\)"):
+    with pytest.raises(
+        ContractError, match=r"lacks generate, loglikelihood_many, chat_text \(PromptBackend\)"
+    ):
         PromptedLLM(Half(), prompt)

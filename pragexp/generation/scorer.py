@@ -101,7 +101,9 @@ class _LM:
         base = model.get_base_model() if hasattr(model, "get_base_model") else model  # peft wraps the model
         parameters = inspect.signature(base.forward).parameters
         self.keeps_logits = "logits_to_keep" in parameters
-        self.cache_name = "cache" if "cache" in parameters else "past_key_values"  # transformers >= 5.2x: cache
+        self.cache_name = (
+            "cache" if "cache" in parameters else "past_key_values"
+        )  # transformers >= 5.2x: cache
         checkpointing = getattr(model, "is_activation_checkpointing", None)  # transformers >= 5 names it so
         if checkpointing is None:
             checkpointing = getattr(model, "is_gradient_checkpointing", False)

@@ -24,7 +24,9 @@ class ModelCheckpoint(LightningModelCheckpoint):
     def _save_checkpoint(self, trainer: pl.Trainer, filepath: str) -> None:
         super()._save_checkpoint(trainer, filepath)
         if trainer.is_global_zero:
-            trainer.lightning_module.save_adapter(adapter_folder(filepath))  # a task without a tuned LLM: nothing
+            trainer.lightning_module.save_adapter(
+                adapter_folder(filepath)
+            )  # a task without a tuned LLM: nothing
 
     def _remove_checkpoint(self, trainer: pl.Trainer, filepath: str) -> None:
         super()._remove_checkpoint(trainer, filepath)

@@ -1,0 +1,368 @@
+"""Reading LUDWIG's released files (Ruis et al. 2023; github.com/LauraRuis/do-pigs-fly, data/) as they are.
+
+Pairs, `dev_conversational_implicatures.csv` (118) and `test_conversational_implicatures.csv` (600), columns
+`Context utterance,Response utterance,Implicature`: one utterance, its indirect response, and "Yes."/"No."
+possibly followed by an explanation ("Yes. But it does not arrive on time.").
+
+- Text: the release has quoted fields with line breaks (`\\n`, some `\\r\\n`), trailing line breaks and
+  spaces inside fields ("Did he pass the exam?\\r\\n") and curly quotes. By default a field's surrounding
+  whitespace is stripped and `\\r\\n` becomes `\\n`; the text inside (curly quotes, an indented line break)
+  is kept as released. The authors' code (src/dataset.py, `_process_text`) strips only `\\n` from the ends
+  of the utterance and response, so their models read a trailing `\\r` or space in a few pairs:
+  `as_authors_read=True` gives that text instead. Either way a pair whose text was trimmed is counted.
+- Label: "yes" or "no" from the start of the implicature (case-insensitive, followed by no letter); the
+  rest, after its punctuation, is the explanation. An implicature that starts with neither is skipped and
+  counted with its line, as the authors' `_filter_examples` drops it (none in the released files we read;
+  their test is looser: a "Nope" would count as "no" there and is skipped here).
+- A pair with an empty field is skipped and counted with its line (the authors drop only an empty
+  implicature).
+
+Templates, `prompt_templates.txt` and `two_prompt_templates.txt` (the contrastive setting): not CSV. The
+first line holds the `;`-separated column names; each later line holds `;`-separated values, each in
+double quotes that the text itself may contain unescaped (`"Esther asked "%s" and ..."`). The authors'
+`read_prompt_file` (src/prompting.py) splits on `;`, takes what lies between a value's first and last
+quote, and turns a literal backslash-n into a newline; so does this reader (it splits only on a `;`
+between quotes). A template needs three `%s` (utterance, response, implicature) and its mask phrase one
+`%s` inside the template, or it is a `DataFormatError` naming the file, line and field.
+
+Type labels, `type_labels.csv` (columns Utterance,Response,Implicature,Type,Factual knowledge): matched to
+pairs by utterance and response, ignoring whitespace and curly-vs-straight quotes (the label file spells
+`\\r\\n` as `\\n`).
+
+A missing file or column is an error naming it; undecodable bytes name the line.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pragexp.utils.errors import DataFormatError
+
+PAIR_COLUMNS = ("Context utterance", "Response utterance", "Implicature")
+TEMPLATE_COLUMNS = (
+    "example_template_text",
+    "phrase_to_split_on_for_bias_prediction",
+    "phrase_to_put_mask",
+    "example_instruction_text",
+    "prompt_instruction_text",
+)
+TYPE_COLUMNS = ("Utterance", "Response", "Implicature", "Type", "Factual knowledge")
+DEV_FILE = "dev_conversational_implicatures.csv"
+TEST_FILE = "test_conversational_implicatures.csv"
+TEMPLATES_FILE = "prompt_templates.txt"
+CONTRASTIVE_TEMPLATES_FILE = "two_prompt_templates.txt"
+SLOT = "%s"
+
+_YES_NO = re.compile(r"^(yes|no)(?![a-z])[\s.,;:!]*(.*)$", re.IGNORECASE | re.DOTALL)
+_BETWEEN_QUOTED = re.compile(r'(?<=")\s*;\s*(?=")')  # a separator between two quoted values
+_QUOTED = re.compile(r'^\s*"(.*)"\s*$', re.DOTALL)
+_CURLY = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"'})
+
+
+@dataclass(frozen=True)
+class ImplicaturePair:
+    utterance: str
+    response: str
+    implicature: str  # the full text: "Yes. But it does not arrive on time."
+    label: str  # "yes" or "no"
+    explanation: str  # what follows yes/no: "But it does not arrive on time." ("" when nothing)
+    source: str = ""  # the file name
+    line: int = 0  # first line of the record
+
+
+@dataclass
+class PairReadReport:
+    source: str
+    rows_read: int = 0
+    skipped: list[dict] = field(default_factory=list)  # {"line", "reason"}
+    trimmed: list[dict] = field(default_factory=list)  # {"line", "field"}: kept, surrounding text changed
+
+    def summary(self) -> dict:
+        return {
+            "source": self.source,
+            "rows_read": self.rows_read,
+            "skipped": len(self.skipped),
+            "trimmed": len(self.trimmed),
+            "skipped_rows": self.skipped,
+        }
+
+
+@dataclass(frozen=True)
+class PromptTemplate:
+    example_template: str  # three %s: utterance, response, implicature
+    bias_split_phrase: str  # phrase_to_split_on_for_bias_prediction
+    mask_phrase: str  # phrase_to_put_mask: the template's piece around the implicature's %s
+    example_instruction: str
+    prompt_instruction: str
+    line: int = 0
+
+    def fill(self, utterance: str, response: str, implicature: str) -> str:
+        """The template with its three slots filled (other `%` signs stay as they are)."""
+        pieces = self.example_template.split(SLOT)
+        return (
+            "".join(p + v for p, v in zip(pieces, (utterance, response, implicature), strict=False))
+            + pieces[-1]
+        )
+
+
+@dataclass(frozen=True)
+class TypeLabel:
+    utterance: str
+    response: str
+    implicature: str
+    type: str  # Particularised, Generalised, Idiom, World knowledge, Rhetorical question, Hyperbole, ...
+    factual_knowledge: str  # as released ("Yes", "No"; a few typos such as "Np")
+    line: int = 0
+
+
+@dataclass(frozen=True)
+class LudwigRelease:
+    dev: tuple[ImplicaturePair, ...]
+    test: tuple[ImplicaturePair, ...]
+    templates: tuple[PromptTemplate, ...]
+    contrastive_templates: tuple[PromptTemplate, ...]
+    dev_report: PairReadReport
+    test_report: PairReadReport
+
+
+# -- shared reading -----------------------------------------------------------------------------------
+def _decode(path: Path) -> str:
+    if not path.is_file():
+        raise FileNotFoundError(
+            f"LUDWIG file not found: {path} (set data.path to the folder data/ of the release)"
+        )
+    raw = path.read_bytes()
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError as err:
+        line = raw[: err.start].count(b"\n") + 1
+        raise DataFormatError(path, f"not UTF-8 ({err.reason} at byte {err.start})", line=line) from None
+
+
+def _csv_rows(path: Path, required: tuple[str, ...]) -> Iterator[tuple[int, dict[str, str]]]:
+    """(first line of the record, {column: value}) for every non-blank CSV record (a short record's last
+    fields are empty); quoted fields may span lines."""
+    reader = csv.reader(io.StringIO(_decode(path), newline=""))
+    header = [h.strip() for h in next(reader, [])]
+    absent = [c for c in required if c not in header]
+    if absent:
+        raise DataFormatError(
+            path, f"missing column(s) {', '.join(absent)}", line=1, where=f"header, column {absent[0]!r}"
+        )
+    start = reader.line_num + 1
+    for fields in reader:
+        if any(f.strip() for f in fields):
+            if len(fields) > len(header):
+                raise DataFormatError(path, f"expected {len(header)} fields, found {len(fields)}", line=start)
+            yield start, dict(zip(header, fields + [""] * (len(header) - len(fields)), strict=True))
+        start = reader.line_num + 1
+
+
+def clean_text(text: str) -> str:
+    """A field without its surrounding whitespace, its line breaks as `\\n`."""
+    return text.replace("\r\n", "\n").strip()
+
+
+def authors_text(text: str) -> str:
+    """A field as the authors' code fed it to their models: only `\\n` stripped from its ends."""
+    return text.strip("\n")
+
+
+def split_implicature(text: str) -> tuple[str, str] | None:
+    """("yes"|"no", explanation) from an implicature's start, or None when it starts with neither."""
+    match = _YES_NO.match(text.strip())
+    return (match[1].lower(), match[2].strip()) if match else None
+
+
+# -- pairs --------------------------------------------------------------------------------------------
+def read_pairs(path, as_authors_read: bool = False) -> tuple[list[ImplicaturePair], PairReadReport]:
+    """Every usable pair of one LUDWIG CSV, and what was skipped (an empty field, an implicature that is
+    neither yes nor no) or trimmed."""
+    path = Path(path)
+    report, pairs = PairReadReport(source=str(path)), []
+    for line, row in _csv_rows(path, PAIR_COLUMNS):
+        report.rows_read += 1
+        empty = [name for name in PAIR_COLUMNS if not row[name].strip()]
+        if empty:
+            report.skipped.append({"line": line, "reason": f"field {empty[0]!r} is empty"})
+            continue
+        parts = split_implicature(row["Implicature"])
+        if parts is None:
+            report.skipped.append(
+                {
+                    "line": line,
+                    "reason": f"field 'Implicature' is neither yes nor no: {row['Implicature'][:40]!r}",
+                }
+            )
+            continue
+        report.trimmed += [
+            {"line": line, "field": name} for name in PAIR_COLUMNS if clean_text(row[name]) != row[name]
+        ]
+        text = authors_text if as_authors_read else clean_text
+        pairs.append(
+            ImplicaturePair(
+                utterance=text(row["Context utterance"]),
+                response=text(row["Response utterance"]),
+                implicature=clean_text(row["Implicature"]),
+                label=parts[0],
+                explanation=parts[1],
+                source=path.name,
+                line=line,
+            )
+        )
+    return pairs, report
+
+
+# -- templates ----------------------------------------------------------------------------------------
+def read_templates(path) -> list[PromptTemplate]:
+    """The prompt templates of a `;`-separated, quoted template file, checked (see the module docstring)."""
+    path = Path(path)
+    lines = [
+        (n, text.rstrip("\r")) for n, text in enumerate(_decode(path).split("\n"), start=1) if text.strip()
+    ]
+    if not lines:
+        raise DataFormatError(path, "empty file; expected a header line", line=1)
+    header = [key.strip() for key in lines[0][1].split(";")]
+    absent = [c for c in TEMPLATE_COLUMNS if c not in header]
+    if absent:
+        raise DataFormatError(
+            path,
+            f"missing column(s) {', '.join(absent)}",
+            line=lines[0][0],
+            where=f"header, column {absent[0]!r}",
+        )
+    return [
+        _template(dict(zip(header, _quoted_values(path, n, text, header), strict=True)), path, n)
+        for n, text in lines[1:]
+    ]
+
+
+def _quoted_values(path: Path, line: int, text: str, header: list[str]) -> list[str]:
+    values = _BETWEEN_QUOTED.split(text)
+    if len(values) != len(header):
+        raise DataFormatError(
+            path, f"expected {len(header)} ';'-separated quoted values, found {len(values)}", line=line
+        )
+    unquoted = []
+    for name, value in zip(header, values, strict=True):
+        match = _QUOTED.match(value)
+        if not match:
+            raise DataFormatError(
+                path, f"value not in double quotes: {value[:40]!r}", line=line, where=f"field {name!r}"
+            )
+        unquoted.append(match[1].replace("\\n", "\n"))  # the release writes a newline as backslash-n
+    return unquoted
+
+
+def _template(values: dict[str, str], path: Path, line: int) -> PromptTemplate:
+    template, mask, split_on = (
+        values["example_template_text"],
+        values["phrase_to_put_mask"],
+        values["phrase_to_split_on_for_bias_prediction"],
+    )
+    if template.count(SLOT) != 3:
+        raise DataFormatError(
+            path,
+            f"needs three {SLOT} slots (utterance, response, implicature), found {template.count(SLOT)}",
+            line=line,
+            where="field 'example_template_text'",
+        )
+    if mask.count(SLOT) != 1 or mask not in template:
+        raise DataFormatError(
+            path,
+            f"must hold one {SLOT} and be part of the template: {mask!r}",
+            line=line,
+            where="field 'phrase_to_put_mask'",
+        )
+    if not split_on or split_on not in template:
+        raise DataFormatError(
+            path,
+            f"must be part of the template: {split_on!r}",
+            line=line,
+            where="field 'phrase_to_split_on_for_bias_prediction'",
+        )
+    return PromptTemplate(
+        example_template=template,
+        bias_split_phrase=split_on,
+        mask_phrase=mask,
+        example_instruction=values["example_instruction_text"],
+        prompt_instruction=values["prompt_instruction_text"],
+        line=line,
+    )
+
+
+# -- implicature types --------------------------------------------------------------------------------
+def read_type_labels(path) -> tuple[list[TypeLabel], PairReadReport]:
+    """The implicature-type labels; a row with an empty utterance, response or type is skipped and counted."""
+    path = Path(path)
+    report, labels = PairReadReport(source=str(path)), []
+    for line, row in _csv_rows(path, TYPE_COLUMNS):
+        report.rows_read += 1
+        empty = [name for name in ("Utterance", "Response", "Type") if not row[name].strip()]
+        if empty:
+            report.skipped.append({"line": line, "reason": f"field {empty[0]!r} is empty"})
+            continue
+        labels.append(
+            TypeLabel(
+                utterance=clean_text(row["Utterance"]),
+                response=clean_text(row["Response"]),
+                implicature=clean_text(row["Implicature"]),
+                type=row["Type"].strip(),
+                factual_knowledge=row["Factual knowledge"].strip(),
+                line=line,
+            )
+        )
+    return labels, report
+
+
+def pair_key(utterance: str, response: str) -> tuple[str, str]:
+    """What identifies a pair across the release's files: the text with whitespace collapsed and curly
+    quotes made straight."""
+    return tuple(" ".join(text.translate(_CURLY).split()) for text in (utterance, response))
+
+
+def match_types(
+    pairs: Iterable[ImplicaturePair], labels: Iterable[TypeLabel]
+) -> tuple[dict[int, TypeLabel], list[TypeLabel]]:
+    """{index of the pair in `pairs`: its type label}, and the labels that match no pair."""
+    index: dict[tuple[str, str], int] = {}
+    for i, pair in enumerate(pairs):
+        index.setdefault(pair_key(pair.utterance, pair.response), i)
+    typed, unmatched = {}, []
+    for label in labels:
+        i = index.get(pair_key(label.utterance, label.response))
+        if i is None:
+            unmatched.append(label)
+        else:
+            typed[i] = label
+    return typed, unmatched
+
+
+# -- the release folder -------------------------------------------------------------------------------
+def read_ludwig(
+    folder, test_file: str = TEST_FILE, dev_file: str = DEV_FILE, as_authors_read: bool = False
+) -> LudwigRelease:
+    """The dev and test pairs and both template files of a LUDWIG data/ folder (a test file of another name,
+    such as an excerpt, can be named)."""
+    folder = Path(folder)
+    if not (folder / test_file).is_file():
+        others = sorted(p.name for p in folder.glob("test_*.csv"))
+        raise FileNotFoundError(
+            f"LUDWIG test file not found: {folder / test_file}; name it with test_file= "
+            f"(test CSVs in that folder: {', '.join(others) or 'none'})"
+        )
+    dev, dev_report = read_pairs(folder / dev_file, as_authors_read)
+    test, test_report = read_pairs(folder / test_file, as_authors_read)
+    return LudwigRelease(
+        dev=tuple(dev),
+        test=tuple(test),
+        templates=tuple(read_templates(folder / TEMPLATES_FILE)),
+        contrastive_templates=tuple(read_templates(folder / CONTRASTIVE_TEMPLATES_FILE)),
+        dev_report=dev_report,
+        test_report=test_report,
+    )
