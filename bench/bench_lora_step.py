@@ -111,12 +111,9 @@ def plain_scores(model, tokenizer, texts, continuations):
 
     from pragexp.generation.requests import ChoiceRequest, encode_request
 
-    def encode(text: str) -> list[int]:
-        return tokenizer(text, add_special_tokens=False)["input_ids"]
-
     sequences, starts = [], []
     for text, conts in zip(texts, continuations, strict=True):
-        encoded = encode_request(encode, tokenizer.eos_token_id, ChoiceRequest(text, conts))
+        encoded = encode_request(tokenizer, ChoiceRequest(text, conts))
         for option in encoded.continuations:
             sequences.append(list(encoded.context + option))
             starts.append(len(encoded.context))

@@ -20,6 +20,9 @@ GRICE_FIXTURE = FIXTURES / "grice" / "impl_dial_sample.json"
 CIRCA_FIXTURE = FIXTURES / "circa" / "circa-data.tsv"
 INTENTIONS_FIXTURE = FIXTURES / "intentions" / "hu_gpt4augmented_turn2_data.csv"
 PRAGMATICQA_FIXTURE = FIXTURES / "pragmaticqa"  # train/val/test.jsonl and PragmatiCQA-sources/
+HU_FIXTURE = FIXTURES / "hu_pragmatics"  # prompts/ and human_data/fj/, as the repository lays them out
+LUDWIG_FIXTURE = FIXTURES / "ludwig"  # the release's data/ folder
+BIGBENCH_FIXTURE = FIXTURES / "bigbench_implicatures" / "implicatures.jsonl"
 # Real excerpts of the public releases, beside a developer's checkout (not in a user's clone): the
 # conformance tests read them when they are there and are skipped, saying why, when they are not.
 SAMPLES = ROOT.parent / "shared" / "samples"
@@ -79,6 +82,9 @@ TINY_DATA = {
         "data.tiny_vocab_size=300",
     ],
     "intentions": [f"data.path={INTENTIONS_FIXTURE}"],
+    "hu_pragmatics": [f"data.path={HU_FIXTURE / 'prompts'}"],
+    "ludwig": [f"data.path={LUDWIG_FIXTURE}"],
+    "bigbench_implicatures": [f"data.path={BIGBENCH_FIXTURE}"],
     "pragmaticqa": [
         f"data.path={PRAGMATICQA_FIXTURE}",
         "data.corpus=sources",

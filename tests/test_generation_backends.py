@@ -340,7 +340,7 @@ def test_the_pairing_conditions_an_empty_context_on_end_of_text(tiny):
         return tok(text, add_special_tokens=False)["input_ids"]
 
     def pair(context, option):
-        e = encode_request(encode, tok.eos_token_id, ChoiceRequest(context, (option,)))
+        e = encode_request(tok, ChoiceRequest(context, (option,)))
         return list(e.context), list(e.continuations[0]), e.texts[0]
 
     ctx, cont, text = pair("", "Sure, I will help")

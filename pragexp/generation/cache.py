@@ -128,27 +128,32 @@ class CachedBackend(LLMBackend):
         return [found[k] for k in keys]
 
     def loglikelihood_many(self, requests: list[ChoiceRequest]) -> list[list[OptionScore]]:
-        """One key per (context, option): an option scored under one prompt answers for every request that
-        asks it again (a content-free prompt, a re-run with more options); the backend scores the rest in one
-        call, its requests reduced to the options it lacks. The key also names the scoring convention
-        (`SCORING`), so that numbers from another convention never answer."""
+        """One key per (context, option, pairing): an option scored under one prompt answers for every request
+        that asks it again (a content-free prompt, a re-run with more options); the backend scores the rest in
+        one call, its requests reduced to the options it lacks. The key also names the scorer's recipe
+        (`SCORING`), so that numbers from another recipe never answer."""
         if not self.backend.cacheable:
             return self.backend.loglikelihood_many(requests)
         keys = [
-            [self._key("loglikelihood_many", [r.context, o], {"scoring": SCORING}) for o in r.options]
+            [
+                self._key("loglikelihood_many", [r.context, o], {"scoring": SCORING, "pairing": r.pairing})
+                for o in r.options
+            ]
             for r in requests
         ]
         found = self._lookup([k for row in keys for k in row])
-        todo: dict[str, dict[str, str]] = {}  # context -> {option: key}, in first-asked order
+        todo: dict[
+            tuple[str, str], dict[str, str]
+        ] = {}  # (context, pairing) -> {option: key}, first-asked order
         for request, row in zip(requests, keys, strict=True):
             for option, key in zip(request.options, row, strict=True):
                 if key not in found:
-                    todo.setdefault(request.context, {})[option] = key
+                    todo.setdefault((request.context, request.pairing), {})[option] = key
         if todo:
-            asked = [ChoiceRequest(c, tuple(options)) for c, options in todo.items()]
+            asked = [ChoiceRequest(c, tuple(options), pairing) for (c, pairing), options in todo.items()]
             answers = self.backend.loglikelihood_many(asked)
             fresh = {
-                todo[r.context][o]: [float(s.loglik), int(s.tokens), int(s.bytes)]
+                todo[(r.context, r.pairing)][o]: [float(s.loglik), int(s.tokens), int(s.bytes)]
                 for r, scores in zip(asked, answers, strict=True)
                 for o, s in zip(r.options, scores, strict=True)
             }

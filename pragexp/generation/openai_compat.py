@@ -25,7 +25,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import torch
 
-from pragexp.generation.backend import GenerationParams, LLMBackend, Prompt, stream_seed
+from pragexp.generation.backend import GenerationParams, LLMBackend, Prompt, UnsupportedCall, stream_seed
 from pragexp.generation.requests import ChoiceRequest, OptionScore, split_trailing_space
 
 log = logging.getLogger(__name__)
@@ -146,6 +146,9 @@ class OpenAIBackend(LLMBackend):
     def loglikelihood_many(self, requests: list[ChoiceRequest]) -> list[list[OptionScore]]:
         """Each option scored from the server's echo of context + option, paired as `requests` says (the
         context's trailing whitespace moves into the continuation; the server tokenises)."""
+        other = {r.pairing for r in requests} - {"lm-eval"}
+        if other:
+            raise UnsupportedCall(self.name, f"the {other.pop()} pairing", "the server tokenises: use llm=hf")
         if requests:
             self.check_echo(requests[0].context)
 

@@ -5,29 +5,36 @@ continuation (lm-evaluation-harness's, `lm_eval.api.model.TemplateLM._encode_pai
   the option continuations;
 - `OptionScore(loglik, tokens, bytes)`: one option's answer, plain numbers: log p(continuation | context)
   summed over the continuation's tokens, their number, and the UTF-8 bytes of the scored continuation;
-- the pairing: whitespace that ends the context moves into the continuation ("Answer: " + "1" ->
-  "Answer:" + " 1"), so a tokenizer that glues a leading space to a word scores the word's usual token; the
-  continuation's tokens are those of `encode(context + continuation)` after the context's; an empty context
-  is the end-of-text token (the first token needs something to be conditioned on). Nothing adds special
-  tokens: a chat template writes its own.
+- the pairing (`lm-eval`, the default): whitespace that ends the context moves into the continuation
+  ("Answer: " + "1" -> "Answer:" + " 1"), so a tokenizer that glues a leading space to a word scores the word's
+  usual token; the continuation's tokens are those of `encode(context + continuation)` after the context's; an
+  empty context is the end-of-text token (the first token needs something to be conditioned on). Nothing adds
+  special tokens: a chat template writes its own.
+- `next-token`, a benchmark's own protocol (Hu et al. 2022's `query_hf.py`): the context encoded as the tokenizer
+  does by default (special tokens included, trailing whitespace kept) and each option encoded alone, without
+  special tokens, as exactly one token: its score is the log-probability of that token at the next position.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import NamedTuple
+
+PAIRINGS = ("lm-eval", "next-token")
 
 
 @dataclass(frozen=True)
 class ChoiceRequest:
     context: str
     options: tuple[str, ...]
+    pairing: str = "lm-eval"
 
     def __post_init__(self):
         object.__setattr__(self, "options", tuple(self.options))
         if not self.options:
             raise ValueError(f"a choice request needs options (context {self.context[-60:]!r})")
+        if self.pairing not in PAIRINGS:
+            raise ValueError(f"pairing {self.pairing!r}: choose one of {', '.join(PAIRINGS)}")
 
 
 class OptionScore(NamedTuple):
@@ -51,9 +58,16 @@ class EncodedRequest:
     texts: tuple[str, ...]  # per option, the continuation text scored (for byte counts)
 
 
-def encode_request(encode: Callable[[str], list[int]], eos_id: int, request: ChoiceRequest) -> EncodedRequest:
-    """The token ids of a request as the pairing rule says; the context is encoded once for all options.
-    `encode(text) -> ids` must add no special tokens."""
+def encode_request(tokenizer, request: ChoiceRequest) -> EncodedRequest:
+    """The token ids of a request as its pairing says; the context is encoded once for all options. `tokenizer`
+    is a transformers tokenizer (called as `tokenizer(text, add_special_tokens=...)`)."""
+    if request.pairing == "next-token":
+        return _next_token(tokenizer, request)
+
+    def encode(text: str) -> list[int]:
+        return tokenizer(text, add_special_tokens=False)["input_ids"]
+
+    eos_id = tokenizer.eos_token_id
     ctx = split_trailing_space(request.context, "")[0]
     ctx_ids = encode(ctx) if ctx else []
     conts, texts = [], []
@@ -65,3 +79,18 @@ def encode_request(encode: Callable[[str], list[int]], eos_id: int, request: Cho
         conts.append(tuple(ids))
         texts.append(cont)
     return EncodedRequest(tuple(ctx_ids or [eos_id]), tuple(conts), tuple(texts))
+
+
+def _next_token(tokenizer, request: ChoiceRequest) -> EncodedRequest:
+    context = tokenizer(request.context)["input_ids"]  # the tokenizer's defaults, as Hu et al. encode prompts
+    if not context:
+        raise ValueError("the next-token pairing needs a non-empty context")
+    conts = []
+    for option in request.options:
+        ids = tokenizer(option, add_special_tokens=False)["input_ids"]
+        if len(ids) != 1:
+            raise ValueError(
+                f"the next-token pairing scores one token per option, and {option!r} is {len(ids)} tokens"
+            )
+        conts.append(tuple(ids))
+    return EncodedRequest(tuple(context), tuple(conts), tuple(request.options))

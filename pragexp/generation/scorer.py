@@ -69,7 +69,7 @@ def option_logliks(
     their `OptionScore`s. The tensors stay on the model's device (`on_device`, training) or come to the CPU a
     chunk at a time (scoring)."""
     lm = _LM(model, tokenizer, on_call)
-    encoded = [encode_request(lm.encode, tokenizer.eos_token_id, r) for r in requests]
+    encoded = [encode_request(tokenizer, r) for r in requests]
     wanted: dict[tuple[int, ...], dict[tuple[int, ...], None]] = {}  # context -> its distinct continuations
     for e in encoded:
         wanted.setdefault(e.context, {}).update(dict.fromkeys(e.continuations))
@@ -113,9 +113,6 @@ class _LM:
             getattr(base.config, "_attn_implementation", None),
             base.dtype,
         )
-
-    def encode(self, text: str) -> list[int]:
-        return self.tokenizer(text, add_special_tokens=False)["input_ids"]
 
     def forward(self, ids, mask, positions, layers=None, keep=None):
         extra = {}

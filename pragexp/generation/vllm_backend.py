@@ -98,11 +98,7 @@ class VLLMBackend(LLMBackend):
     def loglikelihood_many(self, requests: list[ChoiceRequest]) -> list[list[OptionScore]]:
         vllm, llm = import_vllm(), self.load()
         tokenizer = llm.get_tokenizer()
-
-        def encode(text: str) -> list[int]:
-            return tokenizer(text, add_special_tokens=False)["input_ids"]
-
-        encoded = [encode_request(encode, tokenizer.eos_token_id, r) for r in requests]
+        encoded = [encode_request(tokenizer, r) for r in requests]
         sequences = [(e.context, c) for e in encoded for c in e.continuations]
         outputs = llm.generate(
             [{"prompt_token_ids": list(ctx + cont)} for ctx, cont in sequences],

@@ -12,8 +12,10 @@ renders them with the task's prompt group (`prompt=`: templates, demonstrations,
 - as a writer (`write(items)`: greedy, or `draw(items, params)`: sampled, several draws), returns free text.
 
 Demonstrations (`prompt.shots`) are drawn once from the training items (`demonstrate`), seeded: the same for every
-item, so that they form one prefix computed once. The prompt goes through the backend's chat template when
-`prompt.chat` and the backend can (`chat_text`), else it is the plain completion text.
+item, so that they form one prefix computed once (`prompt.demonstrations: shared`); or each item brings its own,
+chosen by its dataset's protocol (`per_item`: LUDWIG's k dev pairs per test pair). The prompt goes through the
+backend's chat template when `prompt.chat` and the backend can (`chat_text`), else it is the plain completion
+text. The template says how the prompt and each option become tokens (`pairing`, `generation.requests`).
 
 Every model call goes through the response cache (`generation.cache.CacheSlot`): same config, same numbers,
 without re-running the model. What each decision rests on is kept per item (`take_records`: the text the model
@@ -50,6 +52,7 @@ from pragexp.prompting import (
 from pragexp.utils.contracts import require
 
 SCORINGS = (*NORMALIZATIONS, "calibrated", "generate")
+DEMONSTRATIONS = ("shared", "per_item")
 
 
 class PromptBackend(Protocol):
@@ -113,6 +116,11 @@ class PromptedLLM(PragexpModel):
             raise ValueError(f"prompt.scoring={self.scoring}: choose one of {', '.join(SCORINGS)}")
         self.content_free_inputs = tuple(prompt.get("content_free", CONTENT_FREE))
         self.max_new_tokens = int(prompt.get("max_new_tokens", 16))
+        self.demonstration_mode = str(prompt.get("demonstrations", "shared"))
+        if self.demonstration_mode not in DEMONSTRATIONS:
+            raise ValueError(
+                f"prompt.demonstrations={self.demonstration_mode}: choose one of {', '.join(DEMONSTRATIONS)}"
+            )
 
     def _check_labels(self, num_labels: int | None) -> None:
         options = self.template.options
@@ -134,8 +142,20 @@ class PromptedLLM(PragexpModel):
 
     # -- set-up -------------------------------------------------------------------------------------------------
     def demonstrate(self, training_items: Sequence[PromptItem]) -> None:
-        """Draw the `shots` demonstrations (none for 0-shot) from the training items."""
-        self.demonstrations = pick_demonstrations(training_items, self.shots, self.seed, self.balanced)
+        """Draw the `shots` shared demonstrations (none for 0-shot) from the training items; nothing to draw
+        when each item brings its own (`per_item`)."""
+        if self.demonstration_mode == "shared":
+            self.demonstrations = pick_demonstrations(training_items, self.shots, self.seed, self.balanced)
+
+    def demonstrations_for(self, item: PromptItem) -> Sequence[PromptItem]:
+        if self.demonstration_mode == "shared":
+            return self.demonstrations
+        if len(item.demonstrations) != self.shots:
+            raise ValueError(
+                f"prompt.shots={self.shots} with prompt.demonstrations=per_item, but item {item.index} brings "
+                f"{len(item.demonstrations)} demonstrations: does the data module's shots setting follow prompt.shots?"
+            )
+        return item.demonstrations
 
     @property
     def llm(self) -> PromptBackend:
@@ -147,7 +167,10 @@ class PromptedLLM(PragexpModel):
 
     def describe(self) -> dict:
         """The settings a prediction record names."""
-        return {"template": self.template.name, "shots": self.shots, "scoring": self.scoring}
+        settings = {"template": self.template.name, "shots": self.shots, "scoring": self.scoring}
+        return (
+            {**settings, "pairing": self.template.pairing} if self.template.pairing != "lm-eval" else settings
+        )
 
     def take_records(self) -> list[tuple[int, dict]]:
         """(dataset index, record) of each item seen since the last call, in the order seen."""
@@ -161,11 +184,13 @@ class PromptedLLM(PragexpModel):
         return rendered.plain if chat is None else chat
 
     def _requests(self, items: Sequence[PromptItem], llm: PromptBackend) -> list[ChoiceRequest]:
-        rendered = [self.template.render(item, self.demonstrations) for item in items]
-        return [ChoiceRequest(self.text(r, llm), r.continuations) for r in rendered]
+        rendered = [self.template.render(item, self.demonstrations_for(item)) for item in items]
+        return [ChoiceRequest(self.text(r, llm), r.continuations, self.template.pairing) for r in rendered]
 
     def _writing_texts(self, items: Sequence[PromptItem], llm: PromptBackend) -> list[str]:
-        return [self.text(self.template.render(i, self.demonstrations, generate=True), llm) for i in items]
+        return [
+            self.text(self.template.render(i, self.demonstrations_for(i), generate=True), llm) for i in items
+        ]
 
     # -- choosing -----------------------------------------------------------------------------------------------
     def forward(self, items: Sequence[PromptItem]) -> torch.Tensor:
@@ -207,7 +232,7 @@ class PromptedLLM(PragexpModel):
             if free:
                 record["content_free_loglik"] = [[round(s.loglik, 6) for s in cf] for cf in free_scores[i]]
             self._records.append((item.index, record))
-        return torch.tensor(rows, dtype=torch.float)
+        return _padded(rows)
 
     def _choose_by_generation(self, items: Sequence[PromptItem], llm: PromptBackend) -> torch.Tensor:
         requests = self._requests(items, llm)
@@ -219,11 +244,11 @@ class PromptedLLM(PragexpModel):
             row = torch.full((len(request.options),), float("-inf"))
             if choice is not None:
                 row[choice] = 0.0
-            rows.append(row)
+            rows.append(row.tolist())
             record = {**self.describe(), "prompt": request.context, "continuations": list(request.options)}
             # choice None: the reply names no option (no answer)
             self._records.append((item.index, {**record, "reply": reply, "choice": choice}))
-        return torch.stack(rows)
+        return _padded(rows)
 
     # -- writing ------------------------------------------------------------------------------------------------
     def write(self, items: Sequence[PromptItem]) -> list[str]:
@@ -264,3 +289,11 @@ class PromptedLLM(PragexpModel):
     def save_adapter(self, folder: str | Path) -> Path | None:
         """The tuned weights in peft's (or transformers') own folder format; None when nothing was tuned."""
         return finetune.save_adapter(self.tuning, folder) if self.learns else None
+
+
+def _padded(rows: list[list[float]]) -> torch.Tensor:
+    """(items, options) scores; an item with fewer options than another scores -inf for the ones it lacks."""
+    out = torch.full((len(rows), max(len(r) for r in rows)), float("-inf"))
+    for i, row in enumerate(rows):
+        out[i, : len(row)] = torch.tensor(row, dtype=torch.float)
+    return out

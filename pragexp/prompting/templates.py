@@ -3,22 +3,29 @@
 A template has
 - `instruction`: what the task is; it opens the first user turn (not a system turn: several chat templates,
   Mistral's among them, refuse one) or, in a plain completion prompt, the text;
+- `shots_instruction`: opens a prompt with demonstrations, before them (LUDWIG's "prompt instruction"); left out
+  of a prompt without any; `item_instruction`: comes right before the evaluated item's input, not before the
+  demonstrations' (LUDWIG's "example instruction");
 - `input`: the item as the user says it, `{field}` slots filled from the item's fields, and `{options}` with
   the options listed one per line as `option_line` writes them (`{letter}`: A, B, ...; `{number}`: 1, 2, ...;
-  `{option}`);
+  `{option}`; and the item's fields);
 - `answer`: the answer as the model writes it, `{option}` (the option's words), `{letter}` or `{number}`; a
   generation task's demonstrations show the item's `target` instead;
 - `answer_prefix`: ends a plain completion prompt before the answer ("Answer:"); empty: the prompt ends with
   the input as it is (a template whose input already ends where the model goes on);
 - `options`: the label verbalisations, in label order, for data whose items bring no options of their own;
 - `reply_marker`: for a template that has the model reason before it answers ("Thought: ... Response: ..."),
-  the marker after which a generated reply starts (`parsing.extract_reply`); none: the whole generation.
+  the marker after which a generated reply starts (`parsing.extract_reply`); none: the whole generation;
+- `pairing`: how the prompt and an option's continuation become tokens to score (`generation.requests`):
+  `lm-eval` (default) or `next-token` (Hu et al.'s protocol: the prompt as the tokenizer encodes it by default,
+  each option one token of its own).
 
 Chat: the instruction and each demonstration's input are user turns, each demonstration's answer an
 assistant turn, then the item's input; the model's chat template turns these into text (the LLM backend
-does it, so the text it reads is known). Plain: instruction, then each demonstration as input, answer prefix
-and answer, then the item's input and the answer prefix, separated by blank lines. In both, an option's
-continuation is what follows the prompt: the answer as written (plain: after a space).
+does it, so the text it reads is known). Plain: instruction, shots instruction, then each demonstration as
+input, answer prefix and answer, then the item instruction, the item's input and the answer prefix, separated by
+blank lines. In both, an option's continuation is what follows the prompt: the answer as written (plain: after
+a space).
 """
 
 from __future__ import annotations
@@ -54,6 +61,9 @@ class PromptTemplate:
     option_line: str = "{letter}. {option}"
     options: tuple[str, ...] | None = None
     reply_marker: str | None = None
+    shots_instruction: str = ""
+    item_instruction: str = ""
+    pairing: str = "lm-eval"
 
     @classmethod
     def from_config(cls, config: Mapping) -> PromptTemplate:
@@ -107,18 +117,21 @@ class PromptTemplate:
     # -- whole prompts --------------------------------------------------------------------------------------
     def render(self, item: PromptItem, demonstrations: Sequence[PromptItem] = (), generate: bool = False):
         """The prompt for `item` after `demonstrations`; `generate`: no option continuations (free text)."""
+        opening = [self.instruction, self.shots_instruction if demonstrations else ""]
+        item_text = _joined([self.item_instruction, self.user_text(item)])
         turns: list[dict] = []
         for demo in demonstrations:
             turns.append({"role": "user", "content": self.user_text(demo)})
             turns.append({"role": "assistant", "content": self.gold_answer(demo)})
-        turns.append({"role": "user", "content": self.user_text(item)})
-        if self.instruction:
-            turns[0] = {"role": "user", "content": f"{self.instruction}\n\n{turns[0]['content']}"}
-        blocks = [self.instruction] if self.instruction else []
-        blocks += [self._plain_turn(self.user_text(d)) + self.gold_answer(d) for d in demonstrations]
-        blocks.append(self._plain_turn(self.user_text(item)))
+        turns.append({"role": "user", "content": item_text})
+        turns[0] = {"role": "user", "content": _joined([*opening, turns[0]["content"]])}
+        blocks = [
+            *opening,
+            *(self._plain_turn(self.user_text(d)) + self.gold_answer(d) for d in demonstrations),
+        ]
+        blocks += [self.item_instruction, self._plain_turn(self.user_text(item))]
         continuations = () if generate else self.continuations(item)
-        return RenderedPrompt(tuple(turns), "\n\n".join(blocks), continuations)
+        return RenderedPrompt(tuple(turns), _joined(blocks), continuations)
 
     def _plain_turn(self, text: str) -> str:
         """An input as a plain prompt writes it, up to where the answer goes."""
@@ -127,7 +140,14 @@ class PromptTemplate:
     def content_free(self, item: PromptItem, token: str) -> PromptItem:
         """The item with every field replaced by a content-free token ("N/A"): Zhao et al. 2021's input for
         calibration. The options stay: they are what is being calibrated."""
-        return PromptItem(-1, {k: token for k in item.fields}, item.options)
+        return PromptItem(
+            -1, {k: token for k in item.fields}, item.options, demonstrations=item.demonstrations
+        )
+
+
+def _joined(blocks: Sequence[str]) -> str:
+    """The non-empty blocks, a blank line between each."""
+    return "\n\n".join(b for b in blocks if b)
 
 
 def _option_slots(i: int, option: str) -> dict[str, str]:

@@ -35,9 +35,16 @@ class PromptBatch:
         return self.items[i]
 
 
+TENSOR_KEYS = ("index", "label", "group", "view")  # numbers per example
+LIST_KEYS = (
+    "kinds",
+    "reference",
+)  # per example, a list (an option's kind id; people's answer shares) or None
+
+
 def prompt_collate(examples: Sequence[dict]) -> dict:
-    keys = [k for k in ("index", "label", "group") if k in examples[0]]
-    batch = {key: torch.tensor([x[key] for x in examples]) for key in keys}
+    batch = {key: torch.tensor([x[key] for x in examples]) for key in TENSOR_KEYS if key in examples[0]}
+    batch.update({key: [x.get(key) for x in examples] for key in LIST_KEYS})
     batch["inputs"] = {"items": PromptBatch([x["item"] for x in examples])}
     return batch
 

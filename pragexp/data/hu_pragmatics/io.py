@@ -70,12 +70,13 @@ NAMED_ANSWERS = {"Coherent": 1, "Incoherent": 2}  # CoherenceInference's human f
 
 
 @dataclass(frozen=True)
-class PromptItem:
+class HuItem:
     phenomenon: str  # from the file name: "Irony"
     variant: str  # "story" or "no-story"
     seed: int
     item_id: int
     code: str  # the file's phenomenon column: "IV"
+    content: str  # the scenario and its question, as in the file's `content` column
     prompt: str  # exactly as in the file
     options: tuple[str, ...]  # in prompt order, without "k) " and surrounding spaces
     option_kinds: tuple[str, ...]  # randomized_labels_complex: "CorrectNonLiteral", "IncorrectLiteral", ...
@@ -223,7 +224,7 @@ def read_prompts(
     variant: str = "story",
     seeds: Iterable[int] | None = None,
     examples: int = 0,
-) -> tuple[list[PromptItem], PromptReadReport]:
+) -> tuple[list[HuItem], PromptReadReport]:
     """Every item of the selected prompt files (by phenomenon, seed, file order), and what was dropped."""
     report, items = PromptReadReport(), []
     for path, phenomenon, seed in find_prompt_files(root, phenomena, variant, seeds, examples):
@@ -232,7 +233,7 @@ def read_prompts(
     return items, report
 
 
-def read_prompt_file(path) -> tuple[list[PromptItem], PromptReadReport]:
+def read_prompt_file(path) -> tuple[list[HuItem], PromptReadReport]:
     """One prompt file; its phenomenon, variant and seed come from its name."""
     path = Path(path)
     match = PROMPT_FILE.match(path.name)
@@ -245,7 +246,7 @@ def read_prompt_file(path) -> tuple[list[PromptItem], PromptReadReport]:
     return _read_prompt_file(path, match["phenomenon"], variant, int(match["seed"]), report), report
 
 
-def _read_prompt_file(path: Path, phenomenon: str, variant: str, seed: int, report) -> list[PromptItem]:
+def _read_prompt_file(path: Path, phenomenon: str, variant: str, seed: int, report) -> list[HuItem]:
     items = []
     for line, row in _csv_rows(path, PROMPT_COLUMNS):
         report.rows_read += 1
@@ -261,7 +262,7 @@ def _read_prompt_file(path: Path, phenomenon: str, variant: str, seed: int, repo
     return items
 
 
-def _prompt_item(row: dict, path: Path, line: int, phenomenon: str, variant: str, seed: int) -> PromptItem:
+def _prompt_item(row: dict, path: Path, line: int, phenomenon: str, variant: str, seed: int) -> HuItem:
     def fail(name: str, message: str):
         raise DataFormatError(path, message, line=line, where=f"field {name!r}")
 
@@ -294,12 +295,13 @@ def _prompt_item(row: dict, path: Path, line: int, phenomenon: str, variant: str
     )
     if maxims and len(maxims) != n:
         fail("randomized_violated_maxims", f"{len(maxims)} entries, but {n} options")
-    return PromptItem(
+    return HuItem(
         phenomenon=phenomenon,
         variant=variant,
         seed=seed,
         item_id=_whole_number(row, "item_id", fail),
         code=row["phenomenon"].strip(),
+        content=row["content"],
         prompt=row["prompt"],
         options=options,
         option_kinds=kinds,
@@ -432,7 +434,7 @@ def human_accuracy(items: Iterable[HumanItem]) -> float:
     return sum(i.correct for i in items) / total if total else float("nan")
 
 
-def human_distribution_in_seed_order(human: HumanItem, item: PromptItem) -> tuple[float, ...]:
+def human_distribution_in_seed_order(human: HumanItem, item: HuItem) -> tuple[float, ...]:
     """People's answer shares in `item`'s option order (the order of its prompt, its seed):
     position i shows original option item.option_order[i]."""
     if (human.phenomenon, human.item_id) != (item.phenomenon, item.item_id):

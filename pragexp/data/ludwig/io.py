@@ -93,7 +93,7 @@ class PairReadReport:
 
 
 @dataclass(frozen=True)
-class PromptTemplate:
+class LudwigTemplate:
     example_template: str  # three %s: utterance, response, implicature
     bias_split_phrase: str  # phrase_to_split_on_for_bias_prediction
     mask_phrase: str  # phrase_to_put_mask: the template's piece around the implicature's %s
@@ -124,8 +124,8 @@ class TypeLabel:
 class LudwigRelease:
     dev: tuple[ImplicaturePair, ...]
     test: tuple[ImplicaturePair, ...]
-    templates: tuple[PromptTemplate, ...]
-    contrastive_templates: tuple[PromptTemplate, ...]
+    templates: tuple[LudwigTemplate, ...]
+    contrastive_templates: tuple[LudwigTemplate, ...]
     dev_report: PairReadReport
     test_report: PairReadReport
 
@@ -219,7 +219,7 @@ def read_pairs(path, as_authors_read: bool = False) -> tuple[list[ImplicaturePai
 
 
 # -- templates ----------------------------------------------------------------------------------------
-def read_templates(path) -> list[PromptTemplate]:
+def read_templates(path) -> list[LudwigTemplate]:
     """The prompt templates of a `;`-separated, quoted template file, checked (see the module docstring)."""
     path = Path(path)
     lines = [
@@ -259,7 +259,7 @@ def _quoted_values(path: Path, line: int, text: str, header: list[str]) -> list[
     return unquoted
 
 
-def _template(values: dict[str, str], path: Path, line: int) -> PromptTemplate:
+def _template(values: dict[str, str], path: Path, line: int) -> LudwigTemplate:
     template, mask, split_on = (
         values["example_template_text"],
         values["phrase_to_put_mask"],
@@ -286,7 +286,7 @@ def _template(values: dict[str, str], path: Path, line: int) -> PromptTemplate:
             line=line,
             where="field 'phrase_to_split_on_for_bias_prediction'",
         )
-    return PromptTemplate(
+    return LudwigTemplate(
         example_template=template,
         bias_split_phrase=split_on,
         mask_phrase=mask,

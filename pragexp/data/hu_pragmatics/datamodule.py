@@ -1,0 +1,160 @@
+"""Hu et al. 2022's seven phenomena as an evaluation-only data module for an LLM (task=hu_pragmatics).
+
+Every row of every selected prompt file is a test example: one item of one phenomenon in one seed's option order.
+The groups are the phenomena, the views the seeds (`view_names`), the option kinds those of the files' labels
+(`kind_names`: CorrectNonLiteral, IncorrectLiteral, ...). Each example's `PromptItem` holds the authors' prompt
+(`prompt`, byte for byte), its scenario and question (`scenario`), the options in the seed's order and the true
+one; with `shots` > 0, `shots` other items of the same phenomenon and seed, drawn for each item alone (seeded by
+`seed`, the phenomenon and the item), as its demonstrations. Where the human answers are there
+(`human_path`, by default `human_data/fj` beside `prompts/`), each example carries people's answer shares over
+its options in its own order (`reference`), and `data_report.json` the people's accuracy per phenomenon.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+from pathlib import Path
+
+from pragexp.data.common.datamodule import SplitsDataModule
+from pragexp.data.common.prompt_examples import prompt_collate
+from pragexp.data.hu_pragmatics.io import (
+    HuItem,
+    HumanItem,
+    human_accuracy,
+    human_distribution_in_seed_order,
+    read_human_data,
+    read_prompts,
+)
+from pragexp.prompting import PromptItem
+
+log = logging.getLogger(__name__)
+# The paper's order of the phenomena; any other found is put after them.
+PHENOMENA = ("CoherenceInference", "Deceits", "Humour", "IndirectSpeech", "Irony", "Maxims", "Metaphor")
+
+
+class HuPragmaticsDataModule(SplitsDataModule):
+    def __init__(
+        self,
+        path: str | None = None,
+        human_path: str | None = None,
+        phenomena: list[str] | None = None,
+        variant: str = "story",
+        seeds: list[int] | None = None,
+        shots: int = 0,
+        seed: int = 0,
+        report_dir: str | None = None,
+        eval_batch_size: int = 16,
+        num_workers: int = 0,
+    ):
+        super().__init__(eval_batch_size, eval_batch_size, num_workers, report_dir)
+        self.path, self.human_path, self.phenomena = path, human_path, phenomena
+        self.variant, self.seeds = variant, seeds
+        self.shots, self.seed = int(shots), int(seed)
+        self.items: list[HuItem] = []
+        self.group_names: tuple[str, ...] = ()
+        self.view_names: tuple[str, ...] = ()
+        self.kind_names: tuple[str, ...] = ()
+
+    def setup(self, stage: str | None = None) -> None:
+        if self.items:
+            return
+        if not self.path:
+            raise ValueError(
+                "data.path is not set: pass data.path=/path/to/lm-pragmatics/prompts (the prompts/ folder of "
+                "github.com/jennhu/lm-pragmatics, or the repository itself)"
+            )
+        items, read = read_prompts(self.path, self.phenomena, self.variant, self.seeds)
+        found = {i.phenomenon for i in items}
+        self.group_names = tuple(p for p in PHENOMENA if p in found) + tuple(sorted(found - {*PHENOMENA}))
+        self.view_names = tuple(f"seed{s}" for s in sorted({i.seed for i in items}))
+        self.kind_names = tuple(sorted({k for i in items for k in i.option_kinds}))
+        self.items = items
+        humans = self._human_answers()
+        self.datasets["test"] = [self._example(i, item, humans) for i, item in enumerate(items)]
+        self.write_report(self._report(read.summary(), humans))
+        log.info("Hu et al. %s: %d items x seeds from %d files", self.variant, len(items), len(read.files))
+
+    def _human_answers(self) -> dict[tuple[str, int], HumanItem]:
+        folder = Path(self.human_path) if self.human_path else _beside_prompts(Path(self.path))
+        if folder is None or not folder.is_dir():
+            log.warning("no human answers found (data.human_path): the human comparison is left out")
+            return {}
+        present = [p for p in self.group_names if (folder / f"Human_{p}.csv").is_file()]
+        read = read_human_data(folder, present)
+        return {(p, item_id): h for p, (found, _) in read.items() for item_id, h in found.items()}
+
+    def _example(self, index: int, item: HuItem, humans: dict) -> dict:
+        human = humans.get((item.phenomenon, item.item_id))
+        return {
+            "index": index,
+            "group": self.group_names.index(item.phenomenon),
+            "view": self.view_names.index(f"seed{item.seed}"),
+            "label": item.true_index,
+            "item": self._prompt_item(index, item),
+            "kinds": [self.kind_names.index(k) for k in item.option_kinds],
+            "reference": list(human_distribution_in_seed_order(human, item)) if human else None,
+        }
+
+    def _prompt_item(self, index: int, item: HuItem, with_demonstrations: bool = True) -> PromptItem:
+        demonstrations = ()
+        if with_demonstrations and self.shots:
+            pool = [
+                (j, other)
+                for j, other in enumerate(self.items)
+                if (other.phenomenon, other.seed) == (item.phenomenon, item.seed)
+                and other.item_id != item.item_id
+            ]
+            if len(pool) < self.shots:
+                raise ValueError(
+                    f"prompt.shots={self.shots}, but {item.phenomenon} has {len(pool)} other items"
+                )
+            rng = random.Random(f"{self.seed}/{item.phenomenon}/{item.seed}/{item.item_id}")
+            demonstrations = tuple(
+                self._prompt_item(j, other, False) for j, other in rng.sample(pool, self.shots)
+            )
+        fields = {"prompt": item.prompt, "scenario": item.content.strip(), "phenomenon": item.phenomenon}
+        return PromptItem(index, fields, item.options, item.true_index, demonstrations=demonstrations)
+
+    def _report(self, read: dict, humans: dict) -> dict:
+        per_phenomenon = {p: sum(i.phenomenon == p for i in self.items) for p in self.group_names}
+        accuracy = {
+            p: human_accuracy([h for (name, _), h in humans.items() if name == p])
+            for p in self.group_names
+            if any(name == p for name, _ in humans)
+        }
+        return {
+            **read,
+            "variant": self.variant,
+            "examples": len(self.items),
+            "per_phenomenon": per_phenomenon,
+            "seeds": list(self.view_names),
+            "human_items": len(humans),
+            "human_accuracy": accuracy,
+        }
+
+    def collate_fn(self):
+        return prompt_collate
+
+    def prompt_items(self, split: str) -> list[PromptItem]:
+        """Every example of a split as the prompts read it (only test has any; demonstrations come with items)."""
+        return [e["item"] for e in self.datasets.get(split, [])]
+
+    def describe(self, split: str, index: int) -> dict:
+        item = self.items[index]
+        return {
+            "phenomenon": item.phenomenon,
+            "seed": item.seed,
+            "item_id": item.item_id,
+            "options": list(item.options),
+            "option_kinds": list(item.option_kinds),
+            "true_option": item.true_option,
+        }
+
+
+def _beside_prompts(path: Path) -> Path | None:
+    """human_data/fj in the repository that holds `path` (the prompts/ folder or the repository root)."""
+    for root in (path, path.parent):
+        if (root / "human_data" / "fj").is_dir():
+            return root / "human_data" / "fj"
+    return None

@@ -1,0 +1,122 @@
+"""`LLMChoiceTask`: an LLM (`model=llm`) choosing among each item's options, the task of every benchmark that is a
+data package and a prompt group (Hu et al.'s phenomena: task=hu_pragmatics; LUDWIG: task=ludwig; BIG-bench's
+implicatures: task=bigbench_implicatures). Evaluation only; the model scores the options through the one route
+(backend, response cache, scorer, prompt templates) and the task reads its scores as a classifier's logits.
+
+Metrics (`pragexp.metrics.choice.ChoiceMetric`): accuracy, a tie counted wrong (the true option must score
+strictly higher than every other, LUDWIG's rule), the probability of the true option, per group (phenomenon,
+implicature type), per view and their spread (Hu et al.'s option-order seeds), the share of errors by the chosen
+option's kind, and the correlation with people's answers, from what the data module declares (`ChoiceData`).
+`predictions.jsonl` holds per example the model's record (prompt, continuations, log-likelihoods, scores) and the
+option probabilities, the choice, its kind and the people's distribution.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Protocol, runtime_checkable
+
+import torch
+from torch import nn
+
+from pragexp.metrics.choice import ChoiceMetric, pearson
+from pragexp.tasks.base import EVAL_STAGES, PragexpTask, PromptData, TaskData, chosen
+
+
+@runtime_checkable
+class ChoiceData(TaskData, PromptData, Protocol):
+    """Batches: "index", "group", "label" (the true option), "view" (an index into `view_names`, or -1),
+    "inputs": {"items": PromptItems with their options}, and per example "kinds" (a kind id, into `kind_names`, per
+    option; or None) and "reference" (people's answer shares over the options, in the item's order; or None)."""
+
+    view_names: Sequence[str]  # Hu et al.'s seeds; empty: every item is shown once
+    kind_names: Sequence[str]  # the options' kinds (literal, associate, ...); empty: none
+
+
+def strictly_right(scores: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
+    """1.0 where the true option's score is above every other option's (a tie is wrong)."""
+    rows = torch.arange(len(labels))
+    true = scores[rows, labels]
+    others = scores.clone()
+    others[rows, labels] = float("-inf")
+    return (true > others.max(-1).values).float()
+
+
+def option_probabilities(scores: torch.Tensor) -> torch.Tensor:
+    """The option scores renormalised over each item's options (padding options score -inf: probability 0); a
+    row without any finite score (a generated reply that named no option) is all zeros."""
+    finite = torch.isfinite(scores).any(-1, keepdim=True)
+    return torch.where(finite, torch.softmax(scores.masked_fill(~finite, 0.0), -1), 0.0)
+
+
+class LLMChoiceTask(PragexpTask):
+    data_contract = ChoiceData
+    score_names = ("acc", "p_true")
+
+    def __init__(self, model):
+        super().__init__(model)
+        self.kind_names: list[str] = []
+
+    def build_network(self, datamodule: ChoiceData) -> nn.Module:
+        self.kind_names = list(datamodule.kind_names)
+        return self.build_prompted(datamodule)
+
+    def build_metrics(self, datamodule: ChoiceData) -> nn.ModuleDict:
+        names = (datamodule.group_names, datamodule.view_names, datamodule.kind_names)
+        return nn.ModuleDict({stage: ChoiceMetric(*names) for stage in EVAL_STAGES})
+
+    def evaluate_batch(self, stage: str, batch: dict) -> dict:
+        items = list(batch["inputs"]["items"])
+        scores = self.net(items).float().cpu()
+        labels = batch["label"].cpu()
+        probs = option_probabilities(scores)
+        predicted = chosen(scores)
+        kinds = [
+            k[int(p)] if k is not None and p >= 0 else -1
+            for k, p in zip(batch["kinds"], predicted, strict=True)
+        ]
+        corr = [
+            pearson(probs[i, : len(ref)].tolist(), ref) if ref is not None else math.nan
+            for i, ref in enumerate(batch["reference"])
+        ]
+        return {
+            "correct": strictly_right(scores, labels),
+            "p_true": probs[torch.arange(len(labels)), labels],
+            "predicted": predicted,
+            "probs": probs,
+            "kind": torch.tensor(kinds, dtype=torch.long),
+            "corr": torch.tensor(corr, dtype=torch.float),
+            "n_options": [len(item.options) for item in items],
+        }
+
+    def update_metrics(self, stage: str, batch: dict, scores: dict) -> None:
+        index = batch["index"]
+        self.metrics[stage].update(
+            index,
+            batch["group"],
+            batch["view"],
+            scores["correct"].to(index.device),
+            scores["p_true"].to(index.device),
+            scores["kind"].to(index.device),
+            scores["corr"].to(index.device),
+        )
+
+    def prediction_records(self, batch: dict, scores: dict) -> list[dict]:
+        records = []
+        for i, index in enumerate(batch["index"].tolist()):
+            n, kind = scores["n_options"][i], int(scores["kind"][i])
+            record = {
+                "index": index,
+                "gold": int(batch["label"][i]),
+                "predicted": int(scores["predicted"][i]),
+                "correct": bool(scores["correct"][i]),
+                "probs": [round(float(p), 6) for p in scores["probs"][i, :n]],
+                "chosen_kind": self.kind_names[kind] if kind >= 0 else None,
+            }
+            if batch["reference"][i] is not None:
+                record["human"] = [round(float(p), 4) for p in batch["reference"][i]]
+                corr = float(scores["corr"][i])
+                record["human_corr"] = None if math.isnan(corr) else round(corr, 4)
+            records.append(record)
+        return records
