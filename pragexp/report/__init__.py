@@ -1,18 +1,28 @@
 """Results tables from run directories, side by side with the papers' published numbers.
 
-    python -m pragexp.report DIR [DIR ...] [--out FILE.md] [--plot FILE.png] [--scorecard FILE.md]
+    python -m pragexp.report DIR [DIR ...] [--out FILE.md] [--plot FILE.png] [--figures DIR]
+        [--scorecard FILE.md]
 
 Runs. Reads every `metrics.json` under the given run or multirun directories, with the run's
 `.hydra/hydra.yaml` (task, model and experiment choices), `.hydra/config.yaml` (the composed config)
 and `.hydra/overrides.yaml`. Runs that differ only in `seed` (or `data.fold`, the Circa
 leave-one-scenario-out folds) form one row: each cell is the mean ± sample std over them, and
 `[min, max]` when a row has more than 3 runs.
+A row is named by its experiment (or model) and its command-line settings. A data location
+(`data.path`, `data.test_path`, ...) names it by the file's name, not its directory, after the other settings
+(`bert_yn (model.pretrained=minilm, data: circa-7-scenarios.tsv)`), where the task's runs differ in it or
+where it is not the release's own file (`circa-data.tsv`; see `runs.RELEASE_FILES`); runs on the same file
+in other directories are one row. The paper's cell still applies by the row's settings (labels, setting).
 
 Tables, per task:
 - settings: per row, the paper row that applies and the run's values of the paper's `setting_keys`;
 - dev (`val/<m>`, the best checkpoint's scores) where the paper has dev numbers, then test (`test/<m>`):
   each column of ours is followed by the paper's where a matched paper row has that key;
 - one table per split test metric (`test/f1/<label>`, `test/acc/<implicature type>`, ...);
+- classifiers (runs with `predictions.jsonl` of gold and predicted label names, or `confusion/test.json`):
+  "predicted label shares", the share of the test predictions per label (and "no answer"), a gold row per
+  data and label set, and a `warning:` line under it for a row whose top label takes more than 90% of them
+  (pragexp.report.label_shares);
 - "published, not run here": the paper's rows that no run matched, so the whole published table is shown.
 A column appears only when some run or paper row has its key. Keys that differ only in a number after
 `@` (`val/r@1`, `val/r@5`) share one column `val/r@k` when the rows have different cut-offs (one k each)
@@ -46,6 +56,9 @@ Paper files. One per paper, `pragexp/paper_numbers/<paper>.json`:
 
 `--plot` draws per-group bars (test metric per implicature type) for the models of the first task that
 has per-group metrics: for `grice_qa` with MemNN and MemNN w/ inf this is the paper's Fig. 5.
+
+`--figures DIR` writes the tasks' own figures, among them a confusion matrix per classifier row and one per
+task with its rows side by side (pragexp.report.confusion).
 
 `--scorecard FILE.md` writes (and prints) one table across datasets: a row per model (chance, majority, the
 papers' rows, ours, LLMs), a column per dataset's headline test metric (pragexp.report.scorecard); with

@@ -39,7 +39,9 @@ brackets and make another row. Those of the task's side (`data.*`, `retriever*`,
 `metrics.*`, and `trainer.limit_test_batches`: which test examples) only some tasks take, so they do not part a row (an LLM keeps one row across tasks): where a
 cell's runs share one set, it is noted under the table; where a column's runs differ in them, those
 without any stay in the row and each other set gets a row named with it (`smollm2 0-shot (judge=gpt4)`,
-`smollm2 0-shot (prompt.cot=5)`). Settings that say where the data is (`data.path`), whether dev was scored
+`smollm2 0-shot (prompt.cot=5)`). A data file that is not the release's own (`runs.RELEASE_FILES`) is such a
+task setting, by its name: `data: circa-7-scenarios.tsv`. Otherwise, settings that say where the data is
+(`data.path`), whether dev was scored
 too (`validate`), which column a run
 belongs to (`data.labels`, `data.setting`), what a cell averages over (seed, fold, `prompt.template`), how
 an LLM is batched or placed (`llm.batch_size`, `llm.device`), or how a job runs (`print_config`, those W&B
@@ -47,7 +49,10 @@ run names leave out) are left out.
 
 Cells: our runs' mean, and for several: ± sample std and (n). An LLM row with several prompt templates in a
 cell averages each template's runs (seeds) first and shows mean ± std across templates, n templates: the
-prompt sensitivity. Otherwise n counts runs (seeds, folds). A missing cell is `–`.
+prompt sensitivity. Otherwise n counts runs (seeds, folds). A missing cell is `–`. A cell whose runs
+predict one label for more than 90% of their test items (mean shares from predictions.jsonl or
+confusion/test.json, see label_shares) ends in `†`, with the label and its share (and the gold share) in a
+footnote; the majority baseline does so by construction and is not marked.
 """
 
 from __future__ import annotations
@@ -56,16 +61,26 @@ import json
 import re
 import statistics
 from collections import defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from pragexp.report.label_shares import collapse_text, mean_shares
 from pragexp.report.paper import load_paper, parse_row_name
-from pragexp.report.runs import Run, config_value, summarise
+from pragexp.report.runs import (
+    DATA_LOCATION,
+    RELEASE_FILES,
+    Run,
+    config_value,
+    data_file_name,
+    data_setting_text,
+    summarise,
+)
 from pragexp.utils.instantiate import NOT_IN_RUN_NAME
 from pragexp.utils.io import atomic_output
 from pragexp.utils.markdown import markdown_table
 
 MISSING = "–"
+COLLAPSE_MARK = "†"  # a cell whose runs predict one label for more than 90% of the test items
 LLM_TASKS = ("intentions_reply", "intentions_mc")
 # Settings that name no other model: the column (Circa's label set and setting), what a cell averages over,
 # the row's own name, and how an LLM is batched or placed (the same numbers up to rounding).
@@ -82,7 +97,6 @@ NOT_A_SETTING = (
     "validate",  # whether dev was scored too: the test figures are the same
     "threads",  # CPU threads: the same figures, sooner
 )
-DATA_LOCATION = re.compile(r"data\.(\w+_)?(path|dir)$")  # data.path, data.sources_path: where, not what
 # The task's side of a run (its data, retriever, judge, prompt, scorers): settings that only some tasks
 # take, so they qualify a cell, not the model's row.
 TASK_SETTINGS = ("data", "retriever", "judge", "prompt", "metrics")
@@ -132,6 +146,7 @@ class Cell:
     mean: float
     std: float | None = None
     n: int | None = None  # None: a published summary, whose number of folds the paper file does not give
+    collapse: str | None = None  # what its runs predict when one label takes more than 90% of it
 
     @property
     def text(self) -> str:
@@ -173,7 +188,12 @@ def split_settings(run: Run) -> tuple[tuple[str, ...], tuple[str, ...]]:
     model, task = [], []
     for setting in run.settings:
         key = setting.split("=", 1)[0]
-        if key in NOT_A_SETTING or DATA_LOCATION.match(key) or setting.startswith(NOT_IN_RUN_NAME):
+        if DATA_LOCATION.match(key):  # where the data is: only a file that is not the release's says more
+            name = data_file_name(setting.split("=", 1)[1]) if "=" in setting else None
+            if name is not None and name not in RELEASE_FILES.get(run.task, {}).get(key, (name,)):
+                task.append(data_setting_text(key, name))
+            continue
+        if key in NOT_A_SETTING or setting.startswith(NOT_IN_RUN_NAME):
             continue
         task_side = key.split(".", 1)[0] in TASK_SETTINGS or key in TASK_SETTING_KEYS
         if _tuned(run):  # one fine-tuned LLM across tasks: each task's training schedule qualifies its cell
@@ -287,6 +307,8 @@ def model_rows(runs: list[Run], columns: list[Column]) -> dict[str, list[ScoreRo
                 cell = aggregate(variant_runs, column.metric)
                 if cell is None:
                     continue
+                if kind != "majority":  # the baseline predicts one label by construction
+                    cell = collapse_mark(cell, variant_runs)
                 if task_settings and len(variants) > 1:
                     text = _settings_text((*own, *task_settings))
                     apart.setdefault(task_settings, ScoreRow(name + text, kind)).cells[column.title] = cell
@@ -296,6 +318,13 @@ def model_rows(runs: list[Run], columns: list[Column]) -> dict[str, list[ScoreRo
                         row.notes[column.title] = ", ".join(task_settings)
         out[kind] += [r for r in (row, *apart.values()) if r.cells]
     return out
+
+
+def collapse_mark(cell: Cell, runs: list[Run]) -> Cell:
+    """The cell, marked where one label takes more than 90% of its runs' test predictions (mean shares
+    from their predictions.jsonl or confusion/test.json)."""
+    shares = mean_shares(runs)
+    return replace(cell, collapse=collapse_text(shares)) if shares and shares.collapsed() else cell
 
 
 def label_counts(run_dir: Path) -> dict | None:
@@ -378,13 +407,23 @@ def build(runs: list[Run], paper_dir: Path | None = None) -> Scorecard:
     return Scorecard(columns, rows)
 
 
+def _cell_text(row: ScoreRow, title: str) -> str:
+    cell = row.cells.get(title)
+    if cell is None:
+        return MISSING
+    return cell.text + (f" {COLLAPSE_MARK}" if cell.collapse else "")
+
+
 def markdown(card: Scorecard) -> str:
     header = ["model", *(c.title for c in card.columns)]
-    lines = [
-        [row.name, *(row.cells[c.title].text if c.title in row.cells else MISSING for c in card.columns)]
-        for row in card.rows
-    ]
+    lines = [[row.name, *(_cell_text(row, c.title) for c in card.columns)] for row in card.rows]
     notes = [f"{row.name}, {title}: {text}" for row in card.rows for title, text in row.notes.items()]
+    collapsed = [
+        f"{row.name}, {title}: {cell.collapse}"
+        for row in card.rows
+        for title, cell in row.cells.items()
+        if cell.collapse
+    ]
     return "\n".join(
         [
             "## Scorecard",
@@ -396,6 +435,16 @@ def markdown(card: Scorecard) -> str:
             "split's most frequent label scored on the test split (data_report.json); (paper): published. "
             f"{MISSING}: no value.",
             *(["", "Task settings of a cell's runs: " + "; ".join(notes) + "."] if notes else []),
+            *(
+                [
+                    "",
+                    f"{COLLAPSE_MARK} One label takes more than 90% of the cell's test predictions: "
+                    + "; ".join(collapsed)
+                    + ".",
+                ]
+                if collapsed
+                else []
+            ),
             "",
         ]
     )

@@ -6,6 +6,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
+from pragexp.report.label_shares import shares_section
 from pragexp.report.paper import STAGES, family, load_paper, matching_paper_row, parse_row_name
 from pragexp.report.runs import Row, Run, config_value, group_runs, summarise
 from pragexp.utils.markdown import markdown_table
@@ -167,7 +168,7 @@ def _config_text(config: dict, key: str) -> str:
 
 def task_report(task: str, rows: list[Row], paper: dict) -> list[str]:
     """The markdown section of one task: what the cells are, the rows' settings, dev, test and per-group
-    tables, then the paper's rows that no run matched."""
+    tables, the predicted label shares of classifiers, then the paper's rows that no run matched."""
     matched = [matching_paper_row(row, paper) for row in rows]
     published = [paper["rows"][key] if key else {} for key in matched]
     paper_order = list(dict.fromkeys(k for cells in paper["rows"].values() for k in cells))
@@ -204,6 +205,8 @@ def task_report(task: str, rows: list[Row], paper: dict) -> list[str]:
         out += _comparison_table(
             f"{task}: {prefix}<group>", rows, published, lambda k, p=prefix: k.startswith(p), paper_order
         )
+
+    out += shares_section(task, rows)  # what the classifiers predict: a collapse on one label shows here
 
     unmatched = {key: cells for key, cells in paper["rows"].items() if key not in matched}
     if unmatched:

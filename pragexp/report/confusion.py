@@ -1,0 +1,143 @@
+"""A confusion matrix per classification report row (`--figures DIR`), so a model's errors are seen at once.
+
+For every row whose runs wrote `confusion/test.json` or `predictions.jsonl` (see label_shares): one PNG,
+`confusion-<task>-<row>.png` (test split; rows gold, columns predicted, and "no answer" where an LLM's
+reply named no label; colour and first number: the share of the gold row, in brackets: the count), averaged
+over the row's runs where they share a label set, else the first run's (the title says which); and
+`confusion-<task>.png` with all the task's rows side by side.
+Rows with more than 20 labels (GRICE QA's answer words) are left out: such a matrix cannot be read.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import statistics
+import textwrap
+from dataclasses import dataclass
+from pathlib import Path
+
+from pragexp.report.figures import pyplot, save_png
+from pragexp.report.label_shares import NO_ANSWER, RunLabels, read_run_labels
+from pragexp.report.runs import Row, Run, group_runs
+
+MAX_LABELS = 20
+PANELS_PER_LINE = 4
+
+
+@dataclass
+class RowMatrix:
+    row: Row
+    labels: tuple[str, ...]  # the gold rows
+    columns: tuple[str, ...]  # the predictions: the labels, and "no answer" where a run gave none
+    counts: list[list[float]]  # gold x predicted
+    how: str  # "mean of 3 runs", "1 run", "first of 2 runs (label sets differ)"
+
+
+def _with_unanswered(run: RunLabels, labels: tuple[str, ...]) -> list[list[float]]:
+    """The run's matrix in the order of `labels` (the same set), with a last column of its unanswered items
+    (0 where not known)."""
+    at = [run.labels.index(label) for label in labels]  # runs read from predictions.jsonl alone may differ
+    unanswered = run.unanswered or [0.0] * len(run.labels)
+    return [[*(run.matrix[i][j] for j in at), unanswered[i]] for i in at]
+
+
+def row_matrix(row: Row) -> RowMatrix | None:
+    """The row's test confusion counts: the mean over its runs when they share one label set, else the
+    first run's; None when no run has them."""
+    counted = [c for c in map(read_run_labels, row.runs) if c is not None and c.matrix]
+    if not counted or len(counted[0].labels) > MAX_LABELS:
+        return None
+    labels, n = counted[0].labels, len(counted)
+    if any(set(c.labels) != set(labels) for c in counted):
+        counted, how = counted[:1], f"first of {n} runs (label sets differ)"
+    else:
+        how = f"mean of {n} runs" if n > 1 else "1 run"
+    matrices = [_with_unanswered(c, labels) for c in counted]
+    mean = [
+        [statistics.fmean(m[i][j] for m in matrices) for j in range(len(labels) + 1)]
+        for i in range(len(labels))
+    ]
+    if not any(r[-1] for r in mean):  # every item answered: no such column
+        return RowMatrix(row, labels, labels, [r[:-1] for r in mean], how)
+    return RowMatrix(row, labels, (*labels, NO_ANSWER), mean, how)
+
+
+def _count_text(value: float) -> str:
+    return str(int(value)) if float(value).is_integer() else f"{value:.1f}"
+
+
+def draw(ax, matrix: RowMatrix, title: str) -> None:
+    """The matrix on `ax`, each gold row normalised to shares, the counts printed under them."""
+    counts = matrix.counts
+    shares = [[c / sum(r) if sum(r) else 0.0 for c in r] for r in counts]
+    ax.imshow(shares, cmap="Blues", vmin=0.0, vmax=1.0)
+
+    def short(names):
+        return [n if len(n) <= 18 else n[:16] + "…" for n in names]
+
+    ax.set_xticks(range(len(matrix.columns)), short(matrix.columns), rotation=40, ha="right", fontsize=8)
+    ax.set_yticks(range(len(matrix.labels)), short(matrix.labels), fontsize=8)
+    ax.set_xlabel("predicted")
+    ax.set_ylabel("gold")
+    for i in range(len(matrix.labels)):
+        for j in range(len(matrix.columns)):
+            color = "white" if shares[i][j] > 0.5 else "black"
+            text = f"{shares[i][j]:.2f}\n({_count_text(counts[i][j])})"
+            ax.text(j, i, text, ha="center", va="center", color=color, fontsize=7)
+    ax.set_title("\n".join(textwrap.fill(line, 48) for line in title.split("\n")), fontsize=9)
+
+
+def file_slug(text: str, limit: int = 120) -> str:
+    """A row's label as a file name part: `bert_yn (model.pretrained=minilm)` ->
+    `bert_yn_model.pretrained-minilm`."""
+    slug = re.sub(r"[^A-Za-z0-9._-]+", "_", text.replace("=", "-")).strip("_.")
+    return slug[:limit] or "row"
+
+
+def _panel_size(matrix: RowMatrix) -> float:
+    return 2.5 + 0.75 * len(matrix.columns)
+
+
+def _row_figure(task: str, matrix: RowMatrix, out: Path) -> Path:
+    plt = pyplot()
+    size = _panel_size(matrix)
+    fig, ax = plt.subplots(figsize=(size, size))
+    draw(ax, matrix, f"{task}: {matrix.row.label}\ntest, rows gold, {matrix.how}")
+    return save_png(fig, out)
+
+
+def _task_figure(task: str, matrices: list[RowMatrix], out: Path) -> Path:
+    plt = pyplot()
+    ncols = min(len(matrices), PANELS_PER_LINE)
+    nrows = math.ceil(len(matrices) / ncols)
+    size = max(map(_panel_size, matrices))
+    fig, axes = plt.subplots(nrows, ncols, figsize=(size * ncols, size * nrows), squeeze=False)
+    for k, ax in enumerate(axes.flat):
+        if k < len(matrices):
+            draw(ax, matrices[k], f"{matrices[k].row.label}\n{matrices[k].how}")
+        else:
+            ax.axis("off")
+    fig.suptitle(f"{task}: test confusion (rows gold, shares of the gold row, counts in brackets)")
+    return save_png(fig, out)
+
+
+def sections(runs: list[Run]) -> list[str]:
+    return []  # the label shares are a table of each task's own section (tables.py)
+
+
+def figures(runs: list[Run], folder: Path) -> list[Path]:
+    """One PNG per classification row and one per task with its rows side by side; the paths written."""
+    written = []
+    for task, rows in group_runs(runs).items():
+        matrices = [m for m in map(row_matrix, rows) if m is not None]
+        used: set[str] = set()
+        for matrix in matrices:
+            slug = file_slug(matrix.row.label)
+            while slug in used:  # two labels that differ only in characters a file name drops
+                slug += "_"
+            used.add(slug)
+            written.append(_row_figure(task, matrix, Path(folder) / f"confusion-{task}-{slug}.png"))
+        if matrices:
+            written.append(_task_figure(task, matrices, Path(folder) / f"confusion-{task}.png"))
+    return written

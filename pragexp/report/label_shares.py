@@ -1,0 +1,240 @@
+"""What a classifier predicts: per report row, the share of its test predictions per label beside the gold
+shares, and a warning when one label takes more than 90% of them (a model collapsed on one answer).
+
+Read from what a run already writes: `predictions.jsonl` (one record per test item with "gold" and
+"predicted" label names; a null prediction is an LLM reply that named no label), else the counts of
+`confusion/test.json` (its no-answer items are not in the matrix: their number comes from `test/no_answer`
+and `test/count`, and the gold shares are then unknown). The labels are in the task's order, that of
+`confusion/test.json`, else of their first appearance. A run with neither file is left out.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+
+from pragexp.report.runs import Row, Run, config_value
+from pragexp.utils.markdown import markdown_table
+
+NO_ANSWER = "no answer"  # the column of null predictions
+COLLAPSE = 0.9  # a row whose top label takes more than this share of its predictions is warned about
+# Settings that choose a task's test items or their labels: they name a gold reference row (the first two
+# also from the config, where a default chose them).
+TEST_ITEMS = ("data.labels", "data.setting", "data.split_seed", "data.hub_splits")
+LABEL_SET = TEST_ITEMS[:2]
+MAX_COLUMNS = 12  # more labels than this (GRICE QA's answer words): the largest shares, then "other"
+
+
+@dataclass
+class RunLabels:
+    """One run's test predictions and gold labels, counted."""
+
+    labels: tuple[str, ...]
+    predicted: Counter  # label name, or None for no answer -> count
+    gold: Counter | None  # None where the files do not say
+    matrix: list[list[float]] | None = None  # gold x predicted over `labels`, answered items only
+    unanswered: list[float] | None = None  # per gold label, the items with no answer (None: not known)
+
+    def shares(self) -> tuple[dict[str, float], dict[str, float] | None]:
+        total = sum(self.predicted.values())
+        predicted = {NO_ANSWER if k is None else k: v / total for k, v in self.predicted.items()}
+        gold = {k: v / sum(self.gold.values()) for k, v in self.gold.items()} if self.gold else None
+        return predicted, gold
+
+
+def _read_confusion(run_dir: Path) -> tuple[tuple[str, ...], list[list[float]]] | None:
+    try:
+        doc = json.loads((run_dir / "confusion" / "test.json").read_text(encoding="utf-8"))
+        labels, matrix = tuple(str(x) for x in doc["labels"]), [[float(c) for c in r] for r in doc["matrix"]]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    if len(matrix) != len(labels) or any(len(r) != len(labels) for r in matrix):
+        return None
+    return labels, matrix
+
+
+def _read_predictions(run_dir: Path) -> list[tuple[str, str | None]] | None:
+    """(gold, predicted) per test record; None without a file or where a record names no labels (GRICE
+    recovery's candidate numbers)."""
+    path = run_dir / "predictions.jsonl"
+    if not path.is_file():
+        return None
+    pairs = []
+    try:
+        for line in path.read_text(encoding="utf-8").splitlines():
+            if line.strip():
+                record = json.loads(line)
+                gold, predicted = record.get("gold"), record.get("predicted")
+                if not isinstance(gold, str) or not (predicted is None or isinstance(predicted, str)):
+                    return None
+                pairs.append((gold, predicted))
+    except (OSError, ValueError, AttributeError):
+        return None
+    return pairs or None
+
+
+def read_run_labels(run: Run) -> RunLabels | None:
+    """The run's test predictions counted per label (see the module's docstring); None without them."""
+    confusion, pairs = _read_confusion(run.path), _read_predictions(run.path)
+    if pairs:
+        order = confusion[0] if confusion else ()
+        labels = tuple(
+            dict.fromkeys([*order, *(g for g, _ in pairs), *(p for _, p in pairs if p is not None)])
+        )
+        index = {label: i for i, label in enumerate(labels)}
+        matrix = [[0.0] * len(labels) for _ in labels]
+        unanswered = [0.0] * len(labels)
+        for gold, predicted in pairs:
+            if predicted is None:
+                unanswered[index[gold]] += 1
+            else:
+                matrix[index[gold]][index[predicted]] += 1
+        gold_counts = Counter(g for g, _ in pairs)
+        return RunLabels(labels, Counter(p for _, p in pairs), gold_counts, matrix, unanswered)
+    if confusion is None:
+        return None
+    labels, matrix = confusion
+    answered = sum(map(sum, matrix))
+    count, no_answer = run.metrics.get("test/count"), run.metrics.get("test/no_answer")
+    missing = round(no_answer * count) if count and no_answer else 0
+    if answered + missing == 0:
+        return None
+    predicted = Counter({label: sum(r[j] for r in matrix) for j, label in enumerate(labels)})
+    predicted[None] = missing
+    gold = None if missing else Counter({label: sum(r) for label, r in zip(labels, matrix, strict=True)})
+    return RunLabels(labels, +predicted, gold, matrix, None if missing else [0.0] * len(labels))
+
+
+@dataclass
+class Shares:
+    """The mean over some runs of their per-run shares."""
+
+    labels: tuple[str, ...]  # every label of the runs, in order
+    predicted: dict[str, float]  # label or NO_ANSWER -> share
+    gold: dict[str, float] | None
+    runs: int
+
+    def top(self) -> tuple[str, float]:
+        return max(self.predicted.items(), key=lambda item: item[1])
+
+    def collapsed(self) -> bool:
+        return bool(self.predicted) and self.top()[1] > COLLAPSE
+
+
+def _mean(dicts: list[dict[str, float]]) -> dict[str, float]:
+    keys = dict.fromkeys(k for d in dicts for k in d)
+    return {k: statistics.fmean(d.get(k, 0.0) for d in dicts) for k in keys}
+
+
+def mean_shares(runs: list[Run]) -> Shares | None:
+    """The runs' predicted and gold shares, each the mean over the runs that have them; None for none."""
+    counted = [c for c in map(read_run_labels, runs) if c is not None]
+    if not counted:
+        return None
+    shares = [c.shares() for c in counted]
+    golds = [g for _, g in shares if g is not None]
+    labels = tuple(dict.fromkeys(label for c in counted for label in c.labels))
+    return Shares(labels, _mean([p for p, _ in shares]), _mean(golds) if golds else None, len(counted))
+
+
+def collapse_text(shares: Shares) -> str:
+    """`predicts 'Yes' for 97.3% of the test items (gold: 49.3%)`."""
+    label, share = shares.top()
+    if label == NO_ANSWER:
+        return f"names no label for {share:.1%} of the test items"
+    gold = f"{shares.gold.get(label, 0.0):.1%}" if shares.gold is not None else "unknown"
+    return f"predicts '{label}' for {share:.1%} of the test items (gold: {gold})"
+
+
+def warned(row_model: str) -> bool:
+    """The majority baseline predicts one label by construction: no warning, no mark."""
+    return row_model != "majority"
+
+
+def data_description(row: Row) -> tuple[str, ...]:
+    """Which test items a row scored, as far as it says: its data files (`data: circa-7-scenarios.tsv`) and
+    the settings that choose the items and their labels (the label set and setting also from its config).
+    Settings that do not change them (`data.batch_size`, `data.input`) are left out."""
+    files = [s for s in row.settings if ": " in s and s.startswith("data")]
+    config = row.runs[0].config if row.runs else {}
+    chosen = []
+    for key in TEST_ITEMS:
+        own = next((s for s in row.settings if s.startswith(f"{key}=")), None)
+        value = own.split("=", 1)[1] if own else config_value(config, key) if key in LABEL_SET else None
+        if value is not None:
+            chosen.append(f"{key}={value}")
+    return (*chosen, *files)
+
+
+def _columns(labels: tuple[str, ...], shares: list[dict[str, float]]) -> tuple[list[str], bool]:
+    """The label columns, and whether an "other" column sums the labels left out (too many to show)."""
+    if len(labels) <= MAX_COLUMNS:
+        return list(labels), False
+    largest = {label: max(s.get(label, 0.0) for s in shares) for label in labels}
+    kept = set(sorted(labels, key=lambda label: -largest[label])[: MAX_COLUMNS - 1])
+    return [label for label in labels if label in kept], True
+
+
+def _cells(shares: dict[str, float], own: tuple[str, ...], columns: list[str], other: bool, no_answer: bool):
+    """A row's share cells: blank for a label outside its label set."""
+    cells = [f"{shares.get(c, 0.0):.3f}" if c in own else "" for c in columns]
+    if other:
+        cells.append(f"{sum(v for k, v in shares.items() if k not in columns and k != NO_ANSWER):.3f}")
+    if no_answer:
+        cells.append(f"{shares.get(NO_ANSWER, 0.0):.3f}")
+    return cells
+
+
+def gold_references(found: list[tuple[Row, Shares]]) -> list[tuple[str, Shares]]:
+    """One reference row per distinct gold distribution (a data set and label set), named by the data
+    settings its rows share: `gold (data: circa-7-scenarios.tsv, data.labels=relaxed, ...)`."""
+    groups: dict[tuple, list[tuple[Row, Shares]]] = {}
+    for row, shares in found:
+        if shares.gold is not None:
+            key = (shares.labels, tuple(sorted((k, round(v, 4)) for k, v in shares.gold.items())))
+            groups.setdefault(key, []).append((row, shares))
+    out: list[tuple[str, Shares]] = []
+    for members in groups.values():
+        common = set.intersection(*(set(data_description(row)) for row, _ in members))
+        shared = [d for d in data_description(members[0][0]) if d in common]
+        name = "gold" + (f" ({', '.join(shared)})" if shared else "")
+        if name in {n for n, _ in out}:  # the same settings, other test items (a split seed)
+            name += f", as for {members[0][0].label}"
+        out.append((name, members[0][1]))
+    return out
+
+
+def shares_section(task: str, rows: list[Row]) -> list[str]:
+    """The task's "predicted label shares" table, gold reference rows under ours, then a warning line per
+    row whose top label takes more than 90% of its test predictions. [] when no run wrote predictions."""
+    found = [(row, s) for row in rows if (s := mean_shares(row.runs)) is not None]
+    if not found:
+        return []
+    references = gold_references(found)
+    labels = tuple(dict.fromkeys(label for _, s in found for label in s.labels))
+    every = [s.predicted for _, s in found] + [s.gold for _, s in references]
+    columns, other = _columns(labels, every)
+    no_answer = any(s.predicted.get(NO_ANSWER, 0.0) > 0 for _, s in found)
+    header = ["model", "runs", *columns, *(["other"] if other else []), *([NO_ANSWER] if no_answer else [])]
+    lines = [
+        [row.label, str(s.runs), *_cells(s.predicted, s.labels, columns, other, no_answer)]
+        for row, s in found
+    ]
+    for name, s in references:
+        lines.append(
+            [name, "", *_cells(s.gold, s.labels, columns, other, False), *([""] if no_answer else [])]
+        )
+    out = [f"### {task}: predicted label shares (test)", "", *markdown_table(header, lines), ""]
+    out.append(
+        "Share of the test predictions per label: mean over the row's runs that wrote predictions.jsonl or "
+        "confusion/test.json (runs: how many). gold: the test items' own labels, per data and label set."
+        + (f" {NO_ANSWER}: an LLM reply that named no label." if no_answer else "")
+    )
+    out.append("")
+    for row, s in found:
+        if warned(row.model) and s.collapsed():
+            out += [f"warning: {row.label} {collapse_text(s)}", ""]
+    return out
