@@ -96,14 +96,15 @@ class PromptTemplate:
         values = dict(item.fields)
         if with_options and "{options}" in self.input:
             values["options"] = "\n".join(
-                self._fill(self.option_line, _option_slots(i, o))
+                self._fill(self.option_line, {**item.fields, **_option_slots(i, o)})
                 for i, o in enumerate(self.item_options(item))
             )
         return self._fill(self.input, values)
 
     def continuations(self, item: PromptItem) -> tuple[str, ...]:
         return tuple(
-            self._fill(self.answer, _option_slots(i, o)) for i, o in enumerate(self.item_options(item))
+            self._fill(self.answer, {**item.fields, **_option_slots(i, o)})
+            for i, o in enumerate(self.item_options(item))
         )
 
     def gold_answer(self, item: PromptItem) -> str:
