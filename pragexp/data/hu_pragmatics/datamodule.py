@@ -131,6 +131,24 @@ class HuPragmaticsDataModule(SplitsDataModule):
             "seeds": list(self.view_names),
             "human_items": len(humans),
             "human_accuracy": accuracy,
+            "human_error_share": self._human_error_shares(humans),
+        }
+
+    def _human_error_shares(self, humans: dict) -> dict[str, dict[str, float]]:
+        """Per phenomenon, of people's wrong answers, the share that chose an option of each kind (the model's
+        `error_share/<kind>`, for people)."""
+        kinds = {(i.phenomenon, i.item_id): i.original_kinds for i in self.items}
+        wrong: dict[str, dict[str, int]] = {}
+        for (phenomenon, item_id), human in humans.items():
+            original = kinds.get((phenomenon, item_id))
+            for kind, count in zip(original or (), human.counts, strict=False):
+                if not kind.startswith("Correct"):
+                    wrong.setdefault(phenomenon, {}).setdefault(kind, 0)
+                    wrong[phenomenon][kind] += count
+        return {
+            p: {k: round(c / sum(counts.values()), 4) for k, c in sorted(counts.items())}
+            for p, counts in wrong.items()
+            if sum(counts.values())
         }
 
     def collate_fn(self):
