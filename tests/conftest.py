@@ -141,6 +141,7 @@ TINY_MODEL = {
     "oracle": [],
     "lead": [],
     "llm": ["llm=tiny"],
+    "transferred": [],  # its checkpoint comes from a tiny Circa run the test makes first
 }
 
 

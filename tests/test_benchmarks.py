@@ -251,3 +251,43 @@ def test_bigbench_offline_without_a_local_copy_names_the_setting(make_config, mo
     )
     with pytest.raises(RuntimeError, match=r"could not be loaded.*data.path="):
         run(cfg)
+
+
+# -- transfer from Circa ------------------------------------------------------------------------------------------
+
+
+def best_checkpoint(cfg) -> str:
+    (path,) = Path(cfg.paths.output_dir, "checkpoints").glob("best-*.ckpt")
+    return str(path)
+
+
+@pytest.mark.slow
+def test_a_bert_trained_on_circa_answers_ludwig_by_its_yes_and_no_logits(make_config):
+    circa = make_config(["task=circa", "model=bert", "trainer.max_epochs=1"], out="circa")
+    run(circa)
+    cfg = make_config(
+        ["task=ludwig", "model=transferred", f"model.ckpt={best_checkpoint(circa)}"], name="eval"
+    )
+    metrics = run(cfg)
+    records = predictions(cfg)
+    assert metrics["test/count"] == len(records) > 0
+    for record in records:
+        scores = [record["logits"][{"yes": "Yes", "no": "No"}[o]] for o in record["options"]]
+        assert record["correct"] == (scores[record["gold"]] > scores[1 - record["gold"]])
+
+
+@pytest.mark.slow
+def test_an_llm_tuned_on_circa_is_scored_on_ludwig_through_its_adapter(make_config):
+    circa = make_config(
+        ["task=circa", "model=llm", "llm.finetune=lora", "optimizer.lr=1e-2", "trainer.max_epochs=1"],
+        out="circa",
+    )
+    run(circa)
+    tuned = make_config(["task=ludwig", f"llm.adapter={best_checkpoint(circa)}"], name="eval", out="tuned")
+    frozen = make_config(["task=ludwig"], name="eval", out="frozen")
+    run(tuned), run(frozen)
+    a, b = predictions(tuned), predictions(frozen)
+    assert [r["index"] for r in a] == [r["index"] for r in b]
+    assert any(x["loglik"] != y["loglik"] for x, y in zip(a, b, strict=True))  # the adapter's weights answer
+    with pytest.raises(Exception, match="no peft adapter"):  # Hydra wraps what the backend raises
+        run(make_config(["task=ludwig", "llm.adapter=/no/such.ckpt"], name="eval", out="missing"))

@@ -14,12 +14,15 @@ could flip a token where two are within rounding of each other; the batch size i
 
 `loglikelihood_many` is the one scorer (`scorer.score_choices`); `embed` mean-pools the last hidden states of
 the causal LM (unidirectional, not trained to embed: not LLM2Vec, see `encoder.LLM2VecBackend`). The backend also
-implements what fine-tuning asks (`finetune.TunableBackend`: `trainable_model`, `base_identity`, `lora`).
+implements what fine-tuning asks (`finetune.TunableBackend`: `trainable_model`, `base_identity`, `lora`), and
+evaluates another run's tuned weights on any task with `llm.adapter=<its .ckpt or .peft folder>` (the adapter's
+files are in the cache key).
 """
 
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import torch
 
@@ -37,6 +40,14 @@ from pragexp.generation.requests import ChoiceRequest, OptionScore
 from pragexp.generation.sampling import RowSampler
 from pragexp.generation.scorer import score_choices
 from pragexp.utils.tensors import mean_pool, pad_right
+
+
+def _adapter_folder(path: str) -> Path:
+    """`llm.adapter`: peft's adapter folder, or a pragexp checkpoint of a tuned LLM (its `<name>.peft/` beside it)."""
+    folder = Path(path).with_suffix(".peft") if str(path).endswith(".ckpt") else Path(path)
+    if not (folder / "adapter_config.json").is_file():
+        raise FileNotFoundError(f"llm.adapter={path}: no peft adapter at {folder} (adapter_config.json)")
+    return folder
 
 
 def _device(device: str) -> torch.device:
@@ -64,6 +75,7 @@ class HFBackend(LLMBackend):
         lora: dict | None = None,
         gradient_checkpointing: bool = False,
         quantization: str | None = None,
+        adapter: str | None = None,
     ):
         super().__init__()
         self.model_name, self.gguf_file, self.revision = model, gguf_file, revision
@@ -72,6 +84,9 @@ class HFBackend(LLMBackend):
         check_finetune(finetune, quantization)
         self.finetune, self.lora = finetune, lora_settings(lora) if finetune == "lora" else None
         self.gradient_checkpointing, self.quantization = bool(gradient_checkpointing), quantization
+        self.adapter = _adapter_folder(adapter) if adapter else None
+        if self.adapter is not None and finetune != "none":
+            raise ValueError("llm.adapter applies tuned weights for evaluation: leave llm.finetune=none")
         self._model = self._tokenizer = None
         self._trainable = False
         self._identity: dict | None = None
@@ -92,6 +107,7 @@ class HFBackend(LLMBackend):
                 "dtype": self.dtype,
                 "device": _device(self.device_name).type,  # kernels differ between cpu and cuda
                 "batch_size": self.batch_size,  # padding and batch shape change float rounding
+                **({"adapter": files_digest(self.adapter)} if self.adapter else {}),
             }
         return self._identity
 
@@ -118,6 +134,10 @@ class HFBackend(LLMBackend):
             model, self._tokenizer = load_causal_lm(
                 self.model_name, self.gguf_file, self.revision, self.dtype, quantized
             )
+            if self.adapter is not None:  # another run's LoRA weights, for evaluation
+                from peft import PeftModel
+
+                model = PeftModel.from_pretrained(model, str(self.adapter)).eval()
             # bitsandbytes places a quantised model itself
             self._model = model if quantized is not None else model.to(_device(self.device_name))
         return self._model, self._tokenizer

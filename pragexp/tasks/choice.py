@@ -87,7 +87,7 @@ class LLMChoiceTask(PragexpTask):
             "probs": probs,
             "kind": torch.tensor(kinds, dtype=torch.long),
             "corr": torch.tensor(corr, dtype=torch.float),
-            "n_options": [len(item.options) for item in items],
+            "options": [list(item.options) for item in items],
         }
 
     def update_metrics(self, stage: str, batch: dict, scores: dict) -> None:
@@ -105,9 +105,11 @@ class LLMChoiceTask(PragexpTask):
     def prediction_records(self, batch: dict, scores: dict) -> list[dict]:
         records = []
         for i, index in enumerate(batch["index"].tolist()):
-            n, kind = scores["n_options"][i], int(scores["kind"][i])
+            options, kind = scores["options"][i], int(scores["kind"][i])
+            n = len(options)
             record = {
                 "index": index,
+                "options": options,
                 "gold": int(batch["label"][i]),
                 "predicted": int(scores["predicted"][i]),
                 "correct": bool(scores["correct"][i]),

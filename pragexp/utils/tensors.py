@@ -1,4 +1,4 @@
-"""Small tensor helpers that several rooms share (padding, pooling)."""
+"""Small tensor helpers that several rooms share (padding, pooling, encoding a batch of texts)."""
 
 from __future__ import annotations
 
@@ -25,3 +25,15 @@ def masked_mean(hidden: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
 def mean_pool(hidden: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
     """Mean of the hidden states over the real tokens, L2-normalised: (b, t, d), (b, t) -> (b, d)."""
     return torch.nn.functional.normalize(masked_mean(hidden, mask).float(), dim=-1)
+
+
+def encode_batch(tokenizer, firsts, seconds=None) -> dict[str, torch.Tensor]:
+    """Encoder inputs for texts (or text pairs) from a `tokenizers.Tokenizer` configured to pad and truncate:
+    `input_ids`, `attention_mask` and `token_type_ids`, each (N, longest length in the batch)."""
+    inputs = list(firsts) if seconds is None else list(zip(firsts, seconds, strict=True))
+    encodings = tokenizer.encode_batch(inputs)
+    return {
+        "input_ids": torch.tensor([e.ids for e in encodings], dtype=torch.long),
+        "attention_mask": torch.tensor([e.attention_mask for e in encodings], dtype=torch.long),
+        "token_type_ids": torch.tensor([e.type_ids for e in encodings], dtype=torch.long),
+    }

@@ -16,11 +16,12 @@ tokenizer to the batch's longest sequence.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 
 from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, processors
 
 from pragexp.utils.pretrained_names import MINILM, OFFLINE_HINT, TINY, minilm_path
+from pragexp.utils.tensors import encode_batch  # noqa: F401  (data modules call it as tt.encode_batch)
 
 PAD_TOKENS = ("[PAD]", "<pad>")
 SPECIAL_TOKENS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
@@ -111,20 +112,6 @@ def pad_token(tokenizer: Tokenizer) -> str:
 def pad_id(tokenizer: Tokenizer) -> int:
     token_id = tokenizer.token_to_id(pad_token(tokenizer))
     return 0 if token_id is None else token_id
-
-
-def encode_batch(tokenizer: Tokenizer, firsts: Sequence[str], seconds: Sequence[str] | None = None) -> dict:
-    """Encoder inputs for texts (or text pairs): `input_ids`, `attention_mask` and `token_type_ids`,
-    each (N, longest length in the batch)."""
-    import torch
-
-    inputs = list(firsts) if seconds is None else list(zip(firsts, seconds, strict=True))
-    encodings = tokenizer.encode_batch(inputs)
-    return {
-        "input_ids": torch.tensor([e.ids for e in encodings], dtype=torch.long),
-        "attention_mask": torch.tensor([e.attention_mask for e in encodings], dtype=torch.long),
-        "token_type_ids": torch.tensor([e.type_ids for e in encodings], dtype=torch.long),
-    }
 
 
 class PadCollate:
