@@ -18,7 +18,9 @@ Needs lm-evaluation-harness: `pip install 'pragexp[bench]'` (not part of `make i
    `loglikelihood` on the same (context, continuation) pairs (one forward pass per pair).
 
 Prints items/s for each, the ratios, and max |d loglik| between the recorded, the scorer's and lm-eval's numbers
-(and whether the choices agree), all measured in this one run.
+(and whether the choices agree), all measured in this one run. `--bf16` also times the scorer alone with
+`llm.dtype=bfloat16` on the same requests (a CPU without bf16 instructions emulates it: slower there) and says how
+far its log-likelihoods and choices are from float32's.
 """
 
 from __future__ import annotations
@@ -134,6 +136,7 @@ def main() -> None:
     )
     parser.add_argument("--lm-eval-batch-size", type=int, default=16)
     parser.add_argument("--threads", type=int, default=None)
+    parser.add_argument("--bf16", action="store_true", help="also time the scorer in bfloat16")
     args = parser.parse_args()
     if args.threads:
         torch.set_num_threads(args.threads)
@@ -171,6 +174,14 @@ def main() -> None:
     }.items():
         d, agree = compare(a, b)
         print(f"{name}: max |d loglik| {d:.2e}, choices agree {agree}/{n}")
+    if args.bf16:
+        half = HFBackend(model=args.model, device="cpu", dtype="bfloat16", batch_size=args.batch_size)
+        half_s, half_scores = scorer_alone(half, requests)
+        d, agree = compare(ours, half_scores)
+        print(
+            f"scorer alone in bfloat16: {n / half_s:.2f} items/s ({half_s:.1f} s), {scorer_s / half_s:.2f}x float32's "
+            f"speed; vs float32: max |d loglik| {d:.2e}, choices agree {agree}/{n}"
+        )
 
 
 if __name__ == "__main__":

@@ -248,3 +248,35 @@ def test_smollm2_scores_equal_a_plain_forward_pass():
     for request, scores in zip(reqs, got, strict=True):
         for option, score in zip(request.options, scores, strict=True):
             assert score.loglik == pytest.approx(naive(model, tokenizer, request.context, option), abs=1e-4)
+
+
+@pytest.mark.slow
+def test_the_benchmark_runs_the_command_and_both_scorers_on_the_recorded_requests(tmp_path):
+    """bench/bench_llm_scoring.py end to end on the tiny model and the Circa fixture (needs lm-eval:
+    `pip install 'pragexp[bench]'`; skipped without it)."""
+    pytest.importorskip("lm_eval")
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    bench = [
+        sys.executable,
+        str(root / "bench" / "bench_llm_scoring.py"),
+        "--model",
+        "tiny",
+        "--items",
+        "8",
+        "--bf16",
+    ]
+    out = subprocess.run(bench, capture_output=True, text=True, cwd=tmp_path, timeout=600)
+    assert out.returncode == 0, out.stderr[-2000:]
+    for name in (
+        "whole command (cold process)",
+        "scorer alone (loglikelihood_many)",
+        "lm-eval HFLM.loglikelihood",
+    ):
+        assert any(line.startswith(name) and "items/s" in line for line in out.stdout.splitlines()), name
+    for line in (x for x in out.stdout.splitlines() if " vs " in x and "max |d loglik|" in x):
+        assert float(line.split("max |d loglik| ")[1].split(",")[0]) <= 1e-4 or "bfloat16" in line
+        assert "choices agree" in line
