@@ -144,6 +144,11 @@ def test_summary_statistics_and_missing_dirs(tmp_path, capsys):
 
 
 PUBLISHED_ONLY = {"human", "mnli_no_finetuning", "boolq_no_finetuning", "bert_dis_yn"}  # no preset of ours
+# The LLM benchmarks' published models, people and chance: no run of ours is named so (ours are `llm`).
+HU_MODELS = {"gpt2", "flan-t5-base", "flan-t5-xl", "flan-t5-xxl", "tk-instruct-3b-def-pos", "text-ada-001"}
+HU_MODELS |= {"tk-instruct-11b-def-pos", "text-davinci-002", "chance"}
+LUDWIG_ROWS = {"human_average", "human_best", "random", "text-davinci-001", "blenderbot_best", "opt_best"}
+PUBLISHED_ONLY |= HU_MODELS | LUDWIG_ROWS
 
 
 def test_the_shipped_paper_files_load_and_name_existing_tasks_and_presets():
@@ -174,7 +179,7 @@ def test_the_shipped_paper_files_load_and_name_existing_tasks_and_presets():
                         assert all(
                             0.0 <= v <= 1.0 for v in (cell.values() if isinstance(cell, dict) else [cell])
                         )
-    assert {"grice_recovery", "grice_qa", "circa", "pragmaticqa"} == covered
+    assert {"grice_recovery", "grice_qa", "circa", "pragmaticqa", "hu_pragmatics", "ludwig"} == covered
 
 
 def test_the_shipped_tables_are_complete():

@@ -46,19 +46,21 @@ Paper files. One per paper, `pragexp/paper_numbers/<paper>.json`:
   model (`fid`), optionally followed by the settings it was measured under (`bert_yn (data.labels=strict,
   data.setting=matched)`): it applies to a row whose runs have those settings on the command line or in
   their composed config; the paper row with the most such settings wins. Rows no run of ours can
-  reproduce get a name that says what they are (`human`, `bert_dis_yn`).
+  reproduce get a name that says what they are (`human`, `bert_dis_yn`, `human_best`, LUDWIG's
+  `text-davinci-002 (prompt.shots=30)`): our LLM rows are named `llm`, so they are listed as published.
 - `setting_keys`: config keys that describe a setting without selecting a paper row (the corpus, the
   scorer behind a metric). Each gets a column of the run's values (from its composed config; "unset" when
   absent), and the paper's setting is printed under it, so a run on another corpus or scorer is
   never read as the paper's.
-- `data`: published numbers about the data rather than a model (GRICE Table 4's implicature mix), read
-  with `paper_data(paper, name)`.
+- `data`: published numbers about the data rather than a model (GRICE Table 4's implicature mix, Hu et
+  al.'s items and options per phenomenon), read with `paper_data(paper, name)`.
 
 `--plot` draws per-group bars (test metric per implicature type) for the models of the first task that
 has per-group metrics: for `grice_qa` with MemNN and MemNN w/ inf this is the paper's Fig. 5.
 
 `--figures DIR` writes the tasks' own figures, among them a confusion matrix per classifier row and one per
-task with its rows side by side (pragexp.report.confusion).
+task with its rows side by side (pragexp.report.confusion), and Hu et al.'s accuracy per phenomenon and
+LUDWIG's accuracy against k (pragexp.report.benchmarks, which also adds their report sections).
 
 `--scorecard FILE.md` writes (and prints) one table across datasets: a row per model (chance, majority, the
 papers' rows, ours, LLMs), a column per dataset's headline test metric (pragexp.report.scorecard); with

@@ -7,7 +7,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from pragexp.report import confusion, intentions, scorecard
+from pragexp.report import benchmarks, confusion, intentions, scorecard
 from pragexp.report.plots import plot_per_group
 from pragexp.report.runs import find_runs
 from pragexp.report.sweeps import find_sweeps, plot_sweep, sweep_report
@@ -16,7 +16,7 @@ from pragexp.utils.io import atomic_write_text
 
 # Task-specific reports beyond the generic tables: modules with `sections(runs) -> markdown lines` and
 # `figures(runs, folder) -> written paths`.
-EXTRAS = (intentions, confusion)
+EXTRAS = (intentions, benchmarks, confusion)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -7,12 +7,17 @@ Columns (test scores, fractions 0-1 as in metrics.json):
 - Circa RELAXED acc and Circa STRICT acc (`circa`, `test/acc`; the run's `data.labels`), matched setting; the
   leave-one-scenario-out (`data.setting=unmatched`) pair follows only when some run was made in it;
 - PragmatiCQA F1_lit and F1_prag (`pragmaticqa`, `test/f1_lit`, `test/f1_prag`);
-- Intentions generative acc (`intentions_reply`, `test/acc`) and multiple-choice acc (`intentions_mc`).
+- Intentions generative acc (`intentions_reply`, `test/acc`) and multiple-choice acc (`intentions_mc`);
+- the LLM benchmarks', each only when some run was made on it (pragexp.report.benchmark_columns): Hu et al.
+  acc (`hu_pragmatics`; published rows and chance over the phenomena the runs cover, item-weighted, noted
+  under the table), LUDWIG 0-shot acc and LUDWIG best-k acc (`ludwig`: mean ± population std across
+  templates, the best k noted per cell), BIG-bench implicatures acc (`bigbench_implicatures`).
 Runs of other tasks (`nli`, `boolq`: Circa's transfer sources) have no column.
 
 Rows, in this order:
 - `chance`: a uniform guess among the options: 1/4 for GRICE recovery (4 candidates), 1/4 RELAXED and 1/6
-  STRICT for Circa (its classes), 1/2 for the intentions' multiple choice (2 options). The other columns have
+  STRICT for Circa (its classes), 1/2 for the intentions' multiple choice (2 options), LUDWIG and BIG-bench
+  (yes/no), Hu's item-weighted 1/options (a paper's own chance row is this row). The other columns have
   none: a GRICE QA answer is a word of a vocabulary that depends on the generated data, F1 over generated
   text has no guess to average over, and a judged free reply is not a choice among options.
 - `majority`: the runs of `model=majority` where there are some; otherwise, per column, what that baseline
@@ -24,12 +29,14 @@ Rows, in this order:
   as fractions), named like ours with `(paper)`: `memnn (paper)` carries GRICE Table 5's MemNN in the
   recovery column and Table 6's in the QA column (the `tableN_` prefix of GRICE's row names is dropped, as
   for our experiments); Circa's `data.labels`/`data.setting` pick the column; other conditions stay in the
-  name (`fid (paper, retriever.top_k=5)`). A published summary over folds reads `mean ± std`.
+  name (`fid (paper, retriever.top_k=5)`). A published summary over folds reads `mean ± std`. LUDWIG's
+  `prompt.shots` picks its column too (`text-davinci-002 (paper)`: 0-shot, and k=30 in best-k).
 - trained models and baselines: named by the run's `model_label` where the config sets it to something
   other than the model (.hydra/config.yaml keeps `${model_name}` unresolved), else by its experiment
   (`circa/bert_yn` -> `bert_yn`; `grice/table5_memnn` -> `memnn`), else by its model.
 - LLMs (`model=llm`, and the intention tasks, whose model is `llm=`): `<llm.model> <k>-shot`, k being
-  `prompt.shots` (0 when the config has none: the intention prompts carry no demonstrations); fine-tuned
+  `prompt.shots` (0 when the config has none: the intention prompts carry no demonstrations; LUDWIG's best-k
+  cell, across k, is in the 0-shot row); fine-tuned
   (`llm.finetune=lora|full`): `<llm.model> lora`, one row across tasks, each task's training schedule
   (`optimizer.*`, `trainer.*`, ...) noted under the table like a task setting. The reference
   backends (no `llm.model`: they reply with the dataset's own text) are the judges' sanity check, not a model,
@@ -59,13 +66,13 @@ from __future__ import annotations
 
 import json
 import re
-import statistics
 from collections import defaultdict
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from pragexp.report.benchmark_columns import benchmark_columns
 from pragexp.report.label_shares import collapse_text, mean_shares
-from pragexp.report.paper import load_paper, parse_row_name
+from pragexp.report.paper import load_paper
 from pragexp.report.runs import (
     DATA_LOCATION,
     RELEASE_FILES,
@@ -75,6 +82,7 @@ from pragexp.report.runs import (
     data_setting_text,
     summarise,
 )
+from pragexp.report.score_columns import Cell, Column
 from pragexp.utils.instantiate import NOT_IN_RUN_NAME
 from pragexp.utils.io import atomic_output
 from pragexp.utils.markdown import markdown_table
@@ -104,24 +112,6 @@ TASK_SETTING_KEYS = ("trainer.limit_test_batches",)  # which test examples were 
 TUNING_SETTINGS = ("optimizer", "scheduler", "trainer")  # a fine-tuned LLM's per-task schedule
 
 
-@dataclass(frozen=True)
-class Column:
-    title: str
-    task: str
-    metric: str  # the metrics.json key
-    labels: str | None = None  # Circa: the run's data.labels
-    setting: str | None = None  # Circa: the run's data.setting
-    chance: float | None = None
-
-    def takes(self, run: Run) -> bool:
-        if run.task != self.task or self.metric not in run.metrics:
-            return False
-        return self.labels is None or (
-            str(config_value(run.config, "data.labels")) == self.labels
-            and str(config_value(run.config, "data.setting")) == self.setting
-        )
-
-
 def _circa(labels: str, setting: str, chance: float) -> Column:
     title = f"Circa {labels.upper()} acc" + ("" if setting == "matched" else f" ({setting})")
     return Column(title, "circa", "test/acc", labels, setting, chance)
@@ -141,29 +131,13 @@ COLUMNS = (
 UNMATCHED = (_circa("relaxed", "unmatched", 1 / 4), _circa("strict", "unmatched", 1 / 6))
 
 
-@dataclass(frozen=True)
-class Cell:
-    mean: float
-    std: float | None = None
-    n: int | None = None  # None: a published summary, whose number of folds the paper file does not give
-    collapse: str | None = None  # what its runs predict when one label takes more than 90% of it
-
-    @property
-    def text(self) -> str:
-        out = f"{self.mean:.3f}"
-        if self.std is not None:
-            out += f" ± {self.std:.3f}"
-        if self.n is not None and self.n > 1:
-            out += f" ({self.n})"
-        return out
-
-
 @dataclass
 class ScoreRow:
     name: str
     kind: str  # chance | majority | paper | trained | llm
     cells: dict[str, Cell] = field(default_factory=dict)  # column title -> cell
-    notes: dict[str, str] = field(default_factory=dict)  # column title -> the task settings of its runs
+    # column title -> the task settings of its runs, and what the cell picked (LUDWIG best-k: its k)
+    notes: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -172,10 +146,11 @@ class Scorecard:
     rows: list[ScoreRow]
 
 
-def columns_for(runs: list[Run]) -> list[Column]:
-    """The headline columns, and the unmatched Circa pair where some run was made in that setting."""
+def columns_for(runs: list[Run], paper_dir: Path | None = None) -> list[Column]:
+    """The headline columns, the unmatched Circa pair where some run was made in that setting, and the LLM
+    benchmarks' columns where some run was made on them."""
     unmatched = any(c.takes(r) for c in UNMATCHED for r in runs)
-    return [*COLUMNS, *(UNMATCHED if unmatched else ())]
+    return [*COLUMNS, *(UNMATCHED if unmatched else ()), *benchmark_columns(runs, paper_dir)]
 
 
 def _settings_text(settings) -> str:
@@ -241,9 +216,10 @@ def _paper_style_name(name: str) -> str:
     return re.sub(r"^table\d+_", "", name)
 
 
-def model_name(run: Run) -> tuple[str, str] | None:
+def model_name(run: Run, pool_shots: bool = False) -> tuple[str, str] | None:
     """(kind, name) of the model behind a run: majority, trained (models and baselines) or llm; None for a
-    run the scorecard leaves out (a reference backend)."""
+    run the scorecard leaves out (a reference backend). `pool_shots`: a prompted LLM's row is its 0-shot one
+    whatever the run's k (a column whose cell picks among k)."""
     if _is_llm(run):
         llm = _literal(config_value(run.config, "llm.model"))
         if llm is None:
@@ -251,30 +227,14 @@ def model_name(run: Run) -> tuple[str, str] | None:
         tuned = _tuned(run)
         if tuned:
             return "llm", f"{llm} {tuned}"
-        return "llm", f"{llm} {config_value(run.config, 'prompt.shots') or 0}-shot"  # prompted, frozen
+        shots = 0 if pool_shots else config_value(run.config, "prompt.shots") or 0
+        return "llm", f"{llm} {shots}-shot"  # prompted, frozen
     if run.model == "majority":
         return "majority", "majority"
     label = _literal(run.config.get("model_label"))
     if label and label != run.model:  # set on purpose (a resolved config repeats the model: not a name)
         return "trained", label
     return "trained", _paper_style_name(run.experiment.rsplit("/", 1)[-1]) if run.experiment else run.model
-
-
-def aggregate(runs: list[Run], metric: str) -> Cell | None:
-    """Mean ± sample std (n) of `metric`: across prompt templates (each averaged over its runs first) where
-    the runs used several, else across runs."""
-    by_template: dict[str, list[float]] = defaultdict(list)
-    for run in runs:
-        if metric in run.metrics:
-            by_template[str(config_value(run.config, "prompt.template"))].append(run.metrics[metric])
-    if not by_template:
-        return None
-    if len(by_template) > 1:
-        values = [statistics.fmean(v) for v in by_template.values()]
-    else:
-        values = next(iter(by_template.values()))
-    s = summarise(values)
-    return Cell(s["mean"], s["std"] if s["n"] > 1 else None, s["n"])
 
 
 def model_rows(runs: list[Run], columns: list[Column]) -> dict[str, list[ScoreRow]]:
@@ -289,14 +249,12 @@ def model_rows(runs: list[Run], columns: list[Column]) -> dict[str, list[ScoreRo
         lambda: defaultdict(lambda: defaultdict(list))
     )
     for run in runs:
-        named = model_name(run)
-        if named is None:
-            continue
-        model_settings, task_settings = split_settings(run) if named[0] != "majority" else ((), ())
-        key = (*named, model_settings)
         for column in columns:
-            if column.takes(run):
-                grouped[key][column.title][task_settings].append(run)
+            named = model_name(run, column.pools_shots) if column.takes(run) else None
+            if named is None:
+                continue
+            model_settings, task_settings = split_settings(run) if named[0] != "majority" else ((), ())
+            grouped[(*named, model_settings)][column.title][task_settings].append(run)
     out: dict[str, list[ScoreRow]] = defaultdict(list)
     for (kind, name, own), by_column in sorted(grouped.items()):
         row = ScoreRow(name + _settings_text(own), kind)
@@ -304,18 +262,18 @@ def model_rows(runs: list[Run], columns: list[Column]) -> dict[str, list[ScoreRo
         for column in columns:
             variants = by_column.get(column.title, {})
             for task_settings, variant_runs in sorted(variants.items()):
-                cell = aggregate(variant_runs, column.metric)
+                cell = column.cell(variant_runs)
                 if cell is None:
                     continue
                 if kind != "majority":  # the baseline predicts one label by construction
                     cell = collapse_mark(cell, variant_runs)
-                if task_settings and len(variants) > 1:
+                target, noted = row, task_settings
+                if task_settings and len(variants) > 1:  # a row of its own, named with its settings
                     text = _settings_text((*own, *task_settings))
-                    apart.setdefault(task_settings, ScoreRow(name + text, kind)).cells[column.title] = cell
-                else:
-                    row.cells[column.title] = cell
-                    if task_settings:
-                        row.notes[column.title] = ", ".join(task_settings)
+                    target, noted = apart.setdefault(task_settings, ScoreRow(name + text, kind)), ()
+                target.cells[column.title] = cell
+                if noted or cell.note:
+                    target.notes[column.title] = ", ".join([*noted, *([cell.note] if cell.note else [])])
         out[kind] += [r for r in (row, *apart.values()) if r.cells]
     return out
 
@@ -369,32 +327,20 @@ def chance_row(columns: list[Column]) -> ScoreRow:
 
 
 def published_rows(columns: list[Column], paper_dir: Path | None = None) -> list[ScoreRow]:
-    """The papers' rows, in the papers' order, each in the columns whose task and Circa setting it has."""
+    """The papers' rows, in the papers' order, each in the columns that take it (see `Column.published`)."""
     rows: dict[str, ScoreRow] = {}
     for column in columns:
-        for key, published in load_paper(column.task, paper_dir)["rows"].items():
-            if column.metric not in published:
-                continue
-            name, conditions = parse_row_name(key)
-            if (
-                column.labels is not None
-                and not {
-                    f"data.labels={column.labels}",
-                    f"data.setting={column.setting}",
-                }
-                <= conditions
-            ):
-                continue
-            rest = sorted(c for c in conditions if c.split("=", 1)[0] not in ("data.labels", "data.setting"))
+        for name, rest, cell in column.published(load_paper(column.task, paper_dir)["rows"]):
             label = f"{_paper_style_name(name)} ({', '.join(['paper', *rest])})"
-            value = published[column.metric]
-            cell = Cell(value["mean"], value["std"]) if isinstance(value, dict) else Cell(value)
-            rows.setdefault(label, ScoreRow(label, "paper")).cells[column.title] = cell
+            row = rows.setdefault(label, ScoreRow(label, "paper"))
+            row.cells[column.title] = cell
+            if cell.note:
+                row.notes[column.title] = cell.note
     return list(rows.values())
 
 
 def build(runs: list[Run], paper_dir: Path | None = None) -> Scorecard:
-    columns = columns_for(runs)
+    columns = columns_for(runs, paper_dir)
     ours = model_rows(runs, columns)
     majority = majority_row(runs, columns, next(iter(ours.get("majority", [])), None))
     rows = [
@@ -418,6 +364,7 @@ def markdown(card: Scorecard) -> str:
     header = ["model", *(c.title for c in card.columns)]
     lines = [[row.name, *(_cell_text(row, c.title) for c in card.columns)] for row in card.rows]
     notes = [f"{row.name}, {title}: {text}" for row in card.rows for title, text in row.notes.items()]
+    covers = [f"{column.title}: {column.note}" for column in card.columns if column.note]
     collapsed = [
         f"{row.name}, {title}: {cell.collapse}"
         for row in card.rows
@@ -434,6 +381,7 @@ def markdown(card: Scorecard) -> str:
             "LLM row with several. chance: a uniform guess; majority: model=majority runs, else the training "
             "split's most frequent label scored on the test split (data_report.json); (paper): published. "
             f"{MISSING}: no value.",
+            *(["", "Columns: " + "; ".join(covers) + "."] if covers else []),
             *(["", "Task settings of a cell's runs: " + "; ".join(notes) + "."] if notes else []),
             *(
                 [

@@ -1,0 +1,154 @@
+"""The LLM benchmarks' own report (pragexp.report.benchmarks) and their paper files: Hu et al.'s table per
+phenomenon beside the paper's models and people, LUDWIG's accuracy per template and k, and their figures."""
+
+import statistics
+
+import pytest
+from test_report import table
+from test_scorecard import (
+    HU_ITEMS,
+    LUDWIG_0SHOT,
+    LUDWIG_5SHOT,
+    LUDWIG_TEMPLATES,
+    benchmark_runs,  # noqa: F401 (a fixture)
+    hu_metrics,
+    hu_run,
+)
+
+from pragexp import report
+from pragexp.report import benchmarks, find_runs, main
+
+PNG = b"\x89PNG\r\n\x1a\n"
+
+
+def rows_of(text: str, title: str) -> list[dict[str, str]]:
+    """The markdown table under `### title`, a dict per row (its first cells need not be unique)."""
+    lines = text.split(f"### {title}\n", 1)[1].strip("\n").splitlines()
+    cells = []
+    for line in lines[next(i for i, x in enumerate(lines) if x.startswith("|")) :]:
+        if not line.startswith("|"):
+            break
+        cells.append([c.strip() for c in line.strip("|").split("|")])
+    return [dict(zip(cells[0], row, strict=True)) for row in cells[2:]]
+
+
+def row(rows: list[dict[str, str]], **wanted) -> dict[str, str]:
+    (found,) = [r for r in rows if all(r[k] == v for k, v in wanted.items())]
+    return found
+
+
+def test_the_paper_files_hold_every_transcribed_cell():
+    hu = report.load_paper("hu_pragmatics")
+    rows = hu["rows"]
+    assert list(rows)[0] == "chance" and list(rows)[-1] == "human" and len(rows) == 10
+    assert all(len(cells) == 7 for cells in rows.values())
+    items, options = (
+        report.paper_data("hu_pragmatics", "items"),
+        report.paper_data("hu_pragmatics", "options"),
+    )
+    assert list(items.values()) == [40, 20, 25, 20, 25, 19, 20]
+    for phenomenon, n in options.items():  # the chance row is 1 / options
+        assert rows["chance"][f"test/acc/{phenomenon}"] == pytest.approx(1 / n)
+    assert rows["tk-instruct-11b-def-pos"]["test/acc/Humour"] == 0.408 and "5 seeds" in hu["setting"]
+    ludwig = report.load_paper("ludwig")["rows"]
+    assert ludwig["human_average"]["test/acc"] == pytest.approx(0.8623)
+    assert ludwig["text-davinci-002 (prompt.shots=30)"]["test/acc"] == pytest.approx(0.806)
+    models = [k for k in ludwig if k.split(" (")[0] not in ("random", "human_average", "human_best")]
+    assert models and all("(prompt.shots=" in k for k in models)  # every model row says its k
+
+
+def test_no_run_of_ours_matches_the_published_rows(benchmark_runs):  # noqa: F811
+    text = report.markdown_report(find_runs([benchmark_runs]))
+    hu = table(text, "hu_pragmatics: published, not run here")
+    assert len(hu) == 10 and "text-davinci-002" in hu and "human" in hu
+    ludwig = table(text, "ludwig: published, not run here")
+    assert "text-davinci-002 (prompt.shots=30)" in ludwig and ludwig["human_best"]["test/acc"] == "0.898"
+
+
+def test_the_hu_section(benchmark_runs):  # noqa: F811
+    text = "\n".join(benchmarks.sections(find_runs([benchmark_runs])))
+    print(text)
+    per = rows_of(text, "Accuracy per phenomenon")
+    ours = row(per, model="smollm2", template="authors")
+    assert (ours["k"], ours["runs"]) == ("0", "1")
+    assert ours["Irony"] == "0.400 ± 0.050" and ours["all"] == "0.400 ± 0.050" and ours["Humour"] == ""
+    davinci = row(per, model="text-davinci-002 (paper)")
+    assert davinci["Humour"] == "0.552"  # every phenomenon of the paper, covered or not
+    assert davinci["all"] == f"{(40 * 0.7 + 20 * 0.79 + 25 * 0.576 + 19 * 0.653 + 20 * 0.78) / 124:.3f}"
+    assert row(per, model="human (paper)")["Metaphor"] == "0.897"
+    assert row(per, model="chance (paper)")["CoherenceInference"] == "0.500"
+    people = row(per, model="people (our data)")
+    assert people["Irony"] == "0.900" and people["all"] == "0.900"  # the one phenomenon with people's answers
+    assert row(per, model="smollm2", template="letters")["Irony"] == "0.300 ± 0.100"
+    errors = rows_of(
+        text, "Errors by distractor kind (share of the wrong answers) and correlation with people"
+    )
+    assert [r["template"] for r in errors] == ["authors", "letters"]
+    assert errors[0]["IncorrectLiteral"] == "0.600" and errors[0]["human_corr"] == "0.300"
+
+
+def test_the_ludwig_section(benchmark_runs):  # noqa: F811
+    text = "\n".join(benchmarks.sections(find_runs([benchmark_runs])))
+    per = rows_of(text, "Accuracy per template and k")
+    assert list(per[0]) == ["model", "k", *LUDWIG_TEMPLATES, "mean ± std"]  # positions read as names
+    zero = row(per, model="smollm2", k="0")
+    mean, std = statistics.fmean(LUDWIG_0SHOT), statistics.pstdev(LUDWIG_0SHOT)
+    assert zero["mean ± std"] == f"{mean:.3f} ± {std:.3f} (6)" and zero["esther_juan"] == "0.520"
+    five = row(per, model="smollm2", k="5")
+    assert (
+        five["mean ± std"] == f"0.610 ± {statistics.pstdev(LUDWIG_5SHOT):.3f} (3)" and five["bob_alice"] == ""
+    )
+    assert row(per, model="text-davinci-002 (paper)", k="30")["mean ± std"] == "0.806"
+    assert row(per, model="text-davinci-002 (paper)", k="0")["mean ± std"] == "0.706"
+    assert row(per, model="human_best (paper)", k="–")["mean ± std"] == "0.898"
+    types = rows_of(text, "Accuracy per implicature type (mean ± population std over templates)")
+    assert row(types, model="smollm2", k="0")["Idiom"] == f"{mean - 0.1:.3f} ± {std:.3f} (6)"
+
+
+def test_no_section_without_benchmark_runs(tmp_path):
+    hu_run(tmp_path / "a", "hu", "authors", hu_metrics(0.4))
+    runs = find_runs([tmp_path])
+    assert benchmarks.ludwig_section(runs) == [] and benchmarks.hu_section(runs)
+    assert benchmarks.sections([]) == [] and benchmarks.figures([], tmp_path / "none") == []
+
+
+def test_the_cli_writes_both_figures(benchmark_runs, tmp_path, monkeypatch):  # noqa: F811
+    from matplotlib.axes import Axes
+
+    bands, hlines = [], []
+    fill_between, axhline = Axes.fill_between, Axes.axhline
+
+    def record_band(self, x, lower, upper, **kw):
+        bands.append((list(x), list(lower), list(upper)))
+        return fill_between(self, x, lower, upper, **kw)
+
+    def record_hline(self, y=0, **kw):
+        hlines.append((y, kw.get("label")))
+        return axhline(self, y, **kw)
+
+    monkeypatch.setattr(Axes, "fill_between", record_band)
+    monkeypatch.setattr(Axes, "axhline", record_hline)
+    folder = tmp_path / "figures"
+    assert main([str(benchmark_runs), "--figures", str(folder)]) == 0
+    for name in ("hu_pragmatics_phenomena.png", "ludwig_k.png"):
+        data = (folder / name).read_bytes()
+        assert data[:8] == PNG and len(data) > 10_000, name
+    (ks, lower, upper), *rest = bands
+    assert ks == [0, 5, 30] and not rest  # one model: one band over its k
+    assert upper[0] - lower[0] == pytest.approx(2 * statistics.pstdev(LUDWIG_0SHOT))
+    assert (pytest.approx(0.8623), "human_average (paper)") in hlines and (0.5, "chance") in hlines
+
+
+def test_people_from_the_data_need_a_data_report(tmp_path):
+    report_ = {
+        "per_phenomenon": {"Irony": 125, "Maxims": 95},
+        "human_accuracy": {"Irony": 0.9, "Maxims": 0.8},
+    }
+    hu_run(tmp_path, "hu", "authors", hu_metrics(0.4), report_)
+    hu_run(tmp_path, "hu2", "authors", hu_metrics(0.4), report_)  # the same data: one people's row
+    runs = find_runs([tmp_path])
+    assert benchmarks.people_from_data(runs) == [(report_["human_accuracy"], report_["per_phenomenon"])]
+    header, lines = benchmarks.hu_rows(runs)
+    people = dict(zip(header, lines[-1], strict=True))
+    assert people["all"] == f"{(125 * 0.9 + 95 * 0.8) / 220:.3f}"  # weighted by our data's own items
+    assert set(HU_ITEMS) < set(header)
