@@ -246,3 +246,22 @@ def test_grice_qa_options_are_the_evaluation_files_words_whatever_the_training_f
     assert test_options == alone.prompt_items("test")[0].options and "zebra" not in test_options
     demonstration = with_train.prompt_items("train")[0]  # ranks its own file's words, gold included
     assert demonstration.options[demonstration.label] == "zebra"
+
+
+def test_a_sampled_draw_is_the_same_whether_the_model_or_the_backend_applies_the_chat_template():
+    """model=llm renders the chat template itself (`chat_text`); a raw prompt leaves it to the backend. A sampled
+    draw's stream is named by the prompt's content before the template, so both give the same reply."""
+    from pragexp.generation.backend import GenerationParams, Prompt
+    from pragexp.generation.hf import HFBackend
+    from pragexp.models.llm import PromptedLLM
+
+    backend = HFBackend(model="tiny", batch_size=4)
+    templates = [{"name": "t", "input": "She asks: {question}\n\nHe replies, ", "answer_prefix": ""}]
+    model = PromptedLLM(backend, {"templates": templates, "chat": True}, use_cache=False)
+    items = [PromptItem(i, {"question": q}) for i, q in enumerate(["Is it raining?", "Did you eat?"])]
+    params = GenerationParams(temperature=1.0, max_new_tokens=6, samples=2, seed=3)
+    ours = model.draw(items, params)
+    raw = backend.generate(
+        [Prompt(f"She asks: {i.fields['question']}\n\nHe replies, ") for i in items], params
+    )
+    assert ours == raw and len({r for draws in ours for r in draws}) > 1

@@ -65,6 +65,14 @@ class Prompt:
     # True: `text` is already what the model reads (a chat template applied by `chat_text`, or a plain
     # completion prompt): the backend adds no template and no special tokens.
     templated: bool = False
+    # What names a sampled draw's random stream (`stream_seed`) when it is not `text`: a templated prompt's
+    # content before its chat template, so that a draw is the same whether the model's template is applied by the
+    # caller (model=llm) or by the backend (a raw prompt).
+    seed_text: str | None = None
+
+    @property
+    def seed_key(self) -> str:
+        return self.text if self.seed_text is None else self.seed_text
 
 
 def draw_seed(seed: int, sample: int, parts: list = ()) -> int:

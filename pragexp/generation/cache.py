@@ -113,11 +113,7 @@ class CachedBackend(LLMBackend):
     def generate_samples(self, prompts: list[Prompt], params: GenerationParams, sample: int) -> list[str]:
         if not self.backend.cacheable:
             return self.backend.generate_samples(prompts, params, sample)
-        # A templated prompt is the model's text as it is: never the same request as a raw one.
-        keys = [
-            self._key("generate", ["templated", p.text] if p.templated else p.text, params.key(), sample)
-            for p in prompts
-        ]
+        keys = [self._key("generate", _prompt_key(p), params.key(), sample) for p in prompts]
         found = self._lookup(keys)
         todo = [i for i, k in enumerate(keys) if k not in found]
         if todo:
@@ -173,6 +169,14 @@ class CachedBackend(LLMBackend):
             self.cache.put_many(fresh)
             found.update(fresh)
         return torch.tensor([found[k] for k in keys], dtype=torch.float)
+
+
+def _prompt_key(prompt: Prompt):
+    """A prompt as the cache keys it: a templated prompt is the model's text as it is, never the same request as a
+    raw one, and its draws' stream is named by its `seed_text` when it has one."""
+    if not prompt.templated:
+        return prompt.text
+    return ["templated", prompt.text] + ([prompt.seed_text] if prompt.seed_text is not None else [])
 
 
 class CacheSlot:

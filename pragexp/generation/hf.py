@@ -203,7 +203,7 @@ class HFBackend(LLMBackend):
         if params.temperature > 0:
             from transformers import LogitsProcessorList
 
-            seeds = [stream_seed(params, sample, p.text) for p in prompts]
+            seeds = [stream_seed(params, sample, p.seed_key) for p in prompts]
             options["logits_processor"] = LogitsProcessorList(
                 [RowSampler(seeds, params.temperature, params.top_p)]
             )

@@ -132,7 +132,7 @@ class OpenAIBackend(LLMBackend):
 
         def one(prompt: Prompt) -> str:
             # A seed per draw of each prompt, for servers that honour it (vLLM gives it its own generator).
-            body = {**common, "seed": stream_seed(params, sample, prompt.text)}
+            body = {**common, "seed": stream_seed(params, sample, prompt.seed_key)}
             if self.chat:
                 messages = [{"role": "system", "content": self.system_prompt}] if self.system_prompt else []
                 messages.append({"role": "user", "content": prompt.text})

@@ -71,7 +71,7 @@ class VLLMBackend(LLMBackend):
                 temperature=params.temperature,
                 top_p=params.top_p,
                 max_tokens=params.max_new_tokens,
-                seed=stream_seed(params, sample, p.text),
+                seed=stream_seed(params, sample, p.seed_key),
                 ignore_eos=params.ignore_eos,
             )
             for p in prompts

@@ -187,9 +187,13 @@ class PromptedLLM(PragexpModel):
         rendered = [self.template.render(item, self.demonstrations_for(item)) for item in items]
         return [ChoiceRequest(self.text(r, llm), r.continuations, self.template.pairing) for r in rendered]
 
-    def _writing_texts(self, items: Sequence[PromptItem], llm: PromptBackend) -> list[str]:
+    def _writing_prompts(self, items: Sequence[PromptItem], llm: PromptBackend) -> list[Prompt]:
+        """What a writer sends: the text the model reads, its draws named by the prompt's content before the
+        chat template (the same draws whether this model or the backend applies the template)."""
+        rendered = [self.template.render(i, self.demonstrations_for(i), generate=True) for i in items]
         return [
-            self.text(self.template.render(i, self.demonstrations_for(i), generate=True), llm) for i in items
+            Prompt(self.text(r, llm), dict(i.references), templated=True, seed_text=r.plain)
+            for r, i in zip(rendered, items, strict=True)
         ]
 
     # -- choosing -----------------------------------------------------------------------------------------------
@@ -260,11 +264,10 @@ class PromptedLLM(PragexpModel):
         """`params.samples` replies per item, each draw from its own seeded stream; the item's `references`
         go with its prompt (a reference backend replays them)."""
         llm = self.llm
-        texts = self._writing_texts(items, llm)
-        prompts = [Prompt(t, dict(i.references), templated=True) for t, i in zip(texts, items, strict=True)]
+        prompts = self._writing_prompts(items, llm)
         replies = llm.generate(prompts, params)
-        for item, text, draws in zip(items, texts, replies, strict=True):
-            self._records.append((item.index, {**self.describe(), "prompt": text, "reply": draws[0]}))
+        for item, prompt, draws in zip(items, prompts, replies, strict=True):
+            self._records.append((item.index, {**self.describe(), "prompt": prompt.text, "reply": draws[0]}))
         return replies
 
     def target_nll(
@@ -274,7 +277,8 @@ class PromptedLLM(PragexpModel):
         and the number of target tokens (a tuned writer's loss and dev perplexity)."""
         if not self.learns:
             raise ValueError("target_nll needs the model in process: llm.finetune=lora or full")
-        nll, tokens = finetune.target_nll(self.tuning, self._writing_texts(items, self.backend), targets)
+        contexts = [p.text for p in self._writing_prompts(items, self.backend)]
+        nll, tokens = finetune.target_nll(self.tuning, contexts, targets)
         return nll.to(self._anchor.device), tokens.to(self._anchor.device)
 
     # -- checkpoints --------------------------------------------------------------------------------------------
