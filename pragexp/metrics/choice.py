@@ -10,8 +10,9 @@ one (people's answer shares). `compute()` gives
 - with views (an item shown in several option orders: Hu et al.'s five seeds), `acc_view/<view>` and
   `acc_view_std` (and per group): the accuracy of each view and the population standard deviation across views,
   the seed spread (overall `acc` is the mean over views, which hold the same items);
-- with option kinds, `error_share/<kind>`: of the wrong answers, the share that chose an option of that kind
-  (how Hu et al. split errors into literal, associate, ... readings);
+- with option kinds, `error_share/<kind>` (and `error_share/<kind>/<group>` for the kinds a group's wrong
+  answers chose): of the wrong answers, the share that chose an option of that kind (how Hu et al. split errors
+  into literal, associate, ... readings);
 - with reference distributions, `human_corr` (and per group): the Pearson correlation between the model's and
   the people's distribution over an item's options, averaged over the examples where both vary (an item where
   either is constant has no correlation and is left out: `human_corr_items` counts those that have one);
@@ -78,6 +79,7 @@ class ChoiceMetric(Metric):
         for g, name in enumerate(self.group_names):
             if (groups == g).any():
                 out.update(self._means(values, groups == g, f"/{name}", views[groups == g]))
+                out.update(self._error_shares(values[groups == g, 0], kinds[groups == g], f"/{name}"))
         out.update(self._per_view(values[:, 0], views, ""))
         out.update(self._error_shares(values[:, 0], kinds))
         out["count"] = torch.tensor(float(values.shape[0]))
@@ -107,9 +109,12 @@ class ChoiceMetric(Metric):
             out[f"acc_view_std{suffix}"] = torch.stack(list(means.values())).std(unbiased=False)
         return out
 
-    def _error_shares(self, correct, kinds) -> dict[str, torch.Tensor]:
+    def _error_shares(self, correct, kinds, suffix: str = "") -> dict[str, torch.Tensor]:
+        """Of the wrong answers, the share per chosen option's kind (only the kinds some answer chose, per
+        group: a phenomenon has kinds of its own)."""
         wrong = (correct < 0.5) & (kinds >= 0)
         if not self.kind_names or not wrong.any():
             return {}
         counts = torch.bincount(kinds[wrong], minlength=len(self.kind_names)).float()
-        return {f"error_share/{name}": counts[k] / counts.sum() for k, name in enumerate(self.kind_names)}
+        shown = range(len(self.kind_names)) if not suffix else [k for k in range(len(counts)) if counts[k] > 0]
+        return {f"error_share/{self.kind_names[k]}{suffix}": counts[k] / counts.sum() for k in shown}
