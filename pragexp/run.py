@@ -16,6 +16,8 @@ from hydra.utils import instantiate
 from omegaconf import DictConfig, OmegaConf
 
 import pragexp
+from pragexp.generation.cache import CACHE_FILE
+from pragexp.training.stopping import SignalStop, resume_requeued
 from pragexp.utils import checkpoint
 from pragexp.utils.config_tree import print_config_tree
 from pragexp.utils.hub import check_hub_models
@@ -46,18 +48,25 @@ def job_started() -> float:
 
 def run(cfg: DictConfig, started: float | None = None) -> dict[str, float]:
     """`started`: when the job began, for the wall time in the summary line; by default now. The job runs
-    with `cfg.threads` CPU threads (if set); the process's setting is restored afterwards."""
+    with `cfg.threads` CPU threads (if set); the process's setting is restored afterwards.
+
+    SIGTERM, SIGINT (and submitit's preemption signal) stop the job cleanly: it says what it was doing and
+    what it kept, and exits with 128 + the signal's number (`pragexp.training.stopping`)."""
     started = time.monotonic() if started is None else started
     threads = torch.get_num_threads()
     if cfg.get("threads"):
         torch.set_num_threads(int(cfg.threads))
+    train, output_dir = bool(cfg.get("train", True)), Path(cfg.paths.output_dir)
     try:
-        return _run(cfg, started)
+        with SignalStop(output_dir, train, _response_caches(cfg)) as stop:
+            if resume_requeued(output_dir, train, cfg.get("ckpt_path")):
+                cfg.ckpt_path = "last"
+            return _run(cfg, started, stop)
     finally:
         torch.set_num_threads(threads)
 
 
-def _run(cfg: DictConfig, started: float) -> dict[str, float]:
+def _run(cfg: DictConfig, started: float, stop: SignalStop) -> dict[str, float]:
     check_model_fits_task(cfg)
     if cfg.get("print_config", True):
         print_config_tree(cfg)
@@ -75,8 +84,10 @@ def _run(cfg: DictConfig, started: float) -> dict[str, float]:
             datamodule.load_state_dict(state)
     task = _build_task(cfg, model_cfg)
     loggers = build_loggers(cfg.get("logger"))
-    callbacks = build_callbacks(cfg.get("callbacks"), has_logger=bool(loggers))
+    # The stop's callback first: it holds signals before the other callbacks write the test's results.
+    callbacks = [stop.callback, *build_callbacks(cfg.get("callbacks"), has_logger=bool(loggers))]
     trainer: pl.Trainer = instantiate(cfg.trainer, logger=loggers or False, callbacks=callbacks)
+    stop.trainer = trainer
     for logger in loggers:
         logger.log_hyperparams(public_config(cfg))
     try:
@@ -84,11 +95,21 @@ def _run(cfg: DictConfig, started: float) -> dict[str, float]:
     finally:
         _finish_wandb(loggers)
     metrics = {k: float(v) for k, v in sorted(metrics.items())}
+    stop.finishing = True  # a signal from here on waits for metrics.json
     if trainer.is_global_zero:
         output_dir = Path(cfg.paths.output_dir)
         atomic_write_text(output_dir / "metrics.json", json.dumps(metrics, indent=2) + "\n")
         print(summary_line(cfg, metrics, output_dir, time.monotonic() - started), flush=True)
     return metrics
+
+
+def _response_caches(cfg: DictConfig) -> list[Path]:
+    """The response cache files of the run's LLM and judge (`cache_dir` and `use_cache` in their configs)."""
+    parts = [cfg.get("model"), cfg.get("task")]
+    dirs = {
+        p.cache_dir for p in parts if isinstance(p, DictConfig) and p.get("cache_dir") and p.get("use_cache")
+    }
+    return [Path(d) / CACHE_FILE for d in sorted(dirs)]
 
 
 def _saved_checkpoint(cfg: DictConfig) -> checkpoint.PragexpCheckpoint | None:

@@ -1,15 +1,18 @@
-"""A stand-in for SLURM's `sbatch`, `srun` and `sacct` on one machine, for the tests of launcher=slurm.
+"""A stand-in for SLURM's `sbatch`, `srun`, `sacct`, `scancel` and `scontrol` on one machine, for the tests of
+launcher=slurm.
 
 It does what the real commands do for the jobs submitit writes, no more: `sbatch FILE` prints a job
 id and, in the background, runs the script once per array task with the variables SLURM sets for a
 batch job (job and array ids, node and task counts, the node list, from the script's `#SBATCH` flags);
 `srun` starts `nodes x ntasks-per-node` copies of its command, each with its own SLURM_PROCID,
 SLURM_LOCALID and SLURM_NODEID, as on a cluster where every "node" is this machine; `sacct` reports
-each job's state (RUNNING, then COMPLETED or FAILED). What a cluster adds (queueing, real nodes, GPUs,
-time limits, signals) is not imitated.
+each job's state (RUNNING, then COMPLETED or FAILED). `scancel --signal=SIG JOB` sends a signal to the
+job's tasks (what SLURM does `--signal=USR2@120` before the time limit, or a test in its place);
+`scontrol requeue JOB` records the request (in `requeued.log`) and, once the job's script has exited, runs
+it again (state REQUEUED, then RUNNING, SLURM_RESTART_COUNT counting the runs). What a cluster adds
+(queueing, real nodes, GPUs, time limits and their signals, killing a job it requeues) is not imitated.
 
-`install(bin_dir)` writes the three commands into bin_dir (which also keeps the jobs' states); put it
-first on PATH.
+`install(bin_dir)` writes the commands into bin_dir (which also keeps the jobs' states); put it first on PATH.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from __future__ import annotations
 import os
 import random
 import re
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -24,7 +28,7 @@ from pathlib import Path
 
 def install(bin_dir: Path) -> Path:
     bin_dir.mkdir(parents=True, exist_ok=True)
-    for command in ("sbatch", "srun", "sacct"):
+    for command in ("sbatch", "srun", "sacct", "scancel", "scontrol"):
         shim = bin_dir / command
         shim.write_text(
             f'#!/bin/sh\nexec "{sys.executable}" "{Path(__file__).resolve()}" "{bin_dir}" {command} "$@"\n'
@@ -83,10 +87,23 @@ def run(state_dir: Path, script: Path, job_id: str) -> int:
         }
         if index is not None:
             env |= {"SLURM_ARRAY_JOB_ID": job_id, "SLURM_ARRAY_TASK_ID": str(index)}
-        _set_state(state_dir, name, "RUNNING")
-        code = subprocess.run(["bash", str(script)], env=env).returncode
+        code = _run_until_not_requeued(state_dir, script, name, env)
         _set_state(state_dir, name, "COMPLETED" if code == 0 else "FAILED")
     return 0
+
+
+def _run_until_not_requeued(state_dir: Path, script: Path, name: str, env: dict) -> int:
+    for restarts in range(10):
+        _set_state(state_dir, name, "RUNNING")
+        code = subprocess.run(
+            ["bash", str(script)], env={**env, "SLURM_RESTART_COUNT": str(restarts)}
+        ).returncode
+        request = state_dir / f"{name}.requeue"
+        if not request.exists():
+            return code
+        request.unlink()
+        _set_state(state_dir, name, "REQUEUED")
+    return code
 
 
 def _expand(pattern: str, rank: int) -> str:
@@ -101,7 +118,7 @@ def _expand(pattern: str, rank: int) -> str:
     )
 
 
-def srun(args: list[str]) -> int:
+def srun(state_dir: Path, args: list[str]) -> int:
     files = {"--output": None, "--error": None}
     while args and args[0].startswith("--"):
         flag = args.pop(0)
@@ -124,6 +141,7 @@ def srun(args: list[str]) -> int:
                 path.parent.mkdir(parents=True, exist_ok=True)
                 out[name] = path.open("a")
         procs.append(subprocess.Popen(args, env=env, **out))
+    (state_dir / f"{_expand('%j', 0)}.pids").write_text(" ".join(str(p.pid) for p in procs))  # for scancel
     return max(p.wait() for p in procs)
 
 
@@ -136,6 +154,24 @@ def sacct(state_dir: Path, args: list[str]) -> int:
     return 0
 
 
+def scancel(state_dir: Path, args: list[str]) -> int:
+    """`scancel --signal=NAME JOB`: the signal to every task of the job's step (not to its batch script)."""
+    (flag,) = [a for a in args if a.startswith("--signal=")]
+    name = flag.split("=", 1)[1].removeprefix("SIG")
+    for pid in (state_dir / f"{args[-1]}.pids").read_text().split():
+        os.kill(int(pid), getattr(signal, f"SIG{name}"))
+    return 0
+
+
+def scontrol(state_dir: Path, args: list[str]) -> int:
+    """`scontrol requeue JOB`: the job runs again once its script has exited."""
+    assert args[0] == "requeue", args
+    (state_dir / f"{args[1]}.requeue").touch()
+    with (state_dir / "requeued.log").open("a") as log:
+        log.write(f"{args[1]}\n")
+    return 0
+
+
 if __name__ == "__main__":
     state_dir, command, *rest = sys.argv[1:]
     state_dir = Path(state_dir)
@@ -143,4 +179,5 @@ if __name__ == "__main__":
         sys.exit(sbatch(state_dir, Path(rest[-1])))
     if command == "run":
         sys.exit(run(state_dir, Path(rest[0]), rest[1]))
-    sys.exit(srun(rest) if command == "srun" else sacct(state_dir, rest))
+    commands = {"srun": srun, "sacct": sacct, "scancel": scancel, "scontrol": scontrol}
+    sys.exit(commands[command](state_dir, rest))

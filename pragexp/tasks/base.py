@@ -96,7 +96,9 @@ class PromptedModel(Protocol):
 class LabelObserver(Protocol):
     """What a task asks of a model that learns by reading the training labels once (the majority baseline)."""
 
-    def observe(self, labels: torch.Tensor) -> None: ...
+    def observe(self, labels: torch.Tensor, indices: torch.Tensor) -> None:
+        """Counts a training batch's labels, each dataset index once over every rank (a collective call)."""
+        ...
 
 
 class PragexpTask(pl.LightningModule):
@@ -257,8 +259,9 @@ class TrainableTask(PragexpTask):
     checkpoints come from here.
 
     A network without trainable parameters (the baselines) gets no optimizer. If it `observe`s data (the
-    majority baseline counts the training labels: `net.observe(batch["label"])`), the first training epoch
-    shows it every batch; training then stops (before the first epoch for one that observes nothing).
+    majority baseline counts the training labels: `net.observe(batch["label"], batch["index"])`), the first
+    training epoch shows it every batch; training then stops (before the first epoch for one that observes
+    nothing).
 
     A plateau scheduler (`ReduceLROnPlateau`) is stepped after every validation, with the validation's value
     of its monitor (one of the task's metrics): the paper's schedule halves the learning rate when dev
@@ -287,8 +290,9 @@ class TrainableTask(PragexpTask):
     def training_step(self, batch: dict, batch_idx: int) -> torch.Tensor | None:
         if not self.trainable:
             if self.model_traits.observes_labels and self.current_epoch == 0:
-                self.net.observe(batch["label"])
-            return None  # nothing to optimise
+                self.net.observe(batch["label"], batch["index"])  # by index: DDP's shards repeat some
+            # Nothing to optimise: a constant loss (Lightning refuses a step that returns None under DDP).
+            return torch.zeros((), device=self.device, requires_grad=True)
         loss, _ = self.forward_batch(batch)
         self.log("train/loss", loss, on_step=True, on_epoch=True, prog_bar=True, batch_size=batch_size(batch))
         return loss
