@@ -163,7 +163,9 @@ def test_choice_metric_views_kinds_and_correlation():
     assert out["count"] == 4 and out["acc"] == 0.75 and out["acc/b"] == 0.5
     assert out["acc_view/seed0"] == 1.0 and out["acc_view/seed1"] == 0.5 and out["acc_view_std"] == 0.25
     assert out["error_share/associate"] == 1.0 and out["error_share/literal"] == 0.0
-    assert out["error_share/associate/b"] == 1.0 and "error_share/literal/b" not in out  # a group's chosen kinds
+    assert (
+        out["error_share/associate/b"] == 1.0 and "error_share/literal/b" not in out
+    )  # a group's chosen kinds
     assert out["human_corr"] == pytest.approx((1.0 + 0.5 - 0.5) / 3) and out["human_corr_items"] == 3
     assert math.isnan(pearson([0.5, 0.5], [0.2, 0.8])) and pearson([0, 1, 2], [1, 3, 5]) == pytest.approx(1.0)
 

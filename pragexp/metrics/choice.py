@@ -116,5 +116,7 @@ class ChoiceMetric(Metric):
         if not self.kind_names or not wrong.any():
             return {}
         counts = torch.bincount(kinds[wrong], minlength=len(self.kind_names)).float()
-        shown = range(len(self.kind_names)) if not suffix else [k for k in range(len(counts)) if counts[k] > 0]
+        shown = (
+            range(len(self.kind_names)) if not suffix else [k for k in range(len(counts)) if counts[k] > 0]
+        )
         return {f"error_share/{self.kind_names[k]}{suffix}": counts[k] / counts.sum() for k in shown}
