@@ -95,8 +95,9 @@ def test_every_model_class_declares_its_traits(model):
         return  # model=none: the task has no network of its own
     traits = get_class(cfg.model._target_).traits()
     assert isinstance(traits, ModelTraits)
-    assert traits.learns_weights == (model not in ("oracle", "lead", "majority", "llm"))
-    assert traits.observes_labels == (model == "majority") and traits.reads_prompts == (model == "llm")
+    assert traits.learns_weights == (model not in ("oracle", "lead", "majority", "llm", "transferred"))
+    assert traits.observes_labels == (model == "majority")
+    assert traits.reads_prompts == (model in ("llm", "transferred"))
     assert traits.owns_loss == (model in ("lstm_gen", "memnn_gen"))
 
 

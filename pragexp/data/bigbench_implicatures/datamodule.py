@@ -9,18 +9,13 @@ from __future__ import annotations
 import logging
 
 from pragexp.data.bigbench_implicatures.io import HUB_CONFIG, HUB_NAME, HUB_SPLIT, load_hub, read_jsonl
-from pragexp.data.common.datamodule import SplitsDataModule
-from pragexp.data.common.prompt_examples import prompt_collate
+from pragexp.data.common.prompt_examples import PromptDataModule
 from pragexp.prompting import PromptItem
 
 log = logging.getLogger(__name__)
 
 
-class BigBenchImplicaturesDataModule(SplitsDataModule):
-    group_names: tuple[str, ...] = ()
-    view_names: tuple[str, ...] = ()
-    kind_names: tuple[str, ...] = ()
-
+class BigBenchImplicaturesDataModule(PromptDataModule):
     def __init__(
         self,
         path: str | None = None,
@@ -54,12 +49,6 @@ class BigBenchImplicaturesDataModule(SplitsDataModule):
     @staticmethod
     def _item(index: int, example) -> PromptItem:
         return PromptItem(index, {"context": example.context}, example.options, example.true_index)
-
-    def collate_fn(self):
-        return prompt_collate
-
-    def prompt_items(self, split: str) -> list[PromptItem]:
-        return [e["item"] for e in self.datasets.get(split, [])]
 
     def describe(self, split: str, index: int) -> dict:
         example = self.examples[index]

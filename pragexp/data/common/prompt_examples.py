@@ -8,6 +8,7 @@ from collections.abc import Sequence
 
 import torch
 
+from pragexp.data.common.datamodule import SplitsDataModule
 from pragexp.prompting import PromptItem
 
 
@@ -52,3 +53,19 @@ def prompt_collate(examples: Sequence[dict]) -> dict:
 def readable(text: str) -> str:
     """Identifiers such as `dining_room` as words, for an LLM."""
     return text.replace("_", " ")
+
+
+class PromptDataModule(SplitsDataModule):
+    """The base of a data module whose examples exist only as prompts for an LLM (the intentions, the
+    benchmarks): its splits' examples carry their `PromptItem` ("item"); it batches them with `prompt_collate` and
+    gives every item of a split (`prompt_items`). Groups, views and option kinds: none unless it sets them."""
+
+    group_names: tuple[str, ...] = ()
+    view_names: tuple[str, ...] = ()
+    kind_names: tuple[str, ...] = ()
+
+    def collate_fn(self):
+        return prompt_collate
+
+    def prompt_items(self, split: str) -> list[PromptItem]:
+        return [e["item"] for e in self.datasets.get(split, [])]

@@ -16,8 +16,7 @@ import logging
 import random
 from pathlib import Path
 
-from pragexp.data.common.datamodule import SplitsDataModule
-from pragexp.data.common.prompt_examples import prompt_collate
+from pragexp.data.common.prompt_examples import PromptDataModule
 from pragexp.data.hu_pragmatics.io import (
     HuItem,
     HumanItem,
@@ -33,7 +32,7 @@ log = logging.getLogger(__name__)
 PHENOMENA = ("CoherenceInference", "Deceits", "Humour", "IndirectSpeech", "Irony", "Maxims", "Metaphor")
 
 
-class HuPragmaticsDataModule(SplitsDataModule):
+class HuPragmaticsDataModule(PromptDataModule):
     def __init__(
         self,
         path: str | None = None,
@@ -53,8 +52,6 @@ class HuPragmaticsDataModule(SplitsDataModule):
         self.shots, self.seed = int(shots), int(seed)
         self.items: list[HuItem] = []
         self.group_names: tuple[str, ...] = ()
-        self.view_names: tuple[str, ...] = ()
-        self.kind_names: tuple[str, ...] = ()
 
     def setup(self, stage: str | None = None) -> None:
         if self.items:
@@ -150,13 +147,6 @@ class HuPragmaticsDataModule(SplitsDataModule):
             for p, counts in wrong.items()
             if sum(counts.values())
         }
-
-    def collate_fn(self):
-        return prompt_collate
-
-    def prompt_items(self, split: str) -> list[PromptItem]:
-        """Every example of a split as the prompts read it (only test has any; demonstrations come with items)."""
-        return [e["item"] for e in self.datasets.get(split, [])]
 
     def describe(self, split: str, index: int) -> dict:
         item = self.items[index]

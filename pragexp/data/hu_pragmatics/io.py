@@ -29,14 +29,13 @@ option order, so that a model's option probabilities there can be compared with 
 from __future__ import annotations
 
 import ast
-import csv
-import io
 import re
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from pragexp.data.common.csv_files import csv_records
 from pragexp.utils.errors import DataFormatError
 
 PROMPT_COLUMNS = (
@@ -134,39 +133,6 @@ class HumanReadReport:
     skipped: list[dict] = field(default_factory=list)  # {"line", "reason"}
 
 
-# -- shared CSV reading -------------------------------------------------------------------------------
-def _decode(path: Path) -> str:
-    raw = path.read_bytes()
-    try:
-        return raw.decode("utf-8-sig")
-    except UnicodeDecodeError as err:
-        line = raw[: err.start].count(b"\n") + 1
-        raise DataFormatError(path, f"not UTF-8 ({err.reason} at byte {err.start})", line=line) from None
-
-
-def _csv_rows(path: Path, required: tuple[str, ...]) -> Iterator[tuple[int, dict[str, str]]]:
-    """(first line of the record, {column: value}) for every non-blank record; quoted fields may span lines.
-    A missing required column is an error naming the file and the column."""
-    reader = csv.reader(io.StringIO(_decode(path), newline=""))
-    header = next(reader, None)
-    if header is None:
-        raise DataFormatError(path, "empty file; expected a header", line=1)
-    header = [h.strip() for h in header]
-    absent = [c for c in required if c not in header]
-    if absent:
-        raise DataFormatError(
-            path, f"missing column(s) {', '.join(absent)}", line=1, where=f"header, column {absent[0]!r}"
-        )
-    start = reader.line_num + 1
-    for fields in reader:
-        if any(f.strip() for f in fields):
-            if len(fields) > len(header):
-                raise DataFormatError(path, f"expected {len(header)} fields, found {len(fields)}", line=start)
-            fields += [""] * (len(header) - len(fields))  # a short row: its last fields are missing
-            yield start, dict(zip(header, fields, strict=True))
-        start = reader.line_num + 1
-
-
 # -- prompt files -------------------------------------------------------------------------------------
 def _prompts_dir(root: Path) -> Path:
     """The prompts/ folder: given itself or the repository root that holds it."""
@@ -248,7 +214,7 @@ def read_prompt_file(path) -> tuple[list[HuItem], PromptReadReport]:
 
 def _read_prompt_file(path: Path, phenomenon: str, variant: str, seed: int, report) -> list[HuItem]:
     items = []
-    for line, row in _csv_rows(path, PROMPT_COLUMNS):
+    for line, row in csv_records(path, PROMPT_COLUMNS):
         report.rows_read += 1
         missing = [name for name, value in row.items() if value in PANDAS_MISSING]
         if missing:
@@ -369,7 +335,7 @@ def read_human_answers(path) -> tuple[dict[int, HumanItem], HumanReadReport]:
     chosen: dict[int, Counter] = defaultdict(Counter)
     correct: Counter = Counter()
     people = set()
-    for line, row in _csv_rows(path, HUMAN_COLUMNS):
+    for line, row in csv_records(path, HUMAN_COLUMNS):
         report.rows_read += 1
         answer = _human_answer(row["OptionChosen"].strip())
         item, flag = row["itemNum"].strip(), row["Correct"].strip()

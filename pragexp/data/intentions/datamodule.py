@@ -12,16 +12,14 @@ from __future__ import annotations
 import dataclasses
 import logging
 
-from pragexp.data.common.datamodule import SplitsDataModule
-from pragexp.data.common.prompt_examples import prompt_collate
+from pragexp.data.common.prompt_examples import PromptDataModule
 from pragexp.data.intentions.io import PHENOMENA, IntentionItem, read_intentions_csv
 from pragexp.data.intentions.prompt_items import prompt_item
-from pragexp.prompting import PromptItem
 
 log = logging.getLogger(__name__)
 
 
-class IntentionsDataModule(SplitsDataModule):
+class IntentionsDataModule(PromptDataModule):
     def __init__(
         self,
         path: str | None = None,
@@ -82,13 +80,6 @@ class IntentionsDataModule(SplitsDataModule):
             self.report["per_phenomenon"],
         )
         self.write_report(self.report)
-
-    def collate_fn(self):
-        return prompt_collate
-
-    def prompt_items(self, split: str) -> list[PromptItem]:
-        """Every item of a split as the prompts read it: the test split holds them all, the others none."""
-        return [e["item"] for e in self.datasets.get(split, [])]
 
     def describe(self, split: str, index: int) -> dict:
         """The item behind a prediction, for predictions.jsonl and W&B tables."""

@@ -23,6 +23,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from pragexp.data.common.csv_files import decode_utf8
 from pragexp.utils.errors import DataFormatError
 
 REQUIRED = (
@@ -96,15 +97,6 @@ class ReadReport:
         }
 
 
-def _decode(path: Path) -> str:
-    raw = path.read_bytes()
-    try:
-        return raw.decode("utf-8-sig")
-    except UnicodeDecodeError as err:
-        line = raw[: err.start].count(b"\n") + 1
-        raise DataFormatError(path, f"not UTF-8 ({err.reason} at byte {err.start})", line=line) from None
-
-
 def _records(text: str):
     """(first line of the record, fields) for every CSV record; quoted fields may span lines."""
     reader = csv.reader(io.StringIO(text, newline=""))
@@ -139,7 +131,7 @@ def read_intentions_csv(path) -> tuple[list[IntentionItem], ReadReport]:
         raise FileNotFoundError(
             f"intentions file not found: {path} (set data.path=/path/to/hu_gpt4augmented_turn2_data.csv)"
         )
-    records = _records(_decode(path))
+    records = _records(decode_utf8(path))
     try:
         _, header = next(records)
     except StopIteration:

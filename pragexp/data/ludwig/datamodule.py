@@ -18,8 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-from pragexp.data.common.datamodule import SplitsDataModule
-from pragexp.data.common.prompt_examples import prompt_collate
+from pragexp.data.common.prompt_examples import PromptDataModule
 from pragexp.data.ludwig.io import (
     DEV_FILE,
     TEST_FILE,
@@ -36,7 +35,7 @@ LABELS = ("yes", "no")
 TYPES = ("Particularised", "Generalised", "Idiom", "World knowledge", "Rhetorical question", "Hyperbole")
 
 
-class LudwigDataModule(SplitsDataModule):
+class LudwigDataModule(PromptDataModule):
     def __init__(
         self,
         path: str | None = None,
@@ -55,8 +54,6 @@ class LudwigDataModule(SplitsDataModule):
         self.as_authors_read, self.shots, self.seed = bool(as_authors_read), int(shots), int(seed)
         self.pairs: list[ImplicaturePair] = []
         self.group_names: tuple[str, ...] = ()
-        self.view_names: tuple[str, ...] = ()
-        self.kind_names: tuple[str, ...] = ()
 
     def setup(self, stage: str | None = None) -> None:
         if self.pairs:
@@ -79,6 +76,7 @@ class LudwigDataModule(SplitsDataModule):
         self.datasets["test"] = [
             self._example(i, pair, types.get(i), [dev[j] for j in draws[i]]) for i, pair in enumerate(test)
         ]
+        # prompt_items("train"): the dev pairs, the pool of shared demonstrations (prompt.demonstrations=shared)
         self.datasets["train"] = [self._example(-1 - j, p, None, []) for j, p in enumerate(dev)]
         report = {"test": test_report.summary(), "dev": dev_report.summary(), "typed": len(types)}
         report["per_type"] = {t: sum(v == t for v in types.values()) for t in self.group_names}
@@ -105,13 +103,6 @@ class LudwigDataModule(SplitsDataModule):
         fields = {"utterance": pair.utterance, "response": pair.response}
         shown = tuple(self._prompt_item(-1, d) for d in demos)
         return PromptItem(index, fields, tuple(options), options.index(pair.label), demonstrations=shown)
-
-    def collate_fn(self):
-        return prompt_collate
-
-    def prompt_items(self, split: str) -> list[PromptItem]:
-        """The test pairs; "train" gives the dev pairs (the demonstrations' pool)."""
-        return [e["item"] for e in self.datasets.get(split, [])]
 
     def describe(self, split: str, index: int) -> dict:
         pair = self.pairs[index]

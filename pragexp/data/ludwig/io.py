@@ -34,13 +34,12 @@ A missing file or column is an error naming it; undecodable bytes name the line.
 
 from __future__ import annotations
 
-import csv
-import io
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from pragexp.data.common.csv_files import csv_records, decode_utf8
 from pragexp.utils.errors import DataFormatError
 
 PAIR_COLUMNS = ("Context utterance", "Response utterance", "Implicature")
@@ -131,36 +130,17 @@ class LudwigRelease:
 
 
 # -- shared reading -----------------------------------------------------------------------------------
-def _decode(path: Path) -> str:
+def _release_file(path: Path) -> Path:
     if not path.is_file():
         raise FileNotFoundError(
             f"LUDWIG file not found: {path} (set data.path to the folder data/ of the release)"
         )
-    raw = path.read_bytes()
-    try:
-        return raw.decode("utf-8-sig")
-    except UnicodeDecodeError as err:
-        line = raw[: err.start].count(b"\n") + 1
-        raise DataFormatError(path, f"not UTF-8 ({err.reason} at byte {err.start})", line=line) from None
+    return path
 
 
-def _csv_rows(path: Path, required: tuple[str, ...]) -> Iterator[tuple[int, dict[str, str]]]:
-    """(first line of the record, {column: value}) for every non-blank CSV record (a short record's last
-    fields are empty); quoted fields may span lines."""
-    reader = csv.reader(io.StringIO(_decode(path), newline=""))
-    header = [h.strip() for h in next(reader, [])]
-    absent = [c for c in required if c not in header]
-    if absent:
-        raise DataFormatError(
-            path, f"missing column(s) {', '.join(absent)}", line=1, where=f"header, column {absent[0]!r}"
-        )
-    start = reader.line_num + 1
-    for fields in reader:
-        if any(f.strip() for f in fields):
-            if len(fields) > len(header):
-                raise DataFormatError(path, f"expected {len(header)} fields, found {len(fields)}", line=start)
-            yield start, dict(zip(header, fields + [""] * (len(header) - len(fields)), strict=True))
-        start = reader.line_num + 1
+def _csv_rows(path: Path, required: tuple[str, ...]):
+    """The records of one of the release's CSV files (`csv_files.csv_records`), a missing file named."""
+    return csv_records(_release_file(path), required)
 
 
 def clean_text(text: str) -> str:
@@ -223,7 +203,9 @@ def read_templates(path) -> list[LudwigTemplate]:
     """The prompt templates of a `;`-separated, quoted template file, checked (see the module docstring)."""
     path = Path(path)
     lines = [
-        (n, text.rstrip("\r")) for n, text in enumerate(_decode(path).split("\n"), start=1) if text.strip()
+        (n, text.rstrip("\r"))
+        for n, text in enumerate(decode_utf8(_release_file(path)).split("\n"), start=1)
+        if text.strip()
     ]
     if not lines:
         raise DataFormatError(path, "empty file; expected a header line", line=1)
