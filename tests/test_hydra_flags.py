@@ -123,6 +123,12 @@ def test_multirun_with_cfg_or_info_shows_one_job():
         check_command_line(["-m", "--cfg", "job", "task=circa,nli"])
 
 
+def test_hydra_help_drops_the_overrides_it_cannot_compose_once_they_are_checked():
+    assert check_command_line(["--hydra-help", "task=circa", "model=majority"]) == ["--hydra-help"]
+    with pytest.raises(MisplacedGroup):
+        check_command_line(["--hydra-help", "task=circa", "retriever=minilm"])
+
+
 def test_good_lines_go_to_hydra_as_typed():
     for argv in (
         [],
@@ -229,3 +235,27 @@ def test_a_refused_line_stops_with_one_line(tmp_path, entry, args, message):
     proc = run_module(entry, args, tmp_path)
     assert proc.returncode == 1 and proc.stdout == ""
     assert proc.stderr.startswith(f"error: {message}") and proc.stderr.count("\n") == 1, proc.stderr[-3000:]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("entry", "args"),
+    [
+        ("pragexp.eval", ["--cfg", "hydra", "task=circa"]),
+        ("pragexp.eval", ["--hydra-help", "task=circa"]),
+        ("pragexp.train", ["-p", "trainer", "--cfg", "job", "--resolve", "task=circa"]),
+        ("pragexp.train", ["--package", "model", "-c", "all", "task=circa", "model=majority"]),
+    ],
+)
+def test_each_flag_works_on_the_other_entry_point_too_with_a_task(tmp_path, entry, args):
+    proc = run_module(entry, args, tmp_path)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    if "--hydra-help" in args:
+        assert "== Flags ==" in proc.stdout and "--cfg,-c" in proc.stdout
+    elif "hydra" in args:
+        assert list(shown(proc)) == ["hydra"] and "task: circa" in proc.stdout  # the runtime choices
+    elif "trainer" in args:  # --resolve: numbers, no interpolations
+        assert proc.stdout.startswith("# @package trainer\n") and shown(proc).max_epochs == 3
+    else:
+        assert proc.stdout.startswith("# @package model\n")
+        assert shown(proc)._target_ == "pragexp.models.majority.MajorityClassifier"

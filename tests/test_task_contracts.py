@@ -121,3 +121,28 @@ def test_a_model_class_without_traits_or_a_prompted_model_without_its_members_is
         ContractError, match=r"model Mute lacks shots, generates, learns, demonstrate, take_records"
     ):
         task.build_prompted(SimpleNamespace(prompt_items=lambda split: []))
+
+
+def test_the_reply_task_refuses_a_prompted_model_that_cannot_draw_replies_by_name(make_config):
+    """intentions_reply asks more of its model than a choice task does (`Replier`: a template and `draw`)."""
+    from torch import nn
+
+    class Chooser(nn.Module):  # a PromptedModel that only chooses among options
+        shots, generates, learns = 0, False, False
+
+        @classmethod
+        def traits(cls, **config):
+            return ModelTraits(learns_weights=False, reads_prompts=True)
+
+        def demonstrate(self, training_items): ...
+        def take_records(self):
+            return []
+
+        def close(self): ...
+        def save_adapter(self, folder):
+            return None
+
+    cfg = make_config(["task=intentions_reply"], name="eval")
+    task = instantiate(cfg.task, model=Chooser, judge=SimpleNamespace(backend=None))
+    with pytest.raises(ContractError, match=r"model Chooser lacks template, draw \(Replier\)"):
+        task.build_network(SimpleNamespace(prompt_items=lambda split: []))

@@ -150,15 +150,16 @@ class PragexpTask(pl.LightningModule):
         return {}
 
     # -- the model --------------------------------------------------------------------------------
-    def build_prompted(self, datamodule, **sizes) -> nn.Module:
-        """A model that reads prompts, its demonstrations drawn from the training split (`PromptData`)."""
+    def build_prompted(self, datamodule, contract: type = PromptedModel, **sizes) -> nn.Module:
+        """A model that reads prompts, its demonstrations drawn from the training split (`PromptData`); `contract`
+        is what the task asks of it (a `PromptedModel` or more), checked here with the missing members named."""
         missing = missing_members(datamodule, PromptData)
         if missing:
             raise TypeError(
                 f"the model reads prompts, and {type(datamodule).__name__} gives none (lacks {', '.join(missing)})"
             )
         net = self.model_factory(**sizes)
-        require(net, PromptedModel, f"model {type(net).__name__}", "a model that reads prompts needs them")
+        require(net, contract, f"model {type(net).__name__}", "a model that reads prompts needs them")
         if net.shots:
             net.demonstrate(datamodule.prompt_items("train"))
         self.prompted = net

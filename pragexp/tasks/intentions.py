@@ -77,7 +77,7 @@ class IntentionsReplyTask(PragexpTask):
         self.score_names = ("acc", *(temperature_key(t) for t in self.temperatures), "undecided", "no_reply")
 
     def build_network(self, datamodule: IntentionsData) -> nn.Module:
-        net = self.build_prompted(datamodule)
+        net = self.build_prompted(datamodule, Replier)
         self.judge.backend = self.judge_cache.wrap(self.judge.backend)
         return net
 
