@@ -36,7 +36,14 @@ def test_lora_trains_circa_and_eval_of_its_checkpoint_reproduces_the_test_figure
     assert weights and all("lora_" in k for k in weights if k != "_extra_state")
     extra = weights["_extra_state"]
     assert extra["finetune"] == "lora" and extra["base"]["model"] == "tiny"
-    assert extra["lora"] == {"r": 8, "alpha": 16, "dropout": 0.05, "target_modules": None, "seed": 0}
+    assert extra["lora"] == {
+        "r": 8,
+        "alpha": 16,
+        "dropout": 0.05,
+        "target_modules": None,
+        "seed": 0,
+        "layers": None,
+    }
     assert any(float(v.abs().sum()) > 0 for k, v in weights.items() if "lora_B" in k)  # it learned
     # Evaluating the checkpoint rebuilds base + adapter and gives the same test figures and choices.
     again = make_config(["task=circa", "model=llm", f"ckpt_path={ckpt}"], name="eval", out="eval")
@@ -228,3 +235,15 @@ def test_fine_tuning_refuses_a_backend_that_is_not_in_process_by_name():
         ContractError, match=r"lacks generate, loglikelihood_many, chat_text \(PromptBackend\)"
     ):
         PromptedLLM(Half(), prompt)
+
+
+def test_lora_layers_put_adapters_on_the_named_layers_only():
+    from pragexp.generation.finetune import lora_settings
+    from pragexp.generation.hf import HFBackend
+
+    model = HFBackend(model="tiny", device="cpu", finetune="lora", lora={"layers": 1}).trainable_model()
+    adapted = {n for n, p in model.named_parameters() if p.requires_grad}
+    assert adapted and all(".layers.1." in n for n in adapted)  # the tiny model has layers 0 and 1
+    assert lora_settings({"layers": [3, 1]})["layers"] == [1, 3]
+    with pytest.raises(ValueError, match="unknown setting"):
+        lora_settings({"layer": 1})
