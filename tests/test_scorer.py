@@ -280,3 +280,18 @@ def test_the_benchmark_runs_the_command_and_both_scorers_on_the_recorded_request
     for line in (x for x in out.stdout.splitlines() if " vs " in x and "max |d loglik|" in x):
         assert float(line.split("max |d loglik| ")[1].split(",")[0]) <= 1e-4 or "bfloat16" in line
         assert "choices agree" in line
+
+
+def test_a_small_cache_budget_packs_fewer_items_per_pass_with_the_same_results(tiny, monkeypatch):
+    """The packed option pass takes consecutive items as views of the batch's cache; OPTION_CACHE_BYTES bounds the
+    copy the model makes of them (here one item per pass)."""
+    model, tokenizer = tiny.load()
+    reqs = requests()
+    calls = {"one pass": [], "budget": []}
+    whole = score_choices(model, tokenizer, reqs, batch_size=8, on_call=lambda: calls["one pass"].append(1))
+    monkeypatch.setattr(scorer, "OPTION_CACHE_BYTES", 1)
+    small = score_choices(model, tokenizer, reqs, batch_size=8, on_call=lambda: calls["budget"].append(1))
+    assert len(calls["budget"]) > len(calls["one pass"])
+    for a_row, b_row in zip(whole, small, strict=True):
+        for a, b in zip(a_row, b_row, strict=True):
+            assert a.loglik == pytest.approx(b.loglik, abs=1e-5)

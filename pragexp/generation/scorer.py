@@ -12,7 +12,9 @@ How it is fast:
    over the batch (right-padded; masked pads, explicit positions);
 3. the options of each item run on the item's cache in one row: the options' tokens side by side, each
    attending to the context and to its own earlier tokens only (a 4D attention mask, positions restarting after
-   the context), so an item's cache is read once for all its options, not copied per option. Where a model does
+   the context), so an item's cache is read once for all its options, not copied per option: the items of a
+   pass are a slice of the batch (a view of its cache), and the model's one copy (its cache appends the options'
+   keys) is bounded by `OPTION_CACHE_BYTES` as well as `OPTION_TOKENS`. Where a model does
    not honour such a mask (checked once per model class against the plain way, `_packing_works`), each option
    gets its own row on a copy of the item's cache, at most `OPTION_CACHE_BYTES` of copies at a time.
 
@@ -37,10 +39,10 @@ log = logging.getLogger(__name__)
 # The recipe (pairing and computation), in the response cache's key: v2 reads each item's cache once for all its options
 # (issue 25), so answers stored by v1 never answer for it.
 SCORING = "lm-eval-pair/v2"
-OPTION_TOKENS = 4096  # packed option pass: at most this many (items x option tokens) positions at once
+OPTION_TOKENS = 4096  # packed option pass: at most this many (items x option tokens) positions at once ...
 OPTION_ROWS = 8  # per-row option pass: option rows per item of a batch in one forward pass ...
-# ... and at most this many bytes of copied KV cache in that pass (a 5-shot GRICE QA prompt of ~2,100 tokens is
-# ~97 MB a row for SmolLM2: 128 rows ran out of 24 GB)
+# ... and, in either pass, at most this many bytes of KV cache copied at once (a 5-shot GRICE QA prompt of ~2,100
+# tokens is ~97 MB a row for SmolLM2: 128 rows ran out of 24 GB)
 OPTION_CACHE_BYTES = 1 << 30
 Pair = tuple[tuple[int, ...], tuple[int, ...]]  # (context ids, continuation ids)
 _PACKING: dict[
@@ -209,9 +211,9 @@ def _options_packed(lm: _LM, items: _ItemBatch, options: list[list[tuple]]) -> d
     attending to the context and its own earlier tokens, at most `OPTION_TOKENS` positions per pass."""
     results: dict[Pair, torch.Tensor] = {}
     width = [sum(len(c) - 1 for c in conts) for conts in options]
-    order = list(range(len(items.keys)))
+    order, row_bytes = list(range(len(items.keys))), _row_bytes(items)
     while order:
-        chunk = _take_chunk(order, width)
+        chunk = _take_chunk(order, width, row_bytes)
         rows = [(i, c) for i in chunk for c in options[i]]
         values = _first_tokens(items, rows)
         if max(width[i] for i in chunk) > 0:
@@ -221,12 +223,22 @@ def _options_packed(lm: _LM, items: _ItemBatch, options: list[list[tuple]]) -> d
     return results
 
 
-def _take_chunk(order: list[int], width: list[int]) -> list[int]:
-    """The next items (taken from the front of `order`) whose padded option rows fit in OPTION_TOKENS."""
+def _take_chunk(order: list[int], width: list[int], row_bytes: int) -> list[int]:
+    """The next items (taken from the front of `order`: consecutive) whose padded option rows fit in OPTION_TOKENS
+    and whose caches fit in OPTION_CACHE_BYTES."""
     chunk = [order.pop(0)]
-    while order and (len(chunk) + 1) * max(width[i] for i in [*chunk, order[0]]) <= OPTION_TOKENS:
+    while (
+        order
+        and (len(chunk) + 1) * max(width[i] for i in [*chunk, order[0]]) <= OPTION_TOKENS
+        and (len(chunk) + 1) * row_bytes <= OPTION_CACHE_BYTES
+    ):
         chunk.append(order.pop(0))
     return chunk
+
+
+def _row_bytes(items: _ItemBatch) -> int:
+    """The bytes of one item's KV cache."""
+    return sum(t[0].numel() * t.element_size() for layer in items.cache for t in layer)
 
 
 def _packed_rest(lm: _LM, items: _ItemBatch, chunk: list[int], options: list[list[tuple]]) -> torch.Tensor:
@@ -248,6 +260,8 @@ def _packed_rest(lm: _LM, items: _ItemBatch, chunk: list[int], options: list[lis
     ids, fed_mask = pad_right(feeds, lm.pad_id)
     q, past = ids.shape[1], items.mask.shape[1]
     index = torch.tensor(chunk)
+    rows = slice(chunk[0], chunk[-1] + 1)  # consecutive items: their caches as views, not copies
+    assert chunk == list(range(rows.start, rows.stop)), "a packed pass takes consecutive items"
     allowed = torch.zeros(len(chunk), q, past + q, dtype=torch.bool)
     allowed[:, :, :past] = items.mask[index].bool().unsqueeze(1)
     positions = items.ends[index].unsqueeze(1).expand(-1, q).clone()
@@ -255,7 +269,7 @@ def _packed_rest(lm: _LM, items: _ItemBatch, chunk: list[int], options: list[lis
         block = torch.tril(torch.ones(n, n, dtype=torch.bool))
         allowed[r, start : start + n, past + start : past + start + n] = block
         positions[r, start : start + n] += torch.arange(n)
-    layers = [(k[index.to(k.device)], v[index.to(v.device)]) for k, v in items.cache]
+    layers = [(k[rows], v[rows]) for k, v in items.cache]
     logp, _ = lm.forward(ids, lm.additive_mask(allowed), positions, layers)
     target_ids, _ = pad_right([t or [lm.pad_id] for t in targets], lm.pad_id)
     picked = logp.gather(2, target_ids.to(logp.device).unsqueeze(2)).squeeze(2)
@@ -266,8 +280,7 @@ def _options_rowwise(lm: _LM, items: _ItemBatch, options: list[list[tuple]], bat
     """Step 3 with one row per (item, option), each on a copy of its item's cache (models that do not honour
     a 4D attention mask), at most `batch_size * OPTION_ROWS` rows and OPTION_CACHE_BYTES of copies at once."""
     rows_all = [(i, c) for i, conts in enumerate(options) for c in conts]
-    row_bytes = sum(t[0].numel() * t.element_size() for layer in items.cache for t in layer)
-    step = max(1, min(batch_size * OPTION_ROWS, OPTION_CACHE_BYTES // max(1, row_bytes)))
+    step = max(1, min(batch_size * OPTION_ROWS, OPTION_CACHE_BYTES // max(1, _row_bytes(items))))
     results: dict[Pair, torch.Tensor] = {}
     for start in range(0, len(rows_all), step):
         rows = rows_all[start : start + step]
