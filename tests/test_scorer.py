@@ -295,3 +295,21 @@ def test_a_small_cache_budget_packs_fewer_items_per_pass_with_the_same_results(t
     for a_row, b_row in zip(whole, small, strict=True):
         for a, b in zip(a_row, b_row, strict=True):
             assert a.loglik == pytest.approx(b.loglik, abs=1e-5)
+
+
+def test_the_packing_check_copies_a_few_option_rows_not_one_per_option(tiny, monkeypatch):
+    """The once-per-model check compares the packed pass with plain rows on a few options of one item: with 30
+    options (GRICE QA has 52, each row a copy of a long prompt's cache) it must not copy the cache 30 times."""
+    model, tokenizer = tiny.load()
+    options = tuple(f"option number {n}" for n in range(30))
+    reqs = [ChoiceRequest(SHOTS + "Q: Which one?\nA:", options)]
+    monkeypatch.delitem(scorer._PACKING, scorer._LM(model, tokenizer, None).packing_key, raising=False)
+    rows = []
+    real = scorer._cache
+    monkeypatch.setattr(
+        scorer, "_cache", lambda layers, config: rows.append(layers[0][0].shape[0]) or real(layers, config)
+    )
+    got = score_choices(model, tokenizer, reqs, batch_size=8)
+    assert max(rows) <= scorer.OPTION_ROWS
+    for option, score in zip(options, got[0], strict=True):
+        assert score.loglik == pytest.approx(naive(model, tokenizer, reqs[0].context, option), abs=1e-4)

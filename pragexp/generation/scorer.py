@@ -316,15 +316,20 @@ def _picked_sum(lm: _LM, logp: torch.Tensor, targets: list[list[int]]) -> torch.
 
 def _packing_works(lm: _LM, items: _ItemBatch, options: list[list[tuple]]) -> bool:
     """Whether this kind of model honours the packed pass's 4D mask: checked once per (class, attention
-    implementation, dtype) on the first item with a multi-token option, against one row per option."""
+    implementation, dtype) on the first item with a multi-token option, its longest options packed against one
+    row each (at most OPTION_ROWS of them, or OPTION_CACHE_BYTES of copies: 52 rows of a 5-shot GRICE QA prompt
+    had taken 7 GB)."""
     if lm.packing_key not in _PACKING:
         i = next(i for i, conts in enumerate(options) if any(len(c) > 1 for c in conts))
-        rows = [(i, c) for c in options[i]]
+        # A few of its options (at least two, so that one could see another): each plain row copies the cache.
+        few = max(2, min(OPTION_ROWS, OPTION_CACHE_BYTES // max(1, _row_bytes(items))))
+        checked = [*options[:i], sorted(options[i], key=len, reverse=True)[:few], *options[i + 1 :]]
+        rows = [(i, c) for c in checked[i]]
         mode = lm.model.training
         lm.model.eval()  # dropout would make the two passes differ
         try:
             with torch.no_grad():
-                packed = _packed_rest(lm, items, [i], options)
+                packed = _packed_rest(lm, items, [i], checked)
                 plain = _rowwise_rest(lm, items, rows)
         finally:
             lm.model.train(mode)
