@@ -152,3 +152,14 @@ def test_people_from_the_data_need_a_data_report(tmp_path):
     people = dict(zip(header, lines[-1], strict=True))
     assert people["all"] == f"{(125 * 0.9 + 95 * 0.8) / 220:.3f}"  # weighted by our data's own items
     assert set(HU_ITEMS) < set(header)
+
+
+def test_a_row_names_a_file_or_checkpoint_setting_by_its_file_and_run_not_its_whole_path():
+    assert (
+        benchmarks._short("data.test_file=/data/ludwig/test_first150.csv")
+        == "data.test_file=test_first150.csv"
+    )
+    ckpt = "model.ckpt=/work/outputs/circa/bert_yn_s0/checkpoints/best-epoch002.ckpt"
+    assert benchmarks._short(ckpt) == "model.ckpt=bert_yn_s0/best-epoch002.ckpt"
+    assert benchmarks._short("prompt=ludwig_contrastive") == "prompt=ludwig_contrastive"
+    assert "data.types_file" in benchmarks.NOT_SHOWN  # the type labels change no accuracy

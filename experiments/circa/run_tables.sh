@@ -12,7 +12,8 @@ OUT=$(realpath -m "${2:-outputs/circa}")
 STAGES=${3:-majority lr seeds loso}
 PY=${PYTHON:-python}
 export OMP_NUM_THREADS=${OMP_NUM_THREADS:-2} HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 HF_DATASETS_OFFLINE=1 WANDB_MODE=offline
-common=(data.path="$C" model.pretrained=minilm logger=csv print_config=false)
+common=(data.path="$C" logger=csv print_config=false)
+minilm=(model.pretrained=minilm)  # the BERT rows
 mkdir -p "$OUT"
 
 train() {  # train NAME OVERRIDES...: one run in $OUT/NAME, timed, unless it finished before
@@ -43,14 +44,14 @@ for labels in relaxed strict; do
     if [[ $STAGES == *lr* ]]; then
       for lr in 2e-5 3e-5 5e-5; do
         train "matched/${experiment}_${labels}_lr${lr}_s0" experiment=circa/$experiment data.labels=$labels \
-            optimizer.lr=$lr seed=0
+            optimizer.lr=$lr seed=0 "${minilm[@]}"
       done
     fi
     if [[ $STAGES == *seeds* ]]; then
       lr=$(best_lr "$experiment" "$labels")
       for seed in 1 2; do
         train "matched/${experiment}_${labels}_lr${lr}_s$seed" experiment=circa/$experiment data.labels=$labels \
-            optimizer.lr=$lr seed=$seed
+            optimizer.lr=$lr seed=$seed "${minilm[@]}"
       done
     fi
   done
@@ -59,7 +60,7 @@ if [[ $STAGES == *loso* ]]; then
   lr=$(best_lr bert_yn relaxed)
   for fold in 0 1 2 3 4 5 6; do
     train "unmatched/bert_yn_relaxed_fold$fold" experiment=circa/bert_yn data.labels=relaxed \
-        data.setting=unmatched data.fold=$fold optimizer.lr=$lr seed=0
+        data.setting=unmatched data.fold=$fold optimizer.lr=$lr seed=0 "${minilm[@]}"
   done
 fi
-$PY -m pragexp.report "$OUT/matched" "$OUT/unmatched" --out "$OUT/report.md" --figures "$OUT/figures"
+$PY -m pragexp.report "$OUT" --out "$OUT/report.md" --figures "$OUT/figures"

@@ -45,6 +45,7 @@ NOT_SHOWN = (
     "threads",
     "validate",
     "print_config",
+    "data.types_file",  # LUDWIG's type labels: which per-type cells a run has, not its accuracy
 )
 KS = (0, 1, 5, 10, 15, 30)  # LUDWIG's k
 PEOPLE = ("human", "human_average", "human_best")
@@ -59,7 +60,18 @@ def model_label(run: Run) -> str:
         if k not in NOT_SHOWN and not DATA_LOCATION.match(k)
     ]
     llm = config_value(run.config, "llm.model") or run.model
-    return f"{llm}" + (f" ({', '.join(kept)})" if kept else "")
+    return f"{llm}" + (f" ({', '.join(_short(s) for s in kept)})" if kept else "")
+
+
+def _short(setting: str) -> str:
+    """A path-valued setting by its file name, a checkpoint by its run's folder too: `model.ckpt=<run>/best.ckpt`."""
+    key, _, value = setting.partition("=")
+    if "/" not in value:
+        return setting
+    parts = Path(value).parts
+    if len(parts) >= 3 and parts[-2] == "checkpoints":
+        return f"{key}={parts[-3]}/{parts[-1]}"
+    return f"{key}={parts[-1]}"
 
 
 def _mean(runs: list[Run], key: str) -> float | None:
