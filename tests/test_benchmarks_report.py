@@ -17,6 +17,7 @@ from test_scorecard import (
 
 from pragexp import report
 from pragexp.report import benchmarks, find_runs, main
+from pragexp.report.runs import short_setting
 
 PNG = b"\x89PNG\r\n\x1a\n"
 
@@ -156,10 +157,9 @@ def test_people_from_the_data_need_a_data_report(tmp_path):
 
 def test_a_row_names_a_file_or_checkpoint_setting_by_its_file_and_run_not_its_whole_path():
     assert (
-        benchmarks._short("data.test_file=/data/ludwig/test_first150.csv")
-        == "data.test_file=test_first150.csv"
+        short_setting("data.test_file=/data/ludwig/test_first150.csv") == "data.test_file=test_first150.csv"
     )
     ckpt = "model.ckpt=/work/outputs/circa/bert_yn_s0/checkpoints/best-epoch002.ckpt"
-    assert benchmarks._short(ckpt) == "model.ckpt=bert_yn_s0/best-epoch002.ckpt"
-    assert benchmarks._short("prompt=ludwig_contrastive") == "prompt=ludwig_contrastive"
+    assert short_setting(ckpt) == "model.ckpt=bert_yn_s0/best-epoch002.ckpt"
+    assert short_setting("prompt=ludwig_contrastive") == "prompt=ludwig_contrastive"
     assert "data.types_file" in benchmarks.NOT_SHOWN  # the type labels change no accuracy

@@ -24,7 +24,8 @@ ${PYTHON:-python} - "$OUT/run" "$EVERY" <<'PY' | tee "$OUT/curve.txt"
 import csv, glob, sys
 run, every = sys.argv[1], int(sys.argv[2])
 rows = [r for f in glob.glob(f"{run}/csv/**/metrics.csv", recursive=True) for r in csv.DictReader(open(f))]
-validations = [r for r in rows if r.get("val/acc")]
-for n, r in enumerate(validations, 1):
-    print(f"step {n * every}: dev acc {float(r['val/acc']):.3f}")
+# the validations during training (after every EVERY steps); the one after training re-scores the best checkpoint
+validations = [r for r in rows if r.get("val/acc") and (int(r["step"]) + 1) % every == 0]
+for r in validations:
+    print(f"step {int(r['step']) + 1}: dev acc {float(r['val/acc']):.3f}")
 PY

@@ -31,7 +31,7 @@ from pragexp.report.benchmark_columns import (
 )
 from pragexp.report.figures import pyplot, save_png
 from pragexp.report.paper import load_paper, parse_row_name
-from pragexp.report.runs import DATA_LOCATION, Run, config_value
+from pragexp.report.runs import DATA_LOCATION, Run, config_value, short_setting
 from pragexp.report.score_columns import CHANCE_ROWS, Cell, population_cell, shots, template_name
 from pragexp.report.tables import _markdown_table
 
@@ -60,18 +60,7 @@ def model_label(run: Run) -> str:
         if k not in NOT_SHOWN and not DATA_LOCATION.match(k)
     ]
     llm = config_value(run.config, "llm.model") or run.model
-    return f"{llm}" + (f" ({', '.join(_short(s) for s in kept)})" if kept else "")
-
-
-def _short(setting: str) -> str:
-    """A path-valued setting by its file name, a checkpoint by its run's folder too: `model.ckpt=<run>/best.ckpt`."""
-    key, _, value = setting.partition("=")
-    if "/" not in value:
-        return setting
-    parts = Path(value).parts
-    if len(parts) >= 3 and parts[-2] == "checkpoints":
-        return f"{key}={parts[-3]}/{parts[-1]}"
-    return f"{key}={parts[-1]}"
+    return f"{llm}" + (f" ({', '.join(short_setting(s) for s in kept)})" if kept else "")
 
 
 def _mean(runs: list[Run], key: str) -> float | None:
@@ -332,7 +321,10 @@ def ludwig_figure(runs: list[Run], folder: Path, paper_dir: Path | None = None) 
     ax.set_ylabel("accuracy")
     ax.set_ylim(0.3, 1.0)
     ax.set_title("LUDWIG: accuracy against k (band: population std over templates)")
-    ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.15), ncol=3)
+    # Long names: one column below the axes, the figure taller by the legend's height (not the axes shorter).
+    entries = len(ax.get_legend_handles_labels()[0])
+    fig.set_size_inches(7.5, 4.5 + 0.17 * entries)
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(0.0, -0.16), ncol=1)
     return save_png(fig, Path(folder) / "ludwig_k.png")
 
 

@@ -106,6 +106,18 @@ def find_runs(dirs: list[str | Path]) -> list[Run]:
     return runs
 
 
+def short_setting(setting: str) -> str:
+    """A path-valued setting by its file name, a checkpoint by its run's folder too (`model.ckpt=<run>/best.ckpt`):
+    a row's name, not a path to follow (the run's config holds the whole path)."""
+    key, _, value = setting.partition("=")
+    if "/" not in value:
+        return setting
+    parts = Path(value).parts
+    if len(parts) >= 3 and parts[-2] == "checkpoints":
+        return f"{key}={parts[-3]}/{parts[-1]}"
+    return f"{key}={parts[-1]}"
+
+
 DATA_LOCATION = re.compile(r"data\.(\w+_)?(path|dir)$")  # data.path, data.test_path: where the data is
 # The released files' own names, per task and setting: a row on one of them (all the task's runs alike) need
 # not say so. Tasks not listed here always name their data files.

@@ -80,6 +80,7 @@ from pragexp.report.runs import (
     config_value,
     data_file_name,
     data_setting_text,
+    short_setting,
     summarise,
 )
 from pragexp.report.score_columns import Cell, Column
@@ -154,7 +155,7 @@ def columns_for(runs: list[Run], paper_dir: Path | None = None) -> list[Column]:
 
 
 def _settings_text(settings) -> str:
-    return f" ({', '.join(settings)})" if settings else ""
+    return f" ({', '.join(short_setting(s) for s in settings)})" if settings else ""
 
 
 def split_settings(run: Run) -> tuple[tuple[str, ...], tuple[str, ...]]:
