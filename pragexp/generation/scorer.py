@@ -259,12 +259,11 @@ def _packed_rest(lm: _LM, items: _ItemBatch, chunk: list[int], options: list[lis
         targets.append(nxt)
     ids, fed_mask = pad_right(feeds, lm.pad_id)
     q, past = ids.shape[1], items.mask.shape[1]
-    index = torch.tensor(chunk)
     rows = slice(chunk[0], chunk[-1] + 1)  # consecutive items: their caches as views, not copies
     assert chunk == list(range(rows.start, rows.stop)), "a packed pass takes consecutive items"
     allowed = torch.zeros(len(chunk), q, past + q, dtype=torch.bool)
-    allowed[:, :, :past] = items.mask[index].bool().unsqueeze(1)
-    positions = items.ends[index].unsqueeze(1).expand(-1, q).clone()
+    allowed[:, :, :past] = items.mask[rows].bool().unsqueeze(1)
+    positions = items.ends[rows].unsqueeze(1).expand(-1, q).clone()
     for r, start, n in spans:
         block = torch.tril(torch.ones(n, n, dtype=torch.bool))
         allowed[r, start : start + n, past + start : past + start + n] = block
