@@ -1,6 +1,6 @@
 """Hydra's own flags on both entry points (`--cfg`, `--resolve`, `--package`, `--info`, `--help`, `--hydra-help`,
 `-m`), with and without overrides, and the check that runs before Hydra (pragexp/utils/command_line.py): it
-reads the line as Hydra does, refuses a task-owned group for a task that does not take it and a renamed task.
+reads the line as Hydra does, refuses a task-owned group for a task that does not take it and a renamed task or prompt group.
 The parsing is tested in-process; the commands as users type them in subprocesses."""
 
 import pytest
@@ -8,10 +8,10 @@ from conftest import CONF, run_module
 from omegaconf import DictConfig, OmegaConf
 
 from pragexp.utils.command_line import (
-    RENAMED_TASKS,
+    RENAMED,
     CommandLineError,
     MisplacedGroup,
-    RenamedTask,
+    RenamedOption,
     check_command_line,
     hydra_args,
 )
@@ -100,17 +100,24 @@ def test_a_misplaced_group_is_refused_with_or_without_flags(argv):
             "task=llm_response_eval is now task=intentions_reply: python -m pragexp.eval -m "
             "task=intentions_reply,intentions_mc 'data.path=my data.csv'",
         ),
+        (
+            "eval",
+            ["task=intentions_reply", "prompt=yerukola", "prompt.cot=2"],
+            "prompt=yerukola is now prompt=intentions_reply: python -m pragexp.eval task=intentions_reply "
+            "prompt=intentions_reply prompt.cot=2",
+        ),
     ],
 )
-def test_a_renamed_task_names_the_new_command(entry, argv, message):
-    with pytest.raises(RenamedTask) as refused:
+def test_a_renamed_task_or_prompt_names_the_new_command(entry, argv, message):
+    with pytest.raises(RenamedOption) as refused:
         check_command_line(argv, entry)
     assert str(refused.value) == message
 
 
-def test_renamed_tasks_are_gone_and_their_new_names_are_tasks():
-    for old, new in RENAMED_TASKS.items():
-        assert not (CONF / "task" / f"{old}.yaml").exists() and (CONF / "task" / f"{new}.yaml").is_file()
+@pytest.mark.parametrize("group", sorted(RENAMED))
+def test_renamed_options_are_gone_and_their_new_names_exist(group):
+    for old, new in RENAMED[group].items():
+        assert not (CONF / group / f"{old}.yaml").exists() and (CONF / group / f"{new}.yaml").is_file()
 
 
 def test_multirun_with_cfg_or_info_shows_one_job():

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import yaml
 
-from pragexp.utils.command_line import RENAMED_TASKS
+from pragexp.utils.command_line import RENAMED
 from pragexp.utils.instantiate import LAUNCH_OVERRIDES
 
 VARYING = ("seed", "data.fold")  # what a row averages over
@@ -78,7 +78,7 @@ def read_run(metrics_path: Path) -> Run:
     overrides = [str(o) for o in _load_yaml(hydra_dir / "overrides.yaml", [])]
     explicit = dict(o.split("=", 1) for o in overrides if "=" in o)
     task = choices.get("task") or explicit.get("task") or "unknown"
-    task = RENAMED_TASKS.get(task, task)  # runs made before a task was renamed join its new name
+    task = RENAMED["task"].get(task, task)  # runs made before a task was renamed join its new name
     model = choices.get("model") or explicit.get("model") or "unknown"
     experiment = choices.get("experiment") or explicit.get("experiment")
     if experiment in ("none", None):

@@ -3,7 +3,7 @@
 The line is read as Hydra reads it (its own argparse parser), so Hydra's flags and their values (`--cfg job`,
 `-p trainer`, `--info defaults`) are never taken for overrides; the checks see the overrides only:
 
-- A renamed task (`RENAMED_TASKS`) stops at once, naming the new command.
+- A renamed task or prompt group (`RENAMED`) stops at once, naming the new command.
 - A task-owned group (`retriever` for PragmatiCQA, `judge` and `prompt` for the LLM tasks) chosen for a task
   that does not take it. A task chooses its own groups in its defaults list (`- /retriever: dpr`), as it
   chooses its data; they are not in conf/train.yaml, so Hydra would report "Could not override 'retriever'.
@@ -35,8 +35,11 @@ from hydra.errors import HydraException
 from pragexp import CONFIG_DIR
 
 TASK_GROUPS = ("retriever", "judge", "prompt")
-# Old task name -> new one.
-RENAMED_TASKS = {"llm_response_eval": "intentions_reply", "llm_intent_mc": "intentions_mc"}
+# Per config group, old option name -> new one (issue 25 put the intentions story under one name).
+RENAMED = {
+    "task": {"llm_response_eval": "intentions_reply", "llm_intent_mc": "intentions_mc"},
+    "prompt": {"yerukola": "intentions_reply"},
+}
 
 
 class CommandLineError(ValueError):
@@ -47,7 +50,7 @@ class MisplacedGroup(CommandLineError):
     pass
 
 
-class RenamedTask(CommandLineError):
+class RenamedOption(CommandLineError):
     pass
 
 
@@ -88,18 +91,20 @@ def _values(o: Override) -> list[str]:
     return list(o.sweep_string_iterator()) if o.is_sweep_override() else [o.get_value_element_as_str()]
 
 
-def _check_renamed_tasks(argv: list[str], overrides: list[Override], entry: str) -> None:
+def _check_renamed(argv: list[str], overrides: list[Override], entry: str) -> None:
     for o in overrides:
-        if o.key_or_group != "task" or o.is_delete():
+        renames = RENAMED.get(o.key_or_group)
+        if renames is None or o.is_delete():
             continue
         values = _values(o)
-        old = next((v for v in values if v in RENAMED_TASKS), None)
+        old = next((v for v in values if v in renames), None)
         if old is not None:
-            renamed = f"{o.get_key_element()}={','.join(RENAMED_TASKS.get(v, v) for v in values)}"
+            group = o.key_or_group
+            renamed = f"{o.get_key_element()}={','.join(renames.get(v, v) for v in values)}"
             command = shlex.join(
                 ["python", "-m", f"pragexp.{entry}", *(renamed if a == o.input_line else a for a in argv)]
             )
-            raise RenamedTask(f"task={old} is now task={RENAMED_TASKS[old]}: {command}")
+            raise RenamedOption(f"{group}={old} is now {group}={renames[old]}: {command}")
 
 
 def _check_task_groups(overrides: list[Override], config_name: str) -> None:
@@ -136,7 +141,7 @@ def check_command_line(argv: list[str], entry: str = "train") -> list[str]:
         return argv
     try:
         overrides = OverridesParser.create().parse_overrides(args.overrides)
-        _check_renamed_tasks(argv, overrides, entry)
+        _check_renamed(argv, overrides, entry)
         _check_task_groups(overrides, args.config_name or entry)
     except HydraException:
         # An override that does not parse or compose (Hydra reports it), or a sweep only Hydra enumerates
