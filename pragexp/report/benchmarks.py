@@ -29,7 +29,7 @@ from pragexp.report.benchmark_columns import (
     published_shots,
     weighted_mean,
 )
-from pragexp.report.figures import pyplot, save_png
+from pragexp.report.figures import legend_below, pyplot, save_png
 from pragexp.report.paper import load_paper, parse_row_name
 from pragexp.report.runs import DATA_LOCATION, Run, config_value, short_setting
 from pragexp.report.score_columns import CHANCE_ROWS, Cell, population_cell, shots, template_name
@@ -321,10 +321,7 @@ def ludwig_figure(runs: list[Run], folder: Path, paper_dir: Path | None = None) 
     ax.set_ylabel("accuracy")
     ax.set_ylim(0.3, 1.0)
     ax.set_title("LUDWIG: accuracy against k (band: population std over templates)")
-    # Long names: one column below the axes, the figure taller by the legend's height (not the axes shorter).
-    entries = len(ax.get_legend_handles_labels()[0])
-    fig.set_size_inches(7.5, 4.5 + 0.17 * entries)
-    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(0.0, -0.16), ncol=1)
+    legend_below(fig, ax, 7.5, 4.5)
     return save_png(fig, Path(folder) / "ludwig_k.png")
 
 

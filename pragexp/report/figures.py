@@ -17,6 +17,14 @@ def pyplot():
     return plt
 
 
+def legend_below(fig, ax, width: float, height: float, fontsize: int = 7) -> None:
+    """The legend in one column under the axes, the figure made taller by the legend's height so that the
+    axes keep theirs: row names that carry settings are long and would cover the bars inside the axes."""
+    entries = len(ax.get_legend_handles_labels()[0])
+    fig.set_size_inches(width, height + 0.17 * entries)
+    ax.legend(fontsize=fontsize, loc="upper left", bbox_to_anchor=(0.0, -0.16), ncol=1)
+
+
 def save_png(fig, path: str | Path, dpi: int = 120) -> Path:
     """Lay the figure out, write it atomically as a PNG and close it."""
     try:

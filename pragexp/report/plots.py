@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-from pragexp.report.figures import pyplot, save_png
+from pragexp.report.figures import legend_below, pyplot, save_png
 from pragexp.report.paper import load_paper, paper_row
 from pragexp.report.runs import Row, Run, group_runs, summarise
 from pragexp.report.tables import is_split
@@ -63,7 +63,7 @@ def plot_per_group(runs: list[Run], out: Path, paper_dir: Path | None = None) ->
         ax.set_ylabel(f"test {metric}")
         ax.set_ylim(0, 1.05)
         ax.set_title(f"{task}: {metric} per implicature type")
-        ax.legend(fontsize=8)
+        legend_below(fig, ax, max(6, 1.4 * len(groups)), 3.5)
         save_png(fig, out)
         return True
     return False
