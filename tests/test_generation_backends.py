@@ -14,7 +14,7 @@ import torch
 from openai_server import Script, openai_server, toy_loglik
 
 from pragexp.generation.backend import GenerationParams, LLMBackend, Prompt, UnsupportedCall, stream_seed
-from pragexp.generation.cache import CachedBackend, ResponseCache
+from pragexp.generation.cache import CachedBackend, CacheSlot, ResponseCache
 from pragexp.generation.encoder import EncoderBackend
 from pragexp.generation.hf import HFBackend
 from pragexp.generation.hf_models import model_source, smollm2_path
@@ -314,6 +314,23 @@ def test_an_api_failure_leaves_the_cache_intact(tmp_path):
     assert rows == 1  # the earlier answer, nothing of the failed batch
     again = CachedBackend(Counting(), ResponseCache(path))
     assert again.generate([Prompt("a")], GenerationParams()) == [["a#0@0.0"]] and again.model_calls == 0
+
+
+def test_a_cache_slot_says_on_closing_how_many_answers_it_found(tmp_path, caplog):
+    params = GenerationParams()
+    first = CacheSlot(tmp_path)
+    first.wrap(Counting()).generate([Prompt("a"), Prompt("b")], params)
+    first.close()
+    second = CacheSlot(tmp_path)
+    # each wrap is a new backend: the slot counts them all
+    second.wrap(Counting()).generate([Prompt("a")], params)
+    second.wrap(Counting()).generate([Prompt("b"), Prompt("c")], params)
+    with caplog.at_level("INFO", logger="pragexp.generation.cache"):
+        second.close()
+        second.close()  # closing twice says it once
+    assert [r.getMessage() for r in caplog.records] == [
+        f"response cache {tmp_path / 'llm' / 'responses.sqlite'}: 2 answers found there, 1 asked of the model"
+    ]
 
 
 def test_reference_backends_replay_the_data_and_refuse_scoring():

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import sqlite3
 import time
 from pathlib import Path
@@ -26,11 +27,15 @@ from pragexp.generation.requests import ChoiceRequest, OptionScore
 from pragexp.generation.scorer import SCORING
 
 CACHE_FILE = "llm/responses.sqlite"
+log = logging.getLogger(__name__)
 
 
 class ResponseCache:
+    """The SQLite file; `hits` and `misses` count the answers looked up through it by every backend it serves."""
+
     def __init__(self, path: str | Path):
         self.path = Path(path)
+        self.hits = self.misses = 0
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._db = sqlite3.connect(self.path, timeout=60, isolation_level=None)
         self._set_up()
@@ -108,6 +113,8 @@ class CachedBackend(LLMBackend):
         hits = sum(k in found for k in keys)
         self.hits += hits
         self.misses += len(keys) - hits
+        self.cache.hits += hits
+        self.cache.misses += len(keys) - hits
         return found
 
     def generate_samples(self, prompts: list[Prompt], params: GenerationParams, sample: int) -> list[str]:
@@ -182,7 +189,8 @@ def _prompt_key(prompt: Prompt):
 class CacheSlot:
     """Where a model's or a judge's backend meets the response cache (`<cache_dir>/llm/responses.sqlite`): `wrap`
     puts a backend behind it (or returns it as it is, with no cache dir or `use_cache` off); the file is opened on
-    first use, in the process that uses it, and closed by `close` (a task's teardown)."""
+    first use, in the process that uses it, and closed by `close` (a task's teardown), which logs how many answers
+    came from the file and how many the model was asked for: a run's time means little without it."""
 
     def __init__(self, cache_dir: str | Path | None, use_cache: bool = True):
         self.path = Path(cache_dir) / CACHE_FILE if cache_dir and use_cache else None
@@ -197,5 +205,11 @@ class CacheSlot:
 
     def close(self) -> None:
         if self._cache is not None:
-            self._cache.close()
-            self._cache = None
+            cache, self._cache = self._cache, None
+            log.info(
+                "response cache %s: %d answers found there, %d asked of the model",
+                cache.path,
+                cache.hits,
+                cache.misses,
+            )
+            cache.close()
