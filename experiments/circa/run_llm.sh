@@ -4,7 +4,8 @@
 # each of the three templates, RELAXED and STRICT; with template 0, RELAXED and STRICT: 5-shot balanced (the labels
 # take turns), calibrated (Zhao et al. 2021), per-token; and float32 against bfloat16 on the first DTYPE_BATCHES x 64
 # rows, each run with an empty response cache of its own, so that both times are of model calls. Tuned: run_lora.sh.
-# Usage: experiments/circa/run_llm.sh [CIRCA_TSV] [OUT_DIR]
+# Usage: experiments/circa/run_llm.sh [CIRCA_TSV] [OUT_DIR] [OVERRIDES...]
+#   OVERRIDES go to every run (paths.cache_dir=DIR: a response cache of the runs' own, so that times are of model calls).
 #   DTYPE=bfloat16 runs the first runs in bfloat16 (default float32); DTYPE_BATCHES=0 leaves out the float32/bfloat16
 #   pair.
 set -euo pipefail
@@ -13,7 +14,7 @@ OUT=${2:-outputs/circa_llm}
 PY=${PYTHON:-python}
 DTYPE=${DTYPE:-float32}
 export OMP_NUM_THREADS=${OMP_NUM_THREADS:-2} HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 HF_DATASETS_OFFLINE=1 WANDB_MODE=offline
-common=(task=circa model=llm data.path="$C" data.eval_batch_size=64 logger=csv print_config=false)
+common=(task=circa model=llm data.path="$C" data.eval_batch_size=64 logger=csv print_config=false "${@:3}")
 test_rows=(trainer.limit_test_batches="${TEST_BATCHES:-10}")
 run() { local name=$1; shift; /usr/bin/time -f "$name\t%e s\t%M KB" -a -o "$OUT/times.tsv" "$@"; }
 mkdir -p "$OUT"
