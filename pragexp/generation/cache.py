@@ -31,7 +31,7 @@ log = logging.getLogger(__name__)
 
 
 class ResponseCache:
-    """The SQLite file; `hits` and `misses` count the answers looked up through it by every backend it serves."""
+    """The SQLite file; `hits` and `misses` count the keys looked up in it (`get_many`), by every backend it serves."""
 
     def __init__(self, path: str | Path):
         self.path = Path(path)
@@ -69,6 +69,9 @@ class ResponseCache:
                 f"SELECT key, value FROM responses WHERE key IN ({','.join('?' * len(chunk))})", chunk
             )
             found.update((k, json.loads(v)) for k, v in rows)
+        hits = sum(k in found for k in keys)
+        self.hits += hits
+        self.misses += len(keys) - hits
         return found
 
     def put_many(self, values: dict[str, object]) -> None:
@@ -113,8 +116,6 @@ class CachedBackend(LLMBackend):
         hits = sum(k in found for k in keys)
         self.hits += hits
         self.misses += len(keys) - hits
-        self.cache.hits += hits
-        self.cache.misses += len(keys) - hits
         return found
 
     def generate_samples(self, prompts: list[Prompt], params: GenerationParams, sample: int) -> list[str]:
