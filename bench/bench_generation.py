@@ -32,7 +32,7 @@ from omegaconf import OmegaConf  # noqa: E402
 from pragexp.data.intentions.io import read_intentions_csv  # noqa: E402
 from pragexp.data.intentions.prompt_items import prompt_item  # noqa: E402
 from pragexp.generation.backend import GenerationParams, Prompt  # noqa: E402
-from pragexp.generation.cache import CachedBackend, ResponseCache  # noqa: E402
+from pragexp.generation.cache import cached, close_caches  # noqa: E402
 from pragexp.generation.encoder import EncoderBackend  # noqa: E402
 from pragexp.generation.hf import HFBackend  # noqa: E402
 from pragexp.generation.intention_judges import EmbeddingJudge, JudgeRequest  # noqa: E402
@@ -70,9 +70,8 @@ def timed_generation(backend: HFBackend, prompts, params) -> tuple[list[str], fl
 def pipeline(items, model: str, cache_dir: Path, max_new_tokens: int) -> tuple[float, int]:
     """task=intentions_reply's calls for `items` (plain prompt, t=0.3 and 0.5, embedding judge)."""
     start = time.perf_counter()
-    cache = ResponseCache(cache_dir / "responses.sqlite")
-    llm = CachedBackend(HFBackend(model=model, batch_size=16), cache)
-    judge = EmbeddingJudge(CachedBackend(EncoderBackend("minilm"), cache))
+    llm = cached(HFBackend(model=model, batch_size=16), cache_dir)
+    judge = EmbeddingJudge(EncoderBackend("minilm"), cache_dir)
     prompts = [reply_prompt(item) for item in items]
     requests = []
     for temperature in (0.3, 0.5):
@@ -80,7 +79,7 @@ def pipeline(items, model: str, cache_dir: Path, max_new_tokens: int) -> tuple[f
         for item, draws in zip(items, llm.generate(prompts, params), strict=True):
             requests.append(JudgeRequest(item, extract_reply(draws[0], None, item.fields["listener"])))
     judge(requests)
-    cache.close()
+    close_caches()
     return time.perf_counter() - start, llm.model_calls + judge.backend.model_calls
 
 

@@ -16,7 +16,7 @@ from hydra.utils import instantiate
 from omegaconf import DictConfig, OmegaConf
 
 import pragexp
-from pragexp.generation.cache import CACHE_FILE
+from pragexp.generation import cache
 from pragexp.training.stopping import SignalStop, resume_requeued
 from pragexp.utils import checkpoint
 from pragexp.utils.config_tree import print_config_tree
@@ -58,7 +58,7 @@ def run(cfg: DictConfig, started: float | None = None) -> dict[str, float]:
         torch.set_num_threads(int(cfg.threads))
     train, output_dir = bool(cfg.get("train", True)), Path(cfg.paths.output_dir)
     try:
-        with SignalStop(output_dir, train, _response_caches(cfg)) as stop:
+        with SignalStop(output_dir, train, kept=cache.kept) as stop:
             if resume_requeued(output_dir, train, cfg.get("ckpt_path")):
                 cfg.ckpt_path = "last"
             return _run(cfg, started, stop)
@@ -101,15 +101,6 @@ def _run(cfg: DictConfig, started: float, stop: SignalStop) -> dict[str, float]:
         atomic_write_text(output_dir / "metrics.json", json.dumps(metrics, indent=2) + "\n")
         print(summary_line(cfg, metrics, output_dir, time.monotonic() - started), flush=True)
     return metrics
-
-
-def _response_caches(cfg: DictConfig) -> list[Path]:
-    """The response cache files of the run's LLM and judge (`cache_dir` and `use_cache` in their configs)."""
-    parts = [cfg.get("model"), cfg.get("task")]
-    dirs = {
-        p.cache_dir for p in parts if isinstance(p, DictConfig) and p.get("cache_dir") and p.get("use_cache")
-    }
-    return [Path(d) / CACHE_FILE for d in sorted(dirs)]
 
 
 def _saved_checkpoint(cfg: DictConfig) -> checkpoint.PragexpCheckpoint | None:

@@ -1,12 +1,15 @@
 """LLM backends: hf (tiny random Llama, the real SmolLM2 GGUF), openai-compatible against a local server,
 reference, vllm's message; the response cache."""
 
+import hashlib
 import importlib.util
 import json
 import multiprocessing
 import os
 import sqlite3
 import sys
+from contextlib import closing
+from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
@@ -14,7 +17,7 @@ import torch
 from openai_server import Script, openai_server, toy_loglik
 
 from pragexp.generation.backend import GenerationParams, LLMBackend, Prompt, UnsupportedCall, stream_seed
-from pragexp.generation.cache import CachedBackend, CacheSlot, ResponseCache
+from pragexp.generation.cache import CACHE_FILE, CachedBackend, ResponseCache, cached, close_caches, kept
 from pragexp.generation.encoder import EncoderBackend
 from pragexp.generation.hf import HFBackend
 from pragexp.generation.hf_models import model_source, smollm2_path
@@ -22,6 +25,7 @@ from pragexp.generation.openai_compat import APIError, OpenAIBackend
 from pragexp.generation.reference import ReferenceBackend
 from pragexp.generation.requests import ChoiceRequest, OptionScore, encode_request, split_trailing_space
 from pragexp.generation.sampling import sample_rows
+from pragexp.generation.scorer import SCORING
 
 
 def logliks(backend, context: str, continuations: list[str]) -> list[float]:
@@ -229,9 +233,8 @@ class Counting(LLMBackend):
 
 
 def test_cache_hit_makes_no_call_and_keys_on_sample_and_params(tmp_path):
-    cache = ResponseCache(tmp_path / "responses.sqlite")
     inner = Counting()
-    backend = CachedBackend(inner, cache)
+    backend = CachedBackend(inner, tmp_path / "responses.sqlite")
     params = GenerationParams(temperature=0.5, samples=2)
     first = backend.generate([Prompt("a"), Prompt("b")], params)
     assert inner.calls == 2 and first == [["a#0@0.5", "a#1@0.5"], ["b#0@0.5", "b#1@0.5"]]
@@ -241,7 +244,8 @@ def test_cache_hit_makes_no_call_and_keys_on_sample_and_params(tmp_path):
     backend.generate([Prompt("a")], GenerationParams(temperature=0.3))  # other params: a new call
     assert inner.calls == 5
     assert logliks(backend, "ctx", ["1", "22"]) == logliks(backend, "ctx", ["1", "22"]) and inner.calls == 6
-    reopened = CachedBackend(Counting(), ResponseCache(tmp_path / "responses.sqlite"))
+    close_caches()
+    reopened = CachedBackend(Counting(), tmp_path / "responses.sqlite")  # the file, opened again
     assert reopened.generate([Prompt("b")], params) == [first[1]] and reopened.model_calls == 0
 
 
@@ -259,20 +263,20 @@ class CannedEncoder(EncoderBackend):
         return torch.ones(len(texts), 2)
 
 
-def _misses(cache: ResponseCache, backend: LLMBackend) -> bool:
-    """Whether `backend` behind `cache` had to ask its model (the cache held no answer for it)."""
-    cached = CachedBackend(backend, cache)
+def _misses(cache: Path, backend: LLMBackend) -> bool:
+    """Whether `backend` behind the cache file had to ask its model (the cache held no answer for it)."""
+    behind = CachedBackend(backend, cache)
     if isinstance(backend, EncoderBackend):
-        cached.embed(["a reply"])
+        behind.embed(["a reply"])
     else:
-        cached.generate([Prompt("a prompt")], GenerationParams(temperature=0.3))
+        behind.generate([Prompt("a prompt")], GenerationParams(temperature=0.3))
     return backend.calls == 1
 
 
 def test_cache_key_changes_with_everything_that_changes_an_hf_answer(tmp_path):
     weights = tmp_path / "model.gguf"
     weights.write_bytes(b"weights v1")
-    cache = ResponseCache(tmp_path / "responses.sqlite")
+    cache = tmp_path / "responses.sqlite"
     base = {"model": str(weights), "device": "cpu", "dtype": "float32", "batch_size": 16}
     assert _misses(cache, CannedHF(**base)) and not _misses(cache, CannedHF(**base))
     for change in ({"dtype": "bfloat16"}, {"device": "cuda"}, {"batch_size": 4}):
@@ -296,7 +300,7 @@ def test_cache_key_changes_with_the_encoder_max_length_and_its_files(tmp_path):
     folder = tmp_path / "encoder"
     folder.mkdir()
     (folder / "config.json").write_text("{}")
-    cache = ResponseCache(tmp_path / "responses.sqlite")
+    cache = tmp_path / "responses.sqlite"
     assert _misses(cache, CannedEncoder(str(folder))) and not _misses(cache, CannedEncoder(str(folder)))
     assert _misses(cache, CannedEncoder(str(folder), max_length=64))
     (folder / "model.safetensors").write_bytes(b"new weights")
@@ -306,31 +310,75 @@ def test_cache_key_changes_with_the_encoder_max_length_and_its_files(tmp_path):
 
 def test_an_api_failure_leaves_the_cache_intact(tmp_path):
     path = tmp_path / "responses.sqlite"
-    backend = CachedBackend(Counting(fail_on="boom"), ResponseCache(path))
+    backend = CachedBackend(Counting(fail_on="boom"), path)
     backend.generate([Prompt("a")], GenerationParams())
     with pytest.raises(APIError):
         backend.generate([Prompt("b"), Prompt("boom")], GenerationParams())
     rows = sqlite3.connect(path).execute("SELECT COUNT(*) FROM responses").fetchone()[0]
     assert rows == 1  # the earlier answer, nothing of the failed batch
-    again = CachedBackend(Counting(), ResponseCache(path))
+    close_caches()
+    again = CachedBackend(Counting(), path)
     assert again.generate([Prompt("a")], GenerationParams()) == [["a#0@0.0"]] and again.model_calls == 0
 
 
-def test_a_cache_slot_says_on_closing_how_many_answers_it_found(tmp_path, caplog):
+def test_the_model_and_the_judge_share_one_file_which_counts_their_answers(tmp_path, caplog):
     params = GenerationParams()
-    first = CacheSlot(tmp_path)
-    first.wrap(Counting()).generate([Prompt("a"), Prompt("b")], params)
-    first.close()
-    second = CacheSlot(tmp_path)
-    # each wrap is a new backend: the slot counts them all
-    second.wrap(Counting()).generate([Prompt("a")], params)
-    second.wrap(Counting()).generate([Prompt("b"), Prompt("c")], params)
+    close_caches()  # what earlier tests of this process left open
+    cached(Counting(), tmp_path).generate([Prompt("a"), Prompt("b")], params)
+    close_caches()
+    model, judge = cached(Counting(), tmp_path), cached(Counting(), tmp_path)  # as a model and a judge get it
+    model.generate([Prompt("a")], params)
+    judge.generate([Prompt("b"), Prompt("c")], params)
+    path = tmp_path / "llm" / "responses.sqlite"
+    assert model.cache is judge.cache and kept() == [f"3 answers in the response cache {path}"]
     with caplog.at_level("INFO", logger="pragexp.generation.cache"):
-        second.close()
-        second.close()  # closing twice says it once
+        close_caches()
+        close_caches()  # closing twice says it once
     assert [r.getMessage() for r in caplog.records] == [
-        f"response cache {tmp_path / 'llm' / 'responses.sqlite'}: 2 answers found there, 1 asked of the model"
+        f"response cache {path}: 2 answers found there, 1 asked of the model"
     ]
+    assert kept() == []
+
+
+def test_cached_leaves_alone_what_it_must_not_cache(tmp_path):
+    backend = Counting()
+    assert isinstance(cached(backend, tmp_path), CachedBackend)
+    assert cached(backend, None) is backend and cached(backend, tmp_path, use_cache=False) is backend
+    reference = ReferenceBackend("reply_true")  # answers from the data
+    assert cached(reference, tmp_path) is reference
+    tuned = Counting()
+    tuned.finetune = "lora"  # its answers change as its weights train
+    assert cached(tuned, tmp_path) is tuned
+
+
+def test_answers_stored_in_the_file_format_of_before_are_found(tmp_path):
+    """The file's table and its keys, spelled out: the SHA-256 of the JSON list (backend identity, method, prompt
+    or [context, option], parameters, sample), the value as JSON. Answers stored before are found as they are."""
+    params = GenerationParams(temperature=0.3)
+
+    def key(*parts) -> str:
+        return hashlib.sha256(json.dumps(parts, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
+
+    identity = {"backend": "counting"}
+    path = tmp_path / CACHE_FILE
+    path.parent.mkdir(parents=True)
+    with closing(sqlite3.connect(path)) as db, db:
+        db.execute("CREATE TABLE responses (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+        db.execute(
+            "INSERT INTO responses VALUES (?, ?)",
+            (key(identity, "generate", "a", params.key(), 1), json.dumps("a reply from before")),
+        )
+        pairing = ChoiceRequest("ctx", ("1",)).pairing
+        scoring = {"scoring": SCORING, "pairing": pairing}
+        db.execute(
+            "INSERT INTO responses VALUES (?, ?)",
+            (key(identity, "loglikelihood_many", ["ctx", "1"], scoring, None), json.dumps([-1.5, 2, 3])),
+        )
+    inner = Counting()
+    backend = cached(inner, tmp_path)
+    assert backend.generate_samples([Prompt("a")], params, 1) == ["a reply from before"]
+    assert backend.loglikelihood_many([ChoiceRequest("ctx", ("1",))]) == [[OptionScore(-1.5, 2, 3)]]
+    assert inner.calls == 0
 
 
 def test_reference_backends_replay_the_data_and_refuse_scoring():

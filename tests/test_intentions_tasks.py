@@ -135,7 +135,7 @@ def test_a_reasoning_level_without_a_reply_is_counted_and_scored_not_true(make_c
 
     monkeypatch.setattr(HFBackend, "generate_samples", canned)
     monkeypatch.setattr(EncoderBackend, "embed", embed)
-    cfg = make_config(["task=intentions_reply", "prompt.cot=0", "task.use_cache=false"], name="eval")
+    cfg = make_config(["task=intentions_reply", "prompt.cot=0", "judge.use_cache=false"], name="eval")
     metrics = run(cfg)
     records = _predictions(cfg)
     answered = [r for r in records if "Ana" in r["prompt"]]

@@ -5,10 +5,16 @@ parameters; sample index; seed). Values live in one SQLite file (`<cache_dir>/ll
 a write is a transaction, so a run that dies mid-way (an API error, a kill) leaves every answer it
 had stored and nothing half-written; several processes (DDP ranks) may share the file.
 
-`CachedBackend` wraps any backend: it answers what the cache has and asks the model only for the
-rest. Re-running with another judge therefore makes no generation call, and the `sample`-th draw
-of a prompt is the same on every run. `CacheSlot` is the one way a model or a judge puts its backend
-behind the cache: it opens the file on first use, in the process that uses it (a DDP rank, a sweep job).
+`cached(backend, cache_dir, use_cache)` is the one place a backend is put behind the cache (as
+lm-evaluation-harness's `CachingLM` wraps a model): the model (`model=llm`) and the judges call it with the
+settings of their configs (`model.cache_dir`, `judge.cache_dir`, `use_cache`). `CachedBackend` answers what
+the cache has and asks the model only for the rest, so re-running with another judge makes no generation call
+and the `sample`-th draw of a prompt is the same on every run.
+
+A process opens each file once, on first use (in the process that uses it: a DDP rank, a sweep job), and the
+model and the judge share it. The file counts its own lookups: `close_caches()` (a task's teardown) logs, per
+file, how many answers were found there and how many were asked of the model (a run's time means little
+without it), and `kept()` says what each open file holds (a stopped job's message).
 """
 
 from __future__ import annotations
@@ -16,6 +22,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import os
 import sqlite3
 import time
 from pathlib import Path
@@ -31,7 +38,8 @@ log = logging.getLogger(__name__)
 
 
 class ResponseCache:
-    """The SQLite file; `hits` and `misses` count the keys looked up in it (`get_many`), by every backend it serves."""
+    """The SQLite file; `hits` and `misses` count the keys looked up in it (`get_many`), by every backend it
+    serves, and `close` says them."""
 
     def __init__(self, path: str | Path):
         self.path = Path(path)
@@ -86,17 +94,66 @@ class ResponseCache:
         return self._db.execute("SELECT COUNT(*) FROM responses").fetchone()[0]
 
     def close(self) -> None:
+        if self.hits or self.misses:
+            log.info(
+                "response cache %s: %d answers found there, %d asked of the model",
+                self.path,
+                self.hits,
+                self.misses,
+            )
         self._db.close()
 
 
-class CachedBackend(LLMBackend):
-    """`backend` behind `cache`; `hits` and `misses` count answers, `backend.calls` the model calls."""
+# This process's open files, one connection each, shared by every backend behind one. Keyed by process too: a
+# forked process (a DataLoader worker, a DDP rank) never uses nor closes its parent's connections.
+_open: dict[tuple[int, Path], ResponseCache] = {}
 
-    def __init__(self, backend: LLMBackend, cache: ResponseCache):
+
+def open_cache(path: str | Path) -> ResponseCache:
+    """The file at `path` as this process uses it: opened on first use, then the same connection."""
+    key = (os.getpid(), Path(path).absolute())
+    if key not in _open:
+        _open[key] = ResponseCache(path)
+    return _open[key]
+
+
+def close_caches() -> None:
+    """Close every file this process opened, each saying how many answers it found and how many it asked of the
+    model; a later call opens them again."""
+    for key in [k for k in _open if k[0] == os.getpid()]:
+        _open.pop(key).close()
+
+
+def kept() -> list[str]:
+    """What each file this process has open holds, one phrase each (what a stopped job kept)."""
+    return [
+        f"{len(c):,} answers in the response cache {c.path}"
+        for (pid, _), c in _open.items()
+        if pid == os.getpid()
+    ]
+
+
+def cached(backend: LLMBackend, cache_dir: str | Path | None, use_cache: bool = True) -> LLMBackend:
+    """`backend` behind the response cache `<cache_dir>/llm/responses.sqlite`; `backend` itself without a
+    `cache_dir`, with `use_cache` off, for a backend that answers from the data (`cacheable` false: the reference
+    backends) or one whose weights train (`finetune`: its answers change as they do)."""
+    if not (cache_dir and use_cache and backend.cacheable) or backend.finetune != "none":
+        return backend
+    return CachedBackend(backend, Path(cache_dir) / CACHE_FILE)
+
+
+class CachedBackend(LLMBackend):
+    """`backend` behind the file at `path` (opened on first use: `open_cache`); `backend.calls` counts the model
+    calls (`model_calls`), the file its lookups."""
+
+    def __init__(self, backend: LLMBackend, path: str | Path):
         super().__init__()
-        self.backend, self.cache = backend, cache
+        self.backend, self.path = backend, Path(path)
         self.name = backend.name
-        self.hits = self.misses = 0
+
+    @property
+    def cache(self) -> ResponseCache:
+        return open_cache(self.path)
 
     def identity(self) -> dict:
         return self.backend.identity()
@@ -111,18 +168,9 @@ class CachedBackend(LLMBackend):
     def _key(self, method: str, payload, params: dict | None = None, sample: int | None = None) -> str:
         return ResponseCache.key(self.backend.identity(), method, payload, params, sample)
 
-    def _lookup(self, keys: list[str]) -> dict:
-        found = self.cache.get_many(keys)
-        hits = sum(k in found for k in keys)
-        self.hits += hits
-        self.misses += len(keys) - hits
-        return found
-
     def generate_samples(self, prompts: list[Prompt], params: GenerationParams, sample: int) -> list[str]:
-        if not self.backend.cacheable:
-            return self.backend.generate_samples(prompts, params, sample)
         keys = [self._key("generate", _prompt_key(p), params.key(), sample) for p in prompts]
-        found = self._lookup(keys)
+        found = self.cache.get_many(keys)
         todo = [i for i, k in enumerate(keys) if k not in found]
         if todo:
             answers = self.backend.generate_samples([prompts[i] for i in todo], params, sample)
@@ -136,8 +184,6 @@ class CachedBackend(LLMBackend):
         that asks it again (a content-free prompt, a re-run with more options); the backend scores the rest in
         one call, its requests reduced to the options it lacks. The key also names the scorer's recipe
         (`SCORING`), so that numbers from another recipe never answer."""
-        if not self.backend.cacheable:
-            return self.backend.loglikelihood_many(requests)
         keys = [
             [
                 self._key("loglikelihood_many", [r.context, o], {"scoring": SCORING, "pairing": r.pairing})
@@ -145,7 +191,7 @@ class CachedBackend(LLMBackend):
             ]
             for r in requests
         ]
-        found = self._lookup([k for row in keys for k in row])
+        found = self.cache.get_many([k for row in keys for k in row])
         todo: dict[
             tuple[str, str], dict[str, str]
         ] = {}  # (context, pairing) -> {option: key}, first-asked order
@@ -166,10 +212,8 @@ class CachedBackend(LLMBackend):
         return [[OptionScore(*found[k]) for k in row] for row in keys]
 
     def embed(self, texts: list[str]) -> torch.Tensor:
-        if not self.backend.cacheable:
-            return self.backend.embed(texts)
         keys = [self._key("embed", t) for t in texts]
-        found = self._lookup(keys)
+        found = self.cache.get_many(keys)
         todo = [i for i, k in enumerate(keys) if k not in found]
         if todo:
             vectors = self.backend.embed([texts[i] for i in todo])
@@ -185,32 +229,3 @@ def _prompt_key(prompt: Prompt):
     if not prompt.templated:
         return prompt.text
     return ["templated", prompt.text] + ([prompt.seed_text] if prompt.seed_text is not None else [])
-
-
-class CacheSlot:
-    """Where a model's or a judge's backend meets the response cache (`<cache_dir>/llm/responses.sqlite`): `wrap`
-    puts a backend behind it (or returns it as it is, with no cache dir or `use_cache` off); the file is opened on
-    first use, in the process that uses it, and closed by `close` (a task's teardown), which logs how many answers
-    came from the file and how many the model was asked for: a run's time means little without it."""
-
-    def __init__(self, cache_dir: str | Path | None, use_cache: bool = True):
-        self.path = Path(cache_dir) / CACHE_FILE if cache_dir and use_cache else None
-        self._cache: ResponseCache | None = None
-
-    def wrap(self, backend: LLMBackend) -> LLMBackend:
-        if self.path is None:
-            return backend
-        if self._cache is None:
-            self._cache = ResponseCache(self.path)
-        return CachedBackend(backend, self._cache)
-
-    def close(self) -> None:
-        if self._cache is not None:
-            cache, self._cache = self._cache, None
-            log.info(
-                "response cache %s: %d answers found there, %d asked of the model",
-                cache.path,
-                cache.hits,
-                cache.misses,
-            )
-            cache.close()

@@ -15,19 +15,14 @@ in one place: the settings, the backend it needs, what trains, and what a checkp
   `prompt.scoring` says), so prompted and tuned numbers mean the same thing; a writer (PragmatiCQA's reader)
   learns its target text after the prompt, closed by the end-of-text token (`target_nll`).
 - Checkpoints hold only what trained (the adapters, or every weight for `full`: `keep_trained_weights`) and the
-  base model's identity (`adapter_state`: name, revision, SHA-256 of its weights or the hub commit), checked when
-  loaded (`check_adapter_state`): tuned weights only fit the base they were trained on. Beside each checkpoint,
-  `save_adapter` writes peft's own folder (`adapter_config.json`, `adapter_model.safetensors`; a transformers
-  model folder for `full`), which transformers, peft and vLLM load as it is.
+  base model's identity, checked when loaded; beside each checkpoint the tuned weights are also written in
+  peft's own folder format: `generation.adapters`, the one module that saves, loads and checks them.
 """
 
 from __future__ import annotations
 
 import importlib.util
-import shutil
-import tempfile
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 from typing import Protocol
 
 import torch
@@ -248,40 +243,3 @@ def keep_trained_weights(module: nn.Module, attribute: str = "lm") -> None:
     module.register_state_dict_post_hook(drop_frozen)
     module.register_load_state_dict_pre_hook(remember_prefix)
     module.register_load_state_dict_post_hook(frozen_not_missing)
-
-
-def adapter_state(backend: TunableBackend) -> dict:
-    """What a checkpoint of tuned weights says about them (plain data)."""
-    return {"finetune": backend.finetune, "lora": backend.lora, "base": backend.base_identity()}
-
-
-def check_adapter_state(state: dict, backend: TunableBackend) -> None:
-    """Refuse tuned weights trained on another base model, or with another `llm.finetune`."""
-    saved, here = state.get("base"), backend.base_identity()
-    if saved != here:
-        raise ValueError(
-            f"this checkpoint's weights were trained on the base model {saved}, and llm= loads {here}: "
-            "fine-tuned weights only fit the base they were trained on"
-        )
-    if state.get("finetune") != backend.finetune:
-        raise ValueError(f"this checkpoint was trained with llm.finetune={state.get('finetune')}")
-
-
-def save_adapter(backend: TunableBackend, folder: str | Path) -> Path:
-    """The tuned weights in the format transformers, peft and vLLM load as they are: peft's adapter folder
-    (lora), or a transformers model folder with its tokenizer (full). Written to a temporary folder and
-    renamed."""
-    folder = Path(folder)
-    folder.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{folder.name}.", dir=folder.parent))
-    try:
-        backend.trainable_model().save_pretrained(tmp)
-        if backend.finetune == "full":
-            backend.load()[1].save_pretrained(tmp)
-        if folder.exists():
-            shutil.rmtree(folder)
-        tmp.rename(folder)
-    finally:
-        if tmp.exists():
-            shutil.rmtree(tmp)
-    return folder

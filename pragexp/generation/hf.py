@@ -15,17 +15,17 @@ could flip a token where two are within rounding of each other; the batch size i
 `loglikelihood_many` is the one scorer (`scorer.score_choices`); `embed` mean-pools the last hidden states of
 the causal LM (unidirectional, not trained to embed: not LLM2Vec, see `encoder.LLM2VecBackend`). The backend also
 implements what fine-tuning asks (`finetune.TunableBackend`: `trainable_model`, `base_identity`, `lora`), and
-evaluates another run's tuned weights on any task with `llm.adapter=<its .ckpt or .peft folder>` (the adapter's
-files are in the cache key).
+evaluates another run's tuned weights on any task with `llm.adapter=<its .ckpt or .peft folder>` (`adapters`: checked
+against this base; the adapter's files are in the cache key).
 """
 
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 import torch
 
+from pragexp.generation import adapters
 from pragexp.generation.backend import GenerationParams, LLMBackend, Prompt, files_digest, stream_seed
 from pragexp.generation.finetune import check_finetune, lora_settings, make_trainable, quantization_config
 from pragexp.generation.hf_models import (
@@ -40,14 +40,6 @@ from pragexp.generation.requests import ChoiceRequest, OptionScore
 from pragexp.generation.sampling import RowSampler
 from pragexp.generation.scorer import score_choices
 from pragexp.utils.tensors import mean_pool, pad_right
-
-
-def _adapter_folder(path: str) -> Path:
-    """`llm.adapter`: peft's adapter folder, or a pragexp checkpoint of a tuned LLM (its `<name>.peft/` beside it)."""
-    folder = Path(path).with_suffix(".peft") if str(path).endswith(".ckpt") else Path(path)
-    if not (folder / "adapter_config.json").is_file():
-        raise FileNotFoundError(f"llm.adapter={path}: no peft adapter at {folder} (adapter_config.json)")
-    return folder
 
 
 def _device(device: str) -> torch.device:
@@ -84,7 +76,7 @@ class HFBackend(LLMBackend):
         check_finetune(finetune, quantization)
         self.finetune, self.lora = finetune, lora_settings(lora) if finetune == "lora" else None
         self.gradient_checkpointing, self.quantization = bool(gradient_checkpointing), quantization
-        self.adapter = _adapter_folder(adapter) if adapter else None
+        self.adapter = adapters.folder(adapter) if adapter else None
         if self.adapter is not None and finetune != "none":
             raise ValueError("llm.adapter applies tuned weights for evaluation: leave llm.finetune=none")
         self._model = self._tokenizer = None
@@ -135,9 +127,7 @@ class HFBackend(LLMBackend):
                 self.model_name, self.gguf_file, self.revision, self.dtype, quantized
             )
             if self.adapter is not None:  # another run's LoRA weights, for evaluation
-                from peft import PeftModel
-
-                model = PeftModel.from_pretrained(model, str(self.adapter)).eval()
+                model = adapters.load(model, self.adapter, self.base_identity)
             # bitsandbytes places a quantised model itself
             self._model = model if quantized is not None else model.to(_device(self.device_name))
         return self._model, self._tokenizer

@@ -12,7 +12,8 @@ the literal one (U2^L)?
   (`prompting.parse_choice`), and one that names no option ("neither", or nothing readable) is counted, never
   fatal.
 
-Both take `JudgeRequest`s (the item as the prompts see it: a `PromptItem` whose `references` hold U2^T as
+Each asks its backend through the response cache as the model does (`cache.cached`, with the judge config's
+`cache_dir` and `use_cache`). Both take `JudgeRequest`s (the item as the prompts see it: a `PromptItem` whose `references` hold U2^T as
 `reply_true` and U2^L as `reply_literal`) and return one `Verdict` per request: `choice` is true, literal,
 neither or invalid, `detail` what the decision rests on (similarities, the options' order and the raw answer).
 Part of the intentions story (task=intentions_reply: pragexp/tasks/intentions.py).
@@ -25,6 +26,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from pragexp.generation.backend import GenerationParams, LLMBackend, Prompt, draw_seed
+from pragexp.generation.cache import cached
 from pragexp.prompting import PromptItem, load_templates, parse_choice, select_template
 
 TRUE, LITERAL, NEITHER, INVALID = "true", "literal", "neither", "invalid"
@@ -44,11 +46,15 @@ class Verdict:
     detail: dict = field(default_factory=dict)
 
 
-class EmbeddingJudge:
-    name = "embedding"
+class Judge:
+    """A judge's backend, behind the response cache (none without a `cache_dir`, or with `use_cache` off)."""
 
-    def __init__(self, backend: LLMBackend):
-        self.backend = backend
+    def __init__(self, backend: LLMBackend, cache_dir: str | None = None, use_cache: bool = True):
+        self.backend = cached(backend, cache_dir, use_cache)
+
+
+class EmbeddingJudge(Judge):
+    name = "embedding"
 
     def __call__(self, requests: list[JudgeRequest]) -> list[Verdict]:
         if not requests:
@@ -67,7 +73,7 @@ class EmbeddingJudge:
         return verdicts
 
 
-class LLMJudge:
+class LLMJudge(Judge):
     name = "llm"
 
     def __init__(
@@ -77,8 +83,11 @@ class LLMJudge:
         seed: int = 0,
         max_new_tokens: int = 5,
         contextual: bool = True,
+        cache_dir: str | None = None,
+        use_cache: bool = True,
     ):
-        self.backend, self.seed = backend, int(seed)
+        super().__init__(backend, cache_dir, use_cache)
+        self.seed = int(seed)
         self.max_new_tokens, self.contextual = int(max_new_tokens), contextual
         # The A.4 prompt with the story and the true intention, or without them (the paper's variant).
         self.template = select_template(

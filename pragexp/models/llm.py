@@ -17,8 +17,8 @@ chosen by its dataset's protocol (`per_item`: LUDWIG's k dev pairs per test pair
 backend's chat template when `prompt.chat` and the backend can (`chat_text`), else it is the plain completion
 text. The template says how the prompt and each option become tokens (`pairing`, `generation.requests`).
 
-Every model call goes through the response cache (`generation.cache.CacheSlot`): same config, same numbers,
-without re-running the model. What each decision rests on is kept per item (`take_records`: the text the model
+Every model call goes through the response cache (`generation.cache.cached`, with `cache_dir` and `use_cache`):
+same config, same numbers, without re-running the model. What each decision rests on is kept per item (`take_records`: the text the model
 read, each option's continuation, log-likelihood, token and byte counts, the scores and the choice) for
 predictions.jsonl.
 
@@ -35,9 +35,9 @@ from typing import Protocol
 
 import torch
 
-from pragexp.generation import finetune
+from pragexp.generation import adapters, finetune
 from pragexp.generation.backend import GenerationParams, Prompt
-from pragexp.generation.cache import CacheSlot
+from pragexp.generation.cache import cached
 from pragexp.generation.ranking import CONTENT_FREE, NORMALIZATIONS, calibrate, choose, normalized
 from pragexp.generation.requests import ChoiceRequest, OptionScore
 from pragexp.models.traits import ModelTraits, PragexpModel
@@ -95,16 +95,14 @@ class PromptedLLM(PragexpModel):
         self.template = select_template(load_templates(prompt["templates"]), prompt.get("template", 0))
         self._read_settings(prompt)
         self._check_labels(task_sizes.get("num_labels"))
-        self.backend, self.finetune = llm, llm.finetune
+        self.finetune = llm.finetune
+        self.llm: PromptBackend = cached(llm, cache_dir, use_cache)  # a tuned model's answers are not cached
         self.register_buffer("_anchor", torch.zeros(0), persistent=False)  # where Lightning put the module
         if self.learns:
             self.tuning = finetune.tunable(llm)
-            self.lm = (
-                self.tuning.trainable_model()
-            )  # registered: Lightning moves, wraps (DDP) and optimises it
+            # registered: Lightning moves, wraps (DDP) and optimises it
+            self.lm = self.tuning.trainable_model()
             finetune.keep_trained_weights(self, "lm")
-            use_cache = False  # the answers change as the weights do
-        self.cache = CacheSlot(cache_dir, use_cache)
         self.demonstrations: list[PromptItem] = []
         self._records: list[tuple[int, dict]] = []
 
@@ -157,14 +155,6 @@ class PromptedLLM(PragexpModel):
             )
         return item.demonstrations
 
-    @property
-    def llm(self) -> PromptBackend:
-        """The backend behind the response cache (opened on first use, in the process that uses it)."""
-        return self.cache.wrap(self.backend)
-
-    def close(self) -> None:
-        self.cache.close()
-
     def describe(self) -> dict:
         """The settings a prediction record names."""
         settings = {"template": self.template.name, "shots": self.shots, "scoring": self.scoring}
@@ -200,7 +190,7 @@ class PromptedLLM(PragexpModel):
     def forward(self, items: Sequence[PromptItem]) -> torch.Tensor:
         """(batch, options) option scores; with gradients while a tuned model trains."""
         if self.learns and torch.is_grad_enabled():
-            rows = finetune.choice_scores(self.tuning, self._requests(items, self.backend), self.scoring)
+            rows = finetune.choice_scores(self.tuning, self._requests(items, self.llm), self.scoring)
             return torch.stack(rows).to(self._anchor.device)
         llm = self.llm
         scores = self._choose_by_generation(items, llm) if self.generates else self._choose(items, llm)
@@ -277,22 +267,22 @@ class PromptedLLM(PragexpModel):
         and the number of target tokens (a tuned writer's loss and dev perplexity)."""
         if not self.learns:
             raise ValueError("target_nll needs the model in process: llm.finetune=lora or full")
-        contexts = [p.text for p in self._writing_prompts(items, self.backend)]
+        contexts = [p.text for p in self._writing_prompts(items, self.llm)]
         nll, tokens = finetune.target_nll(self.tuning, contexts, targets)
         return nll.to(self._anchor.device), tokens.to(self._anchor.device)
 
     # -- checkpoints --------------------------------------------------------------------------------------------
     def get_extra_state(self) -> dict:
         """Saved with the weights: what they were trained on (plain data)."""
-        return finetune.adapter_state(self.tuning) if self.learns else {}
+        return adapters.state(self.tuning) if self.learns else {}
 
     def set_extra_state(self, state: dict) -> None:
         if self.learns and state:
-            finetune.check_adapter_state(state, self.tuning)
+            adapters.check(state, self.tuning)
 
     def save_adapter(self, folder: str | Path) -> Path | None:
         """The tuned weights in peft's (or transformers') own folder format; None when nothing was tuned."""
-        return finetune.save_adapter(self.tuning, folder) if self.learns else None
+        return adapters.save(self.tuning, folder) if self.learns else None
 
 
 def _padded(rows: list[list[float]]) -> torch.Tensor:

@@ -15,15 +15,17 @@ family's own `Protocol` beside the task, named by its `data_contract`), what it 
 before building it (`ModelClass`: its `traits`), and what it asks of a built model that reads prompts (an LLM:
 `PromptedModel`) or observes the training labels (`LabelObserver`). `setup` checks each, naming what is missing.
 
-After each evaluation epoch, `eval_outputs[stage]` holds what callbacks report: the metric values,
-the prediction records (gathered from every rank, each dataset index once, in index order) and any
-task-specific artefacts (a confusion matrix, say).
+After each evaluation epoch, `eval_outputs[stage]` holds what callbacks report, an `EvalOutputs`: the metric
+values, the prediction records (gathered from every rank, each dataset index once, in index order) and a
+classifier's confusion matrix. At the end of each stage the task closes the response caches it used (each logs
+what it found and asked: `generation.cache`).
 """
 
 from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar, Protocol, runtime_checkable
 
@@ -33,6 +35,7 @@ import torch.distributed as dist
 from torch import nn
 from torch.optim.lr_scheduler import ReduceLROnPlateau
 
+from pragexp.generation.cache import close_caches
 from pragexp.metrics import GroupedMeanMetric
 from pragexp.models.traits import ModelTraits
 from pragexp.utils import checkpoint
@@ -84,10 +87,6 @@ class PromptedModel(Protocol):
         """(dataset index, what a decision rests on) per item seen since the last call."""
         ...
 
-    def close(self) -> None:
-        """Release what it holds open (the response cache)."""
-        ...
-
     def save_adapter(self, folder) -> Path | None:
         """The tuned weights in their own format beside a checkpoint; None when nothing was tuned."""
         ...
@@ -99,6 +98,16 @@ class LabelObserver(Protocol):
     def observe(self, labels: torch.Tensor, indices: torch.Tensor) -> None:
         """Counts a training batch's labels, each dataset index once over every rank (a collective call)."""
         ...
+
+
+@dataclass
+class EvalOutputs:
+    """What an evaluation epoch hands the callbacks (`training.callbacks`)."""
+
+    metrics: dict[str, torch.Tensor]  # score name (`acc`, `acc/<group>`) -> value
+    predictions: list[dict]  # one record per example, with its dataset `index`; empty when not recorded
+    confusion: torch.Tensor | None = None  # a classifier's counts, gold rows by predicted columns
+    label_names: Sequence[str] | None = None  # the confusion matrix's rows and columns
 
 
 class PragexpTask(pl.LightningModule):
@@ -121,7 +130,7 @@ class PragexpTask(pl.LightningModule):
         self.prompted: PromptedModel | None = None  # the part of the network that reads prompts (an LLM)
         self.metrics = nn.ModuleDict()
         self.record_predictions: set[str] = {"test"}  # callbacks may add "val"
-        self.eval_outputs: dict[str, dict] = {}
+        self.eval_outputs: dict[str, EvalOutputs] = {}
         self._records: dict[str, list[dict]] = {s: [] for s in EVAL_STAGES}
         self.model_traits = ModelTraits(learns_weights=False) if model is None else _traits(model)
 
@@ -146,7 +155,8 @@ class PragexpTask(pl.LightningModule):
         self.metrics[stage].update(batch["index"], batch["group"], **{k: scores[k] for k in self.score_names})
 
     def epoch_artefacts(self, stage: str) -> dict:
-        """Task-specific results the callbacks report, computed before the metric is reset."""
+        """More of `EvalOutputs`' fields (a classifier's `confusion` and `label_names`), computed before the
+        metric is reset."""
         return {}
 
     # -- the model --------------------------------------------------------------------------------
@@ -221,7 +231,7 @@ class PragexpTask(pl.LightningModule):
         self.log_dict({f"{stage}/{k}": v for k, v in values.items()}, sync_dist=False)
         recorded = stage in self.record_predictions  # the same on every rank: gathering is collective
         records, self._records[stage] = (gather_records(self._records[stage]) if recorded else []), []
-        self.eval_outputs[stage] = {"metrics": values, "predictions": records, **artefacts}
+        self.eval_outputs[stage] = EvalOutputs(values, records, **artefacts)
 
     def on_validation_epoch_end(self) -> None:
         self._eval_epoch_end("val")
@@ -230,8 +240,7 @@ class PragexpTask(pl.LightningModule):
         self._eval_epoch_end("test")
 
     def teardown(self, stage: str) -> None:
-        if self.prompted is not None:
-            self.prompted.close()  # an LLM's response cache
+        close_caches()  # the model's and the judge's response caches, opened again on their next call
 
     # -- checkpoint: the architecture travels with the weights ----------------------------------
     def on_save_checkpoint(self, checkpoint_dict: dict) -> None:
@@ -339,7 +348,7 @@ class TrainableTask(PragexpTask):
         super().on_validation_epoch_end()
         if self._plateau is None or self.trainer.sanity_checking or self.trainer.state.fn != "fit":
             return
-        values = self.eval_outputs["val"]["metrics"]
+        values = self.eval_outputs["val"].metrics
         name = self._plateau_monitor.split("/", 1)[1]
         if name not in values:
             raise ValueError(

@@ -30,7 +30,6 @@ import torch
 from torch import nn
 
 from pragexp.generation.backend import GenerationParams
-from pragexp.generation.cache import CacheSlot
 from pragexp.generation.intention_judges import INVALID, NEITHER, NO_REPLY, TRUE, JudgeRequest
 from pragexp.prompting import PromptItem, PromptTemplate, extract_reply
 from pragexp.tasks.base import PragexpTask, PromptData, PromptedModel, TaskData, chosen
@@ -64,11 +63,9 @@ class IntentionsReplyTask(PragexpTask):
         max_new_tokens: int = 30,
         reasoning_tokens: int = 120,
         seed: int = 0,
-        cache_dir: str | None = None,
-        use_cache: bool = True,
     ):
         super().__init__(model)
-        self.judge, self.judge_cache = judge, CacheSlot(cache_dir, use_cache)
+        self.judge = judge  # its backend behind the response cache, as the model's (`judge.cache_dir`)
         self.temperatures = [float(t) for t in temperatures]
         if not self.temperatures or int(samples) < 1:
             raise ValueError("task.temperatures needs at least one temperature and task.samples >= 1")
@@ -77,9 +74,7 @@ class IntentionsReplyTask(PragexpTask):
         self.score_names = ("acc", *(temperature_key(t) for t in self.temperatures), "undecided", "no_reply")
 
     def build_network(self, datamodule: IntentionsData) -> nn.Module:
-        net = self.build_prompted(datamodule, Replier)
-        self.judge.backend = self.judge_cache.wrap(self.judge.backend)
-        return net
+        return self.build_prompted(datamodule, Replier)
 
     @property
     def replier(self) -> Replier:
@@ -127,10 +122,6 @@ class IntentionsReplyTask(PragexpTask):
 
     def prediction_records(self, batch: dict, scores: dict) -> list[dict]:
         return scores["_records"]
-
-    def teardown(self, stage: str) -> None:
-        super().teardown(stage)
-        self.judge_cache.close()
 
 
 def _share(replies: list[dict], choice: str) -> float:

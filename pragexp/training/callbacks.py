@@ -9,8 +9,8 @@
 - `progress_bar()`: the live bar in a terminal; in logs that are not a terminal (CI, SLURM,
   `> log`) a line every few percent instead of a redraw every few steps.
 
-They read `pl_module.eval_outputs[stage]`, which `PragexpTask` fills at the end of every
-evaluation epoch, and write on rank 0 only.
+They read `pl_module.eval_outputs[stage]`, the `EvalOutputs` that the task (`ReportingTask`: every
+`PragexpTask`) fills at the end of every evaluation epoch, and write on rank 0 only.
 """
 
 from __future__ import annotations
@@ -20,11 +20,20 @@ import math
 import sys
 from collections import defaultdict
 from pathlib import Path
+from typing import Protocol
 
 from pytorch_lightning import Callback
 from pytorch_lightning.callbacks import ProgressBar, TQDMProgressBar
 
+from pragexp.tasks.base import EvalOutputs
 from pragexp.utils.io import atomic_output, atomic_write_text
+
+
+class ReportingTask(Protocol):
+    """What these callbacks read from the LightningModule (`tasks.base.PragexpTask` has it)."""
+
+    record_predictions: set[str]  # the stages whose prediction records are kept ("test"; "val" for W&B)
+    eval_outputs: dict[str, EvalOutputs]  # stage -> what its last evaluation epoch gave
 
 
 def wandb_loggers(trainer) -> list:
@@ -44,12 +53,13 @@ class PredictionWriter(Callback):
     def __init__(self, filename: str = "predictions.jsonl", table_rows: int = 200):
         self.filename, self.table_rows = filename, table_rows
 
-    def setup(self, trainer, pl_module, stage: str) -> None:
-        if wandb_loggers(trainer) and hasattr(pl_module, "record_predictions"):
+    def setup(self, trainer, pl_module: ReportingTask, stage: str) -> None:
+        if wandb_loggers(trainer):
             pl_module.record_predictions.add("val")  # only W&B shows validation predictions
 
-    def _records(self, trainer, pl_module, stage: str) -> list[dict]:
-        records = getattr(pl_module, "eval_outputs", {}).get(stage, {}).get("predictions") or []
+    def _records(self, trainer, pl_module: ReportingTask, stage: str) -> list[dict]:
+        outputs = pl_module.eval_outputs.get(stage)
+        records = outputs.predictions if outputs is not None else []
         describe = getattr(trainer.datamodule, "describe", None) if trainer.datamodule else None
         if describe is None:
             return records
@@ -89,11 +99,12 @@ class ConfusionMatrixReport(Callback):
     def on_test_end(self, trainer, pl_module) -> None:
         self._report(trainer, pl_module, "test")
 
-    def _report(self, trainer, pl_module, stage: str) -> None:
-        outputs = getattr(pl_module, "eval_outputs", {}).get(stage, {})
-        confusion, names = outputs.get("confusion"), outputs.get("label_names")
+    def _report(self, trainer, pl_module: ReportingTask, stage: str) -> None:
+        outputs = pl_module.eval_outputs.get(stage)
+        confusion = outputs.confusion if outputs is not None else None
         if confusion is None or not trainer.is_global_zero or int(confusion.sum()) == 0:
             return
+        names = list(outputs.label_names or [])
         from pragexp.metrics.classification import plot_confusion
 
         folder = _run_dir(trainer) / "confusion"

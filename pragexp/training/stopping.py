@@ -32,6 +32,7 @@ import logging
 import os
 import signal
 import threading
+from collections.abc import Callable
 from pathlib import Path
 
 from pytorch_lightning import Callback
@@ -39,8 +40,7 @@ from pytorch_lightning.trainer.states import RunningStage, TrainerFn
 from pytorch_lightning.utilities.exceptions import SIGTERMException
 from pytorch_lightning.utilities.rank_zero import rank_zero_only
 
-from pragexp.generation.cache import ResponseCache
-from pragexp.training.checkpoints import adapter_folder
+from pragexp.training.checkpoints import save_tuned_weights
 
 log = logging.getLogger(__name__)
 LAST = "last.ckpt"  # Lightning's name for the checkpoint `ckpt_path=last` resumes from
@@ -77,11 +77,12 @@ def resume_requeued(run_dir: Path, train: bool, ckpt_path: str | None) -> bool:
 
 class SignalStop:
     """See the module docstring. `run_dir`: the job's dir; `train`: whether it trains (a stop then saves a
-    checkpoint to resume from); `caches`: the response cache files its models use (what an evaluation keeps).
-    Set `trainer` once it is built; put `callback` first among the trainer's callbacks."""
+    checkpoint to resume from); `kept`: what else the job keeps, one phrase each, asked when it stops (the
+    answers in its response caches: `generation.cache.kept`). Set `trainer` once it is built; put `callback`
+    first among the trainer's callbacks."""
 
-    def __init__(self, run_dir: Path, train: bool, caches: list[Path] = ()):
-        self.run_dir, self.train, self.caches = Path(run_dir), train, list(caches)
+    def __init__(self, run_dir: Path, train: bool, kept: Callable[[], list[str]] = list):
+        self.run_dir, self.train, self.kept = Path(run_dir), train, kept
         self.trainer = None
         self.callback = StopCallback(self)
         self.signum: int | None = None
@@ -147,11 +148,7 @@ class SignalStop:
         last = self.saved or self.run_dir / "checkpoints" / LAST
         if self.train and last.is_file():
             kept.append(f"{last} (resume with ckpt_path=last hydra.run.dir={self.run_dir})")
-        kept += [
-            f"{_answers(path):,} answers in the response cache {path}"
-            for path in self.caches
-            if path.is_file()
-        ]
+        kept += self.kept()
         line = f"pragexp: stopped by {signal.Signals(self.signum).name} while {self.doing}; "
         nothing = "no checkpoint yet" if self.train else "nothing"
         line += f"kept: {'; '.join(kept) or nothing}; "
@@ -224,9 +221,7 @@ def save_resumable(trainer) -> Path:
     trainer.save_checkpoint(partial)
     if trainer.is_global_zero:
         os.replace(partial, path)
-        task = trainer.lightning_module
-        if hasattr(task, "save_adapter"):  # a tuned LLM's weights beside it, in peft's format
-            task.save_adapter(adapter_folder(path))
+    save_tuned_weights(trainer, path)  # a tuned LLM's weights beside it, in their own format
     return path
 
 
@@ -257,11 +252,3 @@ def _batch_of(where: str, batch: int, batches) -> str:
 
 def _number(batches) -> str:
     return str(int(batches)) if batches != float("inf") else "?"
-
-
-def _answers(path: Path) -> int:
-    cache = ResponseCache(path)
-    try:
-        return len(cache)
-    finally:
-        cache.close()

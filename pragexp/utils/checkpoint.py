@@ -15,6 +15,10 @@ checkpoint that has one can seed another run (`model.init_ckpt=`). Lightning sto
 module's `state_dict()` under the data module's class name (vocabularies as lists of words,
 tokenizers as JSON strings).
 
+Beside a checkpoint of a tuned LLM, `<name>.peft/` next to `<name>.ckpt` holds its weights in their own
+format (`adapter_folder`; written and loaded by `generation.adapters`): peft's adapter folder, which
+transformers, peft and vLLM load as it is.
+
 Checkpoints are data, never code: everything here is loaded with `torch.load(weights_only=True)`,
 which only rebuilds tensors, numbers, strings, lists, tuples and dicts; a file holding any other
 pickled object is refused with a clear error before any of it runs. `check_plain` makes sure
@@ -43,6 +47,7 @@ _MOVED_MODULES = {
     for name in ("lstm", "memnn", "memnn_inf", "entnet", "relnet", "seq2seq", "round_reader", "heads")
 }
 _PLAIN = (torch.Tensor, str, int, float, bool, type(None))
+ADAPTER_SUFFIX = ".peft"
 
 
 class CheckpointError(ValueError):
@@ -107,6 +112,11 @@ class PragexpCheckpoint:
             if isinstance(state, Mapping) and state.get("tokenizer"):
                 return state["tokenizer"]
         return None
+
+
+def adapter_folder(checkpoint_path: str | Path) -> Path:
+    """Where a checkpoint's tuned LLM weights sit in their own format: `<name>.peft/` beside `<name>.ckpt`."""
+    return Path(checkpoint_path).with_suffix(ADAPTER_SUFFIX)
 
 
 def load_plain(path: str | Path, setting: str = "ckpt_path") -> dict:
