@@ -4,6 +4,7 @@ hold the adapters and the base's identity, and peft loads the adapter folder as 
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -78,10 +79,23 @@ def test_the_adapter_folder_loads_with_peft_and_scores_as_pragexp_does(make_conf
     assert loglik == pytest.approx(record["loglik"][0], abs=1e-4)
 
 
-def test_a_checkpoint_of_another_base_model_is_refused(make_config, tmp_path):
+def test_a_checkpoint_or_adapter_folder_of_another_base_model_is_refused(make_config, tmp_path):
+    from pragexp.generation.hf import HFBackend
+
     cfg = make_config(["task=circa", *LORA, "trainer.max_epochs=1"])
     run(cfg)
     ckpt = best_checkpoint(cfg)
+    # The folder beside the checkpoint names its base as the checkpoint does; llm.adapter= checks it.
+    state = json.loads((ckpt.with_suffix(".peft") / "pragexp.json").read_text())
+    assert state == checkpoint.read(ckpt).network_weights()["_extra_state"]
+    assert HFBackend(model="tiny", device="cpu", adapter=str(ckpt)).load()[0].peft_config  # the same base
+    elsewhere = tmp_path / "elsewhere.peft"
+    shutil.copytree(ckpt.with_suffix(".peft"), elsewhere)
+    (elsewhere / "pragexp.json").write_text(
+        json.dumps({**state, "base": {**state["base"], "weights": "another"}})
+    )
+    with pytest.raises(ValueError, match=r"the weights at .*elsewhere\.peft were trained on the base model"):
+        HFBackend(model="tiny", device="cpu", adapter=str(elsewhere)).load()
     raw = torch.load(ckpt, weights_only=True)
     key = next(k for k in raw["state_dict"] if k.endswith("_extra_state"))
     raw["state_dict"][key]["base"] = {**raw["state_dict"][key]["base"], "weights": "another"}
