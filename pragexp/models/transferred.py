@@ -91,8 +91,5 @@ class TransferredClassifier(PragexpModel):
         records, self._records = self._records, []
         return records
 
-    def close(self) -> None:
-        """Nothing held open."""
-
     def save_adapter(self, folder) -> None:
         return None
