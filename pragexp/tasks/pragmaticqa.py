@@ -44,6 +44,7 @@ from pragexp.metrics.bartscore import Seq2SeqScorer, symmetric_bartscore
 from pragexp.metrics.perplexity import PerplexityMetric
 from pragexp.metrics.retrieval import RECALL_NAMES, recall_at_k
 from pragexp.metrics.spans import f1_lit, f1_prag, f1_prag_ceiling
+from pragexp.models.fid_text import ReaderText
 from pragexp.retrieval.encoders import build_encoder
 from pragexp.retrieval.spec import RetrieverSpec
 from pragexp.retrieval.store import PassageIndex
@@ -58,7 +59,6 @@ from pragexp.tasks.pragmaticqa_readers import (
     SpanReader,
     TextModel,
     TokenReader,
-    TokenText,
 )
 from pragexp.utils.contracts import require
 
@@ -80,7 +80,7 @@ class PragmatiCQAData(TaskData, Protocol):
     retriever: RetrieverSpec  # read once from the config; the question side and the search settings
     index: PassageIndex  # the passages, their stored vectors and the search over them
     query_vocab_size: int  # of the question encoder's tokenizer
-    reader_text: TokenText | None  # the reader's tokenizer and text handling; None for readers of no tokens
+    reader_text: ReaderText | None  # the reader's tokenizer and text handling; None for the baselines
 
     def batch_examples(self, batch: dict) -> Sequence[Question]:
         """The examples of a batch (`batch["split"]`, `batch["index"]`)."""

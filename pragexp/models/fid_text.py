@@ -10,8 +10,8 @@ truncation: inputs are cut and padded here) and gives:
 - `decode(ids)`: generated ids back to text, keeping `tags` (the answer format's span closers, added to the
   tokenizer as special tokens) where they stand.
 
-The answer format itself (which tags, what a target reads like) is answer_format's; it is handed in as `tags`.
-The task reads this through its `TokenText` contract (pragexp.tasks.pragmaticqa_readers).
+The answer format itself (which tags, what a target reads like) belongs to the data set; it is handed in as
+`tags`, so nothing here imports pragexp.data.
 """
 
 from __future__ import annotations
