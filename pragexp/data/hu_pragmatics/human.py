@@ -16,7 +16,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pragexp.data.common.csv_files import csv_records
+from pragexp.data.common.files.csv_files import csv_records
 from pragexp.data.hu_pragmatics.io import HuItem
 
 HUMAN_COLUMNS = ("pKey", "itemNum", "Correct", "Task", "OptionChosen")

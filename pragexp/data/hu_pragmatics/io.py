@@ -29,7 +29,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pragexp.data.common.csv_files import csv_records
+from pragexp.data.common.files.csv_files import csv_records
 from pragexp.utils.errors import DataFormatError
 
 PROMPT_COLUMNS = (
