@@ -231,8 +231,8 @@ class PragmatiCQATask(TrainableTask):
     def forward_batch(self, batch: dict) -> tuple[torch.Tensor, dict]:
         """The training loss: the reader's target NLL per token over the `retriever.train_top_k` passages,
         plus the weighted retrieval loss when the question encoder is fine-tuned. A fine-tuned LLM reader
-        learns the same target text after its prompt (`target_loss`). (Evaluation retrieves deeper and
-        generates: `evaluate_batch`.)"""
+        learns the same target text after its prompt (`PromptedReader.target_nll`). (Evaluation retrieves
+        deeper and generates: `evaluate_batch`.)"""
         vectors, ids = self.retrieve(batch, self.retriever.train_top_k)
         nll, tokens = self.reader.target_nll(self.reading(batch, ids))
         loss = nll.sum() / tokens.sum().clamp(min=1)
