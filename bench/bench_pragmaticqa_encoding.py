@@ -28,7 +28,7 @@ import numpy as np  # noqa: E402
 import torch  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 
-from pragexp.data.common import tokenization as tt  # noqa: E402
+from pragexp.data.common.tokens import tokenization as tt  # noqa: E402
 from pragexp.retrieval.encoders import build_encoder, encode_texts  # noqa: E402
 from pragexp.utils.pretrained_names import MINILM, minilm_path  # noqa: E402
 

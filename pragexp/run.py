@@ -19,6 +19,7 @@ import pragexp
 from pragexp.generation import cache
 from pragexp.training.stopping import SignalStop, resume_requeued
 from pragexp.utils import checkpoint
+from pragexp.utils.composition import build_datamodule
 from pragexp.utils.config_tree import print_config_tree
 from pragexp.utils.hub import check_hub_models
 from pragexp.utils.instantiate import build_callbacks, build_loggers, public_config
@@ -77,11 +78,7 @@ def _run(cfg: DictConfig, started: float, stop: SignalStop) -> dict[str, float]:
     check_hub_models(
         cfg, model=model_cfg
     )  # offline, a hub model not in the cache stops the run before any work
-    datamodule = instantiate(cfg.data)
-    if saved is not None:
-        state = saved.datamodule_state(type(datamodule).__qualname__)
-        if state:
-            datamodule.load_state_dict(state)
+    datamodule = build_datamodule(cfg, saved)
     task = _build_task(cfg, model_cfg)
     loggers = build_loggers(cfg.get("logger"))
     # The stop's callback first: it holds signals before the other callbacks write the test's results.

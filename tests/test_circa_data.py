@@ -9,8 +9,8 @@ from conftest import CIRCA_FIXTURE, SAMPLES, encoded_example, needs_samples
 
 from pragexp.data.circa.datamodule import CircaDataModule
 from pragexp.data.circa.io import LABELS, read_circa_hub, read_circa_tsv, select_labelled
-from pragexp.data.common import tokenization as tt
 from pragexp.data.common.splits import leave_one_group_out, matched_split, matched_split_sizes
+from pragexp.data.common.tokens import tokenization as tt
 from pragexp.utils.errors import DataFormatError
 
 SAMPLE = CIRCA_FIXTURE

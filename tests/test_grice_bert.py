@@ -6,8 +6,8 @@ import pytest
 import torch
 from conftest import GRICE_FIXTURE
 
-from pragexp.data.common import tokenization as tt
-from pragexp.data.common.vocab import Vocabulary
+from pragexp.data.common.tokens import tokenization as tt
+from pragexp.data.common.tokens.vocab import Vocabulary
 from pragexp.data.grice import examples as ex
 from pragexp.data.grice.io import read_dialogues
 from pragexp.models.choice import ChoiceScorer

@@ -182,12 +182,13 @@ def woman_knows(w, f):
 
 def qa_expected(w, q):
     """One-word answer of a query, recomputed from the raw world tables and the woman's knowledge."""
+    from pragexp.data.grice.generator import epistemic as E
     from pragexp.data.grice.generator import facts as F
 
     v, kind = valuation(w), q[0]
     yn = {True: "yes", False: "no"}
     if kind == "knows_where":
-        return yn[knowledge(w, F.WhereObj(q[1])) == "known"]
+        return yn[knowledge(w, E.WhereObj(q[1])) == "known"]
     if kind in ("where_obj", "believe_where"):
         assert len(w.possible["obj_loc"][q[1]]) == 1
         return w.obj_loc[q[1]]
@@ -198,7 +199,7 @@ def qa_expected(w, q):
     if kind == "all_at":
         return yn[count_in(v, q[1], q[2]) == w.obj_total[q[1]]]
     if kind == "knows_count":
-        return yn[knowledge(w, F.HowMany(q[1], w.obj_loc[q[1]])) == "known"]
+        return yn[knowledge(w, E.HowMany(q[1], w.obj_loc[q[1]])) == "known"]
     if kind == "count_word":
         n = count_in(v, q[1], q[2])
         if q[3] == "number":

@@ -4,7 +4,7 @@ import pytest
 import torch
 from conftest import GRICE_FIXTURE, SAMPLES, needs_samples
 
-from pragexp.data.common.vocab import Vocabulary, tokenize
+from pragexp.data.common.tokens.vocab import Vocabulary, tokenize
 from pragexp.data.grice.examples import collate, qa_examples, recovery_examples
 from pragexp.data.grice.io import read_dialogues
 from pragexp.utils.errors import DataFormatError

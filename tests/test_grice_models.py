@@ -6,7 +6,7 @@ import pytest
 import torch
 from test_models import batch
 
-from pragexp.data.common.vocab import Vocabulary
+from pragexp.data.common.tokens.vocab import Vocabulary
 from pragexp.data.grice.datamodule import GriceDataModule
 from pragexp.models.dialogue.entnet import EntNetReader
 from pragexp.models.dialogue.heads import AnswerClassifier, CandidateRanker

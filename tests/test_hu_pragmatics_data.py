@@ -4,15 +4,13 @@
 import pytest
 from conftest import FIXTURES, SAMPLES, needs_samples
 
-from pragexp.data.hu_pragmatics.io import (
-    find_prompt_files,
+from pragexp.data.hu_pragmatics.human import (
     human_accuracy,
     human_distribution_in_seed_order,
     read_human_answers,
     read_human_data,
-    read_prompt_file,
-    read_prompts,
 )
+from pragexp.data.hu_pragmatics.io import find_prompt_files, read_prompt_file, read_prompts
 from pragexp.utils.errors import DataFormatError
 
 ROOT = FIXTURES / "hu_pragmatics"

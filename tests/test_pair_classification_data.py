@@ -8,7 +8,7 @@ import pytest
 from conftest import FIXTURES, encoded_example
 
 from pragexp.data.boolq import BOOLQ_SCHEMA, BoolQDataModule, parse_boolq_answer
-from pragexp.data.common.pair_readers import read_pair_file
+from pragexp.data.common.files.pair_readers import read_pair_file
 from pragexp.data.common.splits import carve_dev
 from pragexp.data.nli import LABELS as NLI_LABELS
 from pragexp.data.nli import NLI_SCHEMA, NLIDataModule, parse_nli_label

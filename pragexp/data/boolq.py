@@ -16,8 +16,8 @@ Input: "[CLS] question [SEP] passage [SEP]", the order of the BoolQ paper's BERT
 
 from __future__ import annotations
 
-from pragexp.data.common.pair_classification import PairClassificationDataModule
-from pragexp.data.common.pair_readers import PairSchema
+from pragexp.data.common.datamodules.pair_classification import PairClassificationDataModule
+from pragexp.data.common.files.pair_readers import PairSchema
 
 LABELS = ("no", "yes")  # class index = int(answer)
 _VALUES = {"false": 0, "no": 0, "0": 0, "true": 1, "yes": 1, "1": 1}
@@ -54,7 +54,7 @@ BOOLQ_SCHEMA = PairSchema(
 
 
 class BoolQDataModule(PairClassificationDataModule):
-    """Question/passage pairs, 2 classes; options in pragexp.data.common.pair_classification and conf/data/boolq.yaml."""
+    """Question/passage pairs, 2 classes; options in pragexp.data.common.datamodules.pair_classification and conf/data/boolq.yaml."""
 
     schema = BOOLQ_SCHEMA
     default_label_names = LABELS

@@ -15,8 +15,8 @@ Input: "[CLS] premise [SEP] hypothesis [SEP]".
 
 from __future__ import annotations
 
-from pragexp.data.common.pair_classification import PairClassificationDataModule
-from pragexp.data.common.pair_readers import PairSchema
+from pragexp.data.common.datamodules.pair_classification import PairClassificationDataModule
+from pragexp.data.common.files.pair_readers import PairSchema
 
 LABELS = ("entailment", "neutral", "contradiction")  # in the hub's class-id order
 NO_GOLD = ("-", "", "-1")
@@ -56,7 +56,7 @@ NLI_SCHEMA = PairSchema(
 
 
 class NLIDataModule(PairClassificationDataModule):
-    """Premise/hypothesis pairs, 3 classes; options in pragexp.data.common.pair_classification and conf/data/nli.yaml."""
+    """Premise/hypothesis pairs, 3 classes; options in pragexp.data.common.datamodules.pair_classification and conf/data/nli.yaml."""
 
     schema = NLI_SCHEMA
     default_label_names = LABELS

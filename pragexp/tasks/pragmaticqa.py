@@ -2,8 +2,10 @@
 generate its literal answer spans, its pragmatic spans (what the asker will want next) and a final answer.
 
 The network is a question encoder (the query side of the retriever; its passages' vectors sit in the
-data module's FAISS index) and a reader (`model=`: `fid`, or the `oracle` and `lead` baselines). Every
-step encodes the questions, searches the index and hands the top passages to the reader:
+data module's FAISS index) and a reader (`model=`: `fid`, `llm`, or the `oracle` and `lead` baselines), which
+the task reads through one contract, `Reader` (pragexp.tasks.pragmaticqa_readers: an adapter per kind of
+model, chosen when the network is built). Every step encodes the questions, searches the index and hands the
+top passages to the reader:
 
 - training: the reader's target NLL over the `retriever.train_top_k` passages (the paper: top 5), plus,
   when `retriever.finetune` is on (the paper fine-tunes DPR's question encoder), an in-batch contrastive
@@ -46,51 +48,21 @@ from pragexp.models.fid_text import ReaderText
 from pragexp.retrieval.encoders import build_encoder
 from pragexp.retrieval.spec import RetrieverSpec
 from pragexp.retrieval.store import PassageIndex
-from pragexp.tasks.base import EVAL_STAGES, PromptedModel, TaskData, TrainableTask
+from pragexp.tasks.base import EVAL_STAGES, TaskData, TrainableTask
+from pragexp.tasks.pragmaticqa_readers import (
+    PromptedReader,
+    PromptedWriter,
+    Question,
+    Reader,
+    Reading,
+    SpanBaseline,
+    SpanReader,
+    TextModel,
+    TokenReader,
+)
 from pragexp.utils.contracts import require
 
 GENERATION_SCORES = ("f1_lit", "f1_prag", "f1_prag_ceiling", "well_formed", "q")
-Spans = tuple[tuple[str, ...], tuple[str, ...], str]  # literal spans, pragmatic spans, answer
-
-
-class PromptedWriter(PromptedModel, Protocol):
-    """An LLM reader (`model=llm`): writes the target from a prompt; a tuned one learns the target text."""
-
-    def write(self, items: Sequence) -> list[str]: ...
-
-    def target_nll(self, items: Sequence, targets: Sequence[str]) -> tuple[torch.Tensor, torch.Tensor]: ...
-
-
-class SpanBaseline(Protocol):
-    """A reader that reads no tokens and answers in spans (`oracle`, `lead`)."""
-
-    def predict(
-        self, golds: Sequence[Spans], passages: Sequence[Sequence[tuple[str, str]]]
-    ) -> list[Spans]: ...
-
-
-class TextReader(Protocol):
-    """A sequence-to-sequence reader over token ids (`fid`): the gold target's logits, and generation."""
-
-    def __call__(self, *args, labels: torch.Tensor | None = None, **inputs) -> torch.Tensor: ...
-
-    def generate(self, *args, **inputs) -> torch.Tensor: ...
-
-
-class Question(Protocol):
-    """What the task reads of one example (pragexp.data.pragmaticqa.examples.QAExample)."""
-
-    answer: str
-
-    @property
-    def literal_texts(self) -> tuple[str, ...]: ...
-
-    @property
-    def pragmatic_texts(self) -> tuple[str, ...]: ...
-
-    def query(self) -> str:
-        """The question with its conversation so far: the question encoder's and the reader's input."""
-        ...
 
 
 class ParsedOutput(Protocol):
@@ -178,7 +150,7 @@ class PragmatiCQATask(TrainableTask):
         self.score_names = tuple(s for s in GENERATION_SCORES if s != "q" or self.q_scorer_name)
         self.retriever: RetrieverSpec | None = None  # the data module's, taken in build_network
         self.scorer: Seq2SeqScorer | None = None  # loaded at the first generating evaluation; not saved
-        self.reader_contract: type | None = None  # which kind of reader the model is (set in build_network)
+        self.reader: Reader | None = None  # the reader's adapter, chosen in build_network
 
     # -- network and metrics ------------------------------------------------------------------------------
     @property
@@ -191,19 +163,24 @@ class PragmatiCQATask(TrainableTask):
         query_encoder = build_encoder(
             spec.name, spec.pooling, spec.normalize, vocab_size=datamodule.query_vocab_size
         )
+        model, self.reader = self.build_reader(datamodule)
+        trainable = any(p.requires_grad for p in model.parameters())
+        query_encoder.requires_grad_(self.retriever.finetune and trainable)
+        return nn.ModuleDict({"query_encoder": query_encoder, "reader": model})
+
+    def build_reader(self, datamodule: PragmatiCQAData) -> tuple[nn.Module, Reader]:
+        """The reader's model and the adapter the task reads it through, chosen by what the model is."""
         text = datamodule.reader_text
         if self.model_traits.reads_prompts:  # an LLM writes the target from a prompt (model=llm)
-            reader, contract = self.build_prompted(datamodule), PromptedWriter
-        elif text is None:  # the baselines read no tokens
-            reader, contract = self.model_factory(), SpanBaseline
-        else:
-            reader = self.model_factory(vocab_size=text.vocab_size, special_ids=text.special_ids)
-            contract = TextReader
-        require(reader, contract, f"model {type(reader).__name__} as a PragmatiCQA reader")
-        self.reader_contract = contract
-        trainable = any(p.requires_grad for p in reader.parameters())
-        query_encoder.requires_grad_(self.retriever.finetune and trainable)
-        return nn.ModuleDict({"query_encoder": query_encoder, "reader": reader})
+            model = self.build_prompted(datamodule, PromptedWriter)
+            return model, PromptedReader(model, datamodule.prompt_item, datamodule.format_answer)
+        if text is None:  # the baselines read no tokens
+            model = self.model_factory()
+            require(model, SpanBaseline, f"model {type(model).__name__} as a PragmatiCQA reader")
+            return model, SpanReader(model, datamodule.format_answer)
+        model = self.model_factory(vocab_size=text.vocab_size, special_ids=text.special_ids)
+        require(model, TextModel, f"model {type(model).__name__} as a PragmatiCQA reader")
+        return model, TokenReader(model, text, self.generation)
 
     def build_metrics(self, datamodule: PragmatiCQAData) -> nn.ModuleDict:
         top_k = self.retriever.top_k
@@ -212,10 +189,6 @@ class PragmatiCQATask(TrainableTask):
         return nn.ModuleDict(
             {s: PragmatiCQAMetrics(self.score_names, retrieval, datamodule.group_names) for s in EVAL_STAGES}
         )
-
-    @property
-    def reader(self) -> nn.Module:
-        return self.net["reader"]
 
     # -- retrieval ------------------------------------------------------------------------------------------
     def retrieve(self, batch: dict, k: int) -> tuple[torch.Tensor, np.ndarray]:
@@ -249,63 +222,19 @@ class PragmatiCQATask(TrainableTask):
         passages = self.data.index.passages
         return [[(passages[p].title, passages[p].text) if p >= 0 else None for p in row] for row in ids]
 
-    # -- reading --------------------------------------------------------------------------------------------
-    def _reader_inputs(self, batch: dict, ids: np.ndarray) -> dict[str, torch.Tensor]:
-        queries = [e.query() for e in self.data.batch_examples(batch)]
-        inputs = self.data.reader_text.inputs(queries, self.passage_texts(ids))
-        return {k: v.to(self.device) for k, v in inputs.items()}
-
-    def target_nll(self, inputs: dict, labels: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """Per example: the summed token NLL of the gold target and its number of tokens."""
-        logits = self.reader(**inputs, labels=labels)
-        nll = F.cross_entropy(logits.float().transpose(1, 2), labels, ignore_index=-100, reduction="none")
-        return nll.sum(1), (labels != -100).sum(1)
-
-    def predict(self, batch: dict, inputs: dict | None, ids: np.ndarray) -> list[str]:
-        """Each question's output as text in the target's format (literal </lit> ... pragmatic </prag> ... answer)."""
-        if self.reader_contract is PromptedWriter:  # an LLM: question, conversation and passages in a prompt
-            return self.reader.write(self._prompt_items(batch, ids))
-        if (
-            self.reader_contract is SpanBaseline
-        ):  # baselines answer in spans; written out as a generator would
-            golds = [(e.literal_texts, e.pragmatic_texts, e.answer) for e in self.data.batch_examples(batch)]
-            passages = [[p for p in row if p is not None] for row in self.passage_texts(ids)]
-            return [self.data.format_answer(*spans) for spans in self.reader.predict(golds, passages)]
-        generated = self.reader.generate(**inputs, **self.generation)
-        return [self.data.reader_text.decode(row.tolist()) for row in generated]
-
-    def _target_nll(
-        self, batch: dict, ids: np.ndarray, inputs: dict | None = None
-    ) -> tuple[torch.Tensor, torch.Tensor] | None:
-        """Per example, the reader's summed NLL of the gold target given the passages `ids` (tokenised as
-        `inputs`, when the caller has them), and its token count; None for a reader that has none (the
-        baselines, a frozen LLM)."""
-        if (
-            self.prompted is not None and self.prompted.learns
-        ):  # a tuned LLM: the target text after its prompt
-            examples = self.data.batch_examples(batch)
-            targets = [
-                self.data.format_answer(e.literal_texts, e.pragmatic_texts, e.answer) for e in examples
-            ]
-            return self.reader.target_nll(self._prompt_items(batch, ids), targets)
-        if "labels" not in batch:
-            return None
-        return self.target_nll(inputs or self._reader_inputs(batch, ids), batch["labels"])
-
-    def _prompt_items(self, batch: dict, ids: np.ndarray) -> list:
-        """The batch's questions as an LLM reads them, with the retrieved passages (rank order)."""
-        examples, indices = self.data.batch_examples(batch), batch["index"].tolist()
-        passages = [[p for p in row if p is not None] for row in self.passage_texts(ids)]
-        return [self.data.prompt_item(e, ps, i) for e, ps, i in zip(examples, passages, indices, strict=True)]
+    def reading(self, batch: dict, ids: np.ndarray) -> Reading:
+        """The batch's questions with their retrieved passages `ids`, as a reader reads them."""
+        examples = self.data.batch_examples(batch)
+        return Reading(examples, batch["index"].tolist(), self.passage_texts(ids), batch.get("labels"))
 
     # -- steps ----------------------------------------------------------------------------------------------
     def forward_batch(self, batch: dict) -> tuple[torch.Tensor, dict]:
         """The training loss: the reader's target NLL per token over the `retriever.train_top_k` passages,
         plus the weighted retrieval loss when the question encoder is fine-tuned. A fine-tuned LLM reader
-        learns the same target text after its prompt (`target_loss`). (Evaluation retrieves deeper and
-        generates: `evaluate_batch`.)"""
+        learns the same target text after its prompt (`PromptedReader.target_nll`). (Evaluation retrieves
+        deeper and generates: `evaluate_batch`.)"""
         vectors, ids = self.retrieve(batch, self.retriever.train_top_k)
-        nll, tokens = self._target_nll(batch, ids)
+        nll, tokens = self.reader.target_nll(self.reading(batch, ids))
         loss = nll.sum() / tokens.sum().clamp(min=1)
         if vectors.requires_grad:  # the question encoder is fine-tuned
             retrieval = self.retrieval_loss(vectors, batch["gold_passages"])
@@ -329,14 +258,13 @@ class PragmatiCQATask(TrainableTask):
                     scores[f"retrieval/{name}@{k}"] = values
                 if k == top_k:
                     scores[f"{name}@{k}"] = values
-        inputs = self._reader_inputs(batch, ranked[:, :top_k]) if "labels" in batch else None
+        reading = self.reading(batch, ranked[:, :top_k])
         with torch.no_grad():
-            target = self._target_nll(batch, ranked[:, :top_k], inputs)
+            target = self.reader.target_nll(reading)
         if target is not None:
             scores["nll"], scores["tokens"] = target
         if self._generating():
-            outputs = self.predict(batch, inputs, ranked[:, :top_k])
-            scores.update(self.generation_scores(self.data.batch_examples(batch), outputs))
+            scores.update(self.generation_scores(reading.examples, self.reader.write(reading)))
         return scores
 
     def generation_scores(self, examples: Sequence[Question], outputs: Sequence[str]) -> dict:

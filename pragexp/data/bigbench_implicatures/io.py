@@ -22,7 +22,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from pragexp.data.common.jsonl import iter_jsonl
+from pragexp.data.common.files.jsonl import iter_jsonl
 from pragexp.utils.errors import DataFormatError
 
 HUB_NAME = "tasksource/bigbench"

@@ -21,8 +21,8 @@ from pragexp.data.circa.io import (
     read_circa_tsv,
     select_labelled,
 )
+from pragexp.data.common.datamodules.text_classification import TextClassificationDataModule
 from pragexp.data.common.splits import SPLITS, leave_one_group_out, matched_split
-from pragexp.data.common.text_classification import TextClassificationDataModule
 from pragexp.utils.errors import DataFormatError
 
 log = logging.getLogger(__name__)
@@ -30,7 +30,7 @@ log = logging.getLogger(__name__)
 
 class CircaDataModule(TextClassificationDataModule):
     """Circa as a text-pair classification task; see the module docstring for the options, and
-    pragexp.data.common.text_classification for tokenization (`tokenizer`, `tokenizer_ckpt`) and checkpoints."""
+    pragexp.data.common.datamodules.text_classification for tokenization (`tokenizer`, `tokenizer_ckpt`) and checkpoints."""
 
     def __init__(
         self,

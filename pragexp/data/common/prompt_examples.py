@@ -8,7 +8,7 @@ from collections.abc import Sequence
 
 import torch
 
-from pragexp.data.common.datamodule import SplitsDataModule
+from pragexp.data.common.datamodules.base import SplitsDataModule
 from pragexp.prompting import PromptItem
 
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pragexp.data.common import tokenization as tt
-from pragexp.data.common.datamodule import SplitsDataModule
+from pragexp.data.common.datamodules.base import SplitsDataModule
 from pragexp.data.common.prompt_examples import prompt_collate, prompt_example, readable
-from pragexp.data.common.vocab import Vocabulary
+from pragexp.data.common.tokens import tokenization as tt
+from pragexp.data.common.tokens.vocab import Vocabulary
 from pragexp.data.grice import examples as ex
 from pragexp.data.grice.io import read_dialogues
 from pragexp.data.grice.schema import IMPLICATURE_TYPES

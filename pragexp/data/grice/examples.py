@@ -20,8 +20,8 @@ from collections.abc import Iterable, Sequence
 import torch
 from torch.nn.utils.rnn import pad_sequence
 
-from pragexp.data.common import tokenization as tt
-from pragexp.data.common.vocab import Vocabulary
+from pragexp.data.common.tokens import tokenization as tt
+from pragexp.data.common.tokens.vocab import Vocabulary
 from pragexp.data.grice.io import Dialogue, Round
 from pragexp.data.grice.schema import IMPLICATURE_TYPES
 

@@ -17,14 +17,13 @@ import random
 from pathlib import Path
 
 from pragexp.data.common.prompt_examples import PromptDataModule
-from pragexp.data.hu_pragmatics.io import (
-    HuItem,
+from pragexp.data.hu_pragmatics.human import (
     HumanItem,
     human_accuracy,
     human_distribution_in_seed_order,
     read_human_data,
-    read_prompts,
 )
+from pragexp.data.hu_pragmatics.io import HuItem, read_prompts
 from pragexp.prompting import PromptItem
 
 log = logging.getLogger(__name__)

@@ -23,7 +23,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pragexp.data.common.csv_files import decode_utf8
+from pragexp.data.common.files.csv_files import decode_utf8
 from pragexp.utils.errors import DataFormatError
 
 REQUIRED = (

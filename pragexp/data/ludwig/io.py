@@ -39,7 +39,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pragexp.data.common.csv_files import csv_records, decode_utf8
+from pragexp.data.common.files.csv_files import csv_records, decode_utf8
 from pragexp.utils.errors import DataFormatError
 
 PAIR_COLUMNS = ("Context utterance", "Response utterance", "Implicature")

@@ -19,39 +19,26 @@ import sys
 
 import torch
 
-from pragexp import CONFIG_DIR  # pragexp.train's: the data module is built as a training run builds it
 from pragexp.data.pragmaticqa.datamodule import PragmatiCQADataModule
 from pragexp.retrieval.encoders import build_encoder
-from pragexp.utils import checkpoint
+from pragexp.utils import checkpoint, composition
+from pragexp.utils.hub import check_hub_models
 
 TASK = "pragmaticqa"
 
 
 def compose(overrides: list[str]):
-    from hydra import compose as hydra_compose
-    from hydra import initialize_config_dir
-    from hydra.core.hydra_config import HydraConfig
-
-    with initialize_config_dir(config_dir=str(CONFIG_DIR), version_base="1.3"):
-        cfg = hydra_compose(
-            "train",
-            # No reader: retrieval needs no generator tokenizer (a hub name would need the network).
-            overrides=[f"task={TASK}", "data.report_dir=null", "data.tokenizer=null", *overrides],
-            return_hydra_config=True,
-        )
-    HydraConfig.instance().set_config(cfg)
-    return cfg
+    # No reader: retrieval needs no generator tokenizer (a hub name would need the network).
+    return composition.compose(
+        "train", [f"task={TASK}", "data.report_dir=null", "data.tokenizer=null", *overrides]
+    )
 
 
 def data_module(cfg, saved: checkpoint.PragexpCheckpoint | None = None) -> PragmatiCQADataModule:
-    from hydra.utils import instantiate
-
-    from pragexp.utils.hub import check_hub_models
-
+    """The data module as a training run builds it (with a checkpoint's tokenizers), its index built or
+    found in the cache."""
     check_hub_models(cfg, ("retriever.query_encoder", "retriever.passage_encoder"))  # no reader here
-    dm = instantiate(cfg.data)
-    if saved is not None:
-        dm.load_state_dict(saved.datamodule_state(type(dm).__qualname__))
+    dm = composition.build_datamodule(cfg, saved)
     dm.prepare_data()
     dm.setup("test")
     return dm

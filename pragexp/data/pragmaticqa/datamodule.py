@@ -32,9 +32,9 @@ from pathlib import Path
 
 import torch
 
-from pragexp.data.common import tokenization as tt
-from pragexp.data.common.datamodule import SplitsDataModule
+from pragexp.data.common.datamodules.base import SplitsDataModule
 from pragexp.data.common.splits import SPLITS
+from pragexp.data.common.tokens import tokenization as tt
 from pragexp.data.pragmaticqa.answer_format import TAGS, format_answer, parse_answer, well_formed
 from pragexp.data.pragmaticqa.corpus import Corpus, CorpusSource, community_folders
 from pragexp.data.pragmaticqa.examples import QUESTION_TYPES, QAExample, qa_examples

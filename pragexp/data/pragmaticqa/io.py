@@ -28,7 +28,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pragexp.data.common.jsonl import iter_jsonl
+from pragexp.data.common.files.jsonl import iter_jsonl
 from pragexp.data.common.splits import SPLITS
 from pragexp.utils.errors import DataFormatError
 

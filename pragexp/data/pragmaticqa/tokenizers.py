@@ -15,7 +15,7 @@ from collections.abc import Sequence
 import torch
 from tokenizers import Tokenizer
 
-from pragexp.data.common import tokenization as tt
+from pragexp.data.common.tokens import tokenization as tt
 from pragexp.data.pragmaticqa.corpus import Corpus
 from pragexp.retrieval.encoders import RETRIEVER_HINT
 from pragexp.retrieval.spec import EncoderSpec

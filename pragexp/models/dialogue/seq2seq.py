@@ -23,7 +23,7 @@ from torch import nn
 from pragexp.models.dialogue.layers import PAD_ID, mlp
 from pragexp.models.traits import ModelTraits, PragexpModel
 
-BOUNDARY_ID = 2  # `<sep>`: pragexp.data.common.vocab.Vocabulary's third special token (checked by a test)
+BOUNDARY_ID = 2  # `<sep>`, the third special token of pragexp.data.common.tokens.vocab (a test checks)
 
 
 def with_boundaries(tokens: torch.Tensor, boundary_id: int = BOUNDARY_ID) -> torch.Tensor:

@@ -8,6 +8,7 @@ Levels of the temporal And-Or graph, one module each:
   lexicon.py    named entities (the official release's lexicon by default)
   discourse.py  temporal chaining of rounds: coreference and follow-ups
   facts.py      meanings (explicit answers, distractors) evaluable in the world
+  epistemic.py  what the woman may not know: queries, "not sure" and "don't know" facts
   render.py     facts -> explicit sentences
   distractors.py  the three wrong options of a round (the paper's four strategies)
   qa.py         single-word questions about the world after the dialogue

@@ -20,7 +20,7 @@ from pragexp.data.grice.schema import IMPLICATURE_TYPES, SUBTOPICS, TEST_CONDITI
 
 from .discourse import Discourse
 from .distractors import choose_distractors
-from .facts import DontKnow, NotSure, Whether
+from .epistemic import DontKnow, NotSure, Whether
 from .grammar import Ctx, build_turn, supports
 from .lexicon import load_lexicon
 from .qa import answer as qa_answer
@@ -186,85 +186,24 @@ class GriceGenerator:
         return self._sample_type_for(rng, sub), [sub]
 
     def _try_dialogue(self, rng, preset, dialog_id, forced):
-        lex = self.lex
-        world = sample_world(rng, lex)
-        d = Discourse(lex)
+        world = sample_world(rng, self.lex)
+        d = Discourse(self.lex)
         lo, hi = preset["rounds"]
         n_rounds = randint(rng, lo, hi)
         forced_at = int(rng.random() * n_rounds) if forced is not None else None
-        rounds, records, tellers = [], [], []
-        c = Ctx(rng, world, lex, d)
+        c = Ctx(rng, world, self.lex, d)
+        rounds, tellers = [], []
         for i in range(n_rounds):
-            imp, subs = self._plan(rng, i, forced, forced_at)
-            built = build_turn(c, imp, subs)
-            if built is None and subs is not None:
-                imp = self._sample_type_for(rng, subs[0])
-                built = build_turn(c, imp, subs)
+            built = self._turn(c, rng, i, forced, forced_at)
             if built is None:
-                if i == forced_at:
-                    return None  # this world cannot carry the test type: redraw it
-                imp = "explicit"
-                built = build_turn(c, imp)
-            subtopic, turn = built
-            gold_text = explicit(turn.gold, lex)
-            distractors = choose_distractors(turn.gold, gold_text, turn, world, d, lex, rng)
-            options = [t for _, t in distractors]
-            index = int(rng.random() * 4)
-            options.insert(index, gold_text)
-            d.frame = (subtopic, turn.kind) + _frame_slots(turn.gold)
-            rounds.append(
-                GeneratedRound(
-                    turn.question,
-                    turn.answer,
-                    turn.gold,
-                    gold_text,
-                    distractors,
-                    options,
-                    index,
-                    imp,
-                    subtopic,
-                    turn.topic,
-                )
-            )
+                return None  # this world cannot carry the test type: redraw it
+            imp, subtopic, turn = built
+            rounds.append(self._round(rng, world, d, imp, subtopic, turn))
             tellers.append(turn.alt_agent)
-            records.append(
-                {
-                    "question": turn.question,
-                    "answer": turn.answer,
-                    "explict_answer": gold_text,
-                    "option": options,
-                    "answer_index": index,
-                    "implicature": imp,
-                    "subtopic": subtopic,
-                }
-            )
-        about = list(range(n_rounds))
-        shuffle(rng, about)
-        wanted = preset["questions"]
-        questions, asked = [], set()
-
-        def pick(seq):
-            return seq[int(rng.random() * len(seq))]
-
-        for i in about:  # the first rounds with a query not asked yet
-            r = rounds[i]
-            queries = queries_about(world, r.gold, pick, lex, tellers[i])
-            keyed = sorted(
-                ((rng.random() ** (1.0 / wt), k) for k, (wt, _) in enumerate(queries)), reverse=True
-            )
-            for _, k in keyed:  # weighted order (Efraimidis-Spirakis keys)
-                q = queries[k][1]
-                text = qa_phrase(q, lex)
-                if text not in asked:
-                    asked.add(text)
-                    questions.append(GeneratedQuestion(q, text, qa_answer(world, q, lex), r.implicature, i))
-                    break
-            if len(questions) == wanted:
-                break
-        questions.sort(key=lambda q: q.round_index)
+        questions = _questions(rng, world, self.lex, rounds, tellers, preset["questions"])
         record = {
             "dialog_id": dialog_id,
-            "dialog": records,
+            "dialog": [_round_record(r) for r in rounds],
             "question": [
                 {"question": q.question, "answer": q.answer, "implicature": q.implicature} for q in questions
             ],
@@ -273,11 +212,87 @@ class GriceGenerator:
             record["test_condition"] = TEST_CODES[forced]
         return GeneratedDialogue(record, world, rounds, questions, forced)
 
+    def _turn(self, c, rng, i, forced, forced_at):
+        """(implicature, subtopic, turn) of round i; None when round i must carry the test type and cannot.
+        A planned type the subtopic cannot carry gives way to one it can, and that to an explicit round."""
+        imp, subs = self._plan(rng, i, forced, forced_at)
+        built = build_turn(c, imp, subs)
+        if built is None and subs is not None:
+            imp = self._sample_type_for(rng, subs[0])
+            built = build_turn(c, imp, subs)
+        if built is None:
+            if i == forced_at:
+                return None
+            imp = "explicit"
+            built = build_turn(c, imp)
+        return (imp, *built)
+
+    def _round(self, rng, world, d, imp, subtopic, turn) -> GeneratedRound:
+        """A built turn with its options: the gold's explicit form among three distractors."""
+        gold_text = explicit(turn.gold, self.lex)
+        distractors = choose_distractors(turn.gold, gold_text, turn, world, d, self.lex, rng)
+        options = [t for _, t in distractors]
+        index = int(rng.random() * 4)
+        options.insert(index, gold_text)
+        d.frame = (subtopic, turn.kind) + _frame_slots(turn.gold)
+        return GeneratedRound(
+            turn.question,
+            turn.answer,
+            turn.gold,
+            gold_text,
+            distractors,
+            options,
+            index,
+            imp,
+            subtopic,
+            turn.topic,
+        )
+
     def dialogs(self, split: str, n: int, seed: int) -> Iterator[dict]:
         check_split(split)
         check_seed(seed)
         for k in range(n):
             yield self.dialogue(split, k, seed).record
+
+
+def _round_record(r: GeneratedRound) -> dict:
+    """A round as the release writes it (its spelling "explict_answer" included)."""
+    return {
+        "question": r.question,
+        "answer": r.answer,
+        "explict_answer": r.gold_text,
+        "option": r.options,
+        "answer_index": r.answer_index,
+        "implicature": r.implicature,
+        "subtopic": r.subtopic,
+    }
+
+
+def _questions(rng, world, lex, rounds, tellers, wanted) -> list[GeneratedQuestion]:
+    """`wanted` questions in round order: rounds are visited in a random order, each giving the first of its
+    queries (in a weighted order) not asked yet."""
+    about = list(range(len(rounds)))
+    shuffle(rng, about)
+    questions, asked = [], set()
+
+    def pick(seq):
+        return seq[int(rng.random() * len(seq))]
+
+    for i in about:
+        r = rounds[i]
+        queries = queries_about(world, r.gold, pick, lex, tellers[i])
+        keyed = sorted(((rng.random() ** (1.0 / wt), k) for k, (wt, _) in enumerate(queries)), reverse=True)
+        for _, k in keyed:  # weighted order (Efraimidis-Spirakis keys)
+            q = queries[k][1]
+            text = qa_phrase(q, lex)
+            if text not in asked:
+                asked.add(text)
+                questions.append(GeneratedQuestion(q, text, qa_answer(world, q, lex), r.implicature, i))
+                break
+        if len(questions) == wanted:
+            break
+    questions.sort(key=lambda q: q.round_index)
+    return questions
 
 
 __all__ = [

@@ -17,7 +17,8 @@ knowledge can be checked by enumerating only those.
 The woman's knowledge has three levels per variable (see world.py): known, partial (narrowed down to a
 few values: "they are in the hall or the den") and none ("I didn't see him"). The release words them
 differently and means different things: "I am not sure ..." is partial knowledge (``NotSure``), "I
-don't know ..." is none (``DontKnow``), so the two are not paraphrases of each other.
+don't know ..." is none (``DontKnow``), so the two are not paraphrases of each other; those two and the
+queries they are about live in epistemic.py.
 """
 
 from __future__ import annotations
@@ -291,113 +292,6 @@ class ObjectQuant(NamedTuple):
         if q == "not_all":
             return n < total
         return n == q
-
-
-# --- what the woman may not know: the queries of epistemic facts ---------------------------------
-
-
-class WhereAgent(NamedTuple):
-    """Where agent went in the end."""
-
-    agent: str
-
-    def answers(self, v):
-        return v.cur[self.agent]
-
-    def variables(self):
-        return (("cur", self.agent),)
-
-    def topics(self):
-        return (("agent", self.agent),)
-
-
-class WhereObj(NamedTuple):
-    obj: str
-
-    def answers(self, v):
-        return v.obj_loc[self.obj]
-
-    def variables(self):
-        return (("obj_loc", self.obj),)
-
-    def topics(self):
-        return (("object", self.obj),)
-
-
-class HowMany(NamedTuple):
-    obj: str
-    loc: str
-
-    def answers(self, v):
-        return v.obj_count[self.obj] if v.obj_loc[self.obj] == self.loc else 0
-
-    def variables(self):
-        return (("obj_loc", self.obj), ("obj_count", self.obj))
-
-    def topics(self):
-        return (("count", self.obj, self.loc),)
-
-
-class Whether(NamedTuple):
-    fact: tuple
-
-    def answers(self, v):
-        return self.fact.holds(v)
-
-    def variables(self):
-        return self.fact.variables()
-
-    def topics(self):
-        return self.fact.topics()
-
-
-def _query_key(q):
-    if type(q) is Whether:
-        # not knowing whether P == not knowing whether not-P, whatever verb words it
-        return ("whether", positive(q.fact).key())
-    return (type(q).__name__,) + tuple(q)
-
-
-class NotSure(NamedTuple):
-    """ "I am not sure ...": the woman is uncertain about the query, with partial knowledge."""
-
-    query: tuple
-
-    def key(self):
-        return ("not_sure",) + _query_key(self.query)
-
-    def topics(self):
-        return self.query.topics()
-
-    def variables(self):
-        return ()
-
-    def holds(self, v):
-        # Epistemic: evaluated against the woman's knowledge, not a single valuation.
-        return v.uncertainty(self.query) == "partial"
-
-
-class DontKnow(NamedTuple):
-    """ "I don't know ...": the woman has no knowledge about the query. ``bare``: just "I don't know"
-    (a distractor the release often offers; its own key, as it is worded differently)."""
-
-    query: tuple
-    bare: bool = False
-
-    def key(self):
-        return ("dont_know", self.bare) + _query_key(self.query)
-
-    def topics(self):
-        return self.query.topics()
-
-    def variables(self):
-        return ()
-
-    def holds(self, v):
-        return v.uncertainty(self.query) == "none"
-
-
-EPISTEMIC = (NotSure, DontKnow)
 
 
 def positive(fact):

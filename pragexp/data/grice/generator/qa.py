@@ -9,15 +9,13 @@ probe what a round's gold fact is about.
 
 from __future__ import annotations
 
+from .epistemic import DontKnow, HowMany, NotSure, WhereAgent, WhereObj, Whether
 from .facts import (
     WOMAN,
     AgentAt,
     AgentPath,
     AgentWent,
-    DontKnow,
-    HowMany,
     InContainer,
-    NotSure,
     ObjectAt,
     ObjectQuant,
     Put,
@@ -25,9 +23,6 @@ from .facts import (
     PutThenWent,
     PutTogether,
     WasThenPut,
-    WhereAgent,
-    WhereObj,
-    Whether,
 )
 from .world import KNOWN
 
@@ -94,68 +89,47 @@ def _knowing(verb: str) -> str:
     return "does the woman know" if verb == "know" else "is the woman sure about"
 
 
+def _be(obj: str, lex) -> str:
+    return "is" if lex.is_singular(obj) else "are"
+
+
+def _knows_who_put(q, lex) -> str:
+    place = "in the" if q[3] == "know" else "the"  # (sic): the release drops "in" after "sure about"
+    return f"{_knowing(q[3])} who put the {q[1]} {place} {q[2]}"
+
+
+# How the release words each kind of query, from the query's arguments.
+_PHRASES = {
+    "knows_where": lambda q, lex: f"{_knowing(q[2])} where the {q[1]} {_be(q[1], lex)}",
+    "where_obj": lambda q, lex: f"where {_be(q[1], lex)} the {q[1]}",
+    "believe_where": lambda q, lex: f"where does the woman {q[2]} the {q[1]} {_be(q[1], lex)}",
+    "obj_at": lambda q, lex: f"{_be(q[1], lex)} the {q[1]} in the {q[2]}",
+    "any_at": lambda q, lex: f"is there any {q[1]} in the {q[2]}",
+    "some_at": lambda q, lex: f"are some of the {q[1]} in the {q[2]}",
+    "all_at": lambda q, lex: f"are all the {q[1]} in the {q[2]}",
+    "knows_count": lambda q, lex: f"{_knowing(q[2])} how many are the {q[1]}",  # (sic)
+    "count_word": lambda q, lex: f"how many {q[1]} are in the {q[2]}",
+    "believe_count": lambda q, lex: f"how many {q[1]} does the woman believe are there in the {q[2]}",
+    "agent_believe_count": lambda q, lex: f"how many {q[2]} does {q[1]} believe are there in the {q[3]}",
+    "knows_who_put": _knows_who_put,
+    "who_put": lambda q, lex: f"who put the {q[1]} in the {q[2]}",
+    "did_put": lambda q, lex: f"did {_who(q[1])} put the {q[2]} in the {q[3]}",
+    "knows_if_put": lambda q, lex: (
+        f"does the woman know if {q[4] or _who(q[1])} put the {q[2]} in the {q[3]}"
+    ),
+    "visited": lambda q, lex: f"was {_who(q[1])} in the {q[2]}",
+    "visited_final": lambda q, lex: f"was {_who(q[1])} in the {q[2]} {q[3]}",
+    "final": lambda q, lex: f"where was {_who(q[1])} {q[2]}",
+    "where_unknown": lambda q, lex: f"where was {_who(q[1])}",
+    "believe_final": lambda q, lex: f"where does the woman {q[2]} {_who(q[1])} was {q[3]}",
+    "knows_final": lambda q, lex: f"{_knowing(q[2])} where {_who(q[1])} was{' ' + q[3] if q[3] else ''}",
+}
+
+
 def phrase(q, lex) -> str:
-    kind = q[0]
-    if kind in (
-        "knows_where",
-        "where_obj",
-        "believe_where",
-        "obj_at",
-        "who_put",
-        "knows_who_put",
-        "did_put",
-        "knows_if_put",
-    ):
-        o = (
-            q[1]
-            if kind in ("knows_where", "where_obj", "believe_where", "obj_at", "who_put", "knows_who_put")
-            else q[2]
-        )
-        be = "is" if lex.is_singular(o) else "are"
-    if kind == "knows_where":
-        return f"{_knowing(q[2])} where the {q[1]} {be}"
-    if kind == "where_obj":
-        return f"where {be} the {q[1]}"
-    if kind == "believe_where":
-        return f"where does the woman {q[2]} the {q[1]} {be}"
-    if kind == "obj_at":
-        return f"{be} the {q[1]} in the {q[2]}"
-    if kind == "any_at":
-        return f"is there any {q[1]} in the {q[2]}"
-    if kind == "some_at":
-        return f"are some of the {q[1]} in the {q[2]}"
-    if kind == "all_at":
-        return f"are all the {q[1]} in the {q[2]}"
-    if kind == "knows_count":
-        return f"{_knowing(q[2])} how many are the {q[1]}"  # (sic)
-    if kind == "count_word":
-        return f"how many {q[1]} are in the {q[2]}"
-    if kind == "believe_count":
-        return f"how many {q[1]} does the woman believe are there in the {q[2]}"
-    if kind == "agent_believe_count":
-        return f"how many {q[2]} does {q[1]} believe are there in the {q[3]}"
-    if kind == "knows_who_put":
-        place = "in the" if q[3] == "know" else "the"  # (sic): the release drops "in" after "sure about"
-        return f"{_knowing(q[3])} who put the {q[1]} {place} {q[2]}"
-    if kind == "who_put":
-        return f"who put the {q[1]} in the {q[2]}"
-    if kind == "did_put":
-        return f"did {_who(q[1])} put the {q[2]} in the {q[3]}"
-    if kind == "knows_if_put":
-        return f"does the woman know if {q[4] or _who(q[1])} put the {q[2]} in the {q[3]}"
-    if kind == "visited":
-        return f"was {_who(q[1])} in the {q[2]}"
-    if kind == "visited_final":
-        return f"was {_who(q[1])} in the {q[2]} {q[3]}"
-    if kind == "final":
-        return f"where was {_who(q[1])} {q[2]}"
-    if kind == "where_unknown":
-        return f"where was {_who(q[1])}"
-    if kind == "believe_final":
-        return f"where does the woman {q[2]} {_who(q[1])} was {q[3]}"
-    if kind == "knows_final":
-        return f"{_knowing(q[2])} where {_who(q[1])} was{' ' + q[3] if q[3] else ''}"
-    raise ValueError(f"unknown query kind {kind!r}")
+    if q[0] not in _PHRASES:
+        raise ValueError(f"unknown query kind {q[0]!r}")
+    return _PHRASES[q[0]](q, lex)
 
 
 # --- which queries probe a round ------------------------------------------------------------------
@@ -240,72 +214,109 @@ class _Q:
             self.add(wt * 0.18, "visited", a, loc)
 
 
+def _about_uncertainty(b, fact):
+    """A gold "I am not sure ..." (NotSure) or "I don't know ..." (DontKnow)."""
+    q, unsure = fact.query, type(fact) is NotSure
+    if type(q) is Whether:
+        f = q.fact
+        if type(f) is Put:
+            if unsure:
+                b.knows_where(0.85, f.obj)
+                b.woman(0.05)
+                b.agent(0.1, f.agent, f.loc)
+            else:
+                b.did(0.04, f.agent, f.obj, f.loc)
+                b.who(0.0, f.obj, 0.53)
+                b.knows_where(0.25, f.obj)
+                b.agent(0.18, f.agent)
+        elif type(f) is AgentAt:
+            b.agent(1.0, f.agent, f.loc)
+        else:  # how many: "I don't know if all the limes are in the den"
+            q = HowMany(f.obj, f.loc)
+    if type(q) is WhereAgent:
+        b.agent(1.0, q.agent)
+    elif type(q) is WhereObj:
+        b.knows_where(0.95, q.obj)
+        b.woman(0.05)
+    elif type(q) is HowMany:
+        b.knows_count(0.65, q.obj)
+        b.knows_where(0.15, q.obj)
+        b.where(0.08, q.obj)
+        b.obj_at(0.04, q.obj, q.loc)
+        b.who(0.0, q.obj, 0.04)
+        b.woman(0.04)
+
+
+def _about_number(b, w, fact):
+    """A gold with a number: "two of the limes are in the den"."""
+    o, loc = fact.obj, fact.loc
+    b.count(0.13 if fact.form == "of" else 0.09, "believe_count", o, loc)
+    b.knows_count(0.18 if fact.form == "of" else 0.36, o)
+    b.knows_where(0.12, o)
+    b.count(0.075, "any_at", o, loc)
+    b.count(0.065, "some_at", o, loc)
+    b.count(0.05, "count_word", o, loc, "number")
+    b.who(0.04, o, 0.03)
+    b.where(0.03, o)
+    b.woman(0.04)
+    if w.knows_var("putter", o):
+        b.did(0.04, w.putter[o], o, loc)
+
+
+# any_at, some_at, count_word, all_at: the weights of the questions after a scalar gold
+_SCALAR_WEIGHTS = {
+    "all": (0.16, 0.15, 0.12, 0.12),
+    "not_all": (0.17, 0.1, 0.14, 0.1),
+    "some": (0.07, 0.07, 0.35, 0.12),
+}
+
+
+def _about_scalar(b, w, fact, teller):
+    """A gold with a scalar word: "all / not all / some of the limes are in the den"."""
+    o, loc, quant = fact.obj, fact.loc, fact.quant
+    any_w, some_w, word_w, all_w = _SCALAR_WEIGHTS[quant]
+    b.count(any_w, "any_at", o, loc)
+    b.count(some_w, "some_at", o, loc)
+    b.count(word_w, "count_word", o, loc, "scalar")
+    b.count(all_w, "all_at", o, loc)
+    b.knows_where(0.1, o)
+    b.where(0.08, o)
+    b.obj_at(0.06, o, loc)
+    b.woman(0.05)
+    if teller is not None and quant == "all" and w.knows_var("obj_count", o):
+        b.add(0.1, "agent_believe_count", teller, o, loc)
+
+
+def _about_put(b, fact):
+    """A gold about putting an object somewhere (alone, then going, both, together, after being there)."""
+    t = type(fact)
+    a = WOMAN if t in (PutTogether, WasThenPut) else fact.agent
+    o, loc = fact.obj, fact.loc
+    b.who(0.08, o, 0.06)
+    b.where(0.2, o)
+    b.knows_where(0.08, o)
+    # "did Mia put ..." is asked of what was done (the release's answers are mostly yes)
+    b.did(0.015 if t is Put and fact.neg else 0.08, a, o, loc)
+    b.knows_if(0.07, a, o, loc)
+    b.obj_at(0.1, o, fact.dest if t is PutThenWent else loc)
+    if t is PutTogether:
+        b.did(0.2, fact.agent, o, loc)
+    if t in (PutBoth, PutTogether) or (t is Put and not fact.neg):
+        b.count(0.1, "any_at", o, loc)
+    b.agent(0.08, a, loc if t is Put and a != WOMAN else None)
+
+
 def queries_about(w, fact, rng_pick, lex, teller=None):
     """Weighted queries [(weight, query)] probing the content of a round's gold fact (never empty).
     ``rng_pick(seq)`` chooses surface variants; ``teller`` is an agent the answer quoted."""
     b = _Q(w, rng_pick, lex)
     t = type(fact)
     if t in (NotSure, DontKnow):
-        q = fact.query
-        if type(q) is Whether:
-            f = q.fact
-            if type(f) is Put:
-                if t is NotSure:
-                    b.knows_where(0.85, f.obj)
-                    b.woman(0.05)
-                    b.agent(0.1, f.agent, f.loc)
-                else:
-                    b.did(0.04, f.agent, f.obj, f.loc)
-                    b.who(0.0, f.obj, 0.53)
-                    b.knows_where(0.25, f.obj)
-                    b.agent(0.18, f.agent)
-            elif type(f) is AgentAt:
-                b.agent(1.0, f.agent, f.loc)
-            else:  # how many: "I don't know if all the limes are in the den"
-                q = HowMany(f.obj, f.loc)
-        if type(q) is WhereAgent:
-            b.agent(1.0, q.agent)
-        elif type(q) is WhereObj:
-            b.knows_where(0.95, q.obj)
-            b.woman(0.05)
-        elif type(q) is HowMany:
-            b.knows_count(0.65, q.obj)
-            b.knows_where(0.15, q.obj)
-            b.where(0.08, q.obj)
-            b.obj_at(0.04, q.obj, q.loc)
-            b.who(0.0, q.obj, 0.04)
-            b.woman(0.04)
+        _about_uncertainty(b, fact)
+    elif t is ObjectQuant and isinstance(fact.quant, int):
+        _about_number(b, w, fact)
     elif t is ObjectQuant:
-        o, loc, quant = fact.obj, fact.loc, fact.quant
-        if isinstance(quant, int):
-            b.count(0.13 if fact.form == "of" else 0.09, "believe_count", o, loc)
-            b.knows_count(0.18 if fact.form == "of" else 0.36, o)
-            b.knows_where(0.12, o)
-            b.count(0.075, "any_at", o, loc)
-            b.count(0.065, "some_at", o, loc)
-            b.count(0.05, "count_word", o, loc, "number")
-            b.who(0.04, o, 0.03)
-            b.where(0.03, o)
-            b.woman(0.04)
-            if w.knows_var("putter", o):
-                b.did(0.04, w.putter[o], o, loc)
-        else:
-            scalar = {
-                "all": (0.16, 0.15, 0.12, 0.12),
-                "not_all": (0.17, 0.1, 0.14, 0.1),
-                "some": (0.07, 0.07, 0.35, 0.12),
-            }
-            any_w, some_w, word_w, all_w = scalar[quant]
-            b.count(any_w, "any_at", o, loc)
-            b.count(some_w, "some_at", o, loc)
-            b.count(word_w, "count_word", o, loc, "scalar")
-            b.count(all_w, "all_at", o, loc)
-            b.knows_where(0.1, o)
-            b.where(0.08, o)
-            b.obj_at(0.06, o, loc)
-            b.woman(0.05)
-            if teller is not None and quant == "all" and w.knows_var("obj_count", o):
-                b.add(0.1, "agent_believe_count", teller, o, loc)
+        _about_scalar(b, w, fact, teller)
     elif t in (ObjectAt, InContainer):
         o = fact.obj
         b.where(0.44, o)
@@ -315,20 +326,7 @@ def queries_about(w, fact, rng_pick, lex, teller=None):
         b.obj_at(0.06, o, rng_pick([x for x in w.locations if x != w.obj_loc[o]]))
         b.woman(0.05)
     elif t in (Put, PutThenWent, PutBoth, PutTogether, WasThenPut):
-        a = WOMAN if t in (PutTogether, WasThenPut) else fact.agent
-        o, loc = fact.obj, fact.loc
-        b.who(0.08, o, 0.06)
-        b.where(0.2, o)
-        b.knows_where(0.08, o)
-        # "did Mia put ..." is asked of what was done (the release's answers are mostly yes)
-        b.did(0.015 if t is Put and fact.neg else 0.08, a, o, loc)
-        b.knows_if(0.07, a, o, loc)
-        b.obj_at(0.1, o, fact.dest if t is PutThenWent else loc)
-        if t is PutTogether:
-            b.did(0.2, fact.agent, o, loc)
-        if t in (PutBoth, PutTogether) or (t is Put and not fact.neg):
-            b.count(0.1, "any_at", o, loc)
-        b.agent(0.08, a, loc if t is Put and a != WOMAN else None)
+        _about_put(b, fact)
     elif t in (AgentAt, AgentWent):
         b.agent(1.0, fact.agent, fact.loc if fact.agent != WOMAN else None)
     elif t is AgentPath:

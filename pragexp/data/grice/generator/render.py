@@ -8,15 +8,13 @@ always take the base form.
 
 from __future__ import annotations
 
+from .epistemic import DontKnow, HowMany, NotSure, WhereAgent, WhereObj
 from .facts import (
     WOMAN,
     AgentAt,
     AgentPath,
     AgentWent,
-    DontKnow,
-    HowMany,
     InContainer,
-    NotSure,
     ObjectAt,
     ObjectQuant,
     Put,
@@ -24,8 +22,6 @@ from .facts import (
     PutThenWent,
     PutTogether,
     WasThenPut,
-    WhereAgent,
-    WhereObj,
     positive,
 )
 

@@ -19,7 +19,8 @@ from __future__ import annotations
 
 from itertools import product
 
-from .facts import WOMAN, Put, Whether
+from .epistemic import Whether
+from .facts import WOMAN, Put
 from .rand import choice, randint, sample
 
 # the world variables facts read; each is a dict keyed by agent or object

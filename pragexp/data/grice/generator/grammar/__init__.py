@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from pragexp.data.grice.schema import IMPLICATURE_TYPES, SUBTOPICS
 
-from ..facts import EPISTEMIC
+from ..epistemic import EPISTEMIC
 from . import agent_action, agent_location, object_location, object_scale
 from .context import Ctx, Turn
 

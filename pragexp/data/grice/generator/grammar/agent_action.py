@@ -7,7 +7,8 @@ the explicit form is "X didn't <base> ..." / "X <past> ..." as in the release.
 
 from __future__ import annotations
 
-from ..facts import WOMAN, DontKnow, NotSure, Put, PutBoth, PutThenWent, Whether
+from ..epistemic import DontKnow, NotSure, Whether
+from ..facts import WOMAN, Put, PutBoth, PutThenWent
 from ..world import KNOWN, NONE, PARTIAL
 from .context import NO_IDEA, Turn
 

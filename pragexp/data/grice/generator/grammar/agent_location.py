@@ -7,7 +7,8 @@ the hall", "then where").
 
 from __future__ import annotations
 
-from ..facts import WOMAN, AgentAt, AgentPath, AgentWent, DontKnow, NotSure, WasThenPut, WhereAgent, Whether
+from ..epistemic import DontKnow, NotSure, WhereAgent, Whether
+from ..facts import WOMAN, AgentAt, AgentPath, AgentWent, WasThenPut
 from ..world import KNOWN, NONE, PARTIAL
 from .context import NO_IDEA, Turn
 

@@ -3,7 +3,8 @@ limes", "did you see the limes"; follow-ups "what about the figs")."""
 
 from __future__ import annotations
 
-from ..facts import WOMAN, DontKnow, NotSure, ObjectAt, PutThenWent, PutTogether, WhereObj
+from ..epistemic import DontKnow, NotSure, WhereObj
+from ..facts import WOMAN, ObjectAt, PutThenWent, PutTogether
 from ..world import KNOWN, NONE, PARTIAL
 from .context import NO_IDEA, Turn
 

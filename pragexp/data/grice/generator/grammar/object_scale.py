@@ -3,7 +3,8 @@ of the limes in the den", "are all the limes there", "how many limes are in the 
 
 from __future__ import annotations
 
-from ..facts import WOMAN, DontKnow, HowMany, NotSure, ObjectQuant, Whether
+from ..epistemic import DontKnow, HowMany, NotSure, Whether
+from ..facts import WOMAN, ObjectQuant
 from ..world import KNOWN, NONE, PARTIAL
 from .context import NO_IDEA, Turn
 

@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from pragexp.data.common.jsonl import iter_jsonl, iter_lines
+from pragexp.data.common.files.jsonl import iter_jsonl, iter_lines
 from pragexp.utils.errors import DataFormatError
 
 TSV_SUFFIXES = (".tsv", ".txt")

@@ -3,7 +3,7 @@
 Sources, in this order:
 
 - local files `train_path`, `val_path`, `test_path` (JSON lines, or TSV for `.tsv`/`.txt`; see
-  pragexp.data.common.pair_readers). Any one may be left out: no `val_path` carves the dev split out of
+  pragexp.data.common.files.pair_readers). Any one may be left out: no `val_path` carves the dev split out of
   train (below); no `train_path` is for evaluating a checkpoint; no `test_path` means no test.
 - with no path at all, the hub dataset `hub_name` through `datasets`, its splits named by
   `hub_splits` (train/val/test -> hub split name, or null to carve dev out of train). Offline,
@@ -21,9 +21,9 @@ from __future__ import annotations
 
 import logging
 
-from pragexp.data.common.pair_readers import PairRow, PairSchema, read_pair_file, read_pair_hub
+from pragexp.data.common.datamodules.text_classification import TextClassificationDataModule
+from pragexp.data.common.files.pair_readers import PairRow, PairSchema, read_pair_file, read_pair_hub
 from pragexp.data.common.splits import SPLITS, carve_dev
-from pragexp.data.common.text_classification import TextClassificationDataModule
 from pragexp.utils.errors import DataFormatError
 
 log = logging.getLogger(__name__)

@@ -21,10 +21,10 @@ import dataclasses
 from collections import Counter
 from collections.abc import Sequence
 
-from pragexp.data.common import tokenization as tt
-from pragexp.data.common.datamodule import SplitsDataModule
+from pragexp.data.common.datamodules.base import SplitsDataModule
 from pragexp.data.common.prompt_examples import prompt_collate, prompt_example
 from pragexp.data.common.splits import SPLITS
+from pragexp.data.common.tokens import tokenization as tt
 from pragexp.prompting import PromptItem
 from pragexp.utils import checkpoint
 
