@@ -24,17 +24,24 @@ the model or LLM), so that a report reads facts instead of guessing them from th
                                      "chat": true}}},        # llm: null for a model that is no LLM
      "items": 1000,                         # items scored (test)
      "seed": 0,
+     "experiment": null,                    # the experiment= preset (circa/bert_yn)
      "settings": {"model": ["optimizer.lr=0.1"],    # command-line settings that make another model
-                  "task": ["judge=gpt4"]}}          # those of the task's side: they qualify a cell, not a row
+                  "task": ["judge=gpt4"],           # those of the task's side: they qualify a cell, not a row
+                  "other": ["llm.batch_size=8"]}}   # the rest: facts said elsewhere in the record (labels,
+                                                    # template), or how a job ran (batching, threads)
 
-`headline` holds the task's declared headline metrics that apply to this run (Circa's by its label set and
-setting). The schema only grows: fields are added with a default, never renamed; `schema` counts the versions.
+`headline` holds the task's declared headline metrics that apply to this run: a task's config declares them
+(`declares.headline`, each with an optional `when: {labels: strict, ...}` matched against the data's record),
+with the dotted module of its report section (`declares.section`) and its paper file (`declares.paper`);
+`task_record` picks them. Seed and fold, where the data was (`data.path`: see `data.files`) and how the run was
+launched are no settings. The schema only grows: fields are added with a default, never renamed; `schema` counts the versions.
 `read_run_record` checks every field's type and fails naming the file and the field.
 """
 
 from __future__ import annotations
 
 import json
+import re
 import types
 import typing
 from dataclasses import MISSING, asdict, dataclass, field, fields, is_dataclass
@@ -107,6 +114,7 @@ class ModelRecord:
 class Settings:
     model: list[str] = field(default_factory=list)
     task: list[str] = field(default_factory=list)
+    other: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -117,6 +125,7 @@ class RunRecord:
     items: int | None = None
     seed: int | None = None
     settings: Settings = field(default_factory=Settings)
+    experiment: str | None = None  # the experiment= preset the run was made with
     schema: int = SCHEMA
 
     def to_json(self) -> dict:
@@ -133,6 +142,44 @@ class RunRecord:
 
 class RunRecordError(ValueError):
     pass
+
+
+def llm_row(name: str | None, shots: int, tuning: str) -> str | None:
+    """An LLM's row: `<name> <k>-shot` prompted, `<name> lora` (or `full`) fine-tuned (one row across tasks);
+    None for a backend that names no model (a reference backend answers from the data: no model's row)."""
+    if name is None:
+        return None
+    return f"{name} {tuning}" if tuning in ("lora", "full") else f"{name} {shots}-shot"
+
+
+def trained_row(model: str, label: str | None, experiment: str | None) -> str:
+    """A model's row other than an LLM's: `majority` for that baseline; the run's label where set on purpose
+    (`model_label`, not the model's name); else its experiment (`circa/bert_yn` -> `bert_yn`, the `tableN_`
+    prefix dropped as published rows drop it: `grice/table5_memnn` -> `memnn`); else the model."""
+    if model == "majority":
+        return model
+    if label and label != model:
+        return label
+    return re.sub(r"^table\d+_", "", experiment.rsplit("/", 1)[-1]) if experiment else model
+
+
+def task_record(name: str, declares: dict | None, data: DataRecord) -> TaskRecord:
+    """The task's declarations (its config's `declares`) as they apply to a run on `data`: the headline
+    metrics whose `when` matches the data's labels, fold, split, source or setting."""
+    declares = declares or {}
+    facts = {
+        **data.setting,
+        "labels": data.labels,
+        "fold": data.fold,
+        "split": data.split,
+        "source": data.source,
+    }
+    headline = [
+        _build(Headline, {k: v for k, v in h.items() if k != "when"}, f"declares.headline[{i}]")
+        for i, h in enumerate(declares.get("headline") or [])
+        if all(facts.get(k) == v for k, v in (h.get("when") or {}).items())
+    ]
+    return TaskRecord(name, headline, declares.get("section"), declares.get("paper"))
 
 
 def _check_choice(value: str, choices: tuple[str, ...], path: str) -> None:
