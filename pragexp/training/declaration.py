@@ -35,8 +35,13 @@ def declare_run(cfg: DictConfig, task, datamodule, metrics: dict[str, float]) ->
     data = type(datamodule).declared(_plain(cfg.data))
     trained = task.model_traits.learns_weights and bool(cfg.get("train", True) or cfg.get("ckpt_path"))
     row = trained_row(name, cfg.get("model_label"), experiment)
-    net = getattr(task, "net", None)
-    model = net.declare(name, row, trained) if hasattr(net, "declare") else ModelRecord(name, row)
+    # The first module of the task that declares itself: the model, wherever the task keeps it (a reader among
+    # PragmatiCQA's networks, a reader inside GRICE's head); a model class with traits only says no more.
+    net = next((m for m in task.modules() if m is not task and callable(getattr(m, "declare", None))), None)
+    if net is not None:
+        model = net.declare(name, row, trained)
+    else:
+        model = ModelRecord(name, row, "trained" if trained else "none")
     if model.llm is not None and model.llm.prompting is not None:
         prompting = replace(model.llm.prompting, group=choices.get("prompt"))
         model = replace(model, llm=replace(model.llm, prompting=prompting))

@@ -145,11 +145,11 @@ class RunRecordError(ValueError):
 
 
 def llm_row(name: str | None, shots: int, tuning: str) -> str | None:
-    """An LLM's row: `<name> <k>-shot` prompted, `<name> lora` (or `full`) fine-tuned (one row across tasks);
+    """An LLM's row: `<name> <k>-shot` prompted, `<name> lora` (or `full`) fine-tuned: one row across tasks;
     None for a backend that names no model (a reference backend answers from the data: no model's row)."""
     if name is None:
         return None
-    return f"{name} {tuning}" if tuning in ("lora", "full") else f"{name} {shots}-shot"
+    return f"{name} {shots}-shot" if tuning == "none" else f"{name} {tuning}"
 
 
 def trained_row(model: str, label: str | None, experiment: str | None) -> str:
