@@ -4,7 +4,7 @@ the model or LLM), so that a report reads facts instead of guessing them from th
     {"schema": 1,
      "task": {"name": "circa",
               "headline": [{"key": "test/acc", "title": "Circa RELAXED acc", "chance": 0.25,
-                            "higher_is_better": true}],
+                            "higher_is_better": true, "order": 30}],
               "section": null,              # dotted module path of the dataset's own report section
               "paper": "circa.json"},       # the file of its published numbers (null: none)
      "data": {"dataset": "circa",
@@ -64,6 +64,7 @@ class Headline:
     title: str  # the column's title: Circa RELAXED acc
     chance: float | None = None  # a uniform guess's score; None where there is none to average over
     higher_is_better: bool = True
+    order: int = 0  # where its column stands among every task's (ascending; the scorecard's order)
 
 
 @dataclass(frozen=True)
