@@ -100,6 +100,11 @@ def test_runs_on_other_items_are_refused(tmp_path):
     other_gold = [{**r, "gold": "no"} if r["index"] == 4 else r for r in a]
     with pytest.raises(ValueError, match="1 of A's 10 rows are not in B"):
         match_runs(a, other_gold)
+    # The same pair read with a stray "\r", grouped otherwise: the same item, in A's group.
+    texts = [{"index": 0, "gold": 1, "utterance": "Is it late?", "group": "Idiom", "correct": True}]
+    read_otherwise = [{**texts[0], "utterance": "Is it late?\r", "group": "Other"}]
+    ((row_a, row_b),) = match_runs(texts, read_otherwise)
+    assert row_a.group == "Idiom" and row_b.group == "Other"
 
 
 def test_the_command_prints_a_table_and_names_bad_lines(tmp_path, capsys):

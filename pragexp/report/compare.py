@@ -1,8 +1,9 @@
 """Two runs on the same items, compared item by item (`python -m pragexp.report.compare RUN_A RUN_B`).
 
 Reads each run's `predictions.jsonl` (a run directory or the file itself) and matches the rows by their dataset
-`index` and what describes the example in both runs (gold answer, item, group, text: `IDENTITY_FIELDS`); runs
-whose rows do not all match are refused, naming how many differ. Per headline score a row carries (`acc`: right
+`index` and what describes the example in both runs (gold answer, item, text with its whitespace collapsed:
+`IDENTITY_FIELDS`); runs whose rows do not all match are refused, naming how many differ. The groups are run A's
+(two runs may group the same items otherwise: LUDWIG's `data.types`). Per headline score a row carries (`acc`: right
 or wrong, from `correct` or gold against predicted, R@1 for GRICE recovery; `p_true`, from the option
 probabilities; the scores a task writes per row: an intention task's `acc`, PragmatiCQA's `f1_lit`, `f1_prag`, ...),
 overall and per group (the row's `group`, `phenomenon`, or else its gold label), it prints both runs' means, the
@@ -38,7 +39,6 @@ PREDICTIONS = "predictions.jsonl"
 IDENTITY_FIELDS = (
     "gold",
     "cluster",
-    "group",
     "phenomenon",
     "item_id",
     "seed",
@@ -117,10 +117,15 @@ def row_scores(record: dict) -> dict[str, float]:
     return scores
 
 
+def _identity(value) -> str:
+    """A field as identity compares it: text with its whitespace collapsed (one reading keeps a stray `\\r`)."""
+    return " ".join(value.split()) if isinstance(value, str) else json.dumps(value, sort_keys=True)
+
+
 def _rows(records: list[dict], identity: Sequence[str]) -> list[Row]:
     rows = []
     for record in records:
-        key = (record["index"], *(json.dumps(record[f], sort_keys=True) for f in identity))
+        key = (record["index"], *(_identity(record[f]) for f in identity))
         labels = [record.get(f) for f in GROUP_FIELDS if isinstance(record.get(f), str)]
         if not labels and isinstance(record.get("gold"), str):
             labels = [record["gold"]]
