@@ -9,9 +9,10 @@ are not independent and the error is clustered by item: with N rows in C items, 
 
 Miller's Appendix A derives the sum without the factor C / (C - 1); the factor is the usual finite-cluster
 correction (CR1, as Stata's `mean, vce(cluster)` and inspect_ai's clustered `stderr` have it), chosen because it
-makes the figure agree with itself: where every item has one row it is exactly the plain standard error, the sample
-standard deviation (ddof 1) over √N (Miller's SE_CLT, lm-evaluation-harness's stderr), and where every item has
-the same number of rows it is exactly the plain standard error of the items' means. The 95% interval is
+makes the figure agree with itself: where every item has one row it is exactly the plain (CLT) standard error,
+the sample standard deviation (ddof 1) over √N, as lm-evaluation-harness computes it, and where every item has
+the same number of rows it is exactly the plain standard error of the items' means (so a task that averages an
+item's rows before scoring it, as the intention tasks do, gets the same figure). The 95% interval is
 s̄ ± t · SE with t Student's 0.975 quantile on C - 1 degrees of freedom (Stata's interval of a clustered mean; 1.96
 for many items, 2.09 for 20), not clipped to the scores' range. Under two items there is no standard error.
 
@@ -24,7 +25,8 @@ for many items, 2.09 for 20), not clipped to the scores' range. Under two items 
 - per group (phenomenon, implicature type, label): the same with `/<group>` after the figure's name, as the
   metric's per-group key has it (`acc_stderr/Irony` beside `acc/Irony`); a group without rows has no keys.
 
-`format_estimate` writes a table cell, `0.337 ± 0.021 (n=650)`, and `metrics_cell` writes one from metrics.json.
+`format_estimate` writes a table cell, `0.337 ± 0.022 (n=130)` (n: the items), and `metrics_cell` writes one from
+metrics.json.
 """
 
 from __future__ import annotations
