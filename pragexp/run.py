@@ -17,6 +17,7 @@ from omegaconf import DictConfig, OmegaConf
 
 import pragexp
 from pragexp.generation import cache
+from pragexp.metrics.uncertainty import is_uncertainty_key
 from pragexp.training.declaration import declare_run
 from pragexp.training.stopping import SignalStop, resume_requeued
 from pragexp.utils import checkpoint
@@ -171,9 +172,10 @@ def _fit_and_test(cfg: DictConfig, trainer: pl.Trainer, task, datamodule) -> dic
 
 
 def summary_line(cfg: DictConfig, metrics: dict[str, float], output_dir: Path, seconds: float) -> str:
-    """One line with the overall test metrics (per-group ones are in metrics.json), where the run's
-    files are and its wall time."""
-    headline = {k: v for k, v in metrics.items() if k.startswith("test/") and k.count("/") == 1}
+    """One line with the overall test metrics (per-group ones and their uncertainty are in metrics.json), where
+    the run's files are and its wall time."""
+    overall = {k: v for k, v in metrics.items() if k.startswith("test/") and k.count("/") == 1}
+    headline = {k: v for k, v in overall.items() if not is_uncertainty_key(k)}
     body = " ".join(f"{k}={v:.4f}" if k != "test/count" else f"{k}={int(v)}" for k, v in headline.items())
     return f"{SUMMARY_PREFIX} {cfg.get('task_name')}/{cfg.get('model_label')} {body} ({output_dir}, {duration(seconds)})"
 

@@ -19,6 +19,7 @@ from pragexp.generation import hf_models
 from pragexp.generation.hf_models import tiny_causal_lm
 from pragexp.generation.requests import ChoiceRequest, encode_request
 from pragexp.metrics.choice import ChoiceMetric, pearson
+from pragexp.metrics.uncertainty import estimate_mean
 from pragexp.prompting import PromptItem, load_templates
 from pragexp.run import run
 from pragexp.tasks.choice import strictly_right
@@ -102,6 +103,15 @@ def test_hu_reports_phenomena_seeds_distractor_kinds_and_people(make_config):
         for r in wrong
         if r["predicted"] != r["gold"]
     )
+    # an item's seeds are one cluster: its standard error is clustered by item
+    items = {(r["phenomenon"], r["item_id"]) for r in records}
+    assert metrics["test/acc_n"] == len(items) < metrics["test/acc_rows"] == metrics["test/count"]
+    assert len({r["cluster"] for r in records}) == len(items) and {r["group"] for r in records} == {
+        "Irony",
+        "CoherenceInference",
+    }
+    clustered = estimate_mean([float(r["correct"]) for r in records], [r["cluster"] for r in records])
+    assert metrics["test/acc_stderr"] == pytest.approx(clustered.stderr, rel=1e-5)
     with_people = [r for r in records if "human" in r]
     assert with_people and all(sum(r["human"]) == pytest.approx(1.0, abs=1e-3) for r in with_people)
     report = json.loads(Path(cfg.paths.output_dir, "data_report.json").read_text())
@@ -217,9 +227,13 @@ def test_ludwig_k_shot_demonstrations_are_the_authors_draws(make_config):
     cfg = make_config(["task=ludwig", "prompt.shots=2"], name="eval")
     run(cfg)
     dev, _ = read_pairs(LUDWIG_FIXTURE / "dev_conversational_implicatures.csv")
+    test, report = read_pairs(LUDWIG_FIXTURE / "test_conversational_implicatures.csv")
     rng = np.random.default_rng(0)
+    # one draw per row the authors keep, the one with an empty field (skipped here) included
+    draws = [rng.choice(range(len(dev)), 2, replace=False) for _ in range(report.authors_rows)]
+    assert report.authors_rows == len(test) + 1
     for record in predictions(cfg):
-        drawn = [dev[j] for j in rng.choice(range(len(dev)), 2, replace=False)]
+        drawn = [dev[j] for j in draws[test[record["index"]].row]]
         shown = record["prompt"].split("\n\n")[1:3]
         assert [d.utterance in block for d, block in zip(drawn, shown, strict=True)] == [True, True]
 

@@ -2,10 +2,16 @@
 (tests/fixtures/ludwig/: CRLF records, quoted \\r\\n, curly quotes, an empty field, explanations), bad input,
 and the real excerpts when they are there."""
 
+import csv
+
+import numpy as np
 import pytest
 from conftest import FIXTURES, SAMPLES, needs_samples
 
+from pragexp.data.ludwig.datamodule import LudwigDataModule
 from pragexp.data.ludwig.io import (
+    authors_label,
+    authors_types,
     match_types,
     read_ludwig,
     read_pairs,
@@ -31,6 +37,8 @@ def copy_with(tmp_path, source, old, new):
 def test_pairs_labels_explanations_and_skips():
     pairs, report = read_pairs(TEST)
     assert report.rows_read == 8 and len(pairs) == 6
+    # The authors keep 7 (the pair with an empty response too): each pair keeps its row among theirs.
+    assert report.authors_rows == 7 and [p.row for p in pairs] == [0, 1, 2, 4, 5, 6]
     assert report.skipped == [
         {"line": 9, "reason": "field 'Response utterance' is empty"},
         {"line": 10, "reason": "field 'Implicature' is neither yes nor no: 'Maybe.'"},
@@ -92,6 +100,77 @@ def test_split_implicature():
     assert split_implicature(" no.\r\n") == ("no", "")
     assert split_implicature("Nope.") is None and split_implicature("Not really.") is None
     assert split_implicature("Perhaps yes.") is None
+
+
+def test_the_authors_label_rule():
+    # src/dataset.py: "yes" in the first five characters, else "no" in the first four, else dropped.
+    assert authors_label("Not now.") == "no" and authors_label("Nope.") == "no"
+    assert authors_label(" Yes.") == "yes" and authors_label("Yes, no.") == "yes"
+    assert authors_label("Maybe.") is None and authors_label("Perhaps yes.") is None
+    assert authors_label("I know.") is None  # "no" past the fourth character
+
+
+def test_an_implicature_the_authors_read_as_no_is_kept(tmp_path):
+    # The release's row 209 is "Not now.": no yes/no word at its start, "no" by the authors' rule.
+    not_now = copy_with(tmp_path, TEST, "spoonful.,No.", "spoonful.,Not now.")
+    pairs, report = read_pairs(not_now)
+    assert len(pairs) == 6 and report.authors_rows == 7
+    assert (pairs[1].label, pairs[1].explanation, pairs[1].implicature) == ("no", "Not now.", "Not now.")
+
+
+def authors_demonstrations(folder, shots: int, seed: int) -> dict[str, list[str]]:
+    """{test utterance: the utterances of its demonstrations} as the authors' ParticularisedImplicatureDataset
+    reads and draws them (src/dataset.py: their filter, `_process_text`, one generator over the kept rows)."""
+
+    def kept(name):
+        with open(folder / name, newline="", encoding="utf-8") as f:
+            rows = [r for r in csv.DictReader(f) if authors_label(r["Implicature"])]
+        return [r["Context utterance"].strip("\n") for r in rows]
+
+    test, dev = kept("test_conversational_implicatures.csv"), kept("dev_conversational_implicatures.csv")
+    rng = np.random.default_rng(seed)
+    return {u: [dev[j] for j in rng.choice(range(len(dev)), shots, replace=False)] for u in test}
+
+
+def test_every_pair_shows_the_authors_draw_for_its_row():
+    module = LudwigDataModule(path=str(ROOT), shots=2, seed=3, as_authors_read=True)
+    module.setup()
+    theirs = authors_demonstrations(ROOT, 2, 3)
+    examples = module.datasets["test"]
+    assert len(examples) == 6 and len(theirs) == 7  # theirs hold the pair with an empty response too
+    for example in examples:
+        item = example["item"]
+        shown = [d.fields["utterance"] for d in item.demonstrations]
+        assert shown == theirs[item.fields["utterance"]]
+
+
+def test_types_as_the_authors_look_them_up_or_matched():
+    pairs, _ = read_pairs(TEST)
+    labels, _ = read_type_labels(ROOT / "type_labels.csv")
+    # By utterance alone: the label file's quoted utterances end in a line break that the pairs' lookup key
+    # does not have (the train, the fair): "Other" there; Hyperbole is a type like the others here.
+    assert authors_types(pairs, labels) == {
+        0: "Other",
+        1: "Generalised",
+        2: "Other",
+        3: "Particularised",
+        4: "Hyperbole",
+        5: "Particularised",
+    }
+    authors = LudwigDataModule(path=str(ROOT))
+    authors.setup()
+    assert authors.group_names == ("Particularised", "Generalised", "Other")  # Hyperbole shown in no group
+    assert [e["group"] for e in authors.datasets["test"]] == [2, 1, 2, 0, -1, 0]
+    matched = LudwigDataModule(path=str(ROOT), types="matched")
+    matched.setup()
+    assert matched.group_names == ("Particularised", "Generalised", "Hyperbole")
+    assert [matched.group_names[e["group"]] for e in matched.datasets["test"]][:3] == [
+        "Particularised",
+        "Generalised",
+        "Generalised",
+    ]
+    with pytest.raises(ValueError, match="data.types='loose'"):
+        LudwigDataModule(path=str(ROOT), types="loose")
 
 
 def test_templates_read_like_the_authors_read_them():

@@ -16,7 +16,11 @@ one (people's answer shares). `compute()` gives
 - with reference distributions, `human_corr` (and per group): the Pearson correlation between the model's and
   the people's distribution over an item's options, averaged over the examples where both vary (an item where
   either is constant has no correlation and is left out: `human_corr_items` counts those that have one);
-- `count`.
+- `count`;
+- for `acc`, `p_true` and `human_corr`, overall and per group, the standard error and 95% interval of the mean,
+  clustered by item where an item is scored in several rows (`update`'s `cluster`: Hu et al.'s option orders),
+  with the items and rows counted: `acc_stderr`, `acc_ci95_low`, `acc_ci95_high`, `acc_n`, `acc_rows`, and
+  `acc_stderr/<group>`, ... (`pragexp.metrics.uncertainty`).
 """
 
 from __future__ import annotations
@@ -27,9 +31,10 @@ from collections.abc import Sequence
 import torch
 from torchmetrics import Metric
 
-from pragexp.metrics.examples import first_per_index, gathered
+from pragexp.metrics.examples import first_per_index, gathered, with_uncertainty
 
 COLUMNS = ("correct", "p_true", "corr")
+MEANS = ("acc", "p_true", "human_corr")  # the metric's name of each column's mean
 
 
 def pearson(a: Sequence[float], b: Sequence[float]) -> float:
@@ -56,13 +61,15 @@ class ChoiceMetric(Metric):
             list(view_names),
             list(kind_names),
         )
-        for name in ("indices", "groups", "views", "kinds", "values"):
+        for name in ("indices", "groups", "views", "kinds", "clusters", "values"):
             self.add_state(name, default=[], dist_reduce_fx="cat")
 
-    def update(self, index, group, view, correct, p_true, chosen_kind, corr) -> None:
+    def update(self, index, group, view, correct, p_true, chosen_kind, corr, cluster=None) -> None:
         """Per example: dataset index, group id, view id and chosen option's kind id (-1: none), whether it is
-        right, p(true option), correlation with the reference (NaN: none)."""
+        right, p(true option), correlation with the reference (NaN: none), and the id of the item it scores
+        (examples of one item in several views share it; None: every example is an item of its own)."""
         self.indices.append(index.long().reshape(-1))
+        self.clusters.append((index if cluster is None else cluster).long().reshape(-1))
         self.groups.append(group.long().reshape(-1))
         self.views.append(view.long().reshape(-1))
         self.kinds.append(chosen_kind.long().reshape(-1))
@@ -71,8 +78,9 @@ class ChoiceMetric(Metric):
     def compute(self) -> dict[str, torch.Tensor]:
         indices = gathered(self.indices, torch.long)
         columns = (gathered(self.groups, torch.long), gathered(self.views, torch.long))
-        columns += (gathered(self.kinds, torch.long), gathered(self.values).reshape(-1, len(COLUMNS)))
-        _, groups, views, kinds, values = first_per_index(indices, *columns)
+        columns += (gathered(self.kinds, torch.long), gathered(self.clusters, torch.long))
+        columns += (gathered(self.values).reshape(-1, len(COLUMNS)),)
+        _, groups, views, kinds, clusters, values = first_per_index(indices, *columns)
         if values.shape[0] == 0:
             return {}
         out = self._means(values, slice(None), "")
@@ -82,6 +90,8 @@ class ChoiceMetric(Metric):
                 out.update(self._error_shares(values[groups == g, 0], kinds[groups == g], f"/{name}"))
         out.update(self._per_view(values[:, 0], views, ""))
         out.update(self._error_shares(values[:, 0], kinds))
+        for c, name in enumerate(MEANS):
+            out.update(with_uncertainty(name, values[:, c], clusters, groups, self.group_names))
         out["count"] = torch.tensor(float(values.shape[0]))
         return out
 

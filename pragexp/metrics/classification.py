@@ -14,7 +14,7 @@ import torch
 from torchmetrics import Metric
 from torchmetrics.functional.classification import multiclass_confusion_matrix, multiclass_f1_score
 
-from pragexp.metrics.examples import first_per_index, gathered
+from pragexp.metrics.examples import first_per_index, gathered, with_uncertainty
 
 
 def slugify(name: str) -> str:
@@ -24,7 +24,9 @@ def slugify(name: str) -> str:
 
 class ClassificationMetric(Metric):
     """`update(index, preds, target)`; `compute()` -> {acc, macro_f1, f1/<slug>..., count};
-    `confusion()` -> the confusion matrix over the same (deduplicated) examples.
+    `confusion()` -> the confusion matrix over the same (deduplicated) examples. `acc` (and `no_answer`) come with
+    their standard error and 95% interval over the examples (`acc_stderr`, `acc_ci95_low`, `acc_ci95_high`,
+    `acc_n`, `acc_rows`: `pragexp.metrics.uncertainty`); F1 is no mean over examples and has none.
 
     A prediction of -1 is no answer (an LLM's reply that names no label): wrong for accuracy, a false
     negative of its gold class for F1 (scored as an extra class that no gold label has), left out of the
@@ -45,22 +47,20 @@ class ClassificationMetric(Metric):
         self.preds.append(preds.long().reshape(-1))
         self.targets.append(target.long().reshape(-1))
 
-    def _unique(self) -> tuple[torch.Tensor, torch.Tensor]:
-        _, preds, targets = first_per_index(
-            *(gathered(x, torch.long) for x in (self.indices, self.preds, self.targets))
-        )
-        return preds, targets
+    def _unique(self) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """(indices, preds, targets), each dataset index once."""
+        return first_per_index(*(gathered(x, torch.long) for x in (self.indices, self.preds, self.targets)))
 
     def confusion(self) -> torch.Tensor:
         """(labels, labels) counts; rows are gold labels, columns predictions."""
-        preds, targets = self._unique()
+        _, preds, targets = self._unique()
         answered = preds >= 0
         return multiclass_confusion_matrix(
             preds[answered], targets[answered], num_classes=len(self.label_slugs)
         )
 
     def compute(self) -> dict[str, torch.Tensor]:
-        preds, targets = self._unique()
+        indices, preds, targets = self._unique()
         if targets.numel() == 0:
             return {}
         # A class never predicted nor present scores F1 = 0, and counts in the macro average.
@@ -68,9 +68,13 @@ class ClassificationMetric(Metric):
         f1 = multiclass_f1_score(
             torch.where(preds >= 0, preds, n), targets, num_classes=n + 1, average=None, zero_division=0
         )[:n]
-        out = {"acc": (preds == targets).float().mean(), "macro_f1": f1.mean()}
+        means = {"acc": (preds == targets).float()}
         if self.report_no_answer:
-            out["no_answer"] = (preds < 0).float().mean()
+            means["no_answer"] = (preds < 0).float()
+        out = {name: rows.mean() for name, rows in means.items()}
+        out["macro_f1"] = f1.mean()
+        for name, rows in means.items():
+            out.update(with_uncertainty(name, rows, indices))
         out.update({f"f1/{slug}": f1[i] for i, slug in enumerate(self.label_slugs)})
         out["count"] = torch.tensor(float(targets.numel()))
         return out

@@ -1,4 +1,5 @@
-"""Per-example scores averaged overall and per group, exact under DDP (see `examples`)."""
+"""Per-example scores averaged overall and per group, with their uncertainty (see `uncertainty`), exact under DDP
+(see `examples`)."""
 
 from __future__ import annotations
 
@@ -7,14 +8,17 @@ from collections.abc import Sequence
 import torch
 from torchmetrics import Metric
 
-from pragexp.metrics.examples import first_per_index, gathered
+from pragexp.metrics.examples import first_per_index, gathered, with_uncertainty
 
 
 class GroupedMeanMetric(Metric):
-    """Means of named per-example scores, overall (`name`) and per group (`name/group`).
+    """Means of named per-example scores, overall (`name`) and per group (`name/group`), each with its standard
+    error and 95% interval (`name_stderr`, ... : `pragexp.metrics.uncertainty`).
 
-    `update(index, group, **scores)` takes the examples' dataset indices, their group ids
-    (an index into `group_names`, or -1 for no group) and one tensor per score name.
+    `update(index, group, cluster=None, **scores)` takes the examples' dataset indices, their group ids
+    (an index into `group_names`, or -1 for no group), optionally the id of the item each scores (rows of one
+    item share it and its error is clustered by item; by default every example is an item of its own) and one
+    tensor per score name.
     """
 
     full_state_update = False
@@ -25,22 +29,31 @@ class GroupedMeanMetric(Metric):
         self.group_names = list(group_names)
         self.add_state("indices", default=[], dist_reduce_fx="cat")
         self.add_state("groups", default=[], dist_reduce_fx="cat")
+        self.add_state("clusters", default=[], dist_reduce_fx="cat")
         self.add_state("scores", default=[], dist_reduce_fx="cat")
 
-    def update(self, index: torch.Tensor, group: torch.Tensor, **scores: torch.Tensor) -> None:
+    def update(
+        self,
+        index: torch.Tensor,
+        group: torch.Tensor,
+        cluster: torch.Tensor | None = None,
+        **scores: torch.Tensor,
+    ) -> None:
         if sorted(scores) != sorted(self.score_names):
             raise ValueError(f"expected scores {self.score_names}, got {sorted(scores)}")
         self.indices.append(index.long().reshape(-1))
         self.groups.append(group.long().reshape(-1))
+        self.clusters.append((index if cluster is None else cluster).long().reshape(-1))
         self.scores.append(torch.stack([scores[n].float().reshape(-1) for n in self.score_names], dim=1))
 
     def _unique_examples(self):
         indices = gathered(self.indices, torch.long)
         scores = gathered(self.scores).reshape(-1, len(self.score_names))
-        return first_per_index(indices, gathered(self.groups, torch.long), scores)
+        columns = (gathered(self.groups, torch.long), gathered(self.clusters, torch.long))
+        return first_per_index(indices, *columns, scores)
 
     def compute(self) -> dict[str, torch.Tensor]:
-        _, groups, scores = self._unique_examples()
+        _, groups, clusters, scores = self._unique_examples()
         out: dict[str, torch.Tensor] = {}
         if scores.shape[0] == 0:
             return out
@@ -50,6 +63,7 @@ class GroupedMeanMetric(Metric):
                 in_group = groups == g
                 if in_group.any():
                     out[f"{name}/{group_name}"] = scores[in_group, i].mean()
+            out.update(with_uncertainty(name, scores[:, i], clusters, groups, self.group_names))
         out["count"] = torch.tensor(float(scores.shape[0]))
         return out
 

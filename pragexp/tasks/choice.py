@@ -6,9 +6,11 @@ implicatures: task=bigbench_implicatures). Evaluation only; the model scores the
 Metrics (`pragexp.metrics.choice.ChoiceMetric`): accuracy, a tie counted wrong (the true option must score
 strictly higher than every other, LUDWIG's rule), the probability of the true option, per group (phenomenon,
 implicature type), per view and their spread (Hu et al.'s option-order seeds), the share of errors by the chosen
-option's kind, and the correlation with people's answers, from what the data module declares (`ChoiceData`).
-`predictions.jsonl` holds per example the model's record (prompt, continuations, log-likelihoods, scores) and the
-option probabilities, the choice, its kind and the people's distribution.
+option's kind, and the correlation with people's answers, from what the data module declares (`ChoiceData`); each
+mean with its standard error, clustered by item where the data module shows an item in several views (its batches'
+"cluster"). `predictions.jsonl` holds per example the model's record (prompt, continuations, log-likelihoods,
+scores) and the option probabilities, the choice, its kind, its group, the item it scores and the people's
+distribution.
 """
 
 from __future__ import annotations
@@ -28,7 +30,9 @@ from pragexp.tasks.base import EVAL_STAGES, PragexpTask, PromptData, TaskData, c
 class ChoiceData(TaskData, PromptData, Protocol):
     """Batches: "index", "group", "label" (the true option), "view" (an index into `view_names`, or -1),
     "inputs": {"items": PromptItems with their options}, and per example "kinds" (a kind id, into `kind_names`, per
-    option; or None) and "reference" (people's answer shares over the options, in the item's order; or None)."""
+    option; or None) and "reference" (people's answer shares over the options, in the item's order; or None); where
+    an item is shown in several views, "cluster" (the item's id, shared by its views: its standard errors are
+    clustered by item)."""
 
     view_names: Sequence[str]  # Hu et al.'s seeds; empty: every item is shown once
     kind_names: Sequence[str]  # the options' kinds (literal, associate, ...); empty: none
@@ -57,9 +61,10 @@ class LLMChoiceTask(PragexpTask):
     def __init__(self, model):
         super().__init__(model)
         self.kind_names: list[str] = []
+        self.group_names: list[str] = []
 
     def build_network(self, datamodule: ChoiceData) -> nn.Module:
-        self.kind_names = list(datamodule.kind_names)
+        self.kind_names, self.group_names = list(datamodule.kind_names), list(datamodule.group_names)
         return self.build_prompted(datamodule)
 
     def build_metrics(self, datamodule: ChoiceData) -> nn.ModuleDict:
@@ -100,12 +105,13 @@ class LLMChoiceTask(PragexpTask):
             scores["p_true"].to(index.device),
             scores["kind"].to(index.device),
             scores["corr"].to(index.device),
+            batch.get("cluster"),  # the item each example scores: its uncertainty is clustered by item
         )
 
     def prediction_records(self, batch: dict, scores: dict) -> list[dict]:
         records = []
         for i, index in enumerate(batch["index"].tolist()):
-            options, kind = scores["options"][i], int(scores["kind"][i])
+            options, kind, group = scores["options"][i], int(scores["kind"][i]), int(batch["group"][i])
             n = len(options)
             record = {
                 "index": index,
@@ -115,6 +121,8 @@ class LLMChoiceTask(PragexpTask):
                 "correct": bool(scores["correct"][i]),
                 "probs": [round(float(p), 6) for p in scores["probs"][i, :n]],
                 "chosen_kind": self.kind_names[kind] if kind >= 0 else None,
+                "group": self.group_names[group] if group >= 0 else None,
+                "cluster": int(batch["cluster"][i]) if "cluster" in batch else index,
             }
             if batch["reference"][i] is not None:
                 record["human"] = [round(float(p), 4) for p in batch["reference"][i]]

@@ -36,7 +36,7 @@ class PromptBatch:
         return self.items[i]
 
 
-TENSOR_KEYS = ("index", "label", "group", "view")  # numbers per example
+TENSOR_KEYS = ("index", "label", "group", "view", "cluster")  # numbers per example (cluster: the item's id)
 LIST_KEYS = (
     "kinds",
     "reference",

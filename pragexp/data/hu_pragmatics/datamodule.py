@@ -7,7 +7,8 @@ The groups are the phenomena, the views the seeds (`view_names`), the option kin
 one; with `shots` > 0, `shots` other items of the same phenomenon and seed, drawn for each item alone (seeded by
 `seed`, the phenomenon and the item), as its demonstrations. Where the human answers are there
 (`human_path`, by default `human_data/fj` beside `prompts/`), each example carries people's answer shares over
-its options in its own order (`reference`), and `data_report.json` the people's accuracy per phenomenon.
+its options in its own order (`reference`), and `data_report.json` the people's accuracy per phenomenon. The seeds'
+examples of one item share its id (`cluster`): standard errors are clustered by item.
 """
 
 from __future__ import annotations
@@ -62,6 +63,7 @@ class HuPragmaticsDataModule(PromptDataModule):
         self.variant, self.seeds = variant, seeds
         self.shots, self.seed = int(shots), int(seed)
         self.items: list[HuItem] = []
+        self.item_ids: dict[tuple[str, int], int] = {}
         self.group_names: tuple[str, ...] = ()
 
     def setup(self, stage: str | None = None) -> None:
@@ -78,6 +80,10 @@ class HuPragmaticsDataModule(PromptDataModule):
         self.view_names = tuple(f"seed{s}" for s in sorted({i.seed for i in items}))
         self.kind_names = tuple(sorted({k for i in items for k in i.option_kinds}))
         self.items = items
+        # An item's id, shared by its seeds' option orders: its standard errors are clustered by item.
+        self.item_ids = {
+            key: k for k, key in enumerate(dict.fromkeys((i.phenomenon, i.item_id) for i in items))
+        }
         humans = self._human_answers()
         self.datasets["test"] = [self._example(i, item, humans) for i, item in enumerate(items)]
         self.write_report(self._report(read.summary(), humans))
@@ -98,6 +104,7 @@ class HuPragmaticsDataModule(PromptDataModule):
             "index": index,
             "group": self.group_names.index(item.phenomenon),
             "view": self.view_names.index(f"seed{item.seed}"),
+            "cluster": self.item_ids[(item.phenomenon, item.item_id)],
             "label": item.true_index,
             "item": self._prompt_item(index, item),
             "kinds": [self.kind_names.index(k) for k in item.option_kinds],

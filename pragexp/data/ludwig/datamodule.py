@@ -4,10 +4,14 @@ Every test pair is an example; its `PromptItem` holds the utterance and the resp
 conf/prompt/ludwig.yaml fill them), the options "yes" and "no" in an order drawn per pair (seeded: it decides
 which sentence is A in the contrastive setting, prompt=ludwig_contrastive) and the true one. With `shots` = k > 0,
 each test pair brings k dev pairs as its demonstrations, drawn as the authors' code draws them
-(`numpy.random.default_rng(seed)`, k without replacement per test pair, in the file's order: the same pairs as
-theirs), so the prompt group says `demonstrations: per_item`. The groups are the implicature types of the pairs
-the type labels name (`types_file`); the other pairs belong to none. `data_report.json` says what was read,
-trimmed, skipped and typed.
+(`numpy.random.default_rng(seed)`, k without replacement per test pair, in the file's order: the draw of the
+pair's `row`, the same pairs as theirs), so the prompt group says `demonstrations: per_item`. The pairs are
+those the authors' label rule keeps (all 600 of the release: `io`). The groups are the implicature types
+(`types_file`), by default as the authors' error analysis looks them up (`types: authors`: by utterance, a pair
+found under none is "Other", Hyperbole pairs count overall but in no group, as the paper shows none), or
+`types: matched`, pragexp's stricter matching by utterance and response (every label finds the pair it was
+written for; the pairs no label names belong to no group). `data_report.json` says what was read, trimmed,
+skipped and typed.
 """
 
 from __future__ import annotations
@@ -23,8 +27,10 @@ from pragexp.data.common.datamodules.declaration import file_names, scalars, sou
 from pragexp.data.common.prompt_examples import PromptDataModule
 from pragexp.data.ludwig.io import (
     DEV_FILE,
+    OTHER,
     TEST_FILE,
     ImplicaturePair,
+    authors_types,
     match_types,
     read_pairs,
     read_type_labels,
@@ -35,7 +41,17 @@ from pragexp.utils.run_record import DataRecord
 log = logging.getLogger(__name__)
 LABELS = ("yes", "no")
 # The type labels' implicature types, in the order the release's analysis lists them; others follow, sorted.
-TYPES = ("Particularised", "Generalised", "Idiom", "World knowledge", "Rhetorical question", "Hyperbole")
+TYPES = (
+    "Particularised",
+    "Generalised",
+    "Idiom",
+    "World knowledge",
+    "Rhetorical question",
+    "Hyperbole",
+    OTHER,
+)
+HIDDEN_BY_AUTHORS = ("Hyperbole",)  # counted in the mean, shown in no per-type figure of the paper
+TYPE_LOOKUPS = ("authors", "matched")
 
 
 class LudwigDataModule(PromptDataModule):
@@ -61,6 +77,7 @@ class LudwigDataModule(PromptDataModule):
         dev_file: str = DEV_FILE,
         types_file: str | None = "type_labels.csv",
         as_authors_read: bool = False,
+        types: str = "authors",
         shots: int = 0,
         seed: int = 0,
         report_dir: str | None = None,
@@ -70,6 +87,9 @@ class LudwigDataModule(PromptDataModule):
         super().__init__(eval_batch_size, eval_batch_size, num_workers, report_dir)
         self.path, self.test_file, self.dev_file, self.types_file = path, test_file, dev_file, types_file
         self.as_authors_read, self.shots, self.seed = bool(as_authors_read), int(shots), int(seed)
+        if types not in TYPE_LOOKUPS:
+            raise ValueError(f"data.types={types!r}: choose one of {', '.join(TYPE_LOOKUPS)}")
+        self.types = types
         self.pairs: list[ImplicaturePair] = []
         self.group_names: tuple[str, ...] = ()
 
@@ -90,9 +110,10 @@ class LudwigDataModule(PromptDataModule):
         found = set(types.values())
         self.group_names = tuple(t for t in TYPES if t in found) + tuple(sorted(found - {*TYPES}))
         self.pairs = test
-        draws = _authors_draws(len(test), len(dev), self.shots, self.seed)
+        draws = _authors_draws(test_report.authors_rows, dev_report.authors_rows, self.shots, self.seed)
+        demos = _demonstrations(test, dev, draws, folder / self.dev_file)
         self.datasets["test"] = [
-            self._example(i, pair, types.get(i), [dev[j] for j in draws[i]]) for i, pair in enumerate(test)
+            self._example(i, pair, types.get(i), demos[i]) for i, pair in enumerate(test)
         ]
         # prompt_items("train"): the dev pairs, the pool of shared demonstrations (prompt.demonstrations=shared)
         self.datasets["train"] = [self._example(-1 - j, p, None, []) for j, p in enumerate(dev)]
@@ -106,8 +127,10 @@ class LudwigDataModule(PromptDataModule):
             log.warning("no type labels (%s): no per-type accuracy", folder / (self.types_file or "?"))
             return {}
         labels, _ = read_type_labels(folder / self.types_file)
-        typed, _ = match_types(test, labels)
-        return {i: label.type for i, label in typed.items()}
+        if self.types == "matched":
+            typed, _ = match_types(test, labels)
+            return {i: label.type for i, label in typed.items()}
+        return {i: t for i, t in authors_types(test, labels).items() if t not in HIDDEN_BY_AUTHORS}
 
     def _example(self, index: int, pair: ImplicaturePair, type_: str | None, demos: list) -> dict:
         item = self._prompt_item(index, pair, demos)
@@ -128,9 +151,26 @@ class LudwigDataModule(PromptDataModule):
 
 
 def _authors_draws(tests: int, devs: int, shots: int, seed: int) -> list[list[int]]:
-    """Per test pair, in the file's order, the dev pairs its k-shot prompt shows: as the authors' dataset
-    class draws them (one generator for the whole file: the i-th test pair's draw is the i-th of the stream)."""
+    """Per test row the authors keep, in the file's order, the rows of the dev pairs its k-shot prompt shows: as
+    the authors' dataset class draws them (one generator for the whole file: row i's draw is the i-th of the
+    stream)."""
     if shots == 0:
         return [[] for _ in range(tests)]
     rng = np.random.default_rng(seed)
     return [[int(j) for j in rng.choice(range(devs), shots, replace=False)] for _ in range(tests)]
+
+
+def _demonstrations(
+    test: list[ImplicaturePair], dev: list[ImplicaturePair], draws: list[list[int]], dev_path: Path
+) -> list[list[ImplicaturePair]]:
+    """Per test pair the dev pairs of its row's draw (rows counted among the pairs the authors' code keeps, of
+    which pragexp skips any with an empty field: the draws stay theirs); a drawn dev pair that pragexp skipped is
+    an error naming it."""
+    by_row = {pair.row: pair for pair in dev}
+    missing = sorted({j for pair in test for j in draws[pair.row]} - by_row.keys())
+    if missing:
+        raise ValueError(
+            f"{dev_path}: the authors' draw shows the dev pair(s) of row {missing} (counted from 0 among the "
+            "pairs their code keeps), which have an empty field and are skipped here (data_report.json)"
+        )
+    return [[by_row[j] for j in draws[pair.row]] for pair in test]

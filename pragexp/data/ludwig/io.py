@@ -10,12 +10,15 @@ possibly followed by an explanation ("Yes. But it does not arrive on time.").
   is kept as released. The authors' code (src/dataset.py, `_process_text`) strips only `\\n` from the ends
   of the utterance and response, so their models read a trailing `\\r` or space in a few pairs:
   `as_authors_read=True` gives that text instead. Either way a pair whose text was trimmed is counted.
-- Label: "yes" or "no" from the start of the implicature (case-insensitive, followed by no letter); the
-  rest, after its punctuation, is the explanation. An implicature that starts with neither is skipped and
-  counted with its line, as the authors' `_filter_examples` drops it (none in the released files we read;
-  their test is looser: a "Nope" would count as "no" there and is skipped here).
+- Label: the authors' rule (`_filter_examples` in src/dataset.py): "yes" where "yes" is in the first five
+  characters of the implicature as released (lower-cased), else "no" where "no" is in its first four, else the
+  pair is skipped and counted with its line. So "Not now." (row 209 of the released test file) is "no", and all
+  600 test pairs are kept, as theirs are. The explanation is what follows a leading yes/no word and its
+  punctuation ("" when nothing), or the whole implicature when it starts with another word ("Not now.").
 - A pair with an empty field is skipped and counted with its line (the authors drop only an empty
-  implicature).
+  implicature; none in the released files). Each pair keeps its `row`: its index among the records the authors'
+  code keeps (their `test_data[row]`), the row of the release when all are kept: the authors' demonstrations
+  are drawn per row.
 
 Templates, `prompt_templates.txt` and `two_prompt_templates.txt` (the contrastive setting): not CSV. The
 first line holds the `;`-separated column names; each later line holds `;`-separated values, each in
@@ -25,9 +28,15 @@ quote, and turns a literal backslash-n into a newline; so does this reader (it s
 between quotes). A template needs three `%s` (utterance, response, implicature) and its mask phrase one
 `%s` inside the template, or it is a `DataFormatError` naming the file, line and field.
 
-Type labels, `type_labels.csv` (columns Utterance,Response,Implicature,Type,Factual knowledge): matched to
-pairs by utterance and response, ignoring whitespace and curly-vs-straight quotes (the label file spells
-`\\r\\n` as `\\n`).
+Type labels, `type_labels.csv` (columns Utterance,Response,Implicature,Type,Factual knowledge), two ways:
+
+- `authors_types` (the default): as the authors' `type_label_analysis` (src/error_analysis.py) looks them up:
+  by the utterance alone, the label file read with Python's universal newlines (its `\\r\\n` a `\\n`), the
+  pair's utterance with `\\n` stripped from its ends and every `\\r` removed, the last label row of an
+  utterance winning; a pair found under no utterance is "Other". A quoted utterance that ends in a line break
+  therefore matches nothing there: such pairs are "Other" in the paper's per-type figures.
+- `match_types` (`data.types=matched`): by utterance and response, ignoring whitespace and curly-vs-straight
+  quotes: each label finds the pair it was written for; a pair no label names has no type.
 
 A missing file or column is an error naming it; undecodable bytes name the line.
 """
@@ -56,6 +65,7 @@ TEST_FILE = "test_conversational_implicatures.csv"
 TEMPLATES_FILE = "prompt_templates.txt"
 CONTRASTIVE_TEMPLATES_FILE = "two_prompt_templates.txt"
 SLOT = "%s"
+OTHER = "Other"  # the authors' type of a pair their lookup finds under no label
 
 _YES_NO = re.compile(r"^(yes|no)(?![a-z])[\s.,;:!]*(.*)$", re.IGNORECASE | re.DOTALL)
 _BETWEEN_QUOTED = re.compile(r'(?<=")\s*;\s*(?=")')  # a separator between two quoted values
@@ -72,12 +82,15 @@ class ImplicaturePair:
     explanation: str  # what follows yes/no: "But it does not arrive on time." ("" when nothing)
     source: str = ""  # the file name
     line: int = 0  # first line of the record
+    row: int = 0  # index among the records the authors' code keeps (their `test_data[row]`)
+    type_key: str = ""  # the utterance as the authors' type lookup reads it (`authors_types`)
 
 
 @dataclass
 class PairReadReport:
     source: str
     rows_read: int = 0
+    authors_rows: int = 0  # the records the authors' code keeps
     skipped: list[dict] = field(default_factory=list)  # {"line", "reason"}
     trimmed: list[dict] = field(default_factory=list)  # {"line", "field"}: kept, surrounding text changed
 
@@ -85,6 +98,7 @@ class PairReadReport:
         return {
             "source": self.source,
             "rows_read": self.rows_read,
+            "authors_rows": self.authors_rows,
             "skipped": len(self.skipped),
             "trimmed": len(self.trimmed),
             "skipped_rows": self.skipped,
@@ -117,6 +131,7 @@ class TypeLabel:
     type: str  # Particularised, Generalised, Idiom, World knowledge, Rhetorical question, Hyperbole, ...
     factual_knowledge: str  # as released ("Yes", "No"; a few typos such as "Np")
     line: int = 0
+    type_key: str = ""  # the utterance as the authors' type lookup keys it (`authors_types`)
 
 
 @dataclass(frozen=True)
@@ -159,27 +174,44 @@ def split_implicature(text: str) -> tuple[str, str] | None:
     return (match[1].lower(), match[2].strip()) if match else None
 
 
+def authors_label(implicature: str) -> str | None:
+    """The label the authors' code gives an implicature as released: "yes" if "yes" is in its first five
+    characters (lower-cased), else "no" if "no" is in its first four, else None (they drop the pair)."""
+    text = implicature.lower()
+    if "yes" in text[:5]:
+        return "yes"
+    return "no" if "no" in text[:4] else None
+
+
+def _label_type_key(utterance: str) -> str:
+    """A label row's utterance as the authors' `open(file, "r")` reads it: universal newlines."""
+    return utterance.replace("\r\n", "\n").replace("\r", "\n")
+
+
+def _pair_type_key(utterance: str) -> str:
+    """A pair's utterance as the authors' error analysis keys it: `\\n` stripped from its ends, `\\r` removed."""
+    return utterance.strip("\n").replace("\r", "")
+
+
 # -- pairs --------------------------------------------------------------------------------------------
 def read_pairs(path, as_authors_read: bool = False) -> tuple[list[ImplicaturePair], PairReadReport]:
-    """Every usable pair of one LUDWIG CSV, and what was skipped (an empty field, an implicature that is
-    neither yes nor no) or trimmed."""
+    """Every usable pair of one LUDWIG CSV, and what was skipped (an implicature the authors' rule labels
+    neither yes nor no, an empty field) or trimmed."""
     path = Path(path)
     report, pairs = PairReadReport(source=str(path)), []
     for line, row in _csv_rows(path, PAIR_COLUMNS):
         report.rows_read += 1
+        label = authors_label(row["Implicature"])
+        if label is None:
+            reason = f"field 'Implicature' is neither yes nor no: {row['Implicature'][:40]!r}"
+            report.skipped.append({"line": line, "reason": reason})
+            continue
+        report.authors_rows += 1  # the authors keep it: their index counts it, shown or not
         empty = [name for name in PAIR_COLUMNS if not row[name].strip()]
         if empty:
             report.skipped.append({"line": line, "reason": f"field {empty[0]!r} is empty"})
             continue
         parts = split_implicature(row["Implicature"])
-        if parts is None:
-            report.skipped.append(
-                {
-                    "line": line,
-                    "reason": f"field 'Implicature' is neither yes nor no: {row['Implicature'][:40]!r}",
-                }
-            )
-            continue
         report.trimmed += [
             {"line": line, "field": name} for name in PAIR_COLUMNS if clean_text(row[name]) != row[name]
         ]
@@ -189,10 +221,12 @@ def read_pairs(path, as_authors_read: bool = False) -> tuple[list[ImplicaturePai
                 utterance=text(row["Context utterance"]),
                 response=text(row["Response utterance"]),
                 implicature=clean_text(row["Implicature"]),
-                label=parts[0],
-                explanation=parts[1],
+                label=label,
+                explanation=parts[1] if parts else clean_text(row["Implicature"]),
                 source=path.name,
                 line=line,
+                row=report.authors_rows - 1,
+                type_key=_pair_type_key(row["Context utterance"]),
             )
         )
     return pairs, report
@@ -297,6 +331,7 @@ def read_type_labels(path) -> tuple[list[TypeLabel], PairReadReport]:
                 type=row["Type"].strip(),
                 factual_knowledge=row["Factual knowledge"].strip(),
                 line=line,
+                type_key=_label_type_key(row["Utterance"]),
             )
         )
     return labels, report
@@ -323,6 +358,13 @@ def match_types(
         else:
             typed[i] = label
     return typed, unmatched
+
+
+def authors_types(pairs: Iterable[ImplicaturePair], labels: Iterable[TypeLabel]) -> dict[int, str]:
+    """{index of the pair in `pairs`: its type} as the authors' error analysis looks it up (see the module's
+    docstring): every pair has one, "Other" where its utterance is under no label."""
+    by_utterance = {label.type_key: label.type for label in labels}  # the last row of an utterance wins
+    return {i: by_utterance.get(pair.type_key, OTHER) for i, pair in enumerate(pairs)}
 
 
 # -- the release folder -------------------------------------------------------------------------------
