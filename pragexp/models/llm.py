@@ -96,7 +96,10 @@ class PromptedLLM(PragexpModel):
         self.template = select_template(load_templates(prompt["templates"]), prompt.get("template", 0))
         self._read_settings(prompt)
         self._check_labels(task_sizes.get("num_labels"))
-        self.finetune = llm.finetune
+        self.finetune, self.backend = (
+            llm.finetune,
+            llm,
+        )  # the backend itself: its identity and adapter for run.json
         self.llm: PromptBackend = cached(llm, cache_dir, use_cache)  # a tuned model's answers are not cached
         self.register_buffer("_anchor", torch.zeros(0), persistent=False)  # where Lightning put the module
         if self.learns:
