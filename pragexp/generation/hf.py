@@ -126,7 +126,7 @@ class HFBackend(LLMBackend):
         """(model, tokenizer), loaded on first use on `device`."""
         if self._model is None:
             quantized = quantization_config(self.quantization)  # a clear error where QLoRA cannot run
-            model = load_causal_model(self.pretrained, self.dtype, quantized)
+            model = load_causal_model(self.pretrained, self.dtype, quantized, self.tokenizer())
             if self.adapter is not None:  # another run's LoRA weights, for evaluation
                 from peft import PeftModel
 

@@ -67,14 +67,15 @@ def load_causal_tokenizer(pretrained: Pretrained):
     return tokenizer
 
 
-def load_causal_model(pretrained: Pretrained, dtype: str = "auto", quantization_config=None):
-    """The weights, in eval mode on the CPU; a .gguf file's from its converted folder (`converted`)."""
+def load_causal_model(pretrained: Pretrained, dtype: str = "auto", quantization_config=None, tokenizer=None):
+    """The weights, in eval mode on the CPU; a .gguf file's from its converted folder (`converted`), which a
+    conversion writes with `tokenizer` (the file's, loaded already) when it is given."""
     if pretrained.source is None:
         return tiny_causal_lm()[0].eval()
     if pretrained.gguf_file and pretrained.local is not None and quantization_config is None:
         from pragexp.utils.pretrained.converted import gguf_model
 
-        return gguf_model(pretrained, dtype).eval()
+        return gguf_model(pretrained, dtype, tokenizer).eval()
     from transformers import AutoModelForCausalLM
 
     kwargs = {**pretrained.kwargs(), **({} if dtype == "auto" else {"dtype": getattr(torch, dtype)})}

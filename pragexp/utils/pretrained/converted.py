@@ -57,8 +57,9 @@ def gguf_tokenizer(pretrained: Pretrained):
     return _parse_tokenizer(pretrained)
 
 
-def gguf_model(pretrained: Pretrained, dtype: str = "auto"):
-    """The weights of a GGUF model, from its converted folder (converted first where there is none)."""
+def gguf_model(pretrained: Pretrained, dtype: str = "auto", tokenizer=None):
+    """The weights of a GGUF model, from its converted folder (converted first where there is none; `tokenizer`:
+    the file's, when the caller has it already, so that a conversion parses the file once for it)."""
     root = cache_root()
     if root is None:
         return _from_gguf(pretrained, dtype)
@@ -80,7 +81,7 @@ def gguf_model(pretrained: Pretrained, dtype: str = "auto"):
         if marker is not None and marker["build"] != failed:  # another process converted it meanwhile
             return _from_folder(folder, marker)
         _discard(folder)
-        return _convert(pretrained, dtype, folder)
+        return _convert(pretrained, dtype, folder, tokenizer)
 
 
 def _key(pretrained: Pretrained, dtype: str) -> str:
@@ -149,7 +150,7 @@ def _from_folder(folder: Path, marker: dict):
     return AutoModelForCausalLM.from_pretrained(folder, **_torch_dtype(marker["dtype"]))
 
 
-def _convert(pretrained: Pretrained, dtype: str, folder: Path):
+def _convert(pretrained: Pretrained, dtype: str, folder: Path, tokenizer=None):
     """Reads the GGUF file, writes the folder (temporary folder, marker last, rename) and returns the model."""
     model = _from_gguf(pretrained, dtype)
     if _kept_blocks(model):
@@ -157,7 +158,7 @@ def _convert(pretrained: Pretrained, dtype: str, folder: Path):
             "%s keeps its GGUF blocks (a GGUF kernel): read from the file, not converted", pretrained.name
         )
         return model
-    tokenizer = _parse_tokenizer(pretrained)
+    tokenizer = tokenizer if tokenizer is not None else _parse_tokenizer(pretrained)
     tmp = folder.with_name(f".{folder.name}.tmp-{uuid.uuid4().hex}")
     try:
         with _dequantized(model):
