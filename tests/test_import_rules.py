@@ -4,7 +4,7 @@ breaks a rule or closes a cycle.
 
 - a room imports only itself and the rooms the table lets it (`MAY_IMPORT`); the entry points (`pragexp.train`,
   `pragexp.eval`, `pragexp.report.__main__`) and `pragexp.run` may import any room;
-- the package's own `pragexp/__init__.py` (the version, CONFIG_DIR) imports nothing and is open to every room;
+- the package's own `pragexp/__init__.py` (the version, CONFIG_DIR) is no room: every room may import it;
 - a folder of pragexp/ that holds Python and is not in the table is reported (a new room joins the table first);
 - nothing imports an entry point;
 - no import cycle between modules anywhere in pragexp/.
@@ -32,16 +32,12 @@ MAY_IMPORT = {
     "training": ("tasks", "metrics", "utils"),
     "report": ("data", "metrics", "prompting", "utils"),
 }
-# Arrows that other pieces of issue 34 remove; each goes when its change lands (the lead deletes the line then).
+# Arrows that other pieces of issue 34 remove; each goes when its change lands (the lead deletes its line then):
+# report/intentions.py imports the judges for one string (the report's helper moves it), and
+# training/stopping.py opens the response cache to count answers (the helper moving the cache ends it).
 KNOWN_EXCEPTIONS = {
-    (
-        "report",
-        "pragexp.generation.intention_judges",
-    ),  # report/intentions.py, for one string: the report's helper
-    (
-        "training",
-        "pragexp.generation.cache",
-    ),  # training/stopping.py counts cached answers: the cache's helper
+    ("report", "pragexp.generation.intention_judges"),
+    ("training", "pragexp.generation.cache"),
 }
 ENTRY_POINTS = ("pragexp.train", "pragexp.eval", "pragexp.report.__main__")
 FREE_MODULES = ("pragexp.train", "pragexp.eval", "pragexp.run", "pragexp.report.__main__")
