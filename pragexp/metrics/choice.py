@@ -31,7 +31,8 @@ from collections.abc import Sequence
 import torch
 from torchmetrics import Metric
 
-from pragexp.metrics.examples import first_per_index, gathered, with_uncertainty
+from pragexp.metrics.uncertainty import with_uncertainty
+from pragexp.utils.per_example import first_per_index, gathered
 
 COLUMNS = ("correct", "p_true", "corr")
 MEANS = ("acc", "p_true", "human_corr")  # the metric's name of each column's mean

@@ -8,7 +8,8 @@ from collections.abc import Sequence
 import torch
 from torchmetrics import Metric
 
-from pragexp.metrics.examples import first_per_index, gathered, with_uncertainty
+from pragexp.metrics.uncertainty import with_uncertainty
+from pragexp.utils.per_example import first_per_index, gathered
 
 
 class GroupedMeanMetric(Metric):

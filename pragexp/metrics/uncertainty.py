@@ -36,6 +36,7 @@ from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
+import torch
 from scipy import stats
 
 CONFIDENCE = 0.95
@@ -143,3 +144,18 @@ def metrics_cell(metrics: Mapping[str, float], key: str, group: str | None = Non
         raise KeyError(f"{mean_key} is not among the metrics")
     n = metrics.get(figure_key(key, "n", group))
     return format_estimate(metrics[mean_key], metrics.get(figure_key(key, "stderr", group)), n, digits)
+
+
+def with_uncertainty(
+    name: str,
+    scores: torch.Tensor,
+    clusters: torch.Tensor,
+    groups: torch.Tensor | None = None,
+    group_names: Sequence[str] = (),
+) -> dict[str, torch.Tensor]:
+    """The uncertainty figures of a mean (`uncertainty_figures`) from its examples'
+    scores, the ids of the items they score and their group ids (an index into `group_names`; -1: none)."""
+    ids = groups.tolist() if groups is not None else [-1] * len(scores)
+    labels = [group_names[g] if 0 <= g < len(group_names) else None for g in ids]
+    figures = uncertainty_figures(name, scores.double().cpu().numpy(), clusters.tolist(), labels)
+    return {key: torch.tensor(value) for key, value in figures.items()}

@@ -86,7 +86,7 @@ class TextModel(Protocol):
 
 
 class TokenText(Protocol):
-    """The reader's text handling (pragexp.models.fid_text.ReaderText, which the data module holds)."""
+    """The reader's text handling (pragexp.prompting.reader_text.ReaderText, which the data module holds)."""
 
     vocab_size: int
     special_ids: Mapping[str, int]  # pad, bos, eos and the decoder's first token
