@@ -17,6 +17,7 @@ from omegaconf import DictConfig, OmegaConf
 
 import pragexp
 from pragexp.generation.cache import CACHE_FILE
+from pragexp.training.resume import ExactResume
 from pragexp.training.stopping import SignalStop, resume_requeued
 from pragexp.utils import checkpoint
 from pragexp.utils.config_tree import print_config_tree
@@ -85,7 +86,11 @@ def _run(cfg: DictConfig, started: float, stop: SignalStop) -> dict[str, float]:
     task = _build_task(cfg, model_cfg)
     loggers = build_loggers(cfg.get("logger"))
     # The stop's callback first: it holds signals before the other callbacks write the test's results.
-    callbacks = [stop.callback, *build_callbacks(cfg.get("callbacks"), has_logger=bool(loggers))]
+    callbacks = [
+        stop.callback,
+        ExactResume(),
+        *build_callbacks(cfg.get("callbacks"), has_logger=bool(loggers)),
+    ]
     trainer: pl.Trainer = instantiate(cfg.trainer, logger=loggers or False, callbacks=callbacks)
     stop.trainer = trainer
     for logger in loggers:

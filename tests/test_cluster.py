@@ -53,7 +53,7 @@ def test_a_slurm_sweep_runs_each_job_on_the_cluster_and_reports_the_one_that_fai
     log = proc.stdout + proc.stderr
     assert proc.returncode == 1, log[-3000:]
     flags = sbatch_flags(sweep)  # what pragexp has submitit write, accepted by a real sbatch
-    assert flags["array"] == "0-1%64" and flags["partition"] == "debug" and flags["mail-type"] == "END"
+    assert flags["array"] == "0-1%2" and flags["partition"] == "debug" and flags["mail-type"] == "END"
     assert (flags["nodes"], flags["ntasks-per-node"], flags["cpus-per-task"]) == ("1", "1", "1")
     assert flags["time"] == "720" and flags["signal"] == "USR2@120" and "gpus-per-node" not in flags
     # The job that ran: its outputs in its own dir, SLURM's logs linked beside them.

@@ -234,13 +234,27 @@ def submitit_logs(run_dir: Path) -> tuple[Path, Path]:
     return out, err
 
 
-def job_states(cluster, run_dir: Path) -> list[str]:
-    """SLURM's accounting for the job of a run dir: the state of each of its runs, in order."""
+def job_states(cluster, run_dir: Path, timeout: float = 60) -> list[str]:
+    """SLURM's accounting for the job of a run dir: the state of each of its runs, in order, once the last has
+    ended (the accounting hears of a job's end a moment after the job's result is written)."""
     job_id = (run_dir / ".submitit").resolve().name
-    sacct = cluster.run(
-        "sacct", "--duplicates", "--allocations", "--noheader", "--parsable2", "-o", "State", "-j", job_id
-    )
-    return [state.split()[0] for state in sacct.stdout.split("\n") if state]
+    sacct = [
+        "sacct",
+        "--duplicates",
+        "--allocations",
+        "--noheader",
+        "--parsable2",
+        "-o",
+        "State",
+        "-j",
+        job_id,
+    ]
+    deadline = time.monotonic() + timeout
+    while True:
+        states = [line.split()[0] for line in cluster.run(*sacct).stdout.splitlines() if line]
+        if states and states[-1] not in ("PENDING", "RUNNING", "REQUEUED") or time.monotonic() > deadline:
+            return states
+        time.sleep(0.5)
 
 
 @pytest.mark.slurm

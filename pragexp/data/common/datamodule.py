@@ -9,6 +9,7 @@ from pathlib import Path
 import pytorch_lightning as pl
 from torch.utils.data import DataLoader
 
+from pragexp.training.resume import ResumableSampler
 from pragexp.utils.io import atomic_write_text
 
 
@@ -47,7 +48,8 @@ class SplitsDataModule(pl.LightningDataModule):
         return DataLoader(
             self.datasets[split],
             batch_size=self.batch_size if shuffle else self.eval_batch_size,
-            shuffle=shuffle,
+            # shuffled as RandomSampler does, in an order a run resumed mid-epoch goes on with
+            sampler=ResumableSampler(self.datasets[split]) if shuffle else None,
             collate_fn=self.collate_fn(),
             num_workers=self.num_workers,
             persistent_workers=self.num_workers > 0,
