@@ -1,15 +1,18 @@
-"""A one-node SLURM cluster in a folder, on 127.0.0.1, for the tests of launcher=slurm (tests/test_slurm.py).
+"""A one-node SLURM cluster in a folder, on 127.0.0.1, for the tests marked `slurm` (tests/test_cluster.py,
+tests/test_signals.py).
 
 Debian's packages (`slurm-wlm`, `slurmdbd`, `munge`, `mariadb-server`; `.ci/run` installs them) run as root:
 munged (authentication), MariaDB and slurmdbd (accounting), slurmctld (the scheduler) and slurmd (the node,
-this machine, with its cores and memory). Accounting is there because submitit reads its jobs' states with
-`sacct`: without it sacct answers "Slurm accounting storage is disabled" and submitit takes every job's state
-as UNKNOWN, so a failed job passes for a finished one; and slurmdbd stores in MySQL/MariaDB only (SLURM's
-text-file accounting is gone, and a job completion log holds no running or requeued jobs).
+this machine, with its cores and memory). It starts in about 3 s. Accounting is there because submitit reads
+its jobs' states with `sacct`. Measured without slurmdbd (AccountingStorageType=accounting_storage/none,
+JobCompType=jobcomp/filetxt): `sacct -j ID` answers "Slurm accounting storage is disabled" while the job
+runs and after it ends, and submitit then takes every state as UNKNOWN, so a failed job passes for a
+finished one; `sacct -c` reads the job completion log, but submitit does not call it, and that log holds
+only ended jobs (no RUNNING, no REQUEUED runs). slurmdbd stores in MySQL/MariaDB only.
 
 Every daemon runs in the foreground as a child of the tests, its config, state and log in the folder; `stop`
-ends each by its pid. `python tests/slurm_cluster.py DIR` starts one and waits (Ctrl-C stops it), to try
-commands by hand with `SLURM_CONF=DIR/slurm.conf`.
+cancels what jobs are left and ends each daemon by its pid. `python tests/slurm_cluster.py DIR` starts one and
+waits (Ctrl-C or `kill` stops it), to try commands by hand with `SLURM_CONF=DIR/etc/slurm.conf`.
 """
 
 from __future__ import annotations
@@ -25,17 +28,28 @@ from pathlib import Path
 
 import pytest
 
-DAEMONS = ("munged", "mariadbd", "mariadb-install-db", "slurmdbd", "slurmctld", "slurmd", "sacctmgr")
+COMMANDS = (
+    "munged",
+    "mariadbd",
+    "mariadb-install-db",
+    "slurmdbd",
+    "slurmctld",
+    "slurmd",
+    "sbatch",
+    "sacct",
+    "sacctmgr",
+)
+PACKAGES = "slurm-wlm slurmdbd munge mariadb-server"
 CLUSTER = "pragexp"
 
 
 def missing() -> str | None:
     """Why a cluster cannot start here (None: it can)."""
-    absent = [name for name in DAEMONS if shutil.which(name, path=f"{os.environ['PATH']}:/usr/sbin") is None]
+    absent = [name for name in COMMANDS if _which(name) is None]
     if absent:
-        return f"SLURM is not installed ({', '.join(absent)} not found; as root: apt-get install slurm-wlm slurmdbd munge mariadb-server)"
+        return f"SLURM is not installed: no {', '.join(absent)} (Debian: apt-get install {PACKAGES})"
     if os.geteuid() != 0:
-        return "the test cluster's slurmd runs jobs as any user only as root (tests run as a user here)"
+        return f"the test cluster's daemons run as root (slurmd starts each job as its user); uid {os.geteuid()} here"
     return None
 
 
