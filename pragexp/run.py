@@ -19,6 +19,7 @@ import pragexp
 from pragexp.generation import cache
 from pragexp.metrics.uncertainty import is_uncertainty_key
 from pragexp.training.declaration import declare_run
+from pragexp.training.resume import ExactResume
 from pragexp.training.stopping import SignalStop, resume_requeued
 from pragexp.utils import checkpoint
 from pragexp.utils.composition import build_datamodule
@@ -85,7 +86,11 @@ def _run(cfg: DictConfig, started: float, stop: SignalStop) -> dict[str, float]:
     task = _build_task(cfg, model_cfg)
     loggers = build_loggers(cfg.get("logger"))
     # The stop's callback first: it holds signals before the other callbacks write the test's results.
-    callbacks = [stop.callback, *build_callbacks(cfg.get("callbacks"), has_logger=bool(loggers))]
+    callbacks = [
+        stop.callback,
+        ExactResume(),
+        *build_callbacks(cfg.get("callbacks"), has_logger=bool(loggers)),
+    ]
     trainer: pl.Trainer = instantiate(cfg.trainer, logger=loggers or False, callbacks=callbacks)
     stop.trainer = trainer
     for logger in loggers:

@@ -3,20 +3,23 @@
 import sys
 
 import hydra
-from omegaconf import DictConfig
+from omegaconf import DictConfig, OmegaConf
 
 from pragexp import CONFIG_DIR
 from pragexp.utils.command_line import checked_argv
 
 
 @hydra.main(version_base="1.3", config_path=str(CONFIG_DIR), config_name="train")
-def main(cfg: DictConfig) -> float | None:
+def main(cfg: DictConfig) -> float | list[float | None] | None:
     # Torch and Lightning load only for a job: --cfg, --help, --info and a refused line answer at once.
     from pragexp.run import job_started, run
 
     metrics = run(cfg, started=job_started())
-    # Sweepers that optimise (e.g. Optuna) read the returned value.
-    return metrics.get(cfg.get("optimized_metric") or "")
+    # Sweepers that optimise (e.g. Optuna) read the returned value; a list of metrics: one value each.
+    wanted = cfg.get("optimized_metric")
+    if OmegaConf.is_list(wanted):
+        return [metrics.get(name) for name in wanted]
+    return metrics.get(wanted or "")
 
 
 if __name__ == "__main__":

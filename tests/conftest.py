@@ -15,6 +15,7 @@ from hydra import compose, initialize_config_dir
 from hydra.core.global_hydra import GlobalHydra
 from hydra.core.hydra_config import HydraConfig
 from omegaconf import DictConfig, open_dict
+from slurm_cluster import slurm, slurm_cluster  # noqa: F401  (fixtures: a one-node SLURM cluster)
 
 ROOT = Path(__file__).resolve().parents[1]
 CONF = ROOT / "conf"

@@ -1,22 +1,26 @@
-"""Beyond one machine, as users type it: multi-node DDP under launcher=slurm (through a stand-in for
-sbatch/srun/sacct, tests/fake_slurm.py), and an Optuna sweep whose trials run as launcher=submitit_local
-jobs, interrupted and resumed."""
+"""Beyond one machine, as users type it. On a real one-node SLURM cluster that the tests start
+(tests/slurm_cluster.py): a launcher=slurm sweep with a job that fails, DDP over two tasks, an Optuna sweep of
+SLURM jobs killed and resumed. On this machine: pragexp's Optuna sweeper (hydra_plugins/pragexp_optuna_sweeper)
+resuming an interrupted study, pruning, several objectives, the search space; and that pragexp installs beside
+current Optuna and SQLAlchemy."""
 
 import json
-import os
 import re
+import signal
+import subprocess
+import sys
 
-import fake_slurm
 import optuna
 import pytest
 import yaml
-from conftest import GRICE_FIXTURE, TINY_DATA, TINY_MODEL, compose_config, run_module
+from conftest import GRICE_FIXTURE, ROOT, TINY_DATA, TINY_MODEL, compose_config, run_module
 from omegaconf import OmegaConf
+from test_signals import SLURM_JOB, Job, submitit_logs
 
 from pragexp import report
 from pragexp.utils.search_space import around_task_settings
 
-pytestmark = pytest.mark.slow  # launchers, sweeps and fake SLURM jobs: subprocesses and studies
+pytestmark = pytest.mark.slow  # launchers, sweeps and SLURM jobs: subprocesses and studies
 
 FAST = [
     "model=lstm",
@@ -29,42 +33,90 @@ FAST = [
 ]
 
 
-def test_slurm_launcher_starts_two_nodes_of_ddp_and_counts_every_example_once(tmp_path, monkeypatch):
-    # SLURM's commands, imitated on this machine: srun starts one process per task with SLURM's variables.
-    monkeypatch.setenv("PATH", f"{fake_slurm.install(tmp_path / 'bin')}:{os.environ['PATH']}")
+def sbatch_flags(sweep) -> dict[str, str]:
+    (script,) = (sweep / ".submitit").glob("*/*_submission.sh")
+    return dict(re.findall(r"^#SBATCH --([\w-]+)=(.*)$", script.read_text(), re.MULTILINE))
+
+
+@pytest.mark.slurm
+def test_a_slurm_sweep_runs_each_job_on_the_cluster_and_reports_the_one_that_failed(
+    slurm, tmp_path, cache_dir
+):
+    sweep = tmp_path / "sweep"
+    args = [
+        *SLURM_JOB,
+        "hydra.launcher.partition=debug",
+        "+hydra.launcher.additional_parameters.mail-type=END",
+    ]
+    args += [*FAST, *TINY_DATA["grice"], f"paths.cache_dir={cache_dir}", f"hydra.sweep.dir={sweep}"]
+    proc = run_module("pragexp.train", [*args, "optimizer.lr=1e-3,-1"], tmp_path)  # -1: Adam refuses it
+    log = proc.stdout + proc.stderr
+    assert proc.returncode == 1, log[-3000:]
+    flags = sbatch_flags(sweep)  # what pragexp has submitit write, accepted by a real sbatch
+    assert flags["array"] == "0-1%2" and flags["partition"] == "debug" and flags["mail-type"] == "END"
+    assert (flags["nodes"], flags["ntasks-per-node"], flags["cpus-per-task"]) == ("1", "1", "1")
+    assert flags["time"] == "720" and flags["signal"] == "USR2@120" and "gpus-per-node" not in flags
+    # The job that ran: its outputs in its own dir, SLURM's logs linked beside them.
+    assert "test/r@1" in json.loads((sweep / "0" / "metrics.json").read_text())
+    out, _ = submitit_logs(sweep / "0")
+    assert f"({sweep / '0'}, " in out.read_text()  # the job's summary line
+    # The one that failed: the sweep exits 1 with its error and the end of its log, which has the traceback.
+    _, err = submitit_logs(sweep / "1")
+    assert "ValueError: Invalid learning rate: -1" in err.read_text()
+    assert f"job 1 failed; the end of its log {err}" in log and log.count("Invalid learning rate: -1") >= 2
+    assert not (sweep / "1" / "metrics.json").exists()
+    assert "Bypassing sacct error" not in log  # submitit read every state from SLURM's accounting
+
+
+@pytest.mark.slurm
+def test_a_slurm_ddp_job_of_two_tasks_counts_every_example_once(slurm, tmp_path):
     rounds = sum(len(d["dialog"]) for d in json.loads(GRICE_FIXTURE.read_text())["data"]["dialogs"])
     assert rounds % 2 == 1  # odd: the distributed sampler repeats one example to even out 2 ranks
     sweep = tmp_path / "sweep"
     args = [
-        "launcher=slurm",  # no -m: a launcher implies a multirun
+        *SLURM_JOB,
         "trainer=ddp",
-        "trainer.num_nodes=2",
-        "trainer.devices=1",
-        "hydra.launcher.gpus_per_node=null",  # CPU ranks (gloo) here
-        "hydra.launcher.partition=debug",
-        "hydra.launcher.account=pragmatics",
-        "+hydra.launcher.additional_parameters.mail-type=END",
+        "trainer.devices=2",
+        "trainer.num_nodes=1",
         *FAST,
         "data=grice_official",
-        f"data.train_path={GRICE_FIXTURE}",
-        f"data.val_path={GRICE_FIXTURE}",
-        f"data.test_path={GRICE_FIXTURE}",
-        "data.eval_batch_size=4",
-        f"hydra.sweep.dir={sweep}",
     ]
+    args += [f"data.{split}_path={GRICE_FIXTURE}" for split in ("train", "val", "test")]
+    args += ["data.eval_batch_size=4", f"hydra.sweep.dir={sweep}"]
     proc = run_module("pragexp.train", args, tmp_path)
     assert proc.returncode == 0, proc.stderr[-3000:]
-    (script,) = (sweep / ".submitit").glob("*/*_submission.sh")
-    flags = dict(re.findall(r"^#SBATCH --([\w-]+)=(.*)$", script.read_text(), re.MULTILINE))
-    assert flags["nodes"] == "2" and flags["ntasks-per-node"] == "1"  # one task per device
-    assert flags["partition"] == "debug" and flags["account"] == "pragmatics" and flags["mail-type"] == "END"
-    assert flags["time"] == "720" and "gpus-per-node" not in flags
-    logs = sweep / "0" / ".submitit"
-    # Lightning's own lines go through the job's logging (Hydra's console handler: stdout), its warnings to stderr
+    assert sbatch_flags(sweep)["ntasks-per-node"] == "2"  # srun starts the two ranks, one task each
+    logs = (sweep / "0" / ".submitit").resolve()
     rank1 = "".join(p.read_text() for p in logs.glob("*_1_log.*"))
     assert "GLOBAL_RANK: 1, MEMBER: 2/2" in rank1  # the second task joined as rank 1 of 2
-    metrics = json.loads((sweep / "0" / "metrics.json").read_text())
-    assert metrics["test/count"] == rounds
+    assert json.loads((sweep / "0" / "metrics.json").read_text())["test/count"] == rounds
+
+
+@pytest.mark.slurm
+def test_an_optuna_sweep_of_slurm_jobs_killed_and_run_again_goes_on_with_its_study(
+    slurm, tmp_path, cache_dir
+):
+    sweep = tmp_path / "sweep"
+    args = ["hparams_search=optuna", *SLURM_JOB, *FAST, *TINY_DATA["grice"], "hydra.sweeper.n_trials=2"]
+    args += [f"paths.cache_dir={cache_dir}", f"hydra.sweep.dir={sweep}"]
+    first = Job("pragexp.train", args, tmp_path)
+    first.wait_for(lambda: (sweep / "1" / ".submitit").exists())  # trial 1's SLURM job has started
+    assert first.stop(signal.SIGKILL) == -signal.SIGKILL  # the sweep's process dies (its terminal closed)
+    storage = f"sqlite:///{sweep}/optuna.db"
+    killed = optuna.load_study(study_name="grice_recovery-lstm", storage=storage)
+    assert [t.state.name for t in killed.trials] == ["COMPLETE", "RUNNING"]
+    slurm.run("scancel", (sweep / "1" / ".submitit").resolve().name)  # its orphaned job, as a user would
+
+    again = run_module("pragexp.train", args, tmp_path)
+    assert again.returncode == 0, again.stderr[-3000:]
+    study = optuna.load_study(study_name="grice_recovery-lstm", storage=storage)
+    assert [t.state.name for t in study.trials] == ["COMPLETE", "FAIL", "COMPLETE"]
+    assert study.trials[2].params == killed.trials[1].params  # the interrupted trial ran again, as trial 2
+    assert "1 of 2 trials finished, 1 to run" in again.stdout + again.stderr
+    for trial in (study.trials[0], study.trials[2]):  # each a SLURM job in its trial's dir
+        metrics = json.loads((sweep / str(trial.number) / "metrics.json").read_text())
+        assert trial.value == pytest.approx(metrics["val/r@1"])
+        assert (sweep / str(trial.number) / ".submitit").is_symlink()
 
 
 # -- Optuna ---------------------------------------------------------------------------------------------
@@ -209,3 +261,104 @@ def test_search_space_is_centred_on_each_tasks_settings(tmp_path, task, model, l
     fixed.suggest_float("optimizer.lr", 0.1, 0.2)
     around_task_settings(cfg, fixed)
     assert (fixed.distributions["optimizer.lr"].low, fixed.distributions["optimizer.lr"].high) == (0.1, 0.2)
+
+
+def test_a_pruned_trial_stops_after_the_epoch_its_pruner_refuses_and_is_told_so(tmp_path, cache_dir):
+    # A threshold no validation r@1 reaches: every trial is pruned at its first report after the warm-up epoch.
+    sweep = tmp_path / "sweep"
+    pruner = "{_target_:optuna.pruners.ThresholdPruner,lower:1.01,n_warmup_steps:1}"
+    args = ["hparams_search=optuna", *FAST, "trainer.max_epochs=4", "callbacks.early_stopping=null"]
+    args += [
+        *TINY_DATA["grice"],
+        "hydra.sweeper.n_trials=2",
+        "hydra.sweeper.pruner=null",
+        f"+hydra.sweeper.pruner={pruner}",
+    ]
+    proc = run_module(
+        "pragexp.train", [*args, f"paths.cache_dir={cache_dir}", f"hydra.sweep.dir={sweep}"], tmp_path
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]  # pruned trials are not failures
+    study = optuna.load_study(study_name="grice_recovery-lstm", storage=f"sqlite:///{sweep}/optuna.db")
+    for trial in study.trials:
+        assert trial.state.name == "PRUNED"
+        assert sorted(trial.intermediate_values) == [0, 1]  # epoch 0 (warm-up) and 1, then it stopped
+        assert not (sweep / str(trial.number) / "metrics.json").exists()
+        assert (
+            f"Trial {trial.number} pruned: trial {trial.number} pruned at epoch 1: val/r@1 = "
+            in proc.stdout + proc.stderr
+        )
+    results = yaml.safe_load((sweep / "optimization_results.yaml").read_text())
+    assert results["trials"]["pruned"] == 2 and results["best"] == []
+
+
+def test_a_study_of_two_objectives_keeps_its_pareto_front(tmp_path, cache_dir):
+    sweep = tmp_path / "sweep"
+    args = ["hparams_search=optuna", *FAST, *TINY_DATA["grice"], "hydra.sweeper.n_trials=2"]
+    args += ["optimized_metric=[val/r@1,val/loss]", "hydra.sweeper.direction=[maximize,minimize]"]
+    proc = run_module(
+        "pragexp.train", [*args, f"paths.cache_dir={cache_dir}", f"hydra.sweep.dir={sweep}"], tmp_path
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    study = optuna.load_study(study_name="grice_recovery-lstm", storage=f"sqlite:///{sweep}/optuna.db")
+    assert [d.name for d in study.directions] == ["MAXIMIZE", "MINIMIZE"]
+    for trial in study.trials:
+        metrics = json.loads((sweep / str(trial.number) / "metrics.json").read_text())
+        assert trial.values == pytest.approx([metrics["val/r@1"], metrics["val/loss"]])
+    results = yaml.safe_load((sweep / "optimization_results.yaml").read_text())
+    front = sorted(t.number for t in study.best_trials)
+    assert front and [b["trial"] for b in results["best"]] == front
+    best = results["best"][0]
+    assert OmegaConf.load(best["config"]).optimizer.lr == pytest.approx(best["params"]["optimizer.lr"])
+    assert f"optimizer.lr={best['params']['optimizer.lr']}" in best["overrides"]
+
+
+def test_hydra_sweep_syntax_becomes_optuna_distributions():
+    from hydra_plugins.pragexp_optuna_sweeper._search_space import parse
+
+    distributions, fixed = parse(
+        [
+            "model=lstm,memnn",
+            "a=choice(1,2)",
+            "b=range(1,10,3)",
+            "c=interval(0,1.5)",
+            "d=tag(log,interval(1e-4,1e-2))",
+            "e=tag(int,interval(2,8))",
+            "seed=3",
+        ]
+    )
+    assert list(distributions["model"].choices) == ["lstm", "memnn"] and list(distributions["a"].choices) == [
+        1,
+        2,
+    ]
+    assert (distributions["b"].low, distributions["b"].high, distributions["b"].step) == (1, 7, 3)
+    assert (
+        isinstance(distributions["c"], optuna.distributions.FloatDistribution)
+        and distributions["c"].high == 1.5
+    )
+    assert distributions["d"].log and distributions["d"].low == pytest.approx(1e-4)
+    assert (
+        isinstance(distributions["e"], optuna.distributions.IntDistribution) and distributions["e"].high == 8
+    )
+    assert fixed == {"seed": "3"}
+
+
+def test_pragexp_installs_beside_current_optuna_and_sqlalchemy_without_downgrading_them(tmp_path):
+    """What a researcher's environment has today: pip resolves pragexp[cluster] with optuna 5 and SQLAlchemy 2."""
+    report_file = tmp_path / "report.json"
+    pip = [sys.executable, "-m", "pip", "install", "--dry-run", "--quiet", "--report", str(report_file)]
+    proc = subprocess.run(
+        [*pip, "-e", f"{ROOT}[cluster]", "optuna==5.0.0", "sqlalchemy>=2"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    planned = {
+        item["metadata"]["name"].lower(): item["metadata"]["version"]
+        for item in json.loads(report_file.read_text())["install"]
+    }
+    from importlib.metadata import version
+
+    optuna_version = planned.get("optuna", version("optuna"))
+    sqlalchemy_version = planned.get("sqlalchemy", version("sqlalchemy"))
+    assert optuna_version == "5.0.0" and int(sqlalchemy_version.split(".")[0]) >= 2, planned

@@ -1,7 +1,9 @@
 """Runs stopped by a real signal, in subprocesses: they exit with 128 + the signal's number, say in one line
 what they were doing and what they kept, write no metrics.json, and leave what they kept whole (a checkpoint
-that resumes, the response cache's answers). Under SLURM (tests/fake_slurm.py for sbatch, srun, scancel,
-scontrol) submitit's time-limit signal saves a checkpoint, requeues the job, and the job goes on from it."""
+that resumes, the response cache's answers). On a real one-node SLURM cluster (tests/slurm_cluster.py): the
+time limit's signal, as submitit asks for it, saves a checkpoint, SLURM requeues the job and it ends with the
+metrics of an uninterrupted run; an LLM evaluation requeued the same way asks the model only what its
+response cache lacks; scancel of a sweep leaves no half-written metrics.json."""
 
 from __future__ import annotations
 
@@ -17,7 +19,6 @@ from collections.abc import Callable
 from contextlib import closing
 from pathlib import Path
 
-import fake_slurm
 import pytest
 import torch
 from conftest import ROOT, TINY_DATA, TINY_MODEL, run_module
@@ -41,8 +42,10 @@ STOPPED_FITTING = (
     r"pragexp: stopped by (SIG\w+) while fitting epoch (\d+) step (\d+), batch (\d+) of (\d+); "
     r"kept: (\S+) \(resume with ckpt_path=last hydra\.run\.dir=(\S+)\); no metrics\.json written(.*)"
 )
-# An LLM backend that answers two calls, then waits for the signal (10 minutes at most).
+# An LLM backend that answers two calls, then waits for the signal (10 minutes at most); a requeued SLURM job's
+# run does not wait.
 SLOW_BACKEND = """
+import os
 import time
 
 from pragexp.generation.hf import HFBackend
@@ -52,7 +55,7 @@ class SlowBackend(HFBackend):
     answered = 0
 
     def loglikelihood_many(self, requests):
-        if SlowBackend.answered == 2:
+        if SlowBackend.answered == 2 and os.environ.get("SLURM_RESTART_COUNT", "0") == "0":
             print("slow backend: waiting", flush=True)
             time.sleep(600)
         scores = super().loglikelihood_many(requests)
@@ -144,6 +147,52 @@ def test_sigterm_stops_training_with_a_checkpoint_that_resumes(tmp_path, cache_d
     assert "test/r@1" in json.loads((run_dir / "metrics.json").read_text())
 
 
+# A SIGTERM to the run itself right after a given batch (the last of its epoch: -1), in a run with KILL_AT set.
+KILL_AT = """
+import os
+import signal
+
+from pytorch_lightning import Callback
+
+
+class KillAt(Callback):
+    def __init__(self, epoch, batch):
+        self.epoch, self.batch = epoch, batch
+
+    def on_train_batch_end(self, trainer, pl_module, outputs, batch, batch_idx):
+        last = self.batch if self.batch >= 0 else trainer.num_training_batches + self.batch
+        if os.environ.get("KILL_AT") and (trainer.current_epoch, batch_idx) == (self.epoch, last):
+            os.kill(os.getpid(), signal.SIGTERM)
+"""
+
+
+@pytest.mark.parametrize(("epoch", "batch"), [(1, 4), (0, -1)])  # mid-epoch; after an epoch's last batch
+def test_a_run_stopped_and_resumed_ends_with_the_metrics_of_the_run_never_stopped(
+    tmp_path, cache_dir, monkeypatch, epoch, batch
+):
+    (tmp_path / "kill_at.py").write_text(KILL_AT)
+    args = [*GRICE, "trainer.max_epochs=3", f"paths.cache_dir={cache_dir}"]
+    args += [
+        "+callbacks.kill._target_=kill_at.KillAt",
+        f"+callbacks.kill.epoch={epoch}",
+        f"+callbacks.kill.batch={batch}",
+    ]
+
+    def run(name: str, *extra: str) -> int:
+        (tmp_path / name).mkdir()
+        job = Job("pragexp.train", [*args, *extra], tmp_path / name, pythonpath=(tmp_path,))
+        return job.proc.wait(timeout=600)
+
+    run_dir = tmp_path / "run"
+    assert run("plain", f"hydra.run.dir={tmp_path / 'plain'}") == 0
+    monkeypatch.setenv("KILL_AT", "1")
+    assert run("stopped", f"hydra.run.dir={run_dir}") == 143
+    monkeypatch.delenv("KILL_AT")
+    assert run("resumed", f"hydra.run.dir={run_dir}", "ckpt_path=last") == 0
+    resumed = json.loads((run_dir / "metrics.json").read_text())
+    assert resumed == json.loads((tmp_path / "plain" / "metrics.json").read_text())
+
+
 def test_sigint_stops_a_sweep_at_the_job_it_is_running(tmp_path, cache_dir):
     sweep = tmp_path / "sweep"
     args = ["-m", *GRICE, "trainer.max_epochs=1000", "seed=0,1", f"paths.cache_dir={cache_dir}"]
@@ -195,35 +244,166 @@ def test_a_signal_stops_an_llm_evaluation_keeping_the_answers_it_stored(tmp_path
         assert db.execute("PRAGMA integrity_check").fetchone() == ("ok",)
 
 
-def test_slurm_time_limit_signal_saves_requeues_and_the_job_resumes(tmp_path, cache_dir, monkeypatch):
-    # SLURM's commands, imitated on this machine; scancel --signal=USR2 stands in for SLURM's signal_delay_s
-    # before the time limit (sbatch --signal=USR2@120, as submitit writes it).
-    bin_dir = fake_slurm.install(tmp_path / "bin")
-    monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ['PATH']}")
+# -- On a real SLURM cluster (tests/slurm_cluster.py) ---------------------------------------------------------
+
+SLURM_JOB = ["launcher=slurm", "hydra.launcher.gpus_per_node=null", "hydra.launcher.cpus_per_task=1"]
+# submitit asks SLURM for its signal `signal_delay_s` before the time limit: --time=1 --signal=USR2@5. SLURM sends
+# it between 25 and 55 s after the job starts (it may signal up to 60 s early), and requeues a job 11 s after
+# it asks (tests/slurm_cluster.py: cred_expire=10). A time limit counts as a timeout for submitit at every
+# signal: up to 5 requeues.
+TIME_LIMITED = [
+    "hydra.launcher.timeout_min=1",
+    "hydra.launcher.signal_delay_s=5",
+    "hydra.launcher.max_num_timeout=5",
+]
+# The first run of a SLURM job trains a batch every 2 s, so the time limit's signal finds it training; its
+# requeued runs train at full speed. Sleeping draws no random numbers: the results are those of a plain run.
+SLOW_FIRST_RUN = """
+import os
+import time
+
+from pytorch_lightning import Callback
+
+
+class SlowFirstRun(Callback):
+    def on_train_batch_end(self, *args):
+        if os.environ.get("SLURM_RESTART_COUNT", "0") == "0":
+            time.sleep(2)
+"""
+
+
+def submitit_logs(run_dir: Path) -> tuple[Path, Path]:
+    """The stdout and stderr logs of a SLURM job's first task (every run of a requeued job appends to them)."""
+    logs = (run_dir / ".submitit").resolve()
+    (out,) = logs.glob("*_0_log.out")
+    (err,) = logs.glob("*_0_log.err")
+    return out, err
+
+
+def job_states(cluster, run_dir: Path, timeout: float = 60) -> list[str]:
+    """SLURM's accounting for the job of a run dir: the state of each of its runs, in order, once the last has
+    ended (the accounting hears of a job's end a moment after the job's result is written)."""
+    job_id = (run_dir / ".submitit").resolve().name
+    sacct = [
+        "sacct",
+        "--duplicates",
+        "--allocations",
+        "--noheader",
+        "--parsable2",
+        "-o",
+        "State",
+        "-j",
+        job_id,
+    ]
+    deadline = time.monotonic() + timeout
+    while True:
+        states = [line.split()[0] for line in cluster.run(*sacct).stdout.splitlines() if line]
+        if states and states[-1] not in ("PENDING", "RUNNING", "REQUEUED") or time.monotonic() > deadline:
+            return states
+        time.sleep(0.5)
+
+
+@pytest.mark.slurm
+def test_a_slurm_job_at_its_time_limit_is_requeued_and_ends_as_an_uninterrupted_run(
+    slurm, tmp_path, cache_dir
+):
+    (tmp_path / "slow_training.py").write_text(SLOW_FIRST_RUN)
+    same = [*GRICE, "trainer.max_epochs=6", f"paths.cache_dir={cache_dir}"]
     sweep = tmp_path / "sweep"
-    args = ["launcher=slurm", "hydra.launcher.gpus_per_node=null", "trainer.devices=1", *GRICE]
-    args += ["trainer.max_epochs=8", f"paths.cache_dir={cache_dir}", f"hydra.sweep.dir={sweep}"]
-    job = Job("pragexp.train", args, tmp_path)  # the sweep's process: it submits, then waits for the job
-    run_dir = sweep / "0"
-    last = run_dir / "checkpoints" / "last.ckpt"
-    job.wait_for(last.is_file)
-    logs = (run_dir / ".submitit").resolve()  # the job's submitit folder, named by its SLURM job id
-    subprocess.run(["scancel", "--signal=USR2", logs.name], check=True)
+    args = [*SLURM_JOB, *TIME_LIMITED, "+callbacks.slow._target_=slow_training.SlowFirstRun", *same]
+    job = Job("pragexp.train", [*args, f"hydra.sweep.dir={sweep}"], tmp_path, pythonpath=(tmp_path,))
+    plain = run_module("pragexp.train", [*same, f"hydra.run.dir={tmp_path / 'plain'}"], tmp_path)
+    assert plain.returncode == 0, plain.stderr[-3000:]
     assert job.proc.wait(timeout=600) == 0, job.log()[-3000:]
 
-    assert (bin_dir / "requeued.log").read_text().split() == [logs.name]  # submitit asked: scontrol requeue
-    (out,) = logs.glob("*_0_log.out")  # both runs of the job append to it
-    (err,) = logs.glob("*_0_log.err")
+    run_dir = sweep / "0"
+    last = run_dir / "checkpoints" / "last.ckpt"
+    out, err = submitit_logs(run_dir)
     text = out.read_text()
-    line = stop_line(text)
-    match = re.fullmatch(STOPPED_FITTING, line)
-    assert match and match[1] == "SIGUSR2" and Path(match[6]) == last, text[-2000:]
-    assert match[8] == "; requeueing the job, which resumes from its last checkpoint"
-    epoch, step, batch, batches = map(int, match.group(2, 3, 4, 5))
-    second = text.split(line, 1)[1]  # the requeued run's own output
-    assert f"requeued job: resuming the interrupted run from {last}" in second
-    assert f"Restoring states from the checkpoint path at {last}" in second
-    assert step == epoch * batches + batch and "`Trainer.fit` stopped: `max_epochs=8` reached" in second
-    # The requeued run went on from the next batch to the end: no batch trained twice, none left out.
-    assert progress(err.read_text()) == every_batch(8, batches)
-    assert "test/r@1" in json.loads((run_dir / "metrics.json").read_text())
+    stops = [
+        re.fullmatch(STOPPED_FITTING, line)
+        for line in text.splitlines()
+        if line.startswith("pragexp: stopped")
+    ]
+    assert stops and all(m and m[1] == "SIGUSR2" and Path(m[6]) == last for m in stops), text[-3000:]
+    assert all(m[8] == "; requeueing the job, which resumes from its last checkpoint" for m in stops)
+    assert text.count(f"requeued job: resuming the interrupted run from {last}") == len(stops)
+    # SLURM requeued the job once per signal, and its last run completed.
+    assert job_states(slurm, run_dir) == ["REQUEUED"] * len(stops) + ["COMPLETED"]
+    # The runs went on from the batch after each stop to the end: no batch trained twice, none left out.
+    epochs, batches = 6, int(stops[0][5])
+    assert progress(err.read_text()) == every_batch(epochs, batches)
+    # ... and ended where the uninterrupted run did.
+    resumed = json.loads((run_dir / "metrics.json").read_text())
+    uninterrupted = json.loads((tmp_path / "plain" / "metrics.json").read_text())
+    scores = [k for k in uninterrupted if k.startswith(("test/", "val/"))]
+    assert scores and {k: resumed[k] for k in scores} == {k: uninterrupted[k] for k in scores}
+    print(f"preempted {len(stops)}x: {resumed}\nuninterrupted: {uninterrupted}")
+
+
+@pytest.mark.slurm
+def test_a_requeued_slurm_llm_evaluation_asks_the_model_only_what_its_cache_lacks(slurm, tmp_path):
+    (tmp_path / "slow_llm.py").write_text(SLOW_BACKEND)
+    sweep, cache = tmp_path / "sweep", tmp_path / "cache"
+    args = [
+        *SLURM_JOB,
+        *TIME_LIMITED,
+        "task=circa",
+        "model=llm",
+        "llm=tiny",
+        "llm._target_=slow_llm.SlowBackend",
+        *TINY_DATA["circa"],
+        "data.eval_batch_size=2",
+        "logger=none",
+        "trainer.accelerator=cpu",
+        "print_config=false",
+        f"paths.cache_dir={cache}",
+        f"hydra.sweep.dir={sweep}",
+    ]
+    job = Job("pragexp.eval", args, tmp_path, pythonpath=(tmp_path,))
+    assert job.proc.wait(timeout=600) == 0, job.log()[-3000:]
+
+    run_dir = sweep / "0"
+    out, _ = submitit_logs(run_dir)
+    text = out.read_text()
+    first, requeued = text.split("slow backend: waiting", 1)  # the time limit's signal came while it waited
+    assert re.search(
+        r"pragexp: stopped by SIGUSR2 while testing, batch 3 of \d+; kept: \d+ answers", requeued
+    )
+    assert job_states(slurm, run_dir) == ["REQUEUED", "COMPLETED"]
+    asked = [
+        sum(map(int, re.findall(r"^slow backend: answered (\d+) options$", t, flags=re.M)))
+        for t in (first, requeued)
+    ]
+    cache_file = ResponseCache(cache / "llm" / "responses.sqlite")
+    try:
+        stored = len(cache_file)
+    finally:
+        cache_file.close()
+    # The requeued run asked the model only what the first had not: every answer was asked for once.
+    assert asked[0] > 0 and asked[1] > 0 and asked[0] + asked[1] == stored
+    assert "test/count" in json.loads((run_dir / "metrics.json").read_text())
+
+
+@pytest.mark.slurm
+def test_scancel_stops_a_slurm_sweep_and_leaves_no_half_written_metrics(slurm, tmp_path, cache_dir):
+    sweep = tmp_path / "sweep"
+    args = [*SLURM_JOB, *GRICE, "trainer.max_epochs=1000", "seed=0,1", f"paths.cache_dir={cache_dir}"]
+    job = Job("pragexp.train", [*args, f"hydra.sweep.dir={sweep}"], tmp_path)
+    runs = [sweep / "0", sweep / "1"]
+    job.wait_for(lambda: all((run / "checkpoints" / "last.ckpt").is_file() for run in runs))  # both training
+    array = (runs[0] / ".submitit").resolve().name.split("_")[0]
+    slurm.run("scancel", array)
+    assert job.proc.wait(timeout=300) != 0  # the sweep reports its jobs' end ...
+    assert "CANCELLED" in job.log()  # ... as SLURM's accounting has it (submitit reads it with sacct)
+    for run in runs:
+        out, _ = submitit_logs(run)
+        assert re.fullmatch(STOPPED_FITTING, stop_line(out.read_text()))[1] == "SIGTERM"
+        assert not (run / "metrics.json").exists() and not (run / "predictions.jsonl").exists()
+        assert sorted(p.name for p in run.iterdir() if p.name.startswith(".") and p.name != ".hydra") == [
+            ".submitit"
+        ]
+        assert not [
+            p for p in (run / "checkpoints").iterdir() if p.name.startswith(".")
+        ]  # no partial checkpoint
+        assert job_states(slurm, run) == ["CANCELLED"]

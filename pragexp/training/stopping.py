@@ -202,6 +202,12 @@ class StopCallback(Callback):
         stop.doing = describe(trainer)
         # Stopped at the end of a batch (not at once, by Stopped): the weights and the loops' state agree.
         if stop.train and trainer.state.fn == TrainerFn.FITTING and isinstance(exception, SIGTERMException):
+            kept = _checkpoint_dir(trainer) / LAST
+            if _batch_in_epoch(trainer) == 0 and kept.is_file():
+                # Between epochs: the last epoch's own checkpoint is the place to resume from (Lightning skips
+                # the next epoch when it resumes a checkpoint saved before that epoch's first batch).
+                stop.saved = kept
+                return
             stop.saving = True
             try:
                 stop.saved = save_resumable(trainer)
@@ -212,9 +218,7 @@ class StopCallback(Callback):
 def save_resumable(trainer) -> Path:
     """`checkpoints/last.ckpt`, written beside, then renamed onto it (never half a file); on every rank."""
     callback = trainer.checkpoint_callback
-    folder = Path(
-        callback.dirpath if callback and callback.dirpath else Path(trainer.default_root_dir) / "checkpoints"
-    )
+    folder = _checkpoint_dir(trainer)
     path, partial = folder / LAST, folder / f".{LAST}.partial"
     if callback is not None:
         callback.last_model_path = str(path)  # saved in the checkpoint: a resumed run overwrites this file
@@ -229,9 +233,7 @@ def describe(trainer) -> str:
     """'fitting epoch 2 step 340, batch 12 of 170', 'validating, batch 3 of 9', 'testing, batch 5 of 40'."""
     stage, fitting = trainer.state.stage, trainer.state.fn == TrainerFn.FITTING
     if stage == RunningStage.TRAINING:
-        epochs = trainer.fit_loop.epoch_progress.current
-        batch = trainer.fit_loop.epoch_loop.batch_progress.current.ready
-        batch = batch if epochs.started > epochs.completed else 0  # between epochs: the next one's batch 0
+        batch = _batch_in_epoch(trainer)
         where = f"fitting epoch {trainer.current_epoch} step {trainer.global_step}"
         return f"{where}, batch {batch} of {_number(trainer.num_training_batches)}"
     if stage == RunningStage.SANITY_CHECKING:
@@ -244,6 +246,20 @@ def describe(trainer) -> str:
         batch = trainer.test_loop.batch_progress.current.ready
         return _batch_of("testing", batch, sum(trainer.num_test_batches))
     return "setting up fitting" if fitting else "setting up"
+
+
+def _checkpoint_dir(trainer) -> Path:
+    callback = trainer.checkpoint_callback
+    return Path(
+        callback.dirpath if callback and callback.dirpath else Path(trainer.default_root_dir) / "checkpoints"
+    )
+
+
+def _batch_in_epoch(trainer) -> int:
+    """The batches of the epoch under way that the trainer has taken; 0 between epochs (the next one's)."""
+    epochs = trainer.fit_loop.epoch_progress.current
+    batch = trainer.fit_loop.epoch_loop.batch_progress.current.ready
+    return batch if epochs.started > epochs.completed else 0
 
 
 def _batch_of(where: str, batch: int, batches) -> str:

@@ -2,7 +2,7 @@
 
 The learning rates that suit a task differ by orders of magnitude (3e-5 to fine-tune BERT on Circa,
 1e-3 for a GRICE memory network trained from scratch), so the space is centred on the task's configured
-values rather than fixed: the hydra-optuna-sweeper calls `around_task_settings` for every trial
+values rather than fixed: pragexp's Optuna sweeper calls `around_task_settings` for every trial
 (`hydra.sweeper.custom_search_space`), with the ranges of the config's `tune` node.
 """
 

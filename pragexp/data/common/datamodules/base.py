@@ -12,6 +12,7 @@ from torch.utils.data import DataLoader
 
 from pragexp.data.common.datamodules.declaration import scalars, source, split_files
 from pragexp.utils.io import atomic_write_text
+from pragexp.utils.resumable_sampler import ResumableSampler
 from pragexp.utils.run_record import DataRecord
 
 
@@ -69,7 +70,8 @@ class SplitsDataModule(pl.LightningDataModule):
         return DataLoader(
             self.datasets[split],
             batch_size=self.batch_size if shuffle else self.eval_batch_size,
-            shuffle=shuffle,
+            # shuffled as RandomSampler does, in an order a run resumed mid-epoch goes on with
+            sampler=ResumableSampler(self.datasets[split]) if shuffle else None,
             collate_fn=self.collate_fn(),
             num_workers=self.num_workers,
             persistent_workers=self.num_workers > 0,
