@@ -5,9 +5,9 @@ import json
 import pytest
 import yaml
 
+from pragexp.data.intentions.report_section import agreement, by_cot_level, generative_vs_mc, judge_agreement
 from pragexp.report import find_runs
 from pragexp.report.cli import main
-from pragexp.report.intentions import agreement, by_cot_level, generative_vs_mc, judge_agreement
 
 HF = {"_target_": "pragexp.generation.hf.HFBackend", "model": "smollm2"}
 EMBEDDING = {"_target_": "pragexp.generation.intention_judges.EmbeddingJudge", "backend": {"model": "minilm"}}

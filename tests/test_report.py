@@ -97,13 +97,13 @@ def runs_dir(tmp_path):
 
 
 def test_table_groups_seeds_and_folds_and_shows_the_paper(runs_dir, tmp_path, monkeypatch):
-    paper_dir = tmp_path / "paper"
-    paper_dir.mkdir()
+    paper_dir_files = tmp_path / "paper"
+    paper_dir_files.mkdir()
     rows = {"memnn": {"test/acc": 80.0}, "table6_memnn_inf": {"test/acc": 90.0, "test/acc/ignorance": 85.7}}
-    (paper_dir / "grice.json").write_text(
+    (paper_dir_files / "grice.json").write_text(
         json.dumps({"source": "test", "unit": "percent", "tasks": {"grice_qa": {"rows": rows}}})
     )
-    monkeypatch.setattr(report.paper, "PAPER_DIR", paper_dir)
+    monkeypatch.setattr(report.paper, "paper_files", lambda paper_dir=None: [paper_dir_files / "grice.json"])
     from matplotlib.axes import Axes
 
     ticks = []
@@ -158,7 +158,8 @@ def test_the_shipped_paper_files_load_and_name_existing_tasks_and_presets():
         p.stem for p in (CONF / "model").glob("*.yaml")
     }
     covered = set()
-    for path in sorted(Path(report.PAPER_DIR).glob("*.json")):
+    for path in report.paper_files():
+        assert path == path.parent / f"{path.parent.name}.json"  # in its dataset's package
         doc = json.loads(path.read_text())
         assert doc["paper"] and doc["source"] and doc["tasks"], path
         for task in doc["tasks"]:

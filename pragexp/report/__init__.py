@@ -69,19 +69,19 @@ it, `--plot` draws the scorecard's grouped bars instead.
 
 from pragexp.report.cli import main
 from pragexp.report.paper import (
-    PAPER_DIR,
     load_paper,
     matching_paper_row,
     paper_data,
+    paper_files,
     paper_row,
     parse_row_name,
 )
 from pragexp.report.plots import plot_per_group
-from pragexp.report.runs import Row, Run, find_runs, group_runs, read_run, summarise
+from pragexp.report.runs import Row, Run, find_runs, group_runs, read_run
 from pragexp.report.tables import format_cell, format_paper_cell, markdown_report, task_report
+from pragexp.utils.results import summarise
 
 __all__ = [
-    "PAPER_DIR",
     "Row",
     "Run",
     "find_runs",
@@ -93,6 +93,7 @@ __all__ = [
     "markdown_report",
     "matching_paper_row",
     "paper_data",
+    "paper_files",
     "paper_row",
     "parse_row_name",
     "plot_per_group",

@@ -5,10 +5,11 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-from pragexp.report.figures import legend_below, pyplot, save_png
 from pragexp.report.paper import load_paper, paper_row
-from pragexp.report.runs import Row, Run, group_runs, summarise
+from pragexp.report.runs import Row, Run, group_runs
 from pragexp.report.tables import is_split
+from pragexp.utils.figures import legend_below, pyplot, save_png
+from pragexp.utils.results import summarise
 
 
 def _mean(cell: float | dict) -> float:

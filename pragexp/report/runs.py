@@ -3,16 +3,14 @@
 from __future__ import annotations
 
 import json
-import re
-import statistics
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import yaml
-
 from pragexp.utils.command_line import RENAMED
 from pragexp.utils.instantiate import LAUNCH_OVERRIDES
+from pragexp.utils.io import load_yaml
+from pragexp.utils.results import DATA_LOCATION
 
 VARYING = ("seed", "data.fold")  # what a row averages over
 IGNORED_PREFIXES = (
@@ -60,13 +58,6 @@ class Row:
         return {k for run in self.runs for k in run.metrics}
 
 
-def _load_yaml(path: Path, default):
-    if not path.is_file():
-        return default
-    with path.open(encoding="utf-8") as f:
-        return yaml.safe_load(f) or default
-
-
 def read_run(metrics_path: Path) -> Run:
     run_dir = metrics_path.parent
     try:
@@ -74,8 +65,8 @@ def read_run(metrics_path: Path) -> Run:
     except (json.JSONDecodeError, TypeError, ValueError) as e:
         raise ValueError(f"{metrics_path}: not a metrics file ({e})") from None
     hydra_dir = run_dir / ".hydra"
-    choices = _load_yaml(hydra_dir / "hydra.yaml", {}).get("hydra", {}).get("runtime", {}).get("choices", {})
-    overrides = [str(o) for o in _load_yaml(hydra_dir / "overrides.yaml", [])]
+    choices = load_yaml(hydra_dir / "hydra.yaml", {}).get("hydra", {}).get("runtime", {}).get("choices", {})
+    overrides = [str(o) for o in load_yaml(hydra_dir / "overrides.yaml", [])]
     explicit = dict(o.split("=", 1) for o in overrides if "=" in o)
     task = choices.get("task") or explicit.get("task") or "unknown"
     task = RENAMED["task"].get(task, task)  # runs made before a task was renamed join its new name
@@ -91,7 +82,7 @@ def read_run(metrics_path: Path) -> Run:
             and o.lstrip("+~").split("=", 1)[0] not in VARYING
         )
     )
-    config = _load_yaml(hydra_dir / "config.yaml", {})
+    config = load_yaml(hydra_dir / "config.yaml", {})
     return Run(run_dir, task, model, experiment, settings, metrics, config)
 
 
@@ -106,19 +97,6 @@ def find_runs(dirs: list[str | Path]) -> list[Run]:
     return runs
 
 
-def short_setting(setting: str) -> str:
-    """A path-valued setting by its file name, a checkpoint by its run's folder too (`model.ckpt=<run>/best.ckpt`):
-    a row's name, not a path to follow (the run's config holds the whole path)."""
-    key, _, value = setting.partition("=")
-    if "/" not in value:
-        return setting
-    parts = Path(value).parts
-    if len(parts) >= 3 and parts[-2] == "checkpoints":
-        return f"{key}={parts[-3]}/{parts[-1]}"
-    return f"{key}={parts[-1]}"
-
-
-DATA_LOCATION = re.compile(r"data\.(\w+_)?(path|dir)$")  # data.path, data.test_path: where the data is
 # The released files' own names, per task and setting: a row on one of them (all the task's runs alike) need
 # not say so. Tasks not listed here always name their data files.
 RELEASE_FILES = {
@@ -202,17 +180,3 @@ def group_runs(runs: list[Run]) -> dict[str, list[Row]]:
     for key in sorted(rows):
         by_task[key[0]].append(rows[key])
     return dict(by_task)
-
-
-def summarise(values: list[float]) -> dict[str, float]:
-    out = {"n": len(values), "mean": statistics.fmean(values), "min": min(values), "max": max(values)}
-    out["std"] = statistics.stdev(values) if len(values) > 1 else 0.0
-    return out
-
-
-def config_value(config: dict, dotted: str):
-    """`config["data"]["labels"]` for "data.labels"; None when a part is missing."""
-    value = config
-    for part in dotted.split("."):
-        value = value.get(part) if isinstance(value, dict) else None
-    return value

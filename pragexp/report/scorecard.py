@@ -70,23 +70,14 @@ from collections import defaultdict
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from pragexp.report.benchmark_columns import benchmark_columns
+from pragexp.report import sections
 from pragexp.report.label_shares import collapse_text, mean_shares
 from pragexp.report.paper import load_paper
-from pragexp.report.runs import (
-    DATA_LOCATION,
-    RELEASE_FILES,
-    Run,
-    config_value,
-    data_file_name,
-    data_setting_text,
-    short_setting,
-    summarise,
-)
-from pragexp.report.score_columns import Cell, Column
+from pragexp.report.runs import RELEASE_FILES, Run, data_file_name, data_setting_text
 from pragexp.utils.instantiate import NOT_IN_RUN_NAME
 from pragexp.utils.io import atomic_output
 from pragexp.utils.markdown import markdown_table
+from pragexp.utils.results import DATA_LOCATION, Cell, Column, config_value, settings_text, summarise
 
 MISSING = "–"
 COLLAPSE_MARK = "†"  # a cell whose runs predict one label for more than 90% of the test items
@@ -130,6 +121,7 @@ COLUMNS = (
     Column("Intentions MC acc", "intentions_mc", "test/acc", chance=1 / 2),
 )
 UNMATCHED = (_circa("relaxed", "unmatched", 1 / 4), _circa("strict", "unmatched", 1 / 6))
+BIGBENCH = Column("BIG-bench implicatures acc", "bigbench_implicatures", "test/acc", chance=0.5)
 
 
 @dataclass
@@ -147,15 +139,12 @@ class Scorecard:
     rows: list[ScoreRow]
 
 
-def columns_for(runs: list[Run], paper_dir: Path | None = None) -> list[Column]:
+def columns_for(runs: list[Run]) -> list[Column]:
     """The headline columns, the unmatched Circa pair where some run was made in that setting, and the LLM
     benchmarks' columns where some run was made on them."""
     unmatched = any(c.takes(r) for c in UNMATCHED for r in runs)
-    return [*COLUMNS, *(UNMATCHED if unmatched else ()), *benchmark_columns(runs, paper_dir)]
-
-
-def _settings_text(settings) -> str:
-    return f" ({', '.join(short_setting(s) for s in settings)})" if settings else ""
+    bigbench = [BIGBENCH] if any(r.task == BIGBENCH.task for r in runs) else []
+    return [*COLUMNS, *(UNMATCHED if unmatched else ()), *sections.columns(runs), *bigbench]
 
 
 def split_settings(run: Run) -> tuple[tuple[str, ...], tuple[str, ...]]:
@@ -258,7 +247,7 @@ def model_rows(runs: list[Run], columns: list[Column]) -> dict[str, list[ScoreRo
             grouped[(*named, model_settings)][column.title][task_settings].append(run)
     out: dict[str, list[ScoreRow]] = defaultdict(list)
     for (kind, name, own), by_column in sorted(grouped.items()):
-        row = ScoreRow(name + _settings_text(own), kind)
+        row = ScoreRow(name + settings_text(own), kind)
         apart: dict[tuple, ScoreRow] = {}
         for column in columns:
             variants = by_column.get(column.title, {})
@@ -270,7 +259,7 @@ def model_rows(runs: list[Run], columns: list[Column]) -> dict[str, list[ScoreRo
                     cell = collapse_mark(cell, variant_runs)
                 target, noted = row, task_settings
                 if task_settings and len(variants) > 1:  # a row of its own, named with its settings
-                    text = _settings_text((*own, *task_settings))
+                    text = settings_text((*own, *task_settings))
                     target, noted = apart.setdefault(task_settings, ScoreRow(name + text, kind)), ()
                 target.cells[column.title] = cell
                 if noted or cell.note:
@@ -341,7 +330,7 @@ def published_rows(columns: list[Column], paper_dir: Path | None = None) -> list
 
 
 def build(runs: list[Run], paper_dir: Path | None = None) -> Scorecard:
-    columns = columns_for(runs, paper_dir)
+    columns = columns_for(runs)
     ours = model_rows(runs, columns)
     majority = majority_row(runs, columns, next(iter(ours.get("majority", [])), None))
     rows = [

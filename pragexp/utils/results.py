@@ -1,19 +1,53 @@
-"""The scorecard's cells and columns (pragexp.report.scorecard): which runs a column takes, how a cell sums
-them up, and which published rows it shows. The LLM benchmarks' columns build on these
-(pragexp.report.benchmark_columns)."""
+"""A results table's cells and columns, shared by pragexp.report and the datasets' own report sections
+(pragexp/data/<name>/report.py): a run's values summed up over seeds or prompt templates, and the scorecard's
+column of one headline metric. A run here is anything with `task`, `path`, `metrics` and `config`."""
 
 from __future__ import annotations
 
+import json
+import re
 import statistics
 from collections import defaultdict
 from dataclasses import dataclass
+from pathlib import Path
 from typing import ClassVar
 
-from pragexp.report.paper import parse_row_name
-from pragexp.report.runs import Run, config_value, summarise
+from pragexp.utils.markdown import stats_text
 
 # A paper's own chance row: the scorecard's chance row shows that level, so it is not a published model row.
 CHANCE_ROWS = ("chance", "random")
+
+
+def summarise(values: list[float]) -> dict[str, float]:
+    out = {"n": len(values), "mean": statistics.fmean(values), "min": min(values), "max": max(values)}
+    out["std"] = statistics.stdev(values) if len(values) > 1 else 0.0
+    return out
+
+
+def mean_of(runs, key: str) -> float | None:
+    """The mean of `key` over the runs that have it (None: none has)."""
+    values = [r.metrics[key] for r in runs if key in r.metrics]
+    return statistics.fmean(values) if values else None
+
+
+def config_value(config: dict, dotted: str):
+    """`config["data"]["labels"]` for "data.labels"; None when a part is missing."""
+    value = config
+    for part in dotted.split("."):
+        value = value.get(part) if isinstance(value, dict) else None
+    return value
+
+
+def data_report(run) -> dict:
+    """The run's data_report.json ({} without one)."""
+    path = Path(run.path) / "data_report.json"
+    return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+
+
+def parse_row_name(key: str) -> tuple[str, set[str]]:
+    """A paper row's name: `bert_yn (data.labels=strict, data.setting=matched)` -> name, {"data.labels=strict", ...}."""
+    name, _, rest = key.partition(" (")
+    return name, {c.strip() for c in rest.rstrip(")").split(",") if c.strip()}
 
 
 @dataclass(frozen=True)
@@ -26,15 +60,10 @@ class Cell:
 
     @property
     def text(self) -> str:
-        out = f"{self.mean:.3f}"
-        if self.std is not None:
-            out += f" ± {self.std:.3f}"
-        if self.n is not None and self.n > 1:
-            out += f" ({self.n})"
-        return out
+        return stats_text(self.mean, self.std, n=self.n)
 
 
-def shots(run: Run) -> int:
+def shots(run) -> int:
     """The run's `prompt.shots` (0 when its config has none)."""
     return int(config_value(run.config, "prompt.shots") or 0)
 
@@ -50,7 +79,7 @@ def template_name(config: dict) -> str:
     return str(which)
 
 
-def by_template(runs: list[Run], metric: str) -> dict[str, list[float]]:
+def by_template(runs, metric: str) -> dict[str, list[float]]:
     """{template: the values of `metric` of its runs (seeds)}."""
     out: dict[str, list[float]] = defaultdict(list)
     for run in runs:
@@ -59,21 +88,20 @@ def by_template(runs: list[Run], metric: str) -> dict[str, list[float]]:
     return dict(out)
 
 
-def aggregate(runs: list[Run], metric: str) -> Cell | None:
+def aggregate(runs, metric: str) -> Cell | None:
     """Mean ± sample std (n) of `metric`: across prompt templates (each averaged over its runs first) where
     the runs used several, else across runs."""
     per_template = by_template(runs, metric)
     if not per_template:
         return None
-    if len(per_template) > 1:
-        values = [statistics.fmean(v) for v in per_template.values()]
-    else:
+    values = [statistics.fmean(v) for v in per_template.values()]
+    if len(per_template) == 1:
         values = next(iter(per_template.values()))
     s = summarise(values)
     return Cell(s["mean"], s["std"] if s["n"] > 1 else None, s["n"])
 
 
-def population_cell(runs: list[Run], metric: str) -> Cell | None:
+def population_cell(runs, metric: str) -> Cell | None:
     """Mean ± population std across prompt templates (each averaged over its runs first), n templates, as
     LUDWIG reports its score (`np.std`); with one template, as `aggregate`."""
     per_template = by_template(runs, metric)
@@ -90,18 +118,20 @@ def published_value(value) -> Cell:
 
 @dataclass(frozen=True)
 class Column:
+    """A scorecard column: one task's headline metric. A dataset's report section may add its own kinds."""
+
     title: str
     task: str
     metric: str  # the metrics.json key
-    labels: str | None = None  # Circa: the run's data.labels
-    setting: str | None = None  # Circa: the run's data.setting
+    labels: str | None = None  # the run's data.labels (a task scored under several label sets)
+    setting: str | None = None  # the run's data.setting
     chance: float | None = None
     note: str = ""  # printed under the scorecard: what its published cells and chance level cover
 
     # True: runs at any prompt.shots fill one cell, in the LLM's 0-shot row (LUDWIG best-k).
     pools_shots: ClassVar[bool] = False
 
-    def takes(self, run: Run) -> bool:
+    def takes(self, run) -> bool:
         if run.task != self.task or self.metric not in run.metrics:
             return False
         return self.labels is None or (
@@ -109,7 +139,7 @@ class Column:
             and str(config_value(run.config, "data.setting")) == self.setting
         )
 
-    def cell(self, runs: list[Run]) -> Cell | None:
+    def cell(self, runs) -> Cell | None:
         """The cell of one row's runs in this column."""
         return aggregate(runs, self.metric)
 
@@ -119,8 +149,8 @@ class Column:
 
     def published(self, rows: dict[str, dict]) -> list[tuple[str, tuple[str, ...], Cell]]:
         """(name, the conditions left in its name, cell) of the published rows in this column, in the paper's
-        order: a row whose name has this column's conditions (Circa's label set and setting), not the paper's
-        chance row where the column has a chance level (the scorecard's chance row shows it)."""
+        order: a row whose name has this column's conditions, not the paper's chance row where the column has
+        a chance level (the scorecard's chance row shows it)."""
         out = []
         for key, cells in rows.items():
             name, conditions = parse_row_name(key)
@@ -132,3 +162,48 @@ class Column:
                 (name, tuple(sorted(conditions - self.consumes())), published_value(cells[self.metric]))
             )
         return out
+
+
+DATA_LOCATION = re.compile(r"data\.(\w+_)?(path|dir)$")  # data.path, data.test_path: where the data is
+# Settings a benchmark's row shows elsewhere (template, k), that name no other model, or say where the data is.
+NOT_SHOWN = (
+    "prompt.template",
+    "prompt.shots",
+    "llm.model",
+    "llm.batch_size",
+    "llm.device",
+    "threads",
+    "validate",
+    "print_config",
+    "data.types_file",  # LUDWIG's type labels: which per-type cells a run has, not its accuracy
+)
+
+
+def short_setting(setting: str) -> str:
+    """A path-valued setting by its file name, a checkpoint by its run's folder too (`model.ckpt=<run>/best.ckpt`):
+    a row's name, not a path to follow (the run's config holds the whole path)."""
+    key, _, value = setting.partition("=")
+    if "/" not in value:
+        return setting
+    parts = Path(value).parts
+    if len(parts) >= 3 and parts[-2] == "checkpoints":
+        return f"{key}={parts[-3]}/{parts[-1]}"
+    return f"{key}={parts[-1]}"
+
+
+def settings_text(settings) -> str:
+    """` (a=1, b=2)` of the settings by their short names; "" for none."""
+    return f" ({', '.join(short_setting(s) for s in settings)})" if settings else ""
+
+
+def llm_label(run) -> str:
+    """A benchmark row's model: the LLM and the run's other settings, `smollm2 (prompt=ludwig_contrastive)`."""
+    kept = [
+        s for s in run.settings if (k := s.split("=", 1)[0]) not in NOT_SHOWN and not DATA_LOCATION.match(k)
+    ]
+    return f"{config_value(run.config, 'llm.model') or run.model}" + settings_text(kept)
+
+
+def metric_suffixes(runs, prefix: str) -> list[str]:
+    """`<x>` of every `<prefix><x>` key of the runs' metrics (phenomena, implicature types, distractor kinds)."""
+    return sorted({k[len(prefix) :] for r in runs for k in r.metrics if k.startswith(prefix)})
