@@ -1,7 +1,7 @@
 """run(cfg): build the data module, task, loggers and trainer from a composed config, then train,
 validate the best checkpoint and test it (or, for `pragexp.eval` and evaluation-only tasks, only
 test, and validate too when the config says `validate: true`). Returns the metrics and writes
-`metrics.json`."""
+`metrics.json`, and beside it `run.json`: what the run was, as its pieces declare it (pragexp.utils.run_record)."""
 
 from __future__ import annotations
 
@@ -17,12 +17,14 @@ from omegaconf import DictConfig, OmegaConf
 
 import pragexp
 from pragexp.generation.cache import CACHE_FILE
+from pragexp.training.declaration import declare_run
 from pragexp.training.stopping import SignalStop, resume_requeued
 from pragexp.utils import checkpoint
 from pragexp.utils.config_tree import print_config_tree
 from pragexp.utils.hub import check_hub_models
 from pragexp.utils.instantiate import build_callbacks, build_loggers, public_config
 from pragexp.utils.io import atomic_write_text
+from pragexp.utils.run_record import write_run_record
 
 log = logging.getLogger(__name__)
 SUMMARY_PREFIX = "pragexp:"
@@ -99,6 +101,7 @@ def _run(cfg: DictConfig, started: float, stop: SignalStop) -> dict[str, float]:
     if trainer.is_global_zero:
         output_dir = Path(cfg.paths.output_dir)
         atomic_write_text(output_dir / "metrics.json", json.dumps(metrics, indent=2) + "\n")
+        write_run_record(output_dir, declare_run(cfg, task, datamodule, metrics))
         print(summary_line(cfg, metrics, output_dir, time.monotonic() - started), flush=True)
     return metrics
 

@@ -63,3 +63,5 @@ class BoolQDataModule(PairClassificationDataModule):
     # the hub has no test split: validation is the test set, and dev is carved out of train
     default_hub_splits = {"train": "train", "val": None, "test": "validation"}
     file_hint = "train.jsonl"
+    dataset = "boolq"
+    release_files = {"train": ("train.jsonl",), "test": ("dev.jsonl",)}

@@ -65,3 +65,9 @@ class NLIDataModule(PairClassificationDataModule):
     # the matched validation set (public labels) is the test set; dev is carved out of train
     default_hub_splits = {"train": "train", "val": None, "test": "validation_matched"}
     file_hint = "multinli_1.0_train.jsonl"
+    dataset = "nli"
+    release_files = {  # MultiNLI's files (.jsonl or .txt) and GLUE's MNLI copy
+        "train": ("multinli_1.0_train.jsonl", "multinli_1.0_train.txt", "train.tsv"),
+        "val": ("multinli_1.0_dev_mismatched.jsonl", "multinli_1.0_dev_mismatched.txt"),
+        "test": ("multinli_1.0_dev_matched.jsonl", "multinli_1.0_dev_matched.txt", "dev_matched.tsv"),
+    }

@@ -50,6 +50,7 @@ from pragexp.prompting import (
     select_template,
 )
 from pragexp.utils.contracts import require
+from pragexp.utils.run_record import LLMRecord, ModelRecord, Prompting, llm_row
 
 SCORINGS = (*NORMALIZATIONS, "calibrated", "generate")
 DEMONSTRATIONS = ("shared", "per_item")
@@ -171,6 +172,23 @@ class PromptedLLM(PragexpModel):
         return (
             {**settings, "pairing": self.template.pairing} if self.template.pairing != "lm-eval" else settings
         )
+
+    def declare(self, name: str, row: str | None, trained: bool) -> ModelRecord:
+        """run.json's model: the backend's identity and this prompting; the row is the LLM's own (`llm_row`),
+        one across tasks. The prompt group's name is the run's to fill (the config names it, not the prompt)."""
+        identity = self.backend.identity()
+        adapter = getattr(self.backend, "adapter", None)
+        prompting = Prompting(None, self.template.name, self.shots, self.scoring, self.chat)
+        llm = LLMRecord(
+            identity.get("model"),
+            identity.get("backend", self.backend.name),
+            identity.get("files"),
+            identity.get("dtype"),
+            Path(adapter).name if adapter else None,
+            prompting,
+        )
+        tuning = self.finetune if self.learns else "none"
+        return ModelRecord(name, llm_row(llm.name, self.shots, tuning), tuning, llm)
 
     def take_records(self) -> list[tuple[int, dict]]:
         """(dataset index, record) of each item seen since the last call, in the order seen."""

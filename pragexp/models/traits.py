@@ -9,6 +9,8 @@ from typing import ClassVar
 
 from torch import nn
 
+from pragexp.utils.run_record import ModelRecord
+
 
 @dataclass(frozen=True)
 class ModelTraits:
@@ -32,3 +34,8 @@ class PragexpModel(nn.Module):
     @classmethod
     def traits(cls, **config) -> ModelTraits:
         return cls.TRAITS
+
+    def declare(self, name: str, row: str | None, trained: bool) -> ModelRecord:
+        """What run.json says of this model: its `model=` choice, the row a report puts it in, and whether its
+        weights were trained (here or in the checkpoint it was evaluated from). An LLM says more."""
+        return ModelRecord(name, row, "trained" if trained else "none")

@@ -16,6 +16,10 @@ log = logging.getLogger(__name__)
 
 
 class BigBenchImplicaturesDataModule(PromptDataModule):
+    dataset = "bigbench_implicatures"
+    path_split = "test"
+    declared_keys = ("limit",)  # no release file names: a local file is a copy of the hub's (`sample`)
+
     def __init__(
         self,
         path: str | None = None,

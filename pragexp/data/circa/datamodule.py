@@ -12,6 +12,8 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
+from dataclasses import replace
 
 from pragexp.data.circa.io import (
     LABEL_COLUMNS,
@@ -24,6 +26,7 @@ from pragexp.data.circa.io import (
 from pragexp.data.common.splits import SPLITS, leave_one_group_out, matched_split
 from pragexp.data.common.text_classification import TextClassificationDataModule
 from pragexp.utils.errors import DataFormatError
+from pragexp.utils.run_record import DataRecord
 
 log = logging.getLogger(__name__)
 
@@ -31,6 +34,19 @@ log = logging.getLogger(__name__)
 class CircaDataModule(TextClassificationDataModule):
     """Circa as a text-pair classification task; see the module docstring for the options, and
     pragexp.data.common.text_classification for tokenization (`tokenizer`, `tokenizer_ckpt`) and checkpoints."""
+
+    dataset = "circa"
+    release_files = {"all": ("circa-data.tsv",)}
+    declared_keys = ("setting", "input")
+
+    @classmethod
+    def declared(cls, settings: Mapping) -> DataRecord:
+        """The label set, and the left-out scenario of the unmatched setting (the matched split has no fold)."""
+        record = super().declared(settings)
+        unmatched = settings.get("setting") == "unmatched"
+        return replace(
+            record, labels=settings.get("labels"), fold=int(settings.get("fold", 0)) if unmatched else None
+        )
 
     def __init__(
         self,

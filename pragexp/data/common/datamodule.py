@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import ClassVar
 
 import pytorch_lightning as pl
 from torch.utils.data import DataLoader
 
+from pragexp.data.common.declaration import scalars, source, split_files
 from pragexp.utils.io import atomic_write_text
+from pragexp.utils.run_record import DataRecord
 
 
 class SplitsDataModule(pl.LightningDataModule):
@@ -18,6 +21,12 @@ class SplitsDataModule(pl.LightningDataModule):
     `data_report.json` (what was read, repaired, skipped; split sizes), on rank 0 only."""
 
     group_names: tuple[str, ...] = ()  # what batch["group"] indexes, for per-group metrics; none by default
+    # What run.json says of the data (`declared`): the dataset's name, the release's file names by split
+    # (glob patterns; "all": the one file the splits are cut from, "*": any split) and the settings it names.
+    dataset: ClassVar[str] = ""
+    release_files: ClassVar[dict[str, tuple[str, ...]]] = {}
+    declared_keys: ClassVar[tuple[str, ...]] = ()
+    path_split: ClassVar[str] = "all"  # the split a `path` setting holds ("all": the splits are cut from it)
 
     def __init__(
         self, batch_size: int, eval_batch_size: int, num_workers: int, report_dir: str | None = None
@@ -29,6 +38,19 @@ class SplitsDataModule(pl.LightningDataModule):
 
     def collate_fn(self) -> Callable:
         raise NotImplementedError
+
+    @classmethod
+    def declared(cls, settings: Mapping) -> DataRecord:
+        """What run.json says of the data a module with these settings (its config's values) reads: files by
+        split (`path`, `<split>_path`), release / sample / hub, and its `declared_keys`."""
+        files = split_files(settings, cls.path_split)
+        return DataRecord(
+            cls.dataset, source(files, cls.release_files), files, setting=scalars(settings, cls.declared_keys)
+        )
+
+    def test_size(self) -> int | None:
+        """The test split's items, once set up (None before)."""
+        return len(self.datasets["test"]) if "test" in self.datasets else None
 
     def missing_split_hint(self, split: str) -> str:
         """How to give the data module a split it lacks (the setting that names its file)."""

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import logging
 import random
+from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
 
 from pragexp.data.common.prompt_examples import PromptDataModule
@@ -26,6 +28,7 @@ from pragexp.data.hu_pragmatics.io import (
     read_prompts,
 )
 from pragexp.prompting import PromptItem
+from pragexp.utils.run_record import DataRecord
 
 log = logging.getLogger(__name__)
 # The paper's order of the phenomena; any other found is put after them.
@@ -33,6 +36,15 @@ PHENOMENA = ("CoherenceInference", "Deceits", "Humour", "IndirectSpeech", "Irony
 
 
 class HuPragmaticsDataModule(PromptDataModule):
+    dataset = "hu_pragmatics"
+    path_split = "test"
+    declared_keys = ("variant", "phenomena", "seeds", "shots")
+
+    @classmethod
+    def declared(cls, settings: Mapping) -> DataRecord:
+        """The authors' folder (their files, under their names): the release's."""
+        return replace(super().declared(settings), source="release")
+
     def __init__(
         self,
         path: str | None = None,

@@ -20,6 +20,11 @@ log = logging.getLogger(__name__)
 
 
 class IntentionsDataModule(PromptDataModule):
+    dataset = "intentions"
+    path_split = "test"
+    release_files = {"test": ("hu_gpt4augmented_turn2_data.csv",)}
+    declared_keys = ("phenomena", "limit")
+
     def __init__(
         self,
         path: str | None = None,

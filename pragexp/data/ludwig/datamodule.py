@@ -14,10 +14,12 @@ from __future__ import annotations
 
 import logging
 import random
+from collections.abc import Mapping
 from pathlib import Path
 
 import numpy as np
 
+from pragexp.data.common.declaration import file_names, scalars, source
 from pragexp.data.common.prompt_examples import PromptDataModule
 from pragexp.data.ludwig.io import (
     DEV_FILE,
@@ -28,6 +30,7 @@ from pragexp.data.ludwig.io import (
     read_type_labels,
 )
 from pragexp.prompting import PromptItem
+from pragexp.utils.run_record import DataRecord
 
 log = logging.getLogger(__name__)
 LABELS = ("yes", "no")
@@ -36,6 +39,21 @@ TYPES = ("Particularised", "Generalised", "Idiom", "World knowledge", "Rhetorica
 
 
 class LudwigDataModule(PromptDataModule):
+    dataset = "ludwig"
+    release_files = {"test": (TEST_FILE,), "val": (DEV_FILE,)}
+    declared_keys = ("shots", "as_authors_read")
+
+    @classmethod
+    def declared(cls, settings: Mapping) -> DataRecord:
+        """The test file and the demonstrations' pool (dev) in the repository's data folder."""
+        files = {
+            s: file_names(settings.get(k, d))
+            for s, k, d in (("test", "test_file", TEST_FILE), ("val", "dev_file", DEV_FILE))
+        }
+        return DataRecord(
+            cls.dataset, source(files, cls.release_files), files, setting=scalars(settings, cls.declared_keys)
+        )
+
     def __init__(
         self,
         path: str | None = None,

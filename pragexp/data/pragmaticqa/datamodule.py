@@ -34,6 +34,7 @@ import torch
 
 from pragexp.data.common import tokenization as tt
 from pragexp.data.common.datamodule import SplitsDataModule
+from pragexp.data.common.declaration import scalars
 from pragexp.data.common.splits import SPLITS
 from pragexp.data.pragmaticqa.answer_format import TAGS, format_answer, parse_answer, well_formed
 from pragexp.data.pragmaticqa.corpus import Corpus, CorpusSource, community_folders
@@ -46,6 +47,7 @@ from pragexp.models.fid_text import ReaderText
 from pragexp.prompting import PromptItem
 from pragexp.retrieval.spec import RetrieverSpec
 from pragexp.retrieval.store import PassageIndex, PassageStore
+from pragexp.utils.run_record import DataRecord
 
 log = logging.getLogger(__name__)
 
@@ -55,6 +57,19 @@ class PragmatiCQADataModule(SplitsDataModule):
     format_answer = staticmethod(format_answer)
     parse_answer = staticmethod(parse_answer)
     well_formed = staticmethod(well_formed)
+    dataset = "pragmaticqa"
+    declared_keys = ("splits", "corpus", "passage_words")
+
+    @classmethod
+    def declared(cls, settings: Mapping) -> DataRecord:
+        """The release's split files in `path` (those there; carved: train.jsonl, which the splits are cut from)."""
+        folder = Path(str(settings.get("path") or ""))
+        if settings.get("splits") == "carved":
+            files = {"all": ["train.jsonl"]}
+        else:
+            present = [s for s in SPLITS if (folder / f"{s}.jsonl").is_file()] or list(SPLITS)
+            files = {s: [f"{s}.jsonl"] for s in present}
+        return DataRecord(cls.dataset, "release", files, setting=scalars(settings, cls.declared_keys))
 
     def __init__(
         self,

@@ -1,0 +1,174 @@
+"""The one adapter for run directories made before runs wrote run.json: their `RunRecord` derived from what they
+kept (`.hydra/config.yaml`, `hydra.yaml`, `overrides.yaml`, metrics.json, predictions.jsonl), as the run would
+have declared it. The only module of pragexp.report that names tasks, models and config keys.
+
+What an old run cannot say: the digest of the LLM's weight files (`model.llm.files`: null; the backend computed
+it when it loaded them), and where no `test/count` was logged, the items scored are counted from
+predictions.jsonl (null without one) instead of the test split's size. The task's declarations (headline, report
+section, paper file) are today's, from conf/task/<task>.yaml, where the run's config has none. An evaluation of a
+fine-tuned checkpoint reads the checkpoint's `llm.finetune` (the new runs say so themselves)."""
+
+from __future__ import annotations
+
+import functools
+import json
+from pathlib import Path
+
+import yaml
+from hydra.utils import get_class
+from omegaconf import DictConfig, ListConfig, OmegaConf
+
+from pragexp.utils.command_line import RENAMED
+from pragexp.utils.run_record import (
+    RUN_FILE,
+    LLMRecord,
+    ModelRecord,
+    Prompting,
+    RunRecord,
+    llm_row,
+    read_run_record,
+    task_record,
+    trained_row,
+)
+from pragexp.utils.run_settings import split_settings
+
+CONF = Path(__file__).resolve().parents[2] / "conf"
+LLM_MODEL = "pragexp.models.llm.PromptedLLM"
+BACKENDS = {
+    "HFBackend": "hf",
+    "VLLMBackend": "vllm",
+    "OpenAIBackend": "openai",
+    "ReferenceBackend": "reference",
+}
+NOT_LEARNING = ("majority", "transferred", "oracle", "lead", "none")  # models with no weights trained
+
+
+def run_record(run_dir: Path) -> RunRecord:
+    """The run's run.json, or for a run made before runs wrote one, its record derived here."""
+    run_dir = Path(run_dir)
+    return read_run_record(run_dir) if (run_dir / RUN_FILE).is_file() else legacy_record(run_dir)
+
+
+def _yaml(path: Path, default):
+    if not path.is_file():
+        return default
+    with path.open(encoding="utf-8") as f:
+        return yaml.safe_load(f) or default
+
+
+def _value(node, key: str):
+    """`node[key]` resolved where it can be (a `${hydra:...}` cannot be outside the run: None), plain types."""
+    try:
+        value = node[key]
+        if isinstance(value, (DictConfig, ListConfig)):
+            return OmegaConf.to_container(value, resolve=True)
+        return value
+    except Exception:  # an interpolation only the run could resolve
+        return None
+
+
+def _section(config: DictConfig, key: str) -> dict:
+    node = config.get(key)
+    return {k: _value(node, k) for k in node} if isinstance(node, DictConfig) else {}
+
+
+def _literal(value) -> str | None:
+    return value if isinstance(value, str) and value and "${" not in value else None
+
+
+@functools.cache
+def declared_by_task(task: str) -> dict:
+    """Today's declarations of a task (its config's `declares`, over those of the shared bases it names)."""
+    path = CONF / "task" / f"{task}.yaml"
+    own = _yaml(path, {})
+    bases = [d for d in own.get("defaults", []) if isinstance(d, str) and d.startswith("_")]
+    merged = OmegaConf.merge(*(_yaml(CONF / "task" / f"{b}.yaml", {}).get("declares", {}) for b in bases), {})
+    return OmegaConf.to_container(OmegaConf.merge(merged, own.get("declares") or {}))
+
+
+def legacy_record(run_dir: Path) -> RunRecord:
+    hydra_dir = Path(run_dir) / ".hydra"
+    if not (hydra_dir / "config.yaml").is_file():
+        raise FileNotFoundError(f"{run_dir}: neither {RUN_FILE} nor .hydra/config.yaml: not a run directory")
+    config = OmegaConf.create(_yaml(hydra_dir / "config.yaml", {}))
+    choices = _yaml(hydra_dir / "hydra.yaml", {}).get("hydra", {}).get("runtime", {}).get("choices", {})
+    overrides = [str(o) for o in _yaml(hydra_dir / "overrides.yaml", [])]
+    metrics = json.loads((Path(run_dir) / "metrics.json").read_text(encoding="utf-8"))
+    task = choices.get("task") or "unknown"
+    task = RENAMED["task"].get(task, task)
+    experiment = choices.get("experiment")
+    experiment = None if experiment in (None, "none") else experiment
+    data_settings = _section(config, "data")
+    data = get_class(data_settings["_target_"]).declared(data_settings)
+    model = _model(config, choices, experiment)
+    declares = _section(config, "declares") or declared_by_task(task)
+    return RunRecord(
+        task=task_record(task, declares, data),
+        data=data,
+        model=model,
+        items=int(metrics["test/count"]) if "test/count" in metrics else _predictions(run_dir),
+        seed=_value(config, "seed"),
+        settings=split_settings(overrides, model.tuning in ("lora", "full")),
+        experiment=experiment,
+    )
+
+
+def _predictions(run_dir: Path) -> int | None:
+    path = Path(run_dir) / "predictions.jsonl"
+    if not path.is_file():
+        return None
+    with path.open(encoding="utf-8") as f:
+        return sum(1 for line in f if line.strip())
+
+
+def _model(config: DictConfig, choices: dict, experiment: str | None) -> ModelRecord:
+    name = choices.get("model") or "none"
+    trained = bool(_value(config, "train") or _value(config, "ckpt_path"))
+    if _value(config.get("model") or {}, "_target_") != LLM_MODEL:
+        label = _literal(
+            OmegaConf.to_container(config).get("model_label")
+        )  # unresolved: `${...}` is no label
+        row = trained_row(name, label, experiment)
+        return ModelRecord(name, row, "trained" if trained and name not in NOT_LEARNING else "none")
+    llm, prompt = _section(config, "llm"), _section(config, "prompt")
+    tuning = llm.get("finetune") or "none"
+    if tuning == "none" and _value(config, "ckpt_path"):
+        tuning = _checkpoint_finetune(str(_value(config, "ckpt_path")))
+    shots = int(prompt.get("shots") or 0)
+    prompting = Prompting(
+        choices.get("prompt"),
+        _template_name(prompt),
+        shots,
+        str(prompt.get("scoring") or "sum"),
+        bool(prompt.get("chat", True)),
+    )
+    backend = BACKENDS.get(str(llm.get("_target_", "")).rsplit(".", 1)[-1], str(llm.get("_target_")))
+    record = LLMRecord(
+        llm.get("model"),
+        backend,
+        None,  # the weight files' digest: not kept by an old run
+        llm.get("dtype"),
+        Path(str(llm["adapter"]).rstrip("/")).name if llm.get("adapter") else None,
+        prompting,
+    )
+    return ModelRecord(name, llm_row(record.name, shots, tuning), tuning, record)
+
+
+def _template_name(prompt: dict) -> str:
+    """`prompt.template` by name: a position names the group's template there."""
+    which, templates = prompt.get("template", 0), prompt.get("templates") or []
+    if str(which).isdigit() and int(which) < len(templates) and isinstance(templates[int(which)], dict):
+        return str(templates[int(which)].get("name", which))
+    return str(which)
+
+
+def _checkpoint_finetune(path: str) -> str:
+    """The `llm.finetune` a checkpoint was trained with; `trained` when it cannot be read (moved)."""
+    from pragexp.utils import checkpoint
+
+    try:
+        model = checkpoint.read(path).model_config or {}
+    except (OSError, ValueError):
+        return "trained"
+    llm = model.get("llm") if isinstance(model.get("llm"), dict) else {}
+    return str(llm.get("finetune") or "none")

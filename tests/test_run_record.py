@@ -1,0 +1,136 @@
+"""run.json: the record of what a run was (pragexp.utils.run_record)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from conftest import ROOT, choices, compose_config
+from omegaconf import OmegaConf
+
+from pragexp.report.legacy_runs import legacy_record
+from pragexp.run import run
+from pragexp.utils.run_record import (
+    DataRecord,
+    Headline,
+    LLMRecord,
+    ModelRecord,
+    Prompting,
+    RunRecord,
+    RunRecordError,
+    Settings,
+    TaskRecord,
+    read_run_record,
+    write_run_record,
+)
+
+
+def llm_record() -> RunRecord:
+    prompting = Prompting(group="circa", template="qa", shots=2, scoring="sum", chat=True)
+    return RunRecord(
+        task=TaskRecord("circa", [Headline("test/acc", "Circa RELAXED acc", 0.25)], None, "circa.json"),
+        data=DataRecord(
+            "circa", "release", {"all": ["circa-data.tsv"]}, "test", "relaxed", None, {"setting": "matched"}
+        ),
+        model=ModelRecord(
+            "llm", "tiny 2-shot", "none", LLMRecord("tiny", "hf", None, "float32", None, prompting)
+        ),
+        items=12,
+        seed=0,
+        settings=Settings(["llm.dtype=float32"], ["judge=gpt4"]),
+    )
+
+
+def test_round_trip(tmp_path):
+    record = llm_record()
+    write_run_record(tmp_path, record)
+    assert read_run_record(tmp_path) == record
+    assert json.loads((tmp_path / "run.json").read_text())["model"]["llm"]["prompting"]["shots"] == 2
+
+
+@pytest.mark.parametrize(
+    "change, field",
+    [
+        (lambda o: o["model"]["llm"]["prompting"].update(shots="two"), "model.llm.prompting.shots"),
+        (lambda o: o["task"]["headline"][0].pop("key"), r"task.headline\[0\].key: missing"),
+        (lambda o: o["data"].update(source="ftp"), "data.source"),
+        (lambda o: o["data"].update(colour="red"), "data.colour: not a field"),
+        (lambda o: o.update(items=True), "items"),
+        (lambda o: o["data"]["files"].update(test="dev.jsonl"), "data.files.test: expected a list"),
+    ],
+)
+def test_bad_file_names_file_and_field(tmp_path, change, field):
+    obj = llm_record().to_json()
+    change(obj)
+    (tmp_path / "run.json").write_text(json.dumps(obj))
+    with pytest.raises(RunRecordError, match=rf"{tmp_path / 'run.json'}: {field}"):
+        read_run_record(tmp_path)
+
+
+def test_not_json_named(tmp_path):
+    (tmp_path / "run.json").write_text("{")
+    with pytest.raises(RunRecordError, match="run.json: not JSON"):
+        read_run_record(tmp_path)
+
+
+# -- every task declares its headline, and writes it in run.json ----------------------------------------------
+LLM = ["model=llm", "llm=tiny", "trainer.limit_test_batches=1"]
+RUNS = {  # one cheap run per task (an LLM evaluated, the GRICE readers trained one fast_dev_run step)
+    **{task: LLM for task in choices("task")},
+    "grice_recovery": ["model=memnn", "debug=fdr"],
+    "grice_qa": ["model=memnn", "debug=fdr"],
+    "intentions_reply": LLM,  # the embedding judge: MiniLM, shipped offline
+}
+HEADLINE = {  # the headline columns a run on the tests' data (default settings) takes
+    "grice_recovery": ["GRICE recovery R@1"],
+    "grice_qa": ["GRICE QA acc"],
+    "circa": ["Circa RELAXED acc"],
+    "pragmaticqa": ["PragmatiCQA F1_lit", "PragmatiCQA F1_prag"],
+    "intentions_reply": ["Intentions gen. acc"],
+    "intentions_mc": ["Intentions MC acc"],
+    "hu_pragmatics": ["Hu et al. acc"],
+    "ludwig": ["LUDWIG 0-shot acc", "LUDWIG best-k acc"],
+    "bigbench_implicatures": ["BIG-bench implicatures acc"],
+    "nli": [],
+    "boolq": [],
+}
+
+
+def test_every_task_config_declares_a_checked_headline():
+    assert sorted(HEADLINE) == choices("task")
+    for task in choices("task"):
+        cfg = compose_config([f"task={task}"], ROOT / "outputs" / "unused")
+        declares = OmegaConf.to_container(cfg.declares)
+        assert set(declares) == {"headline", "section", "paper"}, task
+        for headline in declares["headline"]:
+            Headline(**{k: v for k, v in headline.items() if k != "when"})
+        if declares["paper"]:
+            assert (ROOT / "pragexp" / "paper_numbers" / declares["paper"]).is_file(), task
+
+
+def hydra_files(cfg) -> None:
+    """The .hydra folder a Hydra app writes (config without `hydra`, hydra.yaml, overrides.yaml): what the runs
+    made before run.json kept."""
+    folder = Path(cfg.paths.output_dir) / ".hydra"
+    folder.mkdir(parents=True, exist_ok=True)
+    plain = OmegaConf.to_container(cfg)
+    hydra = plain.pop("hydra")
+    (folder / "config.yaml").write_text(OmegaConf.to_yaml(plain))
+    (folder / "hydra.yaml").write_text(OmegaConf.to_yaml({"hydra": hydra}))
+    (folder / "overrides.yaml").write_text(OmegaConf.to_yaml(hydra["overrides"]["task"]))
+
+
+@pytest.mark.parametrize("task", sorted(HEADLINE))
+def test_every_task_writes_run_json_and_old_runs_read_the_same(task, make_config):
+    cfg = make_config([f"task={task}", *RUNS[task]], name="train" if "debug=fdr" in RUNS[task] else "eval")
+    metrics = run(cfg)
+    out = Path(cfg.paths.output_dir)
+    record = read_run_record(out)
+    assert [h.title for h in record.task.headline] == HEADLINE[task]
+    assert all(h.key in metrics for h in record.task.headline)
+    assert record.task.name == task and record.items == metrics.get("test/count", record.items)
+    assert record.model.row == ("memnn" if "model=memnn" in RUNS[task] else "tiny 0-shot")
+    hydra_files(cfg)
+    (out / "run.json").unlink()
+    assert legacy_record(out) == record  # tiny has no weight files: `llm.files` is null on both sides
