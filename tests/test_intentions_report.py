@@ -14,10 +14,18 @@ EMBEDDING = {"_target_": "pragexp.generation.intention_judges.EmbeddingJudge", "
 LLM_JUDGE = {"_target_": "pragexp.generation.intention_judges.LLMJudge", "backend": {"model": "gpt-4"}}
 
 
+DATA = "pragexp.data.intentions.datamodule.IntentionsDataModule"
+
+
 def _run(folder, task, metrics, judge=None, cot="none", verdicts=None):
     hydra = folder / ".hydra"
     hydra.mkdir(parents=True)
-    config = {"llm": HF, "judge": judge, "prompt": {"cot": cot}, "data": {"path": "dev.csv"}}
+    config = {
+        "llm": HF,
+        "judge": judge,
+        "prompt": {"cot": cot},
+        "data": {"_target_": DATA, "path": "dev.csv"},
+    }
     (hydra / "config.yaml").write_text(yaml.safe_dump(config))
     (hydra / "hydra.yaml").write_text(
         yaml.safe_dump({"hydra": {"runtime": {"choices": {"task": task, "model": "none"}}}})

@@ -10,6 +10,22 @@ import yaml
 from pragexp import report
 
 
+def data_target(task: str) -> str:
+    """The `_target_` of the data module a task's config picks (`/data: circa` in its defaults or its bases')."""
+    from conftest import CONF
+
+    from pragexp.utils.command_line import RENAMED
+
+    defaults = yaml.safe_load((CONF / "task" / f"{RENAMED['task'].get(task, task)}.yaml").read_text())[
+        "defaults"
+    ]
+    for entry in defaults:
+        if isinstance(entry, str) and entry.startswith("_") and entry != "_self_":
+            defaults += yaml.safe_load((CONF / "task" / f"{entry}.yaml").read_text())["defaults"]
+    (data,) = {entry["/data"] for entry in defaults if isinstance(entry, dict) and "/data" in entry}
+    return yaml.safe_load((CONF / "data" / f"{data}.yaml").read_text())["_target_"]
+
+
 def write_run(
     root: Path,
     name: str,
@@ -35,6 +51,10 @@ def write_run(
         yaml.safe_dump({"hydra": {"runtime": {"choices": choices}}})
     )
     composed = {"seed": seed, "task_name": "${hydra:x}", **(config or {})}
+    # What the run's record is derived from (pragexp.report.legacy_runs): its data module and, for an LLM, its model.
+    composed["data"] = {"_target_": data_target(task), **composed.get("data", {})}
+    if model == "llm":
+        composed["model"] = {"_target_": "pragexp.models.llm.PromptedLLM", **composed.get("model", {})}
     (run_dir / ".hydra" / "config.yaml").write_text(yaml.safe_dump(composed))
     (run_dir / "metrics.json").write_text(json.dumps(metrics))
     return run_dir
@@ -251,8 +271,13 @@ def test_paper_row_conditions_also_match_the_run_config_defaults():
 
     paper = {"rows": {"bert_yn (data.labels=relaxed)": {"test/acc": 0.878}}}
 
+    from pragexp.utils.run_record import DataRecord, ModelRecord, RunRecord, TaskRecord
+
     def row(labels: str, settings=()):
-        run = Run(Path("r"), "circa", "bert", "circa/bert_yn", settings, {}, {"data": {"labels": labels}})
+        record = RunRecord(
+            TaskRecord("circa"), DataRecord("circa", "release"), ModelRecord("bert", "bert_yn")
+        )
+        run = Run(Path("r"), record, {}, {"data": {"labels": labels}})
         return Row("circa", "bert_yn", "bert", "circa/bert_yn", settings, [run])
 
     assert paper_row(row("relaxed"), paper) == {

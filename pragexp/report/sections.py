@@ -1,25 +1,17 @@
-"""The datasets' own report sections: a dataset package's `report_section` module, with `sections(runs)` (markdown
-lines), `figures(runs, folder)` (the paths written) and, where its scorecard columns need more than the mean of a
-headline metric, `columns(runs)`. Hu et al.'s table per phenomenon, LUDWIG's k curve and the intentions' figures
-are such sections."""
+"""The datasets' own report sections, each a module a task declares (run.json's `task.section`, e.g. Hu et al.'s
+`pragexp.data.hu_pragmatics.report_section`) with `sections(runs)` (markdown lines), `figures(runs, folder)` (the
+paths written) and, where a scorecard column needs more than the mean of a headline metric, `columns(runs)`."""
 
 from __future__ import annotations
 
 import importlib
-import pkgutil
 from types import ModuleType
-
-import pragexp.data
 
 
 def section_modules(runs) -> list[ModuleType]:
-    """The report sections of the datasets the runs were made on, in the order of the dataset packages."""
-    names = [
-        f"{pragexp.data.__name__}.{info.name}.report_section"
-        for info in pkgutil.iter_modules(pragexp.data.__path__)
-        if info.ispkg and importlib.util.find_spec(f"{pragexp.data.__name__}.{info.name}.report_section")
-    ]
-    return [importlib.import_module(name) for name in names]
+    """The sections the runs' tasks declare, by task."""
+    declared = (run.record.task.section for run in sorted(runs, key=lambda r: r.task))
+    return [importlib.import_module(name) for name in dict.fromkeys(declared) if name]
 
 
 def sections(runs) -> list[str]:

@@ -10,7 +10,6 @@ import statistics
 from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
-from typing import ClassVar
 
 from pragexp.utils.markdown import stats_text
 
@@ -116,51 +115,51 @@ def published_value(value) -> Cell:
     return Cell(value["mean"], value["std"]) if isinstance(value, dict) else Cell(value)
 
 
+def data_facts(record) -> tuple[tuple[str, str], ...]:
+    """A run's data as a published row's name states it: (`data.labels`, `strict`), (`data.setting`, `matched`)."""
+    facts = {"data.labels": record.data.labels, **{f"data.{k}": v for k, v in record.data.setting.items()}}
+    return tuple(sorted((k, str(v)) for k, v in facts.items() if v is not None))
+
+
 @dataclass(frozen=True)
 class Column:
-    """A scorecard column: one task's headline metric. A dataset's report section may add its own kinds."""
+    """A scorecard column: a headline metric a task declares (run.json's `task.headline`), taken by the runs that
+    declare it. A dataset's report section may give its own kind (`columns(runs)`)."""
 
     title: str
     task: str
     metric: str  # the metrics.json key
-    labels: str | None = None  # the run's data.labels (a task scored under several label sets)
-    setting: str | None = None  # the run's data.setting
     chance: float | None = None
     note: str = ""  # printed under the scorecard: what its published cells and chance level cover
-
-    # True: runs at any prompt.shots fill one cell, in the LLM's 0-shot row (LUDWIG best-k).
-    pools_shots: ClassVar[bool] = False
+    facts: tuple[
+        tuple[str, str], ...
+    ] = ()  # its runs' data facts: they pick a published row (data.labels=strict)
 
     def takes(self, run) -> bool:
-        if run.task != self.task or self.metric not in run.metrics:
-            return False
-        return self.labels is None or (
-            str(config_value(run.config, "data.labels")) == self.labels
-            and str(config_value(run.config, "data.setting")) == self.setting
-        )
+        headline = run.record.task.headline
+        return self.metric in run.metrics and any(h.title == self.title for h in headline)
+
+    def row(self, run) -> str | None:
+        """The row the run's cell goes in (None: no model's, e.g. a reference backend's)."""
+        return run.record.model.row
 
     def cell(self, runs) -> Cell | None:
         """The cell of one row's runs in this column."""
         return aggregate(runs, self.metric)
 
-    def consumes(self) -> set[str]:
-        """The conditions of a published row's name that pick this column (and so leave the row's name)."""
-        return {f"data.labels={self.labels}", f"data.setting={self.setting}"} if self.labels else set()
-
     def published(self, rows: dict[str, dict]) -> list[tuple[str, tuple[str, ...], Cell]]:
         """(name, the conditions left in its name, cell) of the published rows in this column, in the paper's
-        order: a row whose name has this column's conditions, not the paper's chance row where the column has
-        a chance level (the scorecard's chance row shows it)."""
-        out = []
+        order: those whose name states no other data than the column's runs' (the stated facts leave the name),
+        not the paper's chance row where the column has a chance level (the scorecard's chance row shows it)."""
+        facts, out = dict(self.facts), []
         for key, cells in rows.items():
             name, conditions = parse_row_name(key)
-            if self.metric not in cells or not self.consumes() <= conditions:
+            stated = {c for c in conditions if c.partition("=")[0] in facts}
+            if self.metric not in cells or stated - {f"{k}={v}" for k, v in facts.items()}:
                 continue
             if self.chance is not None and name in CHANCE_ROWS:
                 continue
-            out.append(
-                (name, tuple(sorted(conditions - self.consumes())), published_value(cells[self.metric]))
-            )
+            out.append((name, tuple(sorted(conditions - stated)), published_value(cells[self.metric])))
         return out
 
 

@@ -14,7 +14,6 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import ClassVar
 
 from pragexp.utils.figures import legend_below, pyplot, save_png
 from pragexp.utils.markdown import stats_text, table_section
@@ -31,6 +30,7 @@ from pragexp.utils.results import (
     shots,
     template_name,
 )
+from pragexp.utils.run_record import llm_row
 
 TASK = "ludwig"
 PAPER = Path(__file__).resolve().parent / f"{TASK}.json"
@@ -151,10 +151,7 @@ def figures(runs, folder: Path) -> list[Path]:
 
 @dataclass(frozen=True)
 class ZeroShotColumn(Column):
-    """LUDWIG at k = 0: mean ± population std over the templates."""
-
-    def takes(self, run) -> bool:
-        return super().takes(run) and shots(run) == 0
+    """LUDWIG at k = 0 (the runs at k = 0 declare it): mean ± population std over the templates."""
 
     def cell(self, runs) -> Cell | None:
         return population_cell(runs, self.metric)
@@ -171,7 +168,10 @@ class ZeroShotColumn(Column):
 class BestKColumn(Column):
     """LUDWIG at the best k: the k whose mean over the templates is highest."""
 
-    pools_shots: ClassVar[bool] = True
+    def row(self, run) -> str | None:
+        """A prompted LLM's 0-shot row, whatever the run's k: the cell picks among k."""
+        model = run.record.model
+        return llm_row(model.llm.name, 0, model.tuning) if model.llm else model.row
 
     def cell(self, runs) -> Cell | None:
         by_k: dict[int, list] = {}
