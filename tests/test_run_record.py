@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, choices, compose_config
+from conftest import CIRCA_FIXTURE, ROOT, choices, compose_config, run_module
 from hydra.utils import get_class
 from omegaconf import OmegaConf
 
@@ -139,3 +139,30 @@ def test_every_task_writes_run_json_and_old_runs_read_the_same(task, make_config
     hydra_files(cfg)
     (out / "run.json").unlink()
     assert legacy_record(out) == record  # tiny has no weight files: `llm.files` is null on both sides
+
+
+@pytest.mark.slow
+def test_lora_run_and_the_eval_of_its_checkpoint_say_so_as_old_runs_do(tmp_path):
+    """Real Hydra output: a LoRA run, then an evaluation of its checkpoint (which names the tuning itself);
+    each run.json equals what the adapter derives from the .hydra folder Hydra wrote."""
+    common = ["task=circa", "model=llm", "llm=tiny", "print_config=false", "trainer.limit_test_batches=1"]
+    common += ["logger=none", f"data.path={CIRCA_FIXTURE}", f"paths.cache_dir={tmp_path / 'cache'}"]
+    train = [
+        "llm.finetune=lora",
+        "optimizer.lr=5e-3",
+        "trainer.max_epochs=1",
+        "trainer.limit_train_batches=2",
+    ]
+    proc = run_module("pragexp.train", [*common, *train, f"hydra.run.dir={tmp_path / 'lora'}"], tmp_path)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    (ckpt,) = (tmp_path / "lora" / "checkpoints").glob("best*.ckpt")
+    proc = run_module(
+        "pragexp.eval", [*common, f"ckpt_path={ckpt}", f"hydra.run.dir={tmp_path / 'eval'}"], tmp_path
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    for out in (tmp_path / "lora", tmp_path / "eval"):
+        record = read_run_record(out)
+        assert (record.model.row, record.model.tuning) == ("tiny lora", "lora")
+        assert "optimizer.lr=5e-3" in record.settings.task or out.name == "eval"  # a tuned LLM's schedule
+        (out / "run.json").unlink()
+        assert legacy_record(out) == record

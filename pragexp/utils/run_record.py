@@ -4,7 +4,7 @@ the model or LLM), so that a report reads facts instead of guessing them from th
     {"schema": 1,
      "task": {"name": "circa",
               "headline": [{"key": "test/acc", "title": "Circa RELAXED acc", "chance": 0.25,
-                            "higher_is_better": true}],
+                            "higher_is_better": true, "order": 30}],
               "section": null,              # dotted module path of the dataset's own report section
               "paper": "circa.json"},       # the file of its published numbers (null: none)
      "data": {"dataset": "circa",
@@ -13,29 +13,31 @@ the model or LLM), so that a report reads facts instead of guessing them from th
                                                       # the splits are cut from)
               "split": "test",              # the split scored
               "labels": "relaxed", "fold": null,
-              "setting": {"setting": "matched"}},      # anything else the dataset declares (JSON scalars)
+              "setting": {"setting": "matched", "input": "qa"}},  # what else the dataset declares (scalars)
      "model": {"name": "llm",               # the model= choice
                "row": "smollm2 0-shot",     # the row a report puts it in (null: not a model, e.g. a reference
                                             # backend that answers from the data)
                "tuning": "none",            # none | trained | lora | full
-               "llm": {"name": "smollm2", "files": "3f2a...", "dtype": "float32", "adapter": null,
-                       "backend": "hf",
-                       "prompting": {"group": "circa", "template": "qa", "shots": 0, "scoring": "sum",
+               "llm": {"name": "smollm2", "backend": "hf", "files": "3f2a...",  # the weight files' digest
+                       "dtype": "float32", "adapter": null,     # an adapter folder applied for evaluation
+                       "prompting": {"group": "circa", "template": "listed", "shots": 0, "scoring": "sum",
                                      "chat": true}}},        # llm: null for a model that is no LLM
      "items": 1000,                         # items scored (test)
      "seed": 0,
-     "experiment": null,                    # the experiment= preset (circa/bert_yn)
      "settings": {"model": ["optimizer.lr=0.1"],    # command-line settings that make another model
                   "task": ["judge=gpt4"],           # those of the task's side: they qualify a cell, not a row
-                  "other": ["llm.batch_size=8"]}}   # the rest: facts said elsewhere in the record (labels,
+                  "other": ["llm.batch_size=8"]},   # the rest: facts said elsewhere in the record (labels,
                                                     # template), or how a job ran (batching, threads)
+     "experiment": null}                    # the experiment= preset (circa/bert_yn)
 
 `headline` holds the task's declared headline metrics that apply to this run: a task's config declares them
 (`declares.headline`, each with an optional `when: {labels: strict, ...}` matched against the data's record),
 with the dotted module of its report section (`declares.section`) and its paper file (`declares.paper`);
-`task_record` picks them. Seed and fold, where the data was (`data.path`: see `data.files`) and how the run was
-launched are no settings. The schema only grows: fields are added with a default, never renamed; `schema` counts the versions.
-`read_run_record` checks every field's type and fails naming the file and the field.
+`task_record` picks them. A row is named by `llm_row` (an LLM) or `trained_row` (any other model). Seed and fold,
+where the data was (`data.path`: see `data.files`) and how the run was launched are no settings (`run_settings`).
+The schema only grows: fields are added with a default, never renamed; `schema` counts the versions.
+`read_run_record` checks every field's type and fails naming the file and the field; runs made before run.json
+existed are read by pragexp.report.legacy_runs.
 """
 
 from __future__ import annotations
@@ -62,6 +64,7 @@ class Headline:
     title: str  # the column's title: Circa RELAXED acc
     chance: float | None = None  # a uniform guess's score; None where there is none to average over
     higher_is_better: bool = True
+    order: int = 0  # where its column stands among every task's (ascending; the scorecard's order)
 
 
 @dataclass(frozen=True)
@@ -132,8 +135,8 @@ class RunRecord:
         return asdict(self)
 
     @classmethod
-    def from_json(cls, obj: dict, where: str = "run.json") -> RunRecord:
-        """The record of a parsed run.json; a `RunRecordError` names `where` and the field that is wrong."""
+    def from_json(cls, obj: dict) -> RunRecord:
+        """The record of a parsed run.json; a `RunRecordError` names the field that is wrong."""
         record = _build(cls, obj, "")
         _check_choice(record.data.source, SOURCES, "data.source")
         _check_choice(record.model.tuning, TUNINGS, "model.tuning")
