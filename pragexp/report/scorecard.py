@@ -3,8 +3,8 @@ one plot.
 
     python -m pragexp.report DIR [DIR ...] --scorecard scorecard.md [--plot scorecard.png]
 
-Columns: each headline metric some run declares (run.json's `task.headline`: key, title, chance), by task, then
-in the order the runs declare them; a dataset's report section may give a column of its own kind (Hu et al.'s
+Columns: each headline metric some run declares (run.json's `task.headline`: key, title, chance), in the order
+the tasks declare (`order`); a dataset's report section may give a column of its own kind (Hu et al.'s
 item-weighted published cells, LUDWIG's best k). Runs of tasks that declare none (Circa's transfer sources)
 have no column.
 
@@ -66,15 +66,17 @@ class Scorecard:
 
 
 def columns_for(runs: list[Run]) -> list[Column]:
-    """The headline columns the runs declare, by task; a dataset section's own column where it has one."""
+    """The headline columns the runs declare, in their declared order; a dataset section's own column where it
+    has one."""
     own = {column.title: column for column in sections.columns(runs)}
-    found: dict[str, Column] = {}
-    for run in sorted(runs, key=lambda r: r.task):
+    found: dict[str, tuple[int, Column]] = {}
+    for run in runs:
         for h in run.record.task.headline:
             if h.title not in found:
                 facts = data_facts(run.record)
-                found[h.title] = own.get(h.title) or Column(h.title, run.task, h.key, h.chance, facts=facts)
-    return list(found.values())
+                column = own.get(h.title) or Column(h.title, run.task, h.key, h.chance, facts=facts)
+                found[h.title] = (h.order, column)
+    return [column for _, column in sorted(found.values(), key=lambda found: found[0])]
 
 
 def _kind(run: Run) -> str:
