@@ -117,13 +117,14 @@ def runs_dir(tmp_path):
 
 
 def test_table_groups_seeds_and_folds_and_shows_the_paper(runs_dir, tmp_path, monkeypatch):
-    paper_dir_files = tmp_path / "paper"
+    paper_dir_files = tmp_path / "grice"
     paper_dir_files.mkdir()
     rows = {"memnn": {"test/acc": 80.0}, "table6_memnn_inf": {"test/acc": 90.0, "test/acc/ignorance": 85.7}}
     (paper_dir_files / "grice.json").write_text(
         json.dumps({"source": "test", "unit": "percent", "tasks": {"grice_qa": {"rows": rows}}})
     )
-    monkeypatch.setattr(report.paper, "paper_files", lambda paper_dir=None: [paper_dir_files / "grice.json"])
+    fake = {"grice.json": paper_dir_files / "grice.json"}  # the paper file grice_qa declares: this one
+    monkeypatch.setattr(report.paper, "paper_file", lambda record: fake.get(record.task.paper))
     from matplotlib.axes import Axes
 
     ticks = []
@@ -142,7 +143,7 @@ def test_table_groups_seeds_and_folds_and_shows_the_paper(runs_dir, tmp_path, mo
     assert overall["memnn (optimizer.lr=0.1)"]["runs"] == "1"
     per_type = table(text, "grice_qa: test/acc/<group>")
     assert per_type["table6_memnn_inf"]["paper test/acc/ignorance"] == "0.857"
-    assert "published, not run here" not in text  # every paper row was matched
+    assert "grice_qa: published, not run here" not in text  # every paper row was matched
     # Ten folds: one row, mean ± std [min, max].
     circa = table(text, "circa: test")["bert_yn"]
     assert circa["runs"] == "10" and circa["test/acc"] == "0.545 ± 0.030 [0.500, 0.590]"

@@ -22,16 +22,25 @@ __all__ = [
 ]
 
 
-def paper_files(paper_dir: Path | None = None) -> list[Path]:
-    """Every dataset package's paper file (or the `*.json` of `paper_dir`)."""
+def paper_file(record) -> Path | None:
+    """The paper file a run's task declares (run.json's `task.paper`), in its dataset's package."""
+    return DATA_DIR / record.data.dataset / record.task.paper if record.task.paper else None
+
+
+def paper_files(paper_dir: Path | None = None, runs=()) -> list[Path]:
+    """The paper files the runs' tasks declare; without such runs, every dataset package's (or the `*.json` of
+    `paper_dir`)."""
+    declared = {paper_file(run.record) for run in runs} - {None}
+    if declared:
+        return sorted(declared)
     if paper_dir:
         return sorted(Path(paper_dir).glob("*.json"))
     return sorted(p for p in DATA_DIR.glob("*/*.json") if p.stem == p.parent.name)
 
 
-def load_paper(task: str, paper_dir: Path | None = None) -> dict:
+def load_paper(task: str, paper_dir: Path | None = None, runs=()) -> dict:
     """The table of the paper file that covers `task` (see pragexp.utils.papers); {"rows": {}} when none does."""
-    for path in paper_files(paper_dir):
+    for path in paper_files(paper_dir, runs):
         table = read_paper_table(path, task)
         if table is not None:
             return table

@@ -28,7 +28,7 @@ def plot_per_group(runs: list[Run], out: Path, paper_dir: Path | None = None) ->
     value as a black diamond over a bar where the paper has one. False when no task has per-group
     metrics."""
     for task, rows in group_runs(runs).items():
-        paper = load_paper(task, paper_dir)
+        paper = load_paper(task, paper_dir, [r for row in rows for r in row.runs])
         keys = _split_keys(rows)
         if not keys:
             continue

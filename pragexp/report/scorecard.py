@@ -176,11 +176,12 @@ def chance_row(columns: list[Column]) -> ScoreRow:
     return ScoreRow("chance", "chance", {c.title: Cell(c.chance) for c in columns if c.chance is not None})
 
 
-def published_rows(columns: list[Column]) -> list[ScoreRow]:
+def published_rows(columns: list[Column], runs: list[Run]) -> list[ScoreRow]:
     """The papers' rows, in the papers' order, each in the columns that take it (see `Column.published`)."""
     rows: dict[str, ScoreRow] = {}
     for column in columns:
-        for name, rest, cell in column.published(load_paper(column.task)["rows"]):
+        paper = load_paper(column.task, runs=[run for run in runs if run.task == column.task])
+        for name, rest, cell in column.published(paper["rows"]):
             label = f"{PAPER_PREFIX.sub('', name)} ({', '.join(['paper', *rest])})"
             row = rows.setdefault(label, ScoreRow(label, "paper"))
             row.cells[column.title] = cell
@@ -196,7 +197,7 @@ def build(runs: list[Run]) -> Scorecard:
     rows = [
         chance_row(columns),
         majority,
-        *published_rows(columns),
+        *published_rows(columns, runs),
         *ours.get("trained", []),
         *ours.get("llm", []),
     ]

@@ -206,5 +206,5 @@ def markdown_report(runs: list[Run], paper_dir: Path | None = None) -> str:
         return "No metrics.json found.\n"
     out = []
     for task, rows in group_runs(runs).items():
-        out += task_report(task, rows, load_paper(task, paper_dir))
+        out += task_report(task, rows, load_paper(task, paper_dir, [r for row in rows for r in row.runs]))
     return "\n".join(out)
