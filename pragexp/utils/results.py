@@ -62,20 +62,21 @@ class Cell:
         return stats_text(self.mean, self.std, n=self.n)
 
 
+def _prompting(run):
+    llm = run.record.model.llm
+    return llm.prompting if llm is not None else None
+
+
 def shots(run) -> int:
-    """The run's `prompt.shots` (0 when its config has none)."""
-    return int(config_value(run.config, "prompt.shots") or 0)
+    """The run's number of demonstrations (0 for a model that is not prompted)."""
+    prompting = _prompting(run)
+    return prompting.shots if prompting is not None else 0
 
 
-def template_name(config: dict) -> str:
-    """The run's `prompt.template` by name: a position and the name of the same template are one template."""
-    which = config_value(config, "prompt.template")
-    templates = config_value(config, "prompt.templates")
-    if isinstance(which, int | str) and str(which).isdigit() and isinstance(templates, list):
-        index = int(which)
-        if index < len(templates) and isinstance(templates[index], dict) and templates[index].get("name"):
-            return str(templates[index]["name"])
-    return str(which)
+def template_name(run) -> str:
+    """The run's prompt template by name ("None" for a model that is not prompted)."""
+    prompting = _prompting(run)
+    return prompting.template if prompting is not None else "None"
 
 
 def by_template(runs, metric: str) -> dict[str, list[float]]:
@@ -83,7 +84,7 @@ def by_template(runs, metric: str) -> dict[str, list[float]]:
     out: dict[str, list[float]] = defaultdict(list)
     for run in runs:
         if metric in run.metrics:
-            out[template_name(run.config)].append(run.metrics[metric])
+            out[template_name(run)].append(run.metrics[metric])
     return dict(out)
 
 
@@ -200,7 +201,8 @@ def llm_label(run) -> str:
     kept = [
         s for s in run.settings if (k := s.split("=", 1)[0]) not in NOT_SHOWN and not DATA_LOCATION.match(k)
     ]
-    return f"{config_value(run.config, 'llm.model') or run.model}" + settings_text(kept)
+    llm = run.record.model.llm
+    return f"{llm.name if llm and llm.name else run.model}" + settings_text(kept)
 
 
 def metric_suffixes(runs, prefix: str) -> list[str]:

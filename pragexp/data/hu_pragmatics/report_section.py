@@ -68,7 +68,7 @@ def groups(runs) -> dict[tuple[str, str, int], list]:
     out: dict[tuple[str, str, int], list] = defaultdict(list)
     for run in runs:
         if run.task == TASK:
-            out[llm_label(run), template_name(run.config), shots(run)].append(run)
+            out[llm_label(run), template_name(run), shots(run)].append(run)
     return dict(sorted(out.items()))
 
 

@@ -60,7 +60,7 @@ def groups(runs) -> dict[str, dict[int, list]]:
 
 def templates(runs) -> list[str]:
     """The templates of the runs, in the order of their prompt group (then by name)."""
-    found = {template_name(r.config) for r in runs if r.task == TASK}
+    found = {template_name(r) for r in runs if r.task == TASK}
     order: list[str] = []
     for run in runs:
         for t in config_value(run.config, "prompt.templates") or []:
@@ -82,8 +82,7 @@ def sections(runs) -> list[str]:
     for label, by_k in found.items():
         for k, group in by_k.items():
             per = [
-                stats_text(mean_of([r for r in group if template_name(r.config) == t], "test/acc"))
-                for t in names
+                stats_text(mean_of([r for r in group if template_name(r) == t], "test/acc")) for t in names
             ]
             lines.append([label, str(k), *per, _cell_text(population_cell(group, "test/acc"))])
     for key, values in published_rows().items():
