@@ -1,4 +1,4 @@
-"""The LLM benchmarks' own report (pragexp.report.benchmarks) and their paper files: Hu et al.'s table per
+"""The LLM benchmarks' own report sections (pragexp/data/hu_pragmatics and ludwig: report_section) and their paper files: Hu et al.'s table per
 phenomenon beside the paper's models and people, LUDWIG's accuracy per template and k, and their figures."""
 
 import statistics
@@ -16,8 +16,10 @@ from test_scorecard import (
 )
 
 from pragexp import report
-from pragexp.report import benchmarks, find_runs, main
-from pragexp.report.runs import short_setting
+from pragexp.data.hu_pragmatics import report_section as hu
+from pragexp.data.ludwig import report_section as ludwig
+from pragexp.report import find_runs, main
+from pragexp.utils.results import NOT_SHOWN, short_setting
 
 PNG = b"\x89PNG\r\n\x1a\n"
 
@@ -67,7 +69,7 @@ def test_no_run_of_ours_matches_the_published_rows(benchmark_runs):  # noqa: F81
 
 
 def test_the_hu_section(benchmark_runs):  # noqa: F811
-    text = "\n".join(benchmarks.sections(find_runs([benchmark_runs])))
+    text = "\n".join(hu.sections(find_runs([benchmark_runs])))
     print(text)
     per = rows_of(text, "Accuracy per phenomenon")
     ours = row(per, model="smollm2", template="authors")
@@ -89,7 +91,7 @@ def test_the_hu_section(benchmark_runs):  # noqa: F811
 
 
 def test_the_ludwig_section(benchmark_runs):  # noqa: F811
-    text = "\n".join(benchmarks.sections(find_runs([benchmark_runs])))
+    text = "\n".join(ludwig.sections(find_runs([benchmark_runs])))
     per = rows_of(text, "Accuracy per template and k")
     assert list(per[0]) == ["model", "k", *LUDWIG_TEMPLATES, "mean ± std"]  # positions read as names
     zero = row(per, model="smollm2", k="0")
@@ -109,8 +111,8 @@ def test_the_ludwig_section(benchmark_runs):  # noqa: F811
 def test_no_section_without_benchmark_runs(tmp_path):
     hu_run(tmp_path / "a", "hu", "authors", hu_metrics(0.4))
     runs = find_runs([tmp_path])
-    assert benchmarks.ludwig_section(runs) == [] and benchmarks.hu_section(runs)
-    assert benchmarks.sections([]) == [] and benchmarks.figures([], tmp_path / "none") == []
+    assert ludwig.sections(runs) == [] and hu.sections(runs)
+    assert hu.sections([]) == ludwig.sections([]) == [] and ludwig.figures([], tmp_path / "none") == []
 
 
 def test_the_cli_writes_both_figures(benchmark_runs, tmp_path, monkeypatch):  # noqa: F811
@@ -148,8 +150,8 @@ def test_people_from_the_data_need_a_data_report(tmp_path):
     hu_run(tmp_path, "hu", "authors", hu_metrics(0.4), report_)
     hu_run(tmp_path, "hu2", "authors", hu_metrics(0.4), report_)  # the same data: one people's row
     runs = find_runs([tmp_path])
-    assert benchmarks.people_from_data(runs) == [(report_["human_accuracy"], report_["per_phenomenon"])]
-    header, lines = benchmarks.hu_rows(runs)
+    assert hu.people_from_data(runs) == [(report_["human_accuracy"], report_["per_phenomenon"])]
+    header, lines = hu.hu_rows(runs)
     people = dict(zip(header, lines[-1], strict=True))
     assert people["all"] == f"{(125 * 0.9 + 95 * 0.8) / 220:.3f}"  # weighted by our data's own items
     assert set(HU_ITEMS) < set(header)
@@ -162,4 +164,4 @@ def test_a_row_names_a_file_or_checkpoint_setting_by_its_file_and_run_not_its_wh
     ckpt = "model.ckpt=/work/outputs/circa/bert_yn_s0/checkpoints/best-epoch002.ckpt"
     assert short_setting(ckpt) == "model.ckpt=bert_yn_s0/best-epoch002.ckpt"
     assert short_setting("prompt=ludwig_contrastive") == "prompt=ludwig_contrastive"
-    assert "data.types_file" in benchmarks.NOT_SHOWN  # the type labels change no accuracy
+    assert "data.types_file" in NOT_SHOWN  # the type labels change no accuracy

@@ -210,6 +210,11 @@ def test_report_on_a_sweep_ranks_trials_and_prints_the_best_as_a_command(optuna_
     assert plot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
+GRICE_DATA = (
+    "pragexp.data.grice.datamodule.GriceDataModule"  # what a report reads of a run made before run.json
+)
+
+
 def test_report_ranks_a_grid_sweep_in_the_monitored_direction(tmp_path, capsys):
     """A minimised metric ranks lowest first; a categorical parameter (model=...) is plotted by name."""
     sweep = tmp_path / "grid"
@@ -222,7 +227,7 @@ def test_report_ranks_a_grid_sweep_in_the_monitored_direction(tmp_path, capsys):
         overrides = [f"model={model}", f"optimizer.lr={lr}", "seed=0", "launcher=submitit_local"]
         (job / ".hydra" / "overrides.yaml").write_text(yaml.safe_dump(overrides))
         (job / ".hydra" / "config.yaml").write_text(
-            yaml.safe_dump({"monitor": "val/loss", "monitor_mode": "min"})
+            yaml.safe_dump({"monitor": "val/loss", "monitor_mode": "min", "data": {"_target_": GRICE_DATA}})
         )
         if loss is not None:
             (job / "metrics.json").write_text(json.dumps({"val/loss": loss, "test/loss": loss + 0.05}))

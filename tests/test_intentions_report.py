@@ -5,19 +5,27 @@ import json
 import pytest
 import yaml
 
+from pragexp.data.intentions.report_section import agreement, by_cot_level, generative_vs_mc, judge_agreement
 from pragexp.report import find_runs
 from pragexp.report.cli import main
-from pragexp.report.intentions import agreement, by_cot_level, generative_vs_mc, judge_agreement
 
 HF = {"_target_": "pragexp.generation.hf.HFBackend", "model": "smollm2"}
 EMBEDDING = {"_target_": "pragexp.generation.intention_judges.EmbeddingJudge", "backend": {"model": "minilm"}}
 LLM_JUDGE = {"_target_": "pragexp.generation.intention_judges.LLMJudge", "backend": {"model": "gpt-4"}}
 
 
+DATA = "pragexp.data.intentions.datamodule.IntentionsDataModule"
+
+
 def _run(folder, task, metrics, judge=None, cot="none", verdicts=None):
     hydra = folder / ".hydra"
     hydra.mkdir(parents=True)
-    config = {"llm": HF, "judge": judge, "prompt": {"cot": cot}, "data": {"path": "dev.csv"}}
+    config = {
+        "llm": HF,
+        "judge": judge,
+        "prompt": {"cot": cot},
+        "data": {"_target_": DATA, "path": "dev.csv"},
+    }
     (hydra / "config.yaml").write_text(yaml.safe_dump(config))
     (hydra / "hydra.yaml").write_text(
         yaml.safe_dump({"hydra": {"runtime": {"choices": {"task": task, "model": "none"}}}})

@@ -5,7 +5,7 @@ they ran on."""
 import json
 
 import pytest
-from test_report import row_cells, table, write_run
+from test_report import data_target, row_cells, table, write_run
 from test_scorecard import llm_run, parse
 
 from pragexp import report
@@ -256,7 +256,16 @@ def test_two_label_sets_share_one_table_with_a_gold_row_each(tmp_path):
     classifier_outputs(minilm_run(tmp_path, "relaxed"), GOLD, {YES: 60, NO: 40})
     run = minilm_run(tmp_path, "strict", extra=("data.labels=strict",))
     (run / ".hydra" / "config.yaml").write_text(
-        json.dumps({"data": {"labels": "strict", "setting": "matched"}})
+        json.dumps(
+            {
+                "data": {
+                    "_target_": data_target("circa"),
+                    "labels": "strict",
+                    "setting": "matched",
+                    "path": EXCERPT,
+                }
+            }
+        )
     )
     classifier_outputs(run, {"Probably no": 4, NO: 6}, {"Probably no": 10}, strict)
     llm = llm_run(

@@ -10,6 +10,22 @@ import yaml
 from pragexp import report
 
 
+def data_target(task: str) -> str:
+    """The `_target_` of the data module a task's config picks (`/data: circa` in its defaults or its bases')."""
+    from conftest import CONF
+
+    from pragexp.utils.command_line import RENAMED
+
+    defaults = yaml.safe_load((CONF / "task" / f"{RENAMED['task'].get(task, task)}.yaml").read_text())[
+        "defaults"
+    ]
+    for entry in defaults:
+        if isinstance(entry, str) and entry.startswith("_") and entry != "_self_":
+            defaults += yaml.safe_load((CONF / "task" / f"{entry}.yaml").read_text())["defaults"]
+    (data,) = {entry["/data"] for entry in defaults if isinstance(entry, dict) and "/data" in entry}
+    return yaml.safe_load((CONF / "data" / f"{data}.yaml").read_text())["_target_"]
+
+
 def write_run(
     root: Path,
     name: str,
@@ -35,6 +51,10 @@ def write_run(
         yaml.safe_dump({"hydra": {"runtime": {"choices": choices}}})
     )
     composed = {"seed": seed, "task_name": "${hydra:x}", **(config or {})}
+    # What the run's record is derived from (pragexp.report.legacy_runs): its data module and, for an LLM, its model.
+    composed["data"] = {"_target_": data_target(task), **composed.get("data", {})}
+    if model == "llm":
+        composed["model"] = {"_target_": "pragexp.models.llm.PromptedLLM", **composed.get("model", {})}
     (run_dir / ".hydra" / "config.yaml").write_text(yaml.safe_dump(composed))
     (run_dir / "metrics.json").write_text(json.dumps(metrics))
     return run_dir
@@ -97,13 +117,14 @@ def runs_dir(tmp_path):
 
 
 def test_table_groups_seeds_and_folds_and_shows_the_paper(runs_dir, tmp_path, monkeypatch):
-    paper_dir = tmp_path / "paper"
-    paper_dir.mkdir()
+    paper_dir_files = tmp_path / "grice"
+    paper_dir_files.mkdir()
     rows = {"memnn": {"test/acc": 80.0}, "table6_memnn_inf": {"test/acc": 90.0, "test/acc/ignorance": 85.7}}
-    (paper_dir / "grice.json").write_text(
+    (paper_dir_files / "grice.json").write_text(
         json.dumps({"source": "test", "unit": "percent", "tasks": {"grice_qa": {"rows": rows}}})
     )
-    monkeypatch.setattr(report.paper, "PAPER_DIR", paper_dir)
+    fake = {"grice.json": paper_dir_files / "grice.json"}  # the paper file grice_qa declares: this one
+    monkeypatch.setattr(report.paper, "paper_file", lambda record: fake.get(record.task.paper))
     from matplotlib.axes import Axes
 
     ticks = []
@@ -122,7 +143,7 @@ def test_table_groups_seeds_and_folds_and_shows_the_paper(runs_dir, tmp_path, mo
     assert overall["memnn (optimizer.lr=0.1)"]["runs"] == "1"
     per_type = table(text, "grice_qa: test/acc/<group>")
     assert per_type["table6_memnn_inf"]["paper test/acc/ignorance"] == "0.857"
-    assert "published, not run here" not in text  # every paper row was matched
+    assert "grice_qa: published, not run here" not in text  # every paper row was matched
     # Ten folds: one row, mean ± std [min, max].
     circa = table(text, "circa: test")["bert_yn"]
     assert circa["runs"] == "10" and circa["test/acc"] == "0.545 ± 0.030 [0.500, 0.590]"
@@ -158,7 +179,8 @@ def test_the_shipped_paper_files_load_and_name_existing_tasks_and_presets():
         p.stem for p in (CONF / "model").glob("*.yaml")
     }
     covered = set()
-    for path in sorted(Path(report.PAPER_DIR).glob("*.json")):
+    for path in report.paper_files():
+        assert path == path.parent / f"{path.parent.name}.json"  # in its dataset's package
         doc = json.loads(path.read_text())
         assert doc["paper"] and doc["source"] and doc["tasks"], path
         for task in doc["tasks"]:
@@ -250,8 +272,13 @@ def test_paper_row_conditions_also_match_the_run_config_defaults():
 
     paper = {"rows": {"bert_yn (data.labels=relaxed)": {"test/acc": 0.878}}}
 
+    from pragexp.utils.run_record import DataRecord, ModelRecord, RunRecord, TaskRecord
+
     def row(labels: str, settings=()):
-        run = Run(Path("r"), "circa", "bert", "circa/bert_yn", settings, {}, {"data": {"labels": labels}})
+        record = RunRecord(
+            TaskRecord("circa"), DataRecord("circa", "release"), ModelRecord("bert", "bert_yn")
+        )
+        run = Run(Path("r"), record, {}, {"data": {"labels": labels}})
         return Row("circa", "bert_yn", "bert", "circa/bert_yn", settings, [run])
 
     assert paper_row(row("relaxed"), paper) == {

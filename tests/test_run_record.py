@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 from pathlib import Path
 
 import pytest
 from conftest import CIRCA_FIXTURE, ROOT, choices, compose_config, run_module
+from hydra.utils import get_class
 from omegaconf import OmegaConf
 
 from pragexp.report.legacy_runs import legacy_record
@@ -105,8 +107,11 @@ def test_every_task_config_declares_a_checked_headline():
         assert set(declares) == {"headline", "section", "paper"}, task
         for headline in declares["headline"]:
             Headline(**{k: v for k, v in headline.items() if k != "when"})
-        if declares["paper"]:
-            assert (ROOT / "pragexp" / "paper_numbers" / declares["paper"]).is_file(), task
+        if declares["paper"]:  # in its dataset's package (pragexp.report finds it there)
+            dataset = get_class(cfg.data._target_).dataset
+            assert (ROOT / "pragexp" / "data" / dataset / declares["paper"]).is_file(), task
+        if declares["section"]:
+            assert importlib.util.find_spec(declares["section"]), task
 
 
 def hydra_files(cfg) -> None:

@@ -28,9 +28,7 @@ from dataclasses import dataclass, field
 from pragexp.generation.backend import GenerationParams, LLMBackend, Prompt, draw_seed
 from pragexp.generation.cache import cached
 from pragexp.prompting import PromptItem, load_templates, parse_choice, select_template
-
-TRUE, LITERAL, NEITHER, INVALID = "true", "literal", "neither", "invalid"
-NO_REPLY = "no_reply"  # set by the task, never by a judge: the generation held no reply to judge
+from pragexp.prompting.parsing import INVALID, LITERAL, NEITHER, NO_REPLY, TRUE  # noqa: F401 (the judges' names)
 
 
 @dataclass(frozen=True)

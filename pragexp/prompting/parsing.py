@@ -6,6 +6,10 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+# A judge's verdicts on a reply, and the task's mark of a generation that held no reply (never a judge's).
+TRUE, LITERAL, NEITHER, INVALID = "true", "literal", "neither", "invalid"
+NO_REPLY = "no_reply"
+
 _NON_WORD = re.compile(r"[^a-z0-9]+")
 
 

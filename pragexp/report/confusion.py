@@ -17,9 +17,9 @@ import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 
-from pragexp.report.figures import pyplot, save_png
 from pragexp.report.label_shares import NO_ANSWER, RunLabels, read_run_labels
 from pragexp.report.runs import Row, Run, group_runs
+from pragexp.utils.figures import pyplot, save_png
 
 MAX_LABELS = 20
 PANELS_PER_LINE = 4
@@ -120,10 +120,6 @@ def _task_figure(task: str, matrices: list[RowMatrix], out: Path) -> Path:
             ax.axis("off")
     fig.suptitle(f"{task}: test confusion (rows gold, shares of the gold row, counts in brackets)")
     return save_png(fig, out)
-
-
-def sections(runs: list[Run]) -> list[str]:
-    return []  # the label shares are a table of each task's own section (tables.py)
 
 
 def figures(runs: list[Run], folder: Path) -> list[Path]:

@@ -16,8 +16,9 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
-from pragexp.report.runs import Row, Run, config_value
-from pragexp.utils.markdown import markdown_table
+from pragexp.report.runs import Row, Run
+from pragexp.utils.markdown import table_section
+from pragexp.utils.results import config_value
 
 NO_ANSWER = "no answer"  # the column of null predictions
 COLLAPSE = 0.9  # a row whose top label takes more than this share of its predictions is warned about
@@ -227,7 +228,7 @@ def shares_section(task: str, rows: list[Row]) -> list[str]:
         lines.append(
             [name, "", *_cells(s.gold, s.labels, columns, other, False), *([""] if no_answer else [])]
         )
-    out = [f"### {task}: predicted label shares (test)", "", *markdown_table(header, lines), ""]
+    out = table_section(f"{task}: predicted label shares (test)", header, lines)
     out.append(
         "Share of the test predictions per label: mean over the row's runs that wrote predictions.jsonl or "
         "confusion/test.json (runs: how many). gold: the test items' own labels, per data and label set."

@@ -1,82 +1,62 @@
-"""The papers' published numbers (pragexp/paper_numbers/*.json) and which paper row fits a row of runs."""
+"""The papers' published numbers beside our rows: which paper file covers a task, and which of its rows fits a
+row of runs. A paper file lives in its dataset's package, `pragexp/data/<dataset>/<dataset>.json` (format:
+pragexp.utils.papers)."""
 
 from __future__ import annotations
 
-import json
-import re
 from pathlib import Path
 
-from pragexp.report.runs import Row, config_value
+from pragexp.report.runs import Row
+from pragexp.utils.papers import STAGES, family, read_paper_data, read_paper_table
+from pragexp.utils.results import config_value, parse_row_name
 
-PAPER_DIR = Path(__file__).resolve().parent.parent / "paper_numbers"
-UNIT_SCALE = {"percent": 0.01, "fraction": 1.0, "raw": 1.0}
-STAGES = ("val", "test")
-
-
-def family(metric: str) -> str:
-    """`r@5` -> `r@k`: the name shared by a metric's cut-offs."""
-    return re.sub(r"@\d+$", "@k", metric)
-
-
-def _scale(value, factor: float):
-    """A number, or every number of a (nested) dict, times `factor`."""
-    if isinstance(value, dict):
-        return {k: _scale(v, factor) for k, v in value.items()}
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return value * factor
-    raise ValueError(f"not a number: {value!r}")
+DATA_DIR = Path(__file__).resolve().parent.parent / "data"
+__all__ = [
+    "STAGES",
+    "family",
+    "load_paper",
+    "matching_paper_row",
+    "paper_data",
+    "paper_row",
+    "parse_row_name",
+]
 
 
-def _unit_scale(unit: str, where: str) -> float:
-    if unit not in UNIT_SCALE:
-        raise ValueError(f"{where}: unknown unit {unit!r} (one of {', '.join(UNIT_SCALE)})")
-    return UNIT_SCALE[unit]
+def paper_file(record) -> Path | None:
+    """The paper file a run's task declares (run.json's `task.paper`), in its dataset's package."""
+    return DATA_DIR / record.data.dataset / record.task.paper if record.task.paper else None
 
 
-def _metric_scale(doc: dict, key: str, where: str) -> float:
-    stage, _, metric = key.partition("/")
-    metric = metric.split("/")[0]
-    if stage not in STAGES or not metric:
-        raise ValueError(f"{where}: a paper key is {'|'.join(STAGES)}/<metric>[/<group>]")
-    units = doc.get("metric_units", {})
-    return _unit_scale(units.get(metric, units.get(family(metric), doc.get("unit", "fraction"))), where)
+def paper_files(paper_dir: Path | None = None, runs=()) -> list[Path]:
+    """The paper files the runs' tasks declare; without such runs, every dataset package's (or the `*.json` of
+    `paper_dir`)."""
+    declared = {paper_file(run.record) for run in runs} - {None}
+    if declared:
+        return sorted(declared)
+    if paper_dir:
+        return sorted(Path(paper_dir).glob("*.json"))
+    return sorted(p for p in DATA_DIR.glob("*/*.json") if p.stem == p.parent.name)
 
 
-def load_paper(task: str, paper_dir: Path | None = None) -> dict:
-    """The table of the paper file that covers `task`: its "rows" with cells in our units (percents as
-    fractions), "paper", "source", "table", "setting" and "setting_keys"; {"rows": {}} when no paper does."""
-    for path in sorted(Path(paper_dir or PAPER_DIR).glob("*.json")):
-        doc = json.loads(path.read_text(encoding="utf-8"))
-        table = doc.get("tasks", {}).get(task)
-        if table is None:
-            continue
-        rows = {
-            name: {
-                key: _scale(cell, _metric_scale(doc, key, f"{path.name}: {key}")) for key, cell in row.items()
-            }
-            for name, row in table.get("rows", {}).items()
-        }
-        return {"paper": doc.get("paper", path.stem), "source": doc.get("source", ""), **table, "rows": rows}
+def load_paper(task: str, paper_dir: Path | None = None, runs=()) -> dict:
+    """The table of the paper file that covers `task` (see pragexp.utils.papers); {"rows": {}} when none does."""
+    for path in paper_files(paper_dir, runs):
+        table = read_paper_table(path, task)
+        if table is not None:
+            return table
     return {"rows": {}}
 
 
 def paper_data(paper: str, name: str, paper_dir: Path | None = None) -> dict:
-    """Published numbers about a paper's data rather than a model: the `name` entry of the "data" section of
-    `<paper>.json`, percents as fractions. `paper_data("grice", "implicature_types")` is GRICE's Table 4,
-    {"train": {"explicit": 0.273, ...}, "dev": {...}}, to compare a generated mix with."""
-    path = Path(paper_dir or PAPER_DIR) / f"{paper}.json"
-    entry = json.loads(path.read_text(encoding="utf-8"))["data"][name]
-    return _scale(entry["values"], _unit_scale(entry.get("unit", "fraction"), f"{path.name}: {name}"))
-
-
-def parse_row_name(key: str) -> tuple[str, set[str]]:
-    """`bert_yn (data.labels=strict, data.setting=matched)` -> name, {"data.labels=strict", ...}."""
-    name, _, rest = key.partition(" (")
-    return name, {c.strip() for c in rest.rstrip(")").split(",") if c.strip()}
+    """The `name` entry of the "data" section of a dataset's paper file: `paper_data("grice",
+    "implicature_types")` is GRICE's Table 4, {"train": {"explicit": 0.273, ...}, "dev": {...}}."""
+    path = Path(paper_dir) / f"{paper}.json" if paper_dir else DATA_DIR / paper / f"{paper}.json"
+    return read_paper_data(path, name)
 
 
 def matching_paper_row(row: Row, paper: dict) -> str | None:
-    """The paper row that applies to `row` (see the module's docstring), or None."""
+    """The paper row that applies to `row`: named by its experiment, its name or its model, with every
+    setting of its name on the row's command line or in its config; the one with the most such settings."""
     best, best_conditions = None, -1
     for key in paper.get("rows", {}):
         name, conditions = parse_row_name(key)

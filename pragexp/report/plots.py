@@ -5,10 +5,11 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-from pragexp.report.figures import legend_below, pyplot, save_png
 from pragexp.report.paper import load_paper, paper_row
-from pragexp.report.runs import Row, Run, group_runs, summarise
+from pragexp.report.runs import Row, Run, group_runs
 from pragexp.report.tables import is_split
+from pragexp.utils.figures import legend_below, pyplot, save_png
+from pragexp.utils.results import summarise
 
 
 def _mean(cell: float | dict) -> float:
@@ -27,7 +28,7 @@ def plot_per_group(runs: list[Run], out: Path, paper_dir: Path | None = None) ->
     value as a black diamond over a bar where the paper has one. False when no task has per-group
     metrics."""
     for task, rows in group_runs(runs).items():
-        paper = load_paper(task, paper_dir)
+        paper = load_paper(task, paper_dir, [r for row in rows for r in row.runs])
         keys = _split_keys(rows)
         if not keys:
             continue

@@ -1,45 +1,57 @@
-"""Run directories: reading them and grouping runs that differ only in seed (or fold) into rows."""
+"""Run directories: what each run was, read from its run.json (for a run made before runs wrote one, the record
+pragexp.report.legacy_runs derives from its .hydra folder), its metrics, and rows of runs that differ only in
+seed or fold."""
 
 from __future__ import annotations
 
 import json
-import re
-import statistics
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import yaml
-
-from pragexp.utils.command_line import RENAMED
-from pragexp.utils.instantiate import LAUNCH_OVERRIDES
-
-VARYING = ("seed", "data.fold")  # what a row averages over
-IGNORED_PREFIXES = (
-    *LAUNCH_OVERRIDES,
-    "print_config=",
-    "paths.",
-    "logger",
-    "callbacks.progress_bar",
-    "ckpt_path",
-    "model.inference_ckpt",
-    "task=",
-    "model=",
-    "experiment=",
-    "trainer.accelerator",
-    "trainer.devices",
-)
+from pragexp.report.legacy_runs import run_record
+from pragexp.utils.io import load_yaml
+from pragexp.utils.run_record import RunRecord
 
 
 @dataclass
 class Run:
     path: Path
-    task: str
-    model: str
-    experiment: str | None
-    settings: tuple[str, ...]  # overrides that make a different row
+    record: RunRecord
     metrics: dict[str, float]
-    config: dict = field(default_factory=dict)  # the run's composed config (.hydra/config.yaml)
+    config: dict = field(
+        default_factory=dict
+    )  # the composed config (.hydra/config.yaml), where the run kept one
+
+    @property
+    def task(self) -> str:
+        return self.record.task.name
+
+    @property
+    def model(self) -> str:
+        return self.record.model.name
+
+    @property
+    def experiment(self) -> str | None:
+        return self.record.experiment
+
+    @property
+    def settings(self) -> tuple[str, ...]:
+        """The command-line settings, all but what a row averages over (seed, fold) and where the data is."""
+        declared = self.record.settings
+        return tuple(sorted([*declared.model, *declared.task, *declared.other]))
+
+    @property
+    def data_name(self) -> str | None:
+        """The run's data files by name (`circa-7-scenarios.tsv`, `train.jsonl+dev.jsonl`); None without files."""
+        names = [name for split in self.record.data.files.values() for name in split]
+        return "+".join(dict.fromkeys(names)) or None
+
+    @property
+    def data_text(self) -> str | None:
+        """`data: circa-7-scenarios.tsv` where the files are not the release's own, else None."""
+        own = self.record.data.source == "release"
+        return None if own or self.data_name is None else f"data: {self.data_name}"
 
 
 @dataclass
@@ -60,39 +72,13 @@ class Row:
         return {k for run in self.runs for k in run.metrics}
 
 
-def _load_yaml(path: Path, default):
-    if not path.is_file():
-        return default
-    with path.open(encoding="utf-8") as f:
-        return yaml.safe_load(f) or default
-
-
 def read_run(metrics_path: Path) -> Run:
     run_dir = metrics_path.parent
     try:
         metrics = {k: float(v) for k, v in json.loads(metrics_path.read_text(encoding="utf-8")).items()}
-    except (json.JSONDecodeError, TypeError, ValueError) as e:
+    except (json.JSONDecodeError, TypeError, ValueError, AttributeError) as e:
         raise ValueError(f"{metrics_path}: not a metrics file ({e})") from None
-    hydra_dir = run_dir / ".hydra"
-    choices = _load_yaml(hydra_dir / "hydra.yaml", {}).get("hydra", {}).get("runtime", {}).get("choices", {})
-    overrides = [str(o) for o in _load_yaml(hydra_dir / "overrides.yaml", [])]
-    explicit = dict(o.split("=", 1) for o in overrides if "=" in o)
-    task = choices.get("task") or explicit.get("task") or "unknown"
-    task = RENAMED["task"].get(task, task)  # runs made before a task was renamed join its new name
-    model = choices.get("model") or explicit.get("model") or "unknown"
-    experiment = choices.get("experiment") or explicit.get("experiment")
-    if experiment in ("none", None):
-        experiment = None
-    settings = tuple(
-        sorted(
-            o.lstrip("+~")
-            for o in overrides
-            if not o.lstrip("+~").startswith(IGNORED_PREFIXES)
-            and o.lstrip("+~").split("=", 1)[0] not in VARYING
-        )
-    )
-    config = _load_yaml(hydra_dir / "config.yaml", {})
-    return Run(run_dir, task, model, experiment, settings, metrics, config)
+    return Run(run_dir, run_record(run_dir), metrics, load_yaml(run_dir / ".hydra" / "config.yaml", {}))
 
 
 def find_runs(dirs: list[str | Path]) -> list[Run]:
@@ -106,113 +92,30 @@ def find_runs(dirs: list[str | Path]) -> list[Run]:
     return runs
 
 
-def short_setting(setting: str) -> str:
-    """A path-valued setting by its file name, a checkpoint by its run's folder too (`model.ckpt=<run>/best.ckpt`):
-    a row's name, not a path to follow (the run's config holds the whole path)."""
-    key, _, value = setting.partition("=")
-    if "/" not in value:
-        return setting
-    parts = Path(value).parts
-    if len(parts) >= 3 and parts[-2] == "checkpoints":
-        return f"{key}={parts[-3]}/{parts[-1]}"
-    return f"{key}={parts[-1]}"
-
-
-DATA_LOCATION = re.compile(r"data\.(\w+_)?(path|dir)$")  # data.path, data.test_path: where the data is
-# The released files' own names, per task and setting: a row on one of them (all the task's runs alike) need
-# not say so. Tasks not listed here always name their data files.
-RELEASE_FILES = {
-    "circa": {"data.path": ("circa-data.tsv",)},
-    "nli": {
-        "data.train_path": ("multinli_1.0_train.jsonl", "multinli_1.0_train.txt", "train.tsv"),
-        "data.val_path": ("multinli_1.0_dev_mismatched.jsonl", "multinli_1.0_dev_mismatched.txt"),
-        "data.test_path": (
-            "multinli_1.0_dev_matched.jsonl",
-            "multinli_1.0_dev_matched.txt",
-            "dev_matched.tsv",
-        ),
-    },
-    "boolq": {"data.train_path": ("train.jsonl",), "data.test_path": ("dev.jsonl",)},
-}
-
-
-def data_file_name(value: str) -> str | None:
-    """A data location as the file's name, without its directory: `/x/circa-7-scenarios.tsv` ->
-    `circa-7-scenarios.tsv`, `[a/b.json,c.json]` -> `b.json+c.json`; None for null (the hub copy)."""
-    value = value.strip().strip("'\"")
-    if value.lower() in ("", "null", "none"):
-        return None
-    parts = value[1:-1].split(",") if value.startswith("[") and value.endswith("]") else [value]
-    return "+".join(Path(p.strip().strip("'\"").rstrip("/")).name or p.strip() for p in parts)
-
-
-def data_setting_text(key: str, name: str) -> str:
-    """How a row names its data file: `data: circa-7-scenarios.tsv`, `data.test_path: dev.jsonl`."""
-    return f"{'data' if key == 'data.path' else key}: {name}"
-
-
-def _data_files(run: Run) -> dict[str, str | None]:
-    """{data location key: its file name} of the run's command line."""
-    pairs = (s.split("=", 1) for s in run.settings if "=" in s)
-    return {key: data_file_name(value) for key, value in pairs if DATA_LOCATION.match(key)}
-
-
-def _named_data_keys(runs: list[Run]) -> set[tuple[str, str]]:
-    """(task, key) of the data locations that name a row: where the task's runs differ in the file's name,
-    or where a name is not the release's own."""
-    names: dict[tuple[str, str], set] = defaultdict(set)
+def _data_naming_tasks(runs: list[Run]) -> set[str]:
+    """The tasks whose rows name their data files: their runs differ in them, or some are not the release's."""
+    names: dict[str, set] = defaultdict(set)
     for run in runs:
-        for key, name in _data_files(run).items():
-            names[run.task, key].add(name)
-    for run in runs:  # a run without the setting reads the default (the hub copy)
-        for task, key in names:
-            if task == run.task and key not in _data_files(run):
-                names[task, key].add(None)
-    named = set()
-    for (task, key), found in names.items():
-        release = RELEASE_FILES.get(task, {}).get(key, ())
-        if len(found) > 1 or any(n is not None and n not in release for n in found):
-            named.add((task, key))
-    return named
+        names[run.task].add(run.data_name)
+    return {t for t, found in names.items() if len(found) > 1} | {r.task for r in runs if r.data_text}
 
 
-def row_settings(run: Run, named: set[tuple[str, str]]) -> tuple[str, ...]:
-    """The run's settings as its row shows them: a data location by its file's name (after the others),
-    where it names the row, else not at all (runs in other directories of the same file are one row)."""
-    files = _data_files(run)
-    kept = tuple(s for s in run.settings if s.split("=", 1)[0] not in files)
-    data = tuple(
-        data_setting_text(key, name)
-        for key, name in sorted(files.items())
-        if name is not None and (run.task, key) in named
-    )
-    return kept + data
+def row_settings(run: Run, naming: set[str]) -> tuple[str, ...]:
+    """The run's settings as its row shows them: its data files by name last, where they name its rows."""
+    named = run.task in naming and run.data_name is not None
+    return run.settings + ((f"data: {run.data_name}",) if named else ())
 
 
 def group_runs(runs: list[Run]) -> dict[str, list[Row]]:
     """{task: rows}, rows keyed by everything but seed and fold (and the data files' directories)."""
-    named = _named_data_keys(runs)
+    naming = _data_naming_tasks(runs)
     rows: dict[tuple, Row] = {}
     for run in runs:
         name = run.experiment.rsplit("/", 1)[-1] if run.experiment else run.model
-        settings = row_settings(run, named)
+        settings = row_settings(run, naming)
         key = (run.task, name, run.model, settings)
         rows.setdefault(key, Row(run.task, name, run.model, run.experiment, settings)).runs.append(run)
     by_task: dict[str, list[Row]] = defaultdict(list)
     for key in sorted(rows):
         by_task[key[0]].append(rows[key])
     return dict(by_task)
-
-
-def summarise(values: list[float]) -> dict[str, float]:
-    out = {"n": len(values), "mean": statistics.fmean(values), "min": min(values), "max": max(values)}
-    out["std"] = statistics.stdev(values) if len(values) > 1 else 0.0
-    return out
-
-
-def config_value(config: dict, dotted: str):
-    """`config["data"]["labels"]` for "data.labels"; None when a part is missing."""
-    value = config
-    for part in dotted.split("."):
-        value = value.get(part) if isinstance(value, dict) else None
-    return value

@@ -1,65 +1,31 @@
-"""The scorecard: one row per model, one column per dataset's headline test metric, in one table and one plot.
+"""The scorecard: one row per model, one column per headline test metric the runs' tasks declare, in one table and
+one plot.
 
     python -m pragexp.report DIR [DIR ...] --scorecard scorecard.md [--plot scorecard.png]
 
-Columns (test scores, fractions 0-1 as in metrics.json):
-- GRICE recovery R@1 (`grice_recovery`, `test/r@1`) and GRICE QA acc (`grice_qa`, `test/acc`);
-- Circa RELAXED acc and Circa STRICT acc (`circa`, `test/acc`; the run's `data.labels`), matched setting; the
-  leave-one-scenario-out (`data.setting=unmatched`) pair follows only when some run was made in it;
-- PragmatiCQA F1_lit and F1_prag (`pragmaticqa`, `test/f1_lit`, `test/f1_prag`);
-- Intentions generative acc (`intentions_reply`, `test/acc`) and multiple-choice acc (`intentions_mc`);
-- the LLM benchmarks', each only when some run was made on it (pragexp.report.benchmark_columns): Hu et al.
-  acc (`hu_pragmatics`; published rows and chance over the phenomena the runs cover, item-weighted, noted
-  under the table), LUDWIG 0-shot acc and LUDWIG best-k acc (`ludwig`: mean ± population std across
-  templates, the best k noted per cell), BIG-bench implicatures acc (`bigbench_implicatures`).
-Runs of other tasks (`nli`, `boolq`: Circa's transfer sources) have no column.
+Columns: each headline metric some run declares (run.json's `task.headline`: key, title, chance), in the order
+the tasks declare (`order`); a dataset's report section may give a column of its own kind (Hu et al.'s
+item-weighted published cells, LUDWIG's best k). Runs of tasks that declare none (Circa's transfer sources)
+have no column.
 
 Rows, in this order:
-- `chance`: a uniform guess among the options: 1/4 for GRICE recovery (4 candidates), 1/4 RELAXED and 1/6
-  STRICT for Circa (its classes), 1/2 for the intentions' multiple choice (2 options), LUDWIG and BIG-bench
-  (yes/no), Hu's item-weighted 1/options (a paper's own chance row is this row). The other columns have
-  none: a GRICE QA answer is a word of a vocabulary that depends on the generated data, F1 over generated
-  text has no guess to average over, and a judged free reply is not a choice among options.
-- `majority`: the runs of `model=majority` where there are some; otherwise, per column, what that baseline
-  would score on the data our runs read: the share of the test split taken by the training split's most
-  frequent label (the first one on a tie, as `MajorityClassifier` picks it), from the `label_counts` of the
-  runs' `data_report.json` (Circa writes one). Runs on the same data count once; several data sets (folds)
-  give mean ± std over them. Empty where neither exists.
-- published rows: the papers' rows (pragexp/paper_numbers, read through `load_paper`, so percents are shown
-  as fractions), named like ours with `(paper)`: `memnn (paper)` carries GRICE Table 5's MemNN in the
-  recovery column and Table 6's in the QA column (the `tableN_` prefix of GRICE's row names is dropped, as
-  for our experiments); Circa's `data.labels`/`data.setting` pick the column; other conditions stay in the
-  name (`fid (paper, retriever.top_k=5)`). A published summary over folds reads `mean ± std`. LUDWIG's
-  `prompt.shots` picks its column too (`text-davinci-002 (paper)`: 0-shot, and k=30 in best-k).
-- trained models and baselines: named by the run's `model_label` where the config sets it to something
-  other than the model (.hydra/config.yaml keeps `${model_name}` unresolved), else by its experiment
-  (`circa/bert_yn` -> `bert_yn`; `grice/table5_memnn` -> `memnn`), else by its model.
-- LLMs (`model=llm`, and the intention tasks, whose model is `llm=`): `<llm.model> <k>-shot`, k being
-  `prompt.shots` (0 when the config has none: the intention prompts carry no demonstrations; LUDWIG's best-k
-  cell, across k, is in the 0-shot row); fine-tuned
-  (`llm.finetune=lora|full`): `<llm.model> lora`, one row across tasks, each task's training schedule
-  (`optimizer.*`, `trainer.*`, ...) noted under the table like a task setting. The reference
-  backends (no `llm.model`: they reply with the dataset's own text) are the judges' sanity check, not a model,
-  and are left out.
-Command-line settings: those of the model (`optimizer.lr=0.1`, `llm.dtype=float16`) follow its name in
-brackets and make another row. Those of the task's side (`data.*`, `retriever*`, `judge*`, `prompt*`,
-`metrics.*`, and `trainer.limit_test_batches`: which test examples) only some tasks take, so they do not part a row (an LLM keeps one row across tasks): where a
-cell's runs share one set, it is noted under the table; where a column's runs differ in them, those
-without any stay in the row and each other set gets a row named with it (`smollm2 0-shot (judge=gpt4)`,
-`smollm2 0-shot (prompt.cot=5)`). A data file that is not the release's own (`runs.RELEASE_FILES`) is such a
-task setting, by its name: `data: circa-7-scenarios.tsv`. Otherwise, settings that say where the data is
-(`data.path`), whether dev was scored
-too (`validate`), which column a run
-belongs to (`data.labels`, `data.setting`), what a cell averages over (seed, fold, `prompt.template`), how
-an LLM is batched or placed (`llm.batch_size`, `llm.device`), or how a job runs (`print_config`, those W&B
-run names leave out) are left out.
+- `chance`: each column's declared chance level (a paper's own chance row is this row);
+- `majority`: the majority-label baseline's runs where there are some; otherwise, per column, what it would
+  score on the data our runs read: the share of the test split taken by the training split's most frequent label
+  (the first one on a tie), from the `label_counts` of the runs' `data_report.json`; runs on the same data count
+  once, several data sets give mean ± std over them;
+- published rows: the papers' rows in the columns of their task, named like ours with `(paper)`; the data a
+  row's name states (`data.labels=strict`) picks the columns whose runs were made on it and leaves the name,
+  other conditions stay (`fid (paper, retriever.top_k=5)`);
+- ours: a row per model as its runs declare it (`model.row`: `bert_yn`, `smollm2 0-shot`, `smollm2 lora`; a
+  reference backend declares none and is left out), trained models first. The run's model settings
+  (`optimizer.lr=0.1`) follow the name and make another row; its task settings (`judge=gpt4`, a data file that is
+  not the release's) do not part a row: where a cell's runs share one set it is noted under the table, where a
+  column's runs differ in them each other set gets a row named with it.
 
-Cells: our runs' mean, and for several: ± sample std and (n). An LLM row with several prompt templates in a
-cell averages each template's runs (seeds) first and shows mean ± std across templates, n templates: the
-prompt sensitivity. Otherwise n counts runs (seeds, folds). A missing cell is `–`. A cell whose runs
-predict one label for more than 90% of their test items (mean shares from predictions.jsonl or
-confusion/test.json, see label_shares) ends in `†`, with the label and its share (and the gold share) in a
-footnote; the majority baseline does so by construction and is not marked.
+Cells: mean, and for several runs ± sample std (n); an LLM row with several prompt templates averages each
+template's runs first (n templates). `–`: no value. A cell whose runs predict one label for more than 90% of
+their test items ends in `†`, with the label and its share in a footnote (not the majority baseline's).
 """
 
 from __future__ import annotations
@@ -70,66 +36,18 @@ from collections import defaultdict
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from pragexp.report.benchmark_columns import benchmark_columns
+from pragexp.report import sections
 from pragexp.report.label_shares import collapse_text, mean_shares
 from pragexp.report.paper import load_paper
-from pragexp.report.runs import (
-    DATA_LOCATION,
-    RELEASE_FILES,
-    Run,
-    config_value,
-    data_file_name,
-    data_setting_text,
-    short_setting,
-    summarise,
-)
-from pragexp.report.score_columns import Cell, Column
-from pragexp.utils.instantiate import NOT_IN_RUN_NAME
+from pragexp.report.runs import Run
 from pragexp.utils.io import atomic_output
 from pragexp.utils.markdown import markdown_table
+from pragexp.utils.results import Cell, Column, data_facts, settings_text, summarise
 
 MISSING = "–"
 COLLAPSE_MARK = "†"  # a cell whose runs predict one label for more than 90% of the test items
-LLM_TASKS = ("intentions_reply", "intentions_mc")
-# Settings that name no other model: the column (Circa's label set and setting), what a cell averages over,
-# the row's own name, and how an LLM is batched or placed (the same numbers up to rounding).
-NOT_A_SETTING = (
-    "data.labels",
-    "data.setting",
-    "prompt.template",
-    "prompt.shots",
-    "llm",
-    "llm.model",
-    "llm.batch_size",
-    "llm.device",
-    "model_label",
-    "validate",  # whether dev was scored too: the test figures are the same
-    "threads",  # CPU threads: the same figures, sooner
-)
-# The task's side of a run (its data, retriever, judge, prompt, scorers): settings that only some tasks
-# take, so they qualify a cell, not the model's row.
-TASK_SETTINGS = ("data", "retriever", "judge", "prompt", "metrics")
-TASK_SETTING_KEYS = ("trainer.limit_test_batches",)  # which test examples were scored
-TUNING_SETTINGS = ("optimizer", "scheduler", "trainer")  # a fine-tuned LLM's per-task schedule
-
-
-def _circa(labels: str, setting: str, chance: float) -> Column:
-    title = f"Circa {labels.upper()} acc" + ("" if setting == "matched" else f" ({setting})")
-    return Column(title, "circa", "test/acc", labels, setting, chance)
-
-
-# Circa's chance levels are 1 / len(pragexp.data.circa.io.LABELS[labels]) (a test checks it).
-COLUMNS = (
-    Column("GRICE recovery R@1", "grice_recovery", "test/r@1", chance=1 / 4),
-    Column("GRICE QA acc", "grice_qa", "test/acc"),
-    _circa("relaxed", "matched", 1 / 4),
-    _circa("strict", "matched", 1 / 6),
-    Column("PragmatiCQA F1_lit", "pragmaticqa", "test/f1_lit"),
-    Column("PragmatiCQA F1_prag", "pragmaticqa", "test/f1_prag"),
-    Column("Intentions gen. acc", "intentions_reply", "test/acc"),
-    Column("Intentions MC acc", "intentions_mc", "test/acc", chance=1 / 2),
-)
-UNMATCHED = (_circa("relaxed", "unmatched", 1 / 4), _circa("strict", "unmatched", 1 / 6))
+PAPER_PREFIX = re.compile(r"^table\d+_")  # GRICE's `table5_memnn`: named like our experiments' rows
+MAJORITY = "majority"  # the majority-label baseline's row: one row whatever its settings, never marked
 
 
 @dataclass
@@ -147,131 +65,62 @@ class Scorecard:
     rows: list[ScoreRow]
 
 
-def columns_for(runs: list[Run], paper_dir: Path | None = None) -> list[Column]:
-    """The headline columns, the unmatched Circa pair where some run was made in that setting, and the LLM
-    benchmarks' columns where some run was made on them."""
-    unmatched = any(c.takes(r) for c in UNMATCHED for r in runs)
-    return [*COLUMNS, *(UNMATCHED if unmatched else ()), *benchmark_columns(runs, paper_dir)]
+def columns_for(runs: list[Run]) -> list[Column]:
+    """The headline columns the runs declare, in their declared order; a dataset section's own column where it
+    has one."""
+    own = {column.title: column for column in sections.columns(runs)}
+    found: dict[str, tuple[int, Column]] = {}
+    for run in runs:
+        for h in run.record.task.headline:
+            if h.title not in found:
+                facts = data_facts(run.record)
+                column = own.get(h.title) or Column(h.title, run.task, h.key, h.chance, facts=facts)
+                found[h.title] = (h.order, column)
+    return [column for _, column in sorted(found.values(), key=lambda found: found[0])]
 
 
-def _settings_text(settings) -> str:
-    return f" ({', '.join(short_setting(s) for s in settings)})" if settings else ""
+def _kind(run: Run) -> str:
+    if run.record.model.row == MAJORITY:
+        return "majority"
+    return "llm" if run.record.model.llm is not None else "trained"
 
 
-def split_settings(run: Run) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """The run's command-line settings that make another model (`optimizer.lr=0.1`, `llm.dtype=float16`),
-    and those of its task's side (`judge=gpt4`, `data.input=answer`, `retriever.top_k=5`)."""
-    model, task = [], []
-    for setting in run.settings:
-        key = setting.split("=", 1)[0]
-        if DATA_LOCATION.match(key):  # where the data is: only a file that is not the release's says more
-            name = data_file_name(setting.split("=", 1)[1]) if "=" in setting else None
-            if name is not None and name not in RELEASE_FILES.get(run.task, {}).get(key, (name,)):
-                task.append(data_setting_text(key, name))
-            continue
-        if key in NOT_A_SETTING or setting.startswith(NOT_IN_RUN_NAME):
-            continue
-        task_side = key.split(".", 1)[0] in TASK_SETTINGS or key in TASK_SETTING_KEYS
-        if _tuned(run):  # one fine-tuned LLM across tasks: each task's training schedule qualifies its cell
-            if key == "llm.finetune":
-                continue
-            task_side = task_side or key.split(".", 1)[0] in TUNING_SETTINGS
-        (task if task_side else model).append(setting)
-    return tuple(model), tuple(task)
-
-
-def _is_llm(run: Run) -> bool:
-    return run.model == "llm" or run.task in LLM_TASKS
-
-
-def _tuned(run: Run) -> str | None:
-    """`lora` or `full` for a fine-tuned LLM's run (`llm.finetune`, or for an evaluation of a checkpoint
-    (`ckpt_path`), the checkpoint's setting), else None."""
-    if not _is_llm(run):
-        return None
-    finetune = _literal(config_value(run.config, "llm.finetune"))
-    ckpt = _literal(run.config.get("ckpt_path"))
-    if finetune not in ("lora", "full") and ckpt:
-        finetune = _checkpoint_finetune(ckpt)
-    return finetune if finetune in ("lora", "full", "tuned") else None
-
-
-def _checkpoint_finetune(path: str) -> str:
-    """The `llm.finetune` a checkpoint was trained with; `tuned` when the file cannot be read (moved)."""
-    from pragexp.utils import checkpoint
-
-    try:
-        model = checkpoint.read(path).model_config or {}
-    except (OSError, ValueError):
-        return "tuned"
-    llm = model.get("llm") if isinstance(model.get("llm"), dict) else {}
-    return str(llm.get("finetune") or "tuned")
-
-
-def _literal(value) -> str | None:
-    """A config string that is not an unresolved interpolation (.hydra/config.yaml keeps `${...}`)."""
-    return value if isinstance(value, str) and value and "${" not in value else None
-
-
-def _paper_style_name(name: str) -> str:
-    return re.sub(r"^table\d+_", "", name)
-
-
-def model_name(run: Run, pool_shots: bool = False) -> tuple[str, str] | None:
-    """(kind, name) of the model behind a run: majority, trained (models and baselines) or llm; None for a
-    run the scorecard leaves out (a reference backend). `pool_shots`: a prompted LLM's row is its 0-shot one
-    whatever the run's k (a column whose cell picks among k)."""
-    if _is_llm(run):
-        llm = _literal(config_value(run.config, "llm.model"))
-        if llm is None:
-            return None
-        tuned = _tuned(run)
-        if tuned:
-            return "llm", f"{llm} {tuned}"
-        shots = 0 if pool_shots else config_value(run.config, "prompt.shots") or 0
-        return "llm", f"{llm} {shots}-shot"  # prompted, frozen
-    if run.model == "majority":
-        return "majority", "majority"
-    label = _literal(run.config.get("model_label"))
-    if label and label != run.model:  # set on purpose (a resolved config repeats the model: not a name)
-        return "trained", label
-    return "trained", _paper_style_name(run.experiment.rsplit("/", 1)[-1]) if run.experiment else run.model
+def _settings(run: Run) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The run's model settings (another row) and task settings (they qualify a cell), none for the baseline."""
+    if _kind(run) == "majority":
+        return (), ()
+    declared = run.record.settings
+    return tuple(declared.model), (*declared.task, *([run.data_text] if run.data_text else []))
 
 
 def model_rows(runs: list[Run], columns: list[Column]) -> dict[str, list[ScoreRow]]:
-    """{kind: rows} of our runs: majority (at most one row), trained, llm, each sorted by name.
-
-    A row is a model and its own settings. Its runs' task settings (`judge=gpt4`, `retriever=minilm`) do
-    not part it, so an LLM keeps one row across tasks: where one column's runs all share theirs, they
-    fill the row's cell and are noted under the table; where they differ, the runs without any stay in
-    the row and each other set gets a row of its own, named with it. Majority runs are one row whatever
-    their settings (the baseline has none)."""
+    """{kind: rows} of our runs: majority (at most one row), trained, llm, each sorted by name. Task settings
+    part a row only where one column's runs differ in them (see the module's docstring)."""
     grouped: dict[tuple, dict[str, dict[tuple, list[Run]]]] = defaultdict(
         lambda: defaultdict(lambda: defaultdict(list))
     )
     for run in runs:
         for column in columns:
-            named = model_name(run, column.pools_shots) if column.takes(run) else None
-            if named is None:
-                continue
-            model_settings, task_settings = split_settings(run) if named[0] != "majority" else ((), ())
-            grouped[(*named, model_settings)][column.title][task_settings].append(run)
+            name = column.row(run) if column.takes(run) else None
+            if name is not None:
+                own, task_side = _settings(run)
+                grouped[(_kind(run), name, own)][column.title][task_side].append(run)
     out: dict[str, list[ScoreRow]] = defaultdict(list)
     for (kind, name, own), by_column in sorted(grouped.items()):
-        row = ScoreRow(name + _settings_text(own), kind)
+        row = ScoreRow(name + settings_text(own), kind)
         apart: dict[tuple, ScoreRow] = {}
         for column in columns:
             variants = by_column.get(column.title, {})
-            for task_settings, variant_runs in sorted(variants.items()):
+            for task_side, variant_runs in sorted(variants.items()):
                 cell = column.cell(variant_runs)
                 if cell is None:
                     continue
                 if kind != "majority":  # the baseline predicts one label by construction
                     cell = collapse_mark(cell, variant_runs)
-                target, noted = row, task_settings
-                if task_settings and len(variants) > 1:  # a row of its own, named with its settings
-                    text = _settings_text((*own, *task_settings))
-                    target, noted = apart.setdefault(task_settings, ScoreRow(name + text, kind)), ()
+                target, noted = row, task_side
+                if task_side and len(variants) > 1:  # a row of its own, named with its settings
+                    text = settings_text((*own, *task_side))
+                    target, noted = apart.setdefault(task_side, ScoreRow(name + text, kind)), ()
                 target.cells[column.title] = cell
                 if noted or cell.note:
                     target.notes[column.title] = ", ".join([*noted, *([cell.note] if cell.note else [])])
@@ -327,12 +176,13 @@ def chance_row(columns: list[Column]) -> ScoreRow:
     return ScoreRow("chance", "chance", {c.title: Cell(c.chance) for c in columns if c.chance is not None})
 
 
-def published_rows(columns: list[Column], paper_dir: Path | None = None) -> list[ScoreRow]:
+def published_rows(columns: list[Column], runs: list[Run]) -> list[ScoreRow]:
     """The papers' rows, in the papers' order, each in the columns that take it (see `Column.published`)."""
     rows: dict[str, ScoreRow] = {}
     for column in columns:
-        for name, rest, cell in column.published(load_paper(column.task, paper_dir)["rows"]):
-            label = f"{_paper_style_name(name)} ({', '.join(['paper', *rest])})"
+        paper = load_paper(column.task, runs=[run for run in runs if run.task == column.task])
+        for name, rest, cell in column.published(paper["rows"]):
+            label = f"{PAPER_PREFIX.sub('', name)} ({', '.join(['paper', *rest])})"
             row = rows.setdefault(label, ScoreRow(label, "paper"))
             row.cells[column.title] = cell
             if cell.note:
@@ -340,14 +190,14 @@ def published_rows(columns: list[Column], paper_dir: Path | None = None) -> list
     return list(rows.values())
 
 
-def build(runs: list[Run], paper_dir: Path | None = None) -> Scorecard:
-    columns = columns_for(runs, paper_dir)
+def build(runs: list[Run]) -> Scorecard:
+    columns = columns_for(runs)
     ours = model_rows(runs, columns)
     majority = majority_row(runs, columns, next(iter(ours.get("majority", [])), None))
     rows = [
         chance_row(columns),
         majority,
-        *published_rows(columns, paper_dir),
+        *published_rows(columns, runs),
         *ours.get("trained", []),
         *ours.get("llm", []),
     ]

@@ -15,10 +15,10 @@ from pathlib import Path
 
 from omegaconf import OmegaConf
 
-from pragexp.report.figures import pyplot, save_png
-from pragexp.report.runs import _load_yaml
-from pragexp.report.tables import _markdown_table
+from pragexp.utils.figures import pyplot, save_png
 from pragexp.utils.instantiate import LAUNCH_OVERRIDES
+from pragexp.utils.io import load_yaml
+from pragexp.utils.markdown import table_section
 
 
 @dataclass
@@ -67,13 +67,13 @@ def _split(override: str) -> tuple[str, str]:
 
 
 def read_trial(job_dir: Path) -> Trial:
-    overrides = dict(_split(str(o)) for o in _load_yaml(job_dir / ".hydra" / "overrides.yaml", []))
+    overrides = dict(_split(str(o)) for o in load_yaml(job_dir / ".hydra" / "overrides.yaml", []))
     config = _job_config(job_dir)
     metrics_path = job_dir / "metrics.json"
     metrics = None
     if metrics_path.is_file():
         metrics = {k: float(v) for k, v in json.loads(metrics_path.read_text(encoding="utf-8")).items()}
-    job = _load_yaml(job_dir / ".hydra" / "hydra.yaml", {}).get("hydra", {}).get("job", {})
+    job = load_yaml(job_dir / ".hydra" / "hydra.yaml", {}).get("hydra", {}).get("job", {})
     entry = "eval" if job.get("name") == "eval" else "train"
     return Trial(
         job_dir, overrides, metrics, _setting(config, "monitor"), _setting(config, "monitor_mode"), entry
@@ -140,7 +140,7 @@ def sweep_report(sweep: Sweep) -> str:
         lines.append(cells)
     finished = sum(t.metrics is not None for t in sweep.trials)
     out = [f"## sweep {sweep.path}", "", f"{finished} of {len(sweep.trials)} trials finished.", ""]
-    out += _markdown_table(header, lines)
+    out += table_section(None, header, lines)
     best = sweep.best()
     if best is not None:
         out += [f"Best: trial {best.path.name}, {monitor} = {best.metrics[monitor]:.4f}. Re-run it with:", ""]

@@ -8,19 +8,11 @@ from pathlib import Path
 
 from pragexp.report.label_shares import shares_section
 from pragexp.report.paper import STAGES, family, load_paper, matching_paper_row, parse_row_name
-from pragexp.report.runs import Row, Run, config_value, group_runs, summarise
-from pragexp.utils.markdown import markdown_table
+from pragexp.report.runs import Row, Run, group_runs
+from pragexp.utils.markdown import stats_text, table_section
+from pragexp.utils.results import config_value, summarise
 
 HIDDEN_METRICS = ("count", "loss")
-
-
-def _stats_text(mean: float, std: float | None = None, span: tuple[float, float] | None = None) -> str:
-    text = f"{mean:.3f}"
-    if std is not None:
-        text += f" ± {std:.3f}"
-    if span is not None:
-        text += f" [{span[0]:.3f}, {span[1]:.3f}]"
-    return text
 
 
 def format_cell(values: list[float]) -> str:
@@ -29,8 +21,8 @@ def format_cell(values: list[float]) -> str:
         return ""
     s = summarise(values)
     if s["n"] == 1:
-        return _stats_text(s["mean"])
-    return _stats_text(s["mean"], s["std"], (s["min"], s["max"]) if s["n"] > 3 else None)
+        return stats_text(s["mean"])
+    return stats_text(s["mean"], s["std"], (s["min"], s["max"]) if s["n"] > 3 else None)
 
 
 def format_paper_cell(cell: float | dict | None) -> str:
@@ -38,8 +30,8 @@ def format_paper_cell(cell: float | dict | None) -> str:
     if cell is None:
         return ""
     if isinstance(cell, dict):
-        return _stats_text(cell["mean"], cell["std"], (cell["min"], cell["max"]))
-    return _stats_text(cell)
+        return stats_text(cell["mean"], cell["std"], (cell["min"], cell["max"]))
+    return stats_text(cell)
 
 
 def is_overall(key: str) -> bool:
@@ -87,11 +79,6 @@ class _Columns:
         return {self.column(k): k for k in keys}
 
 
-def _markdown_table(header: list[str], lines: list[list[str]]) -> list[str]:
-    """A table and the blank line after it."""
-    return [*markdown_table(header, lines), ""]
-
-
 def _comparison_table(
     title: str,
     rows: list[Row],
@@ -121,7 +108,7 @@ def _comparison_table(
             if c in with_paper:
                 cells.append(format_paper_cell(published[i].get(paper_cells[i].get(c))))
         lines.append(cells)
-    return [f"### {title}", "", *_markdown_table(header, lines)]
+    return table_section(title, header, lines)
 
 
 def _published_table(title: str, paper_rows: dict[str, dict], paper_order: list[str]) -> list[str]:
@@ -130,7 +117,7 @@ def _published_table(title: str, paper_rows: dict[str, dict], paper_order: list[
     for name, cells in paper_rows.items():
         by_column = columns.cells(cells)
         lines.append([name, *(format_paper_cell(cells.get(by_column.get(c))) for c in columns.names)])
-    return [f"### {title}", "", *_markdown_table(["paper row", *columns.names], lines)]
+    return table_section(title, ["paper row", *columns.names], lines)
 
 
 def _settings_table(task: str, rows: list[Row], matched: list[str | None], paper: dict) -> list[str]:
@@ -152,7 +139,7 @@ def _settings_table(task: str, rows: list[Row], matched: list[str | None], paper
     lines = [
         [row.label, str(len(row.runs)), *(column[i] for column in columns)] for i, row in enumerate(rows)
     ]
-    out = [f"### {task}: settings", "", *_markdown_table(header, lines)]
+    out = table_section(f"{task}: settings", header, lines)
     if setting_keys:
         out += [
             "Paper's setting: " + "; ".join(f"`{k}`: {text}" for k, text in setting_keys.items()) + ".",
@@ -219,5 +206,5 @@ def markdown_report(runs: list[Run], paper_dir: Path | None = None) -> str:
         return "No metrics.json found.\n"
     out = []
     for task, rows in group_runs(runs).items():
-        out += task_report(task, rows, load_paper(task, paper_dir))
+        out += task_report(task, rows, load_paper(task, paper_dir, [r for row in rows for r in row.runs]))
     return "\n".join(out)

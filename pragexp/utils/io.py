@@ -86,3 +86,14 @@ def atomic_write_text(path: Path, text: str) -> None:
 
 def missing(paths: Iterable[Path]) -> list[Path]:
     return [p for p in paths if not Path(p).is_file()]
+
+
+def load_yaml(path: Path, default):
+    """A YAML file's content (`default` where the file is missing or empty)."""
+    import yaml
+
+    path = Path(path)
+    if not path.is_file():
+        return default
+    with path.open(encoding="utf-8") as f:
+        return yaml.safe_load(f) or default
