@@ -5,6 +5,7 @@ import json
 
 import pytest
 
+from pragexp.report.cli import main as report_main
 from pragexp.report.compare import compare_runs, format_comparison, main, match_runs, read_predictions
 
 
@@ -125,3 +126,12 @@ def test_the_command_prints_a_table_and_names_bad_lines(tmp_path, capsys):
         main([str(run_a), str(tmp_path / "missing")])
     assert "no such file" in capsys.readouterr().err
     assert format_comparison([], "A", "B").startswith("A: A\nB: B\n")
+
+
+def test_the_report_command_takes_compare_as_its_first_word(tmp_path, capsys):
+    run_a = write_run(
+        tmp_path / "a", [{"index": i, "gold": "yes", "predicted": p} for i, p in enumerate(["yes", "no"])]
+    )
+    run_b = write_run(tmp_path / "b", [{"index": i, "gold": "yes", "predicted": "yes"} for i in range(2)])
+    assert report_main(["compare", str(run_a), str(run_b), "--seed", "3"]) == 0
+    assert "McNemar, exact" in capsys.readouterr().out

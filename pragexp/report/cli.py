@@ -1,5 +1,6 @@
 """`python -m pragexp.report DIR [DIR ...] [--out FILE.md] [--plot FILE.png] [--sweep-plot FILE.png]
-[--figures DIR] [--scorecard FILE.md]` (see pragexp.report and pragexp.report.scorecard)."""
+[--figures DIR] [--scorecard FILE.md]` (see pragexp.report and pragexp.report.scorecard), and
+`python -m pragexp.report compare RUN_A RUN_B [--seed S]` (pragexp.report.compare)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from pragexp.report import confusion, scorecard, sections
+from pragexp.report import compare, confusion, scorecard, sections
 from pragexp.report.plots import plot_per_group
 from pragexp.report.runs import find_runs
 from pragexp.report.sweeps import find_sweeps, plot_sweep, sweep_report
@@ -62,6 +63,10 @@ def write_plots(args: argparse.Namespace, runs, card, sweeps) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv[:1] == ["compare"]:  # two runs item by item
+        compare.main(argv[1:])
+        return 0
     args = parse_args(argv)
     try:
         runs = find_runs(args.dirs)

@@ -6,6 +6,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
+from pragexp.metrics.uncertainty import is_uncertainty_key
 from pragexp.report.label_shares import shares_section
 from pragexp.report.paper import STAGES, family, load_paper, matching_paper_row, parse_row_name
 from pragexp.report.runs import Row, Run, group_runs
@@ -36,12 +37,17 @@ def format_paper_cell(cell: float | dict | None) -> str:
 
 def is_overall(key: str) -> bool:
     parts = key.split("/")
-    return len(parts) == 2 and parts[0] in STAGES and parts[1] not in HIDDEN_METRICS
+    return (
+        len(parts) == 2
+        and parts[0] in STAGES
+        and parts[1] not in HIDDEN_METRICS
+        and not is_uncertainty_key(key)
+    )
 
 
 def is_split(key: str) -> bool:
     parts = key.split("/")
-    return len(parts) == 3 and parts[0] == "test"
+    return len(parts) == 3 and parts[0] == "test" and not is_uncertainty_key(key)  # a figure is no column
 
 
 def collapsed(key: str) -> str:

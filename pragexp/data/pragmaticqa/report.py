@@ -28,16 +28,7 @@ def data_report(
 ) -> dict:
     """The report, logged as it is made: `files` holds each file's read report, `split_info` how the splits
     were made, `corpus` and `index` what was searched, `group_of` each community's passage group."""
-    sizes = {
-        s: {
-            "conversations": len(splits[s]),
-            "qas": len(examples[s]),
-            "topics": len({c.topic for c in splits[s]}),
-            "qas_with_gold_passages": sum(bool(g) for g in gold[s]),
-            "question_types": dict(Counter(e.question_type for e in examples[s]).most_common()),
-        }
-        for s in examples
-    }
+    sizes = split_sizes(splits, examples, gold)
     # The release keeps topics apart; a file that does not is worth knowing about. Communities are not
     # kept apart (train and val share Hamilton the Musical and Wizard of Oz): their wiki pages then
     # serve both splits, which a researcher should know when reading dev figures.
@@ -48,17 +39,7 @@ def data_report(
     for plural, values in shared.items():
         if values:
             log.warning("PragmatiCQA: %s in more than one split: %s", plural, "; ".join(values))
-    log.info(
-        "PragmatiCQA (%s splits): %s; corpus %s: %d passages; spans whose keys are not in the corpus: %d",
-        split_info["splits"],
-        ", ".join(
-            f"{s} {v['conversations']} conversations / {v['qas']} QAs / {v['topics']} topics"
-            for s, v in sizes.items()
-        ),
-        corpus["corpus"],
-        corpus["passages"],
-        span_keys_not_in_corpus,
-    )
+    _log_summary(split_info, sizes, corpus, span_keys_not_in_corpus)
     if split_info["splits"] == "carved":
         log.warning("PragmatiCQA: %s", split_info["note"])
     return {
@@ -76,6 +57,34 @@ def data_report(
             "without_a_folder": sorted(c for c, (_, how) in group_of.items() if how == "none"),
         },
     }
+
+
+def split_sizes(splits, examples, gold) -> dict[str, dict]:
+    """Per split: conversations, QAs, topics, QAs with gold passages and the question types' counts."""
+    return {
+        s: {
+            "conversations": len(splits[s]),
+            "qas": len(examples[s]),
+            "topics": len({c.topic for c in splits[s]}),
+            "qas_with_gold_passages": sum(bool(g) for g in gold[s]),
+            "question_types": dict(Counter(e.question_type for e in examples[s]).most_common()),
+        }
+        for s in examples
+    }
+
+
+def _log_summary(split_info: dict, sizes: dict, corpus: dict, span_keys_not_in_corpus: int) -> None:
+    log.info(
+        "PragmatiCQA (%s splits): %s; corpus %s: %d passages; spans whose keys are not in the corpus: %d",
+        split_info["splits"],
+        ", ".join(
+            f"{s} {v['conversations']} conversations / {v['qas']} QAs / {v['topics']} topics"
+            for s, v in sizes.items()
+        ),
+        corpus["corpus"],
+        corpus["passages"],
+        span_keys_not_in_corpus,
+    )
 
 
 def in_more_than_one_split(values: dict[str, set[str]]) -> list[str]:
