@@ -35,7 +35,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from pragexp.data.ludwig.io import DEV_FILE, PAIR_COLUMNS, TEST_FILE, read_pairs  # noqa: E402
-from pragexp.generation.hf_models import SMOLLM2, model_source  # noqa: E402
+from pragexp.utils.pretrained import SMOLLM2, resolve  # noqa: E402
 
 INSTRUCTION = "Does the following response to the question imply yes or no?"
 TASK_YAML = """task: ludwig_pragexp_bench
@@ -109,10 +109,10 @@ def run_pragexp(folder: Path, args, env: dict) -> tuple[float, dict]:
 
 
 def run_lm_eval(folder: Path, args, batch_size: int, env: dict) -> tuple[float, dict]:
-    source, kwargs = model_source(args.model)
-    model_args = f"pretrained={source},dtype=float32,add_bos_token=False"
-    if "gguf_file" in kwargs:
-        model_args += f",gguf_file={kwargs['gguf_file']}"
+    model = resolve(args.model, "llm.model")
+    model_args = f"pretrained={model.source},dtype=float32,add_bos_token=False"
+    if model.gguf_file:
+        model_args += f",gguf_file={model.gguf_file}"
     out = folder / f"lm_eval_{batch_size}"
     command = [sys.executable, "-m", "lm_eval", "--model", "hf", "--model_args", model_args]
     command += ["--tasks", "ludwig_pragexp_bench", "--include_path", str(folder / "tasks"), "--device", "cpu"]

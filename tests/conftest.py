@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -33,6 +36,10 @@ needs_samples = pytest.mark.skipif(
 for var in ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE", "TRANSFORMERS_OFFLINE"):
     os.environ.setdefault(var, "1")
 os.environ.setdefault("WANDB_MODE", "offline")
+# A .gguf model (SmolLM2) is converted once per test session, in a temporary folder, never the user's cache.
+if "PRAGEXP_MODEL_CACHE" not in os.environ:
+    os.environ["PRAGEXP_MODEL_CACHE"] = tempfile.mkdtemp(prefix="pragexp-models-")
+    atexit.register(shutil.rmtree, os.environ["PRAGEXP_MODEL_CACHE"], ignore_errors=True)
 
 
 def pytest_collection_modifyitems(config, items):

@@ -15,13 +15,13 @@ from conftest import CONF, LUDWIG_FIXTURE, SAMPLES, needs_samples
 from omegaconf import OmegaConf
 
 from pragexp.data.ludwig.io import read_pairs, read_templates
-from pragexp.generation import hf_models
-from pragexp.generation.hf_models import tiny_causal_lm
 from pragexp.generation.requests import ChoiceRequest, encode_request
 from pragexp.metrics.choice import ChoiceMetric, pearson
 from pragexp.prompting import PromptItem, load_templates
 from pragexp.run import run
 from pragexp.tasks.choice import strictly_right
+from pragexp.utils.pretrained import causal
+from pragexp.utils.pretrained.causal import tiny_causal_lm
 
 
 def predictions(cfg) -> list[dict]:
@@ -63,7 +63,7 @@ def test_the_papers_protocol_on_an_example_worked_by_hand(make_config, monkeypat
     "3", the argmax."""
     logits = {"1": math.log(2), "2": 0.0, "3": math.log(4), "4": 0.0}
     model, tokenizer = engineered_model(logits)
-    monkeypatch.setattr(hf_models, "tiny_causal_lm", lambda seed=0: (model, tokenizer))
+    monkeypatch.setattr(causal, "tiny_causal_lm", lambda seed=0: (model, tokenizer))
     cfg = make_config(["task=hu_pragmatics", "data.phenomena=[Irony]", "model.use_cache=false"], name="eval")
     metrics = run(cfg)
     records = predictions(cfg)

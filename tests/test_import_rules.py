@@ -1,10 +1,12 @@
-"""The arrows of the layout point one way (DESIGN.md): every import statement of pragexp/ counts, those inside
-functions too, and the test names the file and the line of each import that breaks a rule or closes a cycle.
+"""The arrows of the layout point one way: DESIGN.md's room-by-room table ("Layout"), enforced on every import
+statement of pragexp/, those inside functions too. The test names the file and the line of each import that
+breaks a rule or closes a cycle.
 
-- models, retrieval and metrics import nothing from tasks or data; tasks nothing from data (what a task reads from
-  its data module is a Protocol beside the task); data nothing from tasks;
-- generation imports only generation, prompting and utils (no models, tasks, data); prompting only itself;
-- nothing imports an entry point (pragexp.train, pragexp.eval, pragexp.report.__main__);
+- a room imports only itself and the rooms the table lets it (`MAY_IMPORT`); the entry points (`pragexp.train`,
+  `pragexp.eval`, `pragexp.report.__main__`) and `pragexp.run` may import any room;
+- the package's own `pragexp/__init__.py` (the version, CONFIG_DIR) imports nothing and is open to every room;
+- a folder of pragexp/ that holds Python and is not in the table is reported (a new room joins the table first);
+- nothing imports an entry point;
 - no import cycle between modules anywhere in pragexp/.
 """
 
@@ -17,20 +19,32 @@ import pytest
 from conftest import ROOT
 
 PACKAGE = ROOT / "pragexp"
-# package -> prefixes it must not import
-FORBIDDEN = {
-    "models": ("pragexp.tasks", "pragexp.data"),
-    "retrieval": ("pragexp.tasks", "pragexp.data"),
-    "metrics": ("pragexp.tasks", "pragexp.data"),
-    "tasks": ("pragexp.data",),
-    "data": ("pragexp.tasks",),
+# DESIGN.md's table: room -> the other rooms it may import.
+MAY_IMPORT = {
+    "utils": (),
+    "prompting": ("utils",),
+    "generation": ("prompting", "utils"),
+    "metrics": ("prompting", "utils"),
+    "retrieval": ("utils",),
+    "models": ("generation", "prompting", "retrieval", "utils"),
+    "data": ("retrieval", "prompting", "utils"),
+    "tasks": ("models", "metrics", "generation", "retrieval", "prompting", "utils"),
+    "training": ("tasks", "metrics", "utils"),
+    "report": ("data", "metrics", "prompting", "utils"),
 }
-# package -> the only pragexp prefixes it may import
-ONLY = {
-    "generation": ("pragexp.generation", "pragexp.prompting", "pragexp.utils"),
-    "prompting": ("pragexp.prompting",),
+# Arrows that other pieces of issue 34 remove; each goes when its change lands (the lead deletes the line then).
+KNOWN_EXCEPTIONS = {
+    (
+        "report",
+        "pragexp.generation.intention_judges",
+    ),  # report/intentions.py, for one string: the report's helper
+    (
+        "training",
+        "pragexp.generation.cache",
+    ),  # training/stopping.py counts cached answers: the cache's helper
 }
 ENTRY_POINTS = ("pragexp.train", "pragexp.eval", "pragexp.report.__main__")
+FREE_MODULES = ("pragexp.train", "pragexp.eval", "pragexp.run", "pragexp.report.__main__")
 
 
 def module_name(path: Path, root: Path) -> str:
@@ -66,20 +80,26 @@ def graph(root: Path) -> dict[str, list[tuple[str, int]]]:
     return {module_name(p, root): imports(p, root) for p in sorted(root.rglob("*.py"))}
 
 
-def broken_arrows(root: Path) -> list[str]:
-    found = []
+def broken_arrows(root: Path, exceptions=frozenset()) -> list[str]:
+    found, unknown = [], set()
     for path in sorted(root.rglob("*.py")):
-        rel = path.relative_to(root.parent)
-        package = rel.parts[1] if len(rel.parts) > 2 else ""
+        rel, module = path.relative_to(root.parent), module_name(path, root)
+        room = rel.parts[1] if len(rel.parts) > 2 else ""
+        if room and room not in MAY_IMPORT and module not in FREE_MODULES:
+            if room not in unknown:
+                found.append(f"{rel.parts[0]}/{room}/: a room that DESIGN.md's table does not name")
+            unknown.add(room)
+            continue
         for name, line in imports(path, root):
-            if name.startswith(FORBIDDEN.get(package, ("-",))):
-                found.append(f"{rel}:{line} imports {name} ({package} must not import it)")
-            if package in ONLY and not name.startswith(ONLY[package]):
-                found.append(
-                    f"{rel}:{line} imports {name} ({package} imports only {', '.join(ONLY[package])})"
-                )
-            if name in ENTRY_POINTS and module_name(path, root) != name:
+            if name in ENTRY_POINTS and module != name:
                 found.append(f"{rel}:{line} imports the entry point {name}")
+                continue
+            target = name.split(".")[1] if "." in name else ""
+            if module in FREE_MODULES or not room or target in ("", room) or (room, name) in exceptions:
+                continue
+            if target not in MAY_IMPORT[room]:
+                allowed = ", ".join(MAY_IMPORT[room]) or "nothing else of pragexp"
+                found.append(f"{rel}:{line} imports {name} ({room} may import {allowed})")
     return found
 
 
@@ -130,7 +150,15 @@ def cycles(root: Path) -> list[str]:
 
 
 def test_no_import_breaks_an_arrow_of_the_layout():
-    assert broken_arrows(PACKAGE) == []
+    assert broken_arrows(PACKAGE, KNOWN_EXCEPTIONS) == []
+
+
+def test_each_known_exception_is_still_an_import():
+    """An exception whose import is gone is deleted with it, so it cannot hide a new arrow."""
+    found = {
+        (room, name) for room, name in KNOWN_EXCEPTIONS if any(name in a for a in broken_arrows(PACKAGE))
+    }
+    assert found == KNOWN_EXCEPTIONS
 
 
 def test_there_is_no_import_cycle_in_pragexp():
@@ -169,21 +197,48 @@ def test_a_cycle_is_reported_with_the_files_and_lines_that_close_it(tmp_path):
     [
         (
             "generation/hf.py",
-            "from pragexp.models.pretrained import masked_mean\n",
-            "generation imports only",
+            "from pragexp.models.bert import Bert\n",
+            "generation may import prompting, utils",
         ),
-        ("prompting/items.py", "import pragexp.utils.io\n", "prompting imports only"),
-        ("models/llm.py", "def f():\n    from pragexp.tasks import base\n", "models must not import"),
-        ("data/circa.py", "from pragexp.tasks.base import TaskData\n", "data must not import"),
+        ("prompting/items.py", "import pragexp.data.circa\n", "prompting may import utils"),
+        ("utils/io.py", "from pragexp.prompting import items\n", "utils may import nothing else of pragexp"),
+        ("retrieval/store.py", "from pragexp.models.bert import Bert\n", "retrieval may import utils"),
+        ("metrics/q.py", "from pragexp.models.bert import Bert\n", "metrics may import prompting, utils"),
+        ("models/llm.py", "def f():\n    from pragexp.tasks import base\n", "models may import generation"),
+        ("data/circa.py", "from pragexp.tasks.base import TaskData\n", "data may import retrieval"),
+        ("training/cb.py", "import pragexp.generation.cache\n", "training may import tasks, metrics, utils"),
+        ("report/x.py", "from pragexp.models.bert import Bert\n", "report may import data, metrics"),
         ("tasks/base.py", "from pragexp.train import main\n", "imports the entry point pragexp.train"),
+        ("extras/x.py", "import json\n", "a room that DESIGN.md's table does not name"),
     ],
 )
 def test_a_forbidden_arrow_is_reported_with_its_file_and_line(tmp_path, file, text, message):
     files = {"__init__.py": "", "train.py": "", "utils/__init__.py": "", "utils/io.py": "", file: text}
-    for package in {Path(file).parts[0], "models", "tasks", "data"}:
+    for package in {Path(file).parts[0], "models", "tasks", "data", "prompting"}:
         files.setdefault(f"{package}/__init__.py", "")
-    files.setdefault("models/pretrained.py", "")
+    files.setdefault("models/bert.py", "")
     files.setdefault("tasks/base.py", "")
+    files.setdefault("prompting/items.py", "")
     (found,) = broken_arrows(_package(tmp_path, files))
-    line = text.count("\n", 0, text.index("pragexp.")) + 1
-    assert found.startswith(f"pragexp/{file}:{line} imports") and message in found
+    where = (
+        f"pragexp/{file}:{text.count(chr(10), 0, text.index('pragexp.')) + 1}" if "pragexp." in text else ""
+    )
+    assert found.startswith(where or f"pragexp/{Path(file).parts[0]}/") and message in found
+
+
+def test_the_entry_points_and_run_may_import_any_room_and_a_known_exception_passes(tmp_path):
+    text = "from pragexp.models import bert\nfrom pragexp.data import circa\n"
+    files = {
+        "__init__.py": "",
+        "run.py": text,
+        "train.py": text,
+        "models/__init__.py": "",
+        "models/bert.py": "",
+    }
+    files |= {"data/__init__.py": "", "data/circa.py": "", "report/__init__.py": "", "report/x.py": text}
+    root = _package(tmp_path, files)
+    assert broken_arrows(root, {("report", "pragexp.models.bert")}) == []
+    assert broken_arrows(root) == [
+        "pragexp/report/x.py:1 imports pragexp.models.bert (report may import data, "
+        "metrics, prompting, utils)"
+    ]

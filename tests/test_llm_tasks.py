@@ -6,10 +6,10 @@ from pathlib import Path
 import pytest
 import torch
 
-from pragexp.generation.hf_models import tiny_causal_lm
 from pragexp.metrics.classification import ClassificationMetric
 from pragexp.prompting import PromptItem, PromptTemplate, parse_option, pick_demonstrations
 from pragexp.run import run
+from pragexp.utils.pretrained.causal import tiny_causal_lm
 
 
 def predictions(cfg) -> list[dict]:

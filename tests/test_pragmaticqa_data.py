@@ -11,7 +11,7 @@ from pragexp.data.common.splits import carve_groups
 from pragexp.data.pragmaticqa.answer_format import TAGS, format_answer, parse_answer, well_formed
 from pragexp.data.pragmaticqa.examples import qa_examples, question_type
 from pragexp.data.pragmaticqa.io import read_conversations
-from pragexp.models.fid_text import ReaderText
+from pragexp.prompting.reader_text import ReaderText
 from pragexp.utils.errors import DataFormatError
 
 TRAIN = PRAGMATICQA_FIXTURE / "train.jsonl"

@@ -13,10 +13,10 @@ import torch
 from pragexp.generation import scorer
 from pragexp.generation.cache import CachedBackend, open_cache
 from pragexp.generation.hf import HFBackend
-from pragexp.generation.hf_models import tiny_causal_lm
 from pragexp.generation.ranking import calibrate, choose, normalized, rank
 from pragexp.generation.requests import ChoiceRequest, OptionScore
 from pragexp.generation.scorer import option_logliks, score_choices
+from pragexp.utils.pretrained.causal import tiny_causal_lm
 
 SHOTS = "Answer with yes or no.\nQ: Is it raining? A: I took an umbrella.\nLabel: yes\n"
 OPTIONS = ("the", "no", "in the middle", "yes, subject to some conditions")

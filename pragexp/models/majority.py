@@ -15,8 +15,8 @@ import torch
 import torch.distributed as dist
 from torchmetrics.utilities.distributed import gather_all_tensors
 
-from pragexp.metrics.examples import first_per_index
 from pragexp.models.traits import ModelTraits, PragexpModel
+from pragexp.utils.per_example import first_per_index
 
 
 class MajorityClassifier(PragexpModel):

@@ -25,13 +25,13 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from pragexp.models.pretrained import load_encoder
-from pragexp.utils.pretrained_names import MINILM, TINY, minilm_path
+from pragexp.utils.pretrained import TINY, resolve
+from pragexp.utils.pretrained.encoder import load_encoder
 from pragexp.utils.tensors import masked_mean
 
 log = logging.getLogger(__name__)
 
-RETRIEVER_HINT = "offline, use retriever=minilm"
+SETTING = "retriever.query_encoder"  # the passage side's offline hint is the same: retriever=minilm
 
 POOLINGS = ("cls", "mean")
 TINY_SEED = 1234  # the tiny encoder's weights: the same on both sides of a bi-encoder, in every process
@@ -43,21 +43,20 @@ def load_transformer(name: str, vocab_size: int | None = None) -> nn.Module:
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed(TINY_SEED)
             return load_encoder(TINY, vocab_size=vocab_size)
-    source = minilm_path() if name == MINILM else name
+    resolved = resolve(name, SETTING)
     import transformers
 
     try:
-        config = transformers.AutoConfig.from_pretrained(source)
+        config = transformers.AutoConfig.from_pretrained(resolved.source, **resolved.kwargs())
     except OSError as err:
-        first_line = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
-        raise OSError(f"cannot load the retrieval encoder {name!r}: {first_line} ({RETRIEVER_HINT})") from err
+        raise resolved.error(err, "the retrieval encoder") from err
     if config.model_type == "dpr":
         # AutoModel would read a context encoder's weights into a question encoder's class (and drop them).
         model_class = getattr(transformers, (config.architectures or ["DPRQuestionEncoder"])[0])
-        model = model_class.from_pretrained(source)
+        model = model_class.from_pretrained(resolved.source, **resolved.kwargs())
         model.train()
         return model
-    return load_encoder(name, vocab_size=vocab_size)
+    return load_encoder(name, vocab_size=vocab_size, setting=SETTING)
 
 
 class DenseEncoder(nn.Module):

@@ -42,7 +42,7 @@ from pragexp.metrics.bartscore import Seq2SeqScorer, symmetric_bartscore
 from pragexp.metrics.perplexity import PerplexityMetric
 from pragexp.metrics.retrieval import RECALL_NAMES, recall_at_k
 from pragexp.metrics.spans import f1_lit, f1_prag, f1_prag_ceiling
-from pragexp.models.fid_text import ReaderText
+from pragexp.prompting.reader_text import ReaderText
 from pragexp.retrieval.encoders import build_encoder
 from pragexp.retrieval.spec import RetrieverSpec
 from pragexp.retrieval.store import PassageIndex

@@ -13,46 +13,16 @@ holds the model).
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
-
 from omegaconf import DictConfig, OmegaConf
 
-OFFLINE_NAMES = frozenset({"minilm", "tiny", "smollm2"})
-# Where a config names a model, and what replaces a hub model there offline.
-HUB_SETTINGS = {
-    "model.pretrained": "model.pretrained=minilm",
-    "retriever.query_encoder": "retriever=minilm",
-    "retriever.passage_encoder": "retriever=minilm",
-    "metrics.q_scorer": "metrics.q_scorer=minilm (a proxy, named in every report) or metrics.q_scorer=none",
-    "llm.model": "llm.model=smollm2",
-    "judge.backend.model": "judge=embedding (MiniLM) or judge.backend.model=smollm2",
-}
+from pragexp.utils.pretrained import OFFLINE_HINTS, hub_offline, in_local_cache, is_hub_id
+
+# Where a config names a model, and what replaces a hub model there offline (the resolver's hints).
+HUB_SETTINGS = OFFLINE_HINTS
 
 
 class HubModelUnavailable(OSError):
     pass
-
-
-def hub_offline() -> bool:
-    """huggingface_hub's own reading of HF_HUB_OFFLINE (or TRANSFORMERS_OFFLINE)."""
-    return any(
-        os.environ.get(var, "").upper() in ("1", "ON", "YES", "TRUE")
-        for var in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")
-    )
-
-
-def is_hub_id(name) -> bool:
-    if not isinstance(name, str) or name.lower() in ("", "none", "null") or name in OFFLINE_NAMES:
-        return False
-    return not Path(name).expanduser().exists()
-
-
-def in_local_cache(name: str, revision: str | None = None, filename: str | None = None) -> bool:
-    from huggingface_hub import try_to_load_from_cache
-
-    found = try_to_load_from_cache(name, filename or "config.json", revision=revision)
-    return isinstance(found, str)
 
 
 def missing_hub_models(

@@ -20,24 +20,18 @@ from collections.abc import Iterable
 
 from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, processors
 
-from pragexp.utils.pretrained_names import MINILM, OFFLINE_HINT, TINY, minilm_path
+from pragexp.utils.pretrained import TINY, resolve
+from pragexp.utils.pretrained.tokenizer import load_tokenizer
 from pragexp.utils.tensors import encode_batch  # noqa: F401  (data modules call it as tt.encode_batch)
 
 PAD_TOKENS = ("[PAD]", "<pad>")
 SPECIAL_TOKENS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
 
 
-def load_pretrained_tokenizer(pretrained: str, hint: str = OFFLINE_HINT) -> Tokenizer:
-    """The fast tokenizer of a hub model (or of `minilm`), as a standalone `tokenizers.Tokenizer`; `hint`
-    names the setting that replaces the model offline."""
-    source = minilm_path() if pretrained == MINILM else pretrained
-    from transformers import AutoTokenizer
-
-    try:
-        hf_tokenizer = AutoTokenizer.from_pretrained(source)
-    except OSError as err:
-        first_line = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
-        raise OSError(f"cannot load the tokenizer of {pretrained!r}: {first_line} ({hint})") from err
+def load_pretrained_tokenizer(pretrained: str, setting: str = "model.pretrained") -> Tokenizer:
+    """The fast tokenizer of a hub model (or of `minilm`), as a standalone `tokenizers.Tokenizer`; `setting`:
+    the config key that named the model (its offline hint goes into a load error)."""
+    hf_tokenizer = load_tokenizer(resolve(pretrained, setting))
     backend = getattr(hf_tokenizer, "backend_tokenizer", None)
     if backend is None:
         raise ValueError(f"{pretrained!r} has no fast (Rust) tokenizer; pragexp needs one")
@@ -82,10 +76,10 @@ def build_tokenizer(
     pretrained: str,
     train_texts: Iterable[str] | None = None,
     vocab_size: int = 2000,
-    hint: str = OFFLINE_HINT,
+    setting: str = "model.pretrained",
 ) -> Tokenizer:
-    """`pretrained`'s tokenizer (`hint`: the setting that replaces a hub model offline), or, for `tiny`, one
-    trained on `train_texts` (None: there are none, as when only a test split is at hand)."""
+    """`pretrained`'s tokenizer (`setting`: the config key that named it), or, for `tiny`, one trained on
+    `train_texts` (None: there are none, as when only a test split is at hand)."""
     if pretrained == TINY:
         if train_texts is None:
             raise ValueError(
@@ -93,7 +87,7 @@ def build_tokenizer(
                 "set the training data, or evaluate a checkpoint (ckpt_path=...)"
             )
         return train_wordpiece(train_texts, vocab_size=vocab_size)
-    return load_pretrained_tokenizer(pretrained, hint)
+    return load_pretrained_tokenizer(pretrained, setting)
 
 
 def configure(tokenizer: Tokenizer, max_length: int, truncate_from: str = "right") -> Tokenizer:

@@ -11,7 +11,7 @@ from, and batches for a retrieve-then-read task. The pieces live beside it, one 
   the index are built in `prepare_data` (rank 0) and loaded in `setup` on every rank;
 - `tokenizers`: the retriever's encoders' tokenizers and the reader's (`data.tokenizer`, i.e.
   `model.pretrained`; null for readers that read no tokens, the oracle and lead baselines), whose text
-  handling is the reader's `ReaderText` (`pragexp.models.fid_text`). All travel in `state_dict`, hence in
+  handling is the reader's `ReaderText` (`pragexp.prompting.reader_text`). All travel in `state_dict`, hence in
   checkpoints;
 - `report`: data_report.json.
 
@@ -42,8 +42,8 @@ from pragexp.data.pragmaticqa.io import Conversation
 from pragexp.data.pragmaticqa.release import Release
 from pragexp.data.pragmaticqa.report import data_report
 from pragexp.data.pragmaticqa.tokenizers import EncoderTokenizer, RetrievalTokenizers
-from pragexp.models.fid_text import ReaderText
 from pragexp.prompting import PromptItem
+from pragexp.prompting.reader_text import ReaderText
 from pragexp.retrieval.spec import RetrieverSpec
 from pragexp.retrieval.store import PassageIndex, PassageStore
 

@@ -17,7 +17,7 @@ from tokenizers import Tokenizer
 
 from pragexp.data.common import tokenization as tt
 from pragexp.data.pragmaticqa.corpus import Corpus
-from pragexp.retrieval.encoders import RETRIEVER_HINT
+from pragexp.retrieval.encoders import SETTING as RETRIEVER_SETTING
 from pragexp.retrieval.spec import EncoderSpec
 from pragexp.utils.io import digest
 
@@ -61,6 +61,6 @@ class RetrievalTokenizers:
         base = self._bases.get((encoder.name, corpus.key))
         if base is None:
             texts = (t for p in corpus.passages for t in (p.title, p.text))  # read by `tiny` only
-            base = tt.build_tokenizer(encoder.name, texts, self.tiny_vocab_size, hint=RETRIEVER_HINT)
+            base = tt.build_tokenizer(encoder.name, texts, self.tiny_vocab_size, setting=RETRIEVER_SETTING)
             self._bases[(encoder.name, corpus.key)] = base
         return EncoderTokenizer(Tokenizer.from_str(base.to_str()), encoder.max_length)

@@ -8,7 +8,7 @@
 
 `vocab_size` (with `special_ids`: pad, bos, eos and the decoder's start token) is the size of the
 tokenizer the caller uses; the embeddings are resized to it when the model has fewer (added tokens such
-as `</lit>`). Nothing here imports pragexp.tasks or pragexp.data.
+as `</lit>`). The FiD reader (models) and BARTScore's scorer (metrics) both load through it.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from collections.abc import Mapping
 
 from torch import nn
 
-from pragexp.utils.pretrained_names import MINILM, TINY, minilm_path
+from pragexp.utils.pretrained import MINILM, TINY, resolve
 
 log = logging.getLogger(__name__)
 
@@ -32,9 +32,6 @@ TINY_BART = {
     "decoder_ffn_dim": 64,
     "max_position_embeddings": 1024,
 }
-SEQ2SEQ_HINT = (
-    "offline, use model.pretrained=minilm (MiniLM warm-started encoder-decoder) or tiny (random, tests)"
-)
 
 
 def load_seq2seq(
@@ -42,10 +39,10 @@ def load_seq2seq(
     vocab_size: int | None = None,
     special_ids: Mapping[str, int] | None = None,
     tiny_config: Mapping | None = None,
-    hint: str = SEQ2SEQ_HINT,
+    setting: str = "model.pretrained",
 ) -> nn.Module:
-    """A transformers encoder-decoder whose generation config knows its special tokens; `hint` names the
-    setting that replaces a hub model offline."""
+    """A transformers encoder-decoder whose generation config knows its special tokens; `setting`: the config
+    key that named the model (its offline hint goes into a load error)."""
     import transformers
 
     ids = dict(special_ids or {})
@@ -64,14 +61,15 @@ def load_seq2seq(
         )
         model = transformers.BartForConditionalGeneration(config)
     elif name == MINILM:
-        model = transformers.EncoderDecoderModel.from_encoder_decoder_pretrained(minilm_path(), minilm_path())
+        folder = resolve(name, setting).source
+        model = transformers.EncoderDecoderModel.from_encoder_decoder_pretrained(folder, folder)
         model.encoder.pooler = None  # unused by the decoder (and DDP refuses unused parameters)
     else:
+        resolved = resolve(name, setting)
         try:
-            model = transformers.AutoModelForSeq2SeqLM.from_pretrained(name)
+            model = transformers.AutoModelForSeq2SeqLM.from_pretrained(resolved.source, **resolved.kwargs())
         except OSError as err:
-            first_line = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
-            raise OSError(f"cannot load the encoder-decoder {name!r}: {first_line} ({hint})") from err
+            raise resolved.error(err, "the encoder-decoder") from err
     model.train()  # from_pretrained returns eval mode; Lightning keeps a submodule's mode as it finds it
     if vocab_size is not None and vocab_size > model.get_input_embeddings().num_embeddings:
         _resize(model, vocab_size)

@@ -8,14 +8,14 @@
 - `tiny`: a 2-layer BERT with hidden size 32 and random weights, built in-process, whose vocabulary
   size is given by the caller (the data module trained the tokenizer; see pragexp.data.common.tokenization).
 
-Nothing here imports pragexp.tasks or pragexp.data.
+The models (a BERT classifier) and the retrieval encoders both load through it.
 """
 
 from __future__ import annotations
 
 from torch import nn
 
-from pragexp.utils.pretrained_names import MINILM, OFFLINE_HINT, TINY, minilm_path
+from pragexp.utils.pretrained import TINY, resolve
 
 TINY_CONFIG = {
     "hidden_size": 32,
@@ -28,11 +28,15 @@ TINY_CONFIG = {
 
 
 def load_encoder(
-    pretrained: str, vocab_size: int | None = None, tiny_config: dict | None = None
+    pretrained: str,
+    vocab_size: int | None = None,
+    tiny_config: dict | None = None,
+    setting: str = "model.pretrained",
 ) -> nn.Module:
     """A transformers encoder (`BertModel` or any AutoModel) whose output has `last_hidden_state`
     and, for BERT, `pooler_output`. `vocab_size` is required for `tiny` and checked otherwise: a
-    tokenizer with more ids than the encoder has embeddings would index out of range."""
+    tokenizer with more ids than the encoder has embeddings would index out of range. `setting`: the
+    config key that named the model (its offline hint goes into a load error)."""
     from transformers import AutoModel, BertConfig, BertModel
 
     if pretrained == TINY:
@@ -41,14 +45,11 @@ def load_encoder(
                 "model.pretrained=tiny needs the tokenizer's vocab_size (the data module trains it)"
             )
         return BertModel(BertConfig(vocab_size=vocab_size, **{**TINY_CONFIG, **(tiny_config or {})}))
-    source = minilm_path() if pretrained == MINILM else pretrained
+    resolved = resolve(pretrained, setting)
     try:
-        encoder = AutoModel.from_pretrained(source)
+        encoder = AutoModel.from_pretrained(resolved.source, **resolved.kwargs())
     except OSError as err:
-        first_line = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
-        raise OSError(
-            f"cannot load the pretrained encoder {pretrained!r}: {first_line} ({OFFLINE_HINT})"
-        ) from err
+        raise resolved.error(err, "the pretrained encoder") from err
     # from_pretrained returns the model in eval mode; Lightning keeps a submodule's mode as it finds it,
     # so without this the encoder would fine-tune with its dropout switched off.
     encoder.train()
