@@ -42,6 +42,7 @@ OPTIONS = ["the coffee is cold", "the coffee is hot", "she wants tea"]
             2,
         ),  # retraction
         ("Answer: A\nAnswer: B", LETTERS, OPTIONS, 1),  # two answers: the last
+        ('The answer to the story is A. "Fine, then."', LETTERS, OPTIONS, 0),  # SmolLM2's own shape
         ("The answer is \\boxed{\\text{yes}}.", YES_NO, ["yes", "no"], 0),
         ("\\boxed{no}", YES_NO, ["yes", "no"], 1),
         (

@@ -25,6 +25,7 @@ import hashlib
 import json
 import os
 import re
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -97,10 +98,19 @@ def stream_seed(params: GenerationParams, sample: int, text: str) -> int:
 
 def template_kwargs(kwargs) -> dict:
     """`llm.chat_template_kwargs` as plain data (`{enable_thinking: true}`): what the chat template is called with."""
-    out = dict(kwargs or {})
-    if not all(isinstance(k, str) for k in out):
-        raise ValueError(f"llm.chat_template_kwargs={out}: the keys are the template's variable names")
+    out = _plain(kwargs or {})
+    if not isinstance(out, dict) or not all(isinstance(k, str) for k in out):
+        raise ValueError(f"llm.chat_template_kwargs={out}: give a mapping of the template's variable names")
     return out
+
+
+def _plain(value):
+    """Config containers (Hydra passes its own) as dicts and lists: a cache key is their JSON."""
+    if isinstance(value, Mapping):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, Sequence) and not isinstance(value, str):
+        return [_plain(v) for v in value]
+    return value
 
 
 class LLMBackend:
