@@ -37,7 +37,7 @@ def parse_option(reply: str, options: Sequence[str]) -> int | None:
 # A declaration of the answer: "Answer: B", "the final answer is 2", "the answer to the question is: A", "I choose
 # yes"; "Option (A)" is not one (it names an option, it does not declare it). The value runs to the end of its line.
 _DECLARATION = re.compile(
-    r"(?:\b(?:final\s+)?answer(?:\s+to\s+[^.:\n]{1,40}?(?=\s*(?:\bis\b|:)))?\s*(?:is|would\s+be|will\s+be)?\s*[:=]?"
+    r"(?:\b(?:final\s+)?answer(?:\s+to\s+[^.:\n]{1,80}?(?=\s*(?:\bis\b|:)))?\s*(?:is|would\s+be|will\s+be)?\s*[:=]?"
     r"|\bI\s+(?:choose|pick|select|go\s+with))"
     r"[ \t]*\**[ \t]*(?=([^\n]*))",  # a lookahead: the next declaration may lie inside this value
     re.IGNORECASE,
