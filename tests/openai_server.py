@@ -58,7 +58,8 @@ def toy_loglik(context: str, continuation: str) -> float:
 class Script:
     """What the server answers. `fail_next`: statuses to answer first (then normal answers);
     `reply(body) -> str`: the chat/completion text; `logprobs`: False to leave them out;
-    `shift`: echo log-probs as llama-cpp-python's server does (wrong)."""
+    `shift`: echo log-probs as llama-cpp-python's server does (wrong); `message_extra`: more fields of a chat
+    reply's message (a reasoning server's `reasoning_content`); `finish_reason`: why a chat reply ended."""
 
     def __init__(self, reply=None, shift: bool = False):
         self.requests: list[tuple[str, dict, dict]] = []  # (path, headers, body)
@@ -66,6 +67,8 @@ class Script:
         self.reply = reply or (lambda body: "Sure, I can help with that.")
         self.logprobs = True
         self.shift = shift
+        self.message_extra: dict = {}
+        self.finish_reason = "stop"
         self.lock = threading.Lock()
 
 
@@ -120,8 +123,10 @@ def _handler(script: Script):
             if status != 200:
                 return self._send(status, {"error": {"message": f"scripted {status}"}})
             if self.path.endswith("/chat/completions"):
-                text = script.reply(body)
-                return self._send(200, {"choices": [{"message": {"role": "assistant", "content": text}}]})
+                message = {"role": "assistant", "content": script.reply(body), **script.message_extra}
+                return self._send(
+                    200, {"choices": [{"message": message, "finish_reason": script.finish_reason}]}
+                )
             if self.path.endswith("/completions"):
                 if body.get("logprobs") is None:
                     return self._send(200, {"choices": [{"text": script.reply(body)}]})

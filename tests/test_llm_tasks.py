@@ -183,7 +183,11 @@ def test_generated_answers_that_name_no_option_count_as_wrong(make_config):
     records = predictions(cfg)
     unparsed = [r for r in records if r["choice"] is None]
     assert metrics["test/no_answer"] == pytest.approx(len(unparsed) / len(records))
-    assert all(r["predicted"] is None and "reply" in r for r in unparsed)
+    assert metrics["test/unparsed"] == pytest.approx(
+        metrics["test/no_answer"]
+    )  # the generation metrics' count
+    assert metrics["test/reasoning_tokens"] == 0  # the tiny model opens no reasoning block
+    assert all(r["predicted"] is None and r["unparsed"] and "reply" in r for r in unparsed)
     right = sum(r["predicted"] == r["gold"] for r in records)
     assert metrics["test/acc"] == pytest.approx(right / len(records))
 

@@ -23,4 +23,9 @@ python -m pragexp.eval -m task=ludwig "${LUDWIG[@]}" prompt.template=0,1,2,3,4,5
     hydra.sweep.dir="$OUT/ludwig" "${common[@]}"
 python -m pragexp.eval -m task=ludwig "${LUDWIG[@]}" prompt=ludwig_contrastive prompt.template=0,1 \
     hydra.sweep.dir="$OUT/ludwig_contrastive" "${common[@]}"
+# Generated answers beside log-likelihood (issue 36): the `declared` template through the chat template, both readings
+python -m pragexp.eval -m task=hu_pragmatics "${HU[@]}" prompt.template=declared prompt.chat=true \
+    prompt.scoring=generate,sum prompt.max_new_tokens=32 hydra.sweep.dir="$OUT/hu_declared" "${common[@]}"
+python -m pragexp.eval -m task=ludwig "${LUDWIG[@]}" prompt.template=declared prompt.chat=true \
+    prompt.scoring=generate,sum prompt.max_new_tokens=32 hydra.sweep.dir="$OUT/ludwig_declared" "${common[@]}"
 python -m pragexp.report "$OUT" --scorecard "$OUT/scorecard.md" --figures "$OUT/figures" --out "$OUT/report.md"

@@ -8,6 +8,9 @@
 - `chat_text(messages) -> str | None`: chat turns as the model reads them, through its chat template, for a
   backend that holds the tokenizer (hf, vllm); None where the server applies it (openai).
 - `embed(texts) -> (n, d)` L2-normalised float tensor.
+- `count_tokens(text)`, `first_tokens(text, n)`: a reply's length and its first n tokens, by the model's tokenizer
+  where the backend holds it (hf, vllm), else by words (a server's tokenizer is not at hand): a reasoning budget
+  is counted in them.
 
 A backend that cannot do one of these raises `UnsupportedCall` naming itself and the call. `identity()` holds
 everything besides the call itself that decides an answer (the model, its revision and the files behind a local
@@ -21,6 +24,8 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -69,10 +74,13 @@ class Prompt:
     # content before its chat template, so that a draw is the same whether the model's template is applied by the
     # caller (model=llm) or by the backend (a raw prompt).
     seed_text: str | None = None
+    # The start of the model's own reply, which it goes on from (a reasoning block closed at its budget): a
+    # templated prompt's text is followed by it; a chat server gets it as the assistant's unfinished turn.
+    prefill: str = ""
 
     @property
     def seed_key(self) -> str:
-        return self.text if self.seed_text is None else self.seed_text
+        return (self.text if self.seed_text is None else self.seed_text) + self.prefill
 
 
 def draw_seed(seed: int, sample: int, parts: list = ()) -> int:
@@ -86,6 +94,23 @@ def stream_seed(params: GenerationParams, sample: int, text: str) -> int:
     draw index, and nothing else, so that a draw gets the same reply alone, in any batch, at any batch size
     and after any cache history (never derive it from the other prompts of a batch)."""
     return draw_seed(params.seed, sample, [text, params.temperature, params.top_p])
+
+
+def template_kwargs(kwargs) -> dict:
+    """`llm.chat_template_kwargs` as plain data (`{enable_thinking: true}`): what the chat template is called with."""
+    out = _plain(kwargs or {})
+    if not isinstance(out, dict) or not all(isinstance(k, str) for k in out):
+        raise ValueError(f"llm.chat_template_kwargs={out}: give a mapping of the template's variable names")
+    return out
+
+
+def _plain(value):
+    """Config containers (Hydra passes its own) as dicts and lists: a cache key is their JSON."""
+    if isinstance(value, Mapping):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, Sequence) and not isinstance(value, str):
+        return [_plain(v) for v in value]
+    return value
 
 
 class LLMBackend:
@@ -114,6 +139,15 @@ class LLMBackend:
 
     def embed(self, texts: list[str]) -> torch.Tensor:
         raise UnsupportedCall(self.name, "embed")
+
+    def count_tokens(self, text: str) -> int:
+        return len(_WORDS.findall(text))
+
+    def first_tokens(self, text: str, n: int) -> str:
+        return "".join(_WORDS.findall(text)[:n]).rstrip()
+
+
+_WORDS = re.compile(r"\s*\S+")  # a word and the space before it: the tokens of a backend without a tokenizer
 
 
 def files_digest(path: str | os.PathLike) -> str | None:

@@ -161,6 +161,12 @@ class CachedBackend(LLMBackend):
     def chat_text(self, messages: list[dict]) -> str | None:
         return self.backend.chat_text(messages)  # local rendering: nothing to cache
 
+    def count_tokens(self, text: str) -> int:
+        return self.backend.count_tokens(text)
+
+    def first_tokens(self, text: str, n: int) -> str:
+        return self.backend.first_tokens(text, n)
+
     @property
     def model_calls(self) -> int:
         return self.backend.calls
@@ -225,7 +231,9 @@ class CachedBackend(LLMBackend):
 
 def _prompt_key(prompt: Prompt):
     """A prompt as the cache keys it: a templated prompt is the model's text as it is, never the same request as a
-    raw one, and its draws' stream is named by its `seed_text` when it has one."""
+    raw one, and its draws' stream is named by its `seed_text` when it has one; a `prefill` (the reply's start
+    the model goes on from) is part of it."""
+    prefill = [["prefill", prompt.prefill]] if prompt.prefill else []  # keys without one stay as they were
     if not prompt.templated:
-        return prompt.text
-    return ["templated", prompt.text] + ([prompt.seed_text] if prompt.seed_text is not None else [])
+        return [prompt.text, *prefill] if prefill else prompt.text
+    return ["templated", prompt.text] + ([prompt.seed_text] if prompt.seed_text is not None else []) + prefill

@@ -28,7 +28,14 @@ import os
 import torch
 
 from pragexp.generation import adapters
-from pragexp.generation.backend import GenerationParams, LLMBackend, Prompt, files_digest, stream_seed
+from pragexp.generation.backend import (
+    GenerationParams,
+    LLMBackend,
+    Prompt,
+    files_digest,
+    stream_seed,
+    template_kwargs,
+)
 from pragexp.generation.finetune import check_finetune, lora_settings, make_trainable, quantization_config
 from pragexp.generation.requests import ChoiceRequest, OptionScore
 from pragexp.generation.sampling import RowSampler
@@ -64,10 +71,12 @@ class HFBackend(LLMBackend):
         gradient_checkpointing: bool = False,
         quantization: str | None = None,
         adapter: str | None = None,
+        chat_template_kwargs: dict | None = None,
     ):
         super().__init__()
         self.model_name, self.gguf_file, self.revision = model, gguf_file, revision
         self.use_chat_template, self.system_prompt = chat_template, system_prompt
+        self.template_kwargs = template_kwargs(chat_template_kwargs)
         self.batch_size, self.device_name, self.dtype = int(batch_size), device, dtype
         check_finetune(finetune, quantization)
         self.finetune, self.lora = finetune, lora_settings(lora) if finetune == "lora" else None
@@ -96,6 +105,8 @@ class HFBackend(LLMBackend):
                 "device": _device(self.device_name).type,  # kernels differ between cpu and cuda
                 "batch_size": self.batch_size,  # padding and batch shape change float rounding
                 **({"adapter": files_digest(self.adapter)} if self.adapter else {}),
+                # left out when empty: keys from before the setting existed stay valid
+                **({"chat_template_kwargs": self.template_kwargs} if self.template_kwargs else {}),
             }
         return self._identity
 
@@ -141,12 +152,15 @@ class HFBackend(LLMBackend):
     # -- chat ---------------------------------------------------------------------------------------------------
     def chat_text(self, messages: list[dict]) -> str | None:
         """Chat turns through the tokenizer's chat template (the system prompt first, when set), ending with
-        the assistant's generation prompt; None when there is no template or `chat_template: false`."""
+        the assistant's generation prompt, the template called with `chat_template_kwargs` (`enable_thinking`); None
+        when there is no template or `chat_template: false`."""
         tokenizer = self.tokenizer()
         if not (self.use_chat_template and tokenizer.chat_template):
             return None
         system = [{"role": "system", "content": self.system_prompt}] if self.system_prompt else []
-        return tokenizer.apply_chat_template([*system, *messages], add_generation_prompt=True, tokenize=False)
+        return tokenizer.apply_chat_template(
+            [*system, *messages], add_generation_prompt=True, tokenize=False, **self.template_kwargs
+        )
 
     def render(self, text: str) -> str:
         """A raw prompt as the model reads it: one user turn in the chat template when there is one."""
@@ -159,7 +173,7 @@ class HFBackend(LLMBackend):
         model, tokenizer = self.load()
         if len({p.templated for p in prompts}) > 1:
             raise ValueError("a generate() call mixes templated and raw prompts")
-        texts = [p.text if p.templated else self.render(p.text) for p in prompts]
+        texts = [(p.text if p.templated else self.render(p.text)) + p.prefill for p in prompts]
         # A chat template writes its own BOS: no special tokens then.
         has_chat = bool(self.use_chat_template and tokenizer.chat_template)
         templated = bool(prompts and prompts[0].templated) or has_chat
@@ -200,6 +214,13 @@ class HFBackend(LLMBackend):
             self.calls += 1
 
         return score_choices(model, tokenizer, requests, batch_size=self.batch_size, on_call=count)
+
+    def count_tokens(self, text: str) -> int:
+        return len(self.tokenizer()(text, add_special_tokens=False)["input_ids"])
+
+    def first_tokens(self, text: str, n: int) -> str:
+        ids = self.tokenizer()(text, add_special_tokens=False)["input_ids"]
+        return text if len(ids) <= n else self.tokenizer().decode(ids[:n])
 
     @torch.inference_mode()
     def embed(self, texts: list[str]) -> torch.Tensor:

@@ -6,8 +6,10 @@ never stored on the object, in a config, a log or a W&B run (a local server need
 time out after `timeout` seconds and are retried `max_retries` times with exponential backoff on
 429, 5xx and network errors (honouring Retry-After); at most `concurrency` are in flight.
 
-- generate: `/chat/completions` (`chat: true`, the server applies the model's chat template) or
-  `/completions`; one request per prompt and draw, with a per-draw `seed` where the server honours it.
+- generate: `/chat/completions` (`chat: true`, the server applies the model's chat template, with
+  `chat_template_kwargs` in the request) or `/completions`; one request per prompt and draw, with a per-draw `seed`
+  where the server honours it; a server's separate `reasoning_content` comes back between `<think>` markers
+  (`with_reasoning`), so that the reasoning is cut as a model's own is.
 - loglikelihood_many: `/completions` with `echo` and `logprobs` (the prompt's own token log-probs), after a
   check that the server's echo is right (`check_echo`): a server or model that does not offer them, or
   whose echoed log-probs disagree with its own next-token log-probs, gets a clear error.
@@ -25,8 +27,16 @@ from concurrent.futures import ThreadPoolExecutor
 
 import torch
 
-from pragexp.generation.backend import GenerationParams, LLMBackend, Prompt, UnsupportedCall, stream_seed
+from pragexp.generation.backend import (
+    GenerationParams,
+    LLMBackend,
+    Prompt,
+    UnsupportedCall,
+    stream_seed,
+    template_kwargs,
+)
 from pragexp.generation.requests import ChoiceRequest, OptionScore, split_trailing_space
+from pragexp.prompting.reasoning import DEFAULT_MARKERS
 
 log = logging.getLogger(__name__)
 RETRY_STATUS = {408, 409, 425, 429, 500, 502, 503, 504}
@@ -34,6 +44,21 @@ RETRY_STATUS = {408, 409, 425, 429, 500, 502, 503, 504}
 
 class APIError(RuntimeError):
     pass
+
+
+def with_reasoning(choice: dict) -> str:
+    """A chat reply as one text: a server that parses the reasoning out (vLLM's `--reasoning-parser`:
+    `reasoning_content`, or `reasoning`) gets it back between the default markers, left open when the server
+    stopped at its token limit before any answer (an unfinished thought is no answer)."""
+    message = choice.get("message") or {}
+    content = message.get("content") or ""
+    reasoning = message.get("reasoning_content") or message.get("reasoning")
+    if not reasoning:
+        return content
+    start, end = DEFAULT_MARKERS
+    if not content and choice.get("finish_reason") == "length":
+        return f"{start}{reasoning}"
+    return f"{start}{reasoning}{end}{content}"
 
 
 class OpenAIBackend(LLMBackend):
@@ -51,6 +76,7 @@ class OpenAIBackend(LLMBackend):
         backoff: float = 1.0,
         concurrency: int = 8,
         revision: str | None = None,
+        chat_template_kwargs: dict | None = None,
     ):
         super().__init__()
         if not model:
@@ -60,6 +86,7 @@ class OpenAIBackend(LLMBackend):
         self.timeout, self.max_retries, self.backoff = float(timeout), int(max_retries), float(backoff)
         self.concurrency, self.revision = max(1, int(concurrency)), revision
         self._echo_checked, self._echo_lock = False, threading.Lock()
+        self.template_kwargs = template_kwargs(chat_template_kwargs)
 
     def identity(self) -> dict:
         return {
@@ -72,6 +99,7 @@ class OpenAIBackend(LLMBackend):
             # Log-likelihoods are stored only after the server passed `check_echo`; this marker keeps
             # those read before the check existed out of every answer.
             "echo_checked": True,
+            **({"chat_template_kwargs": self.template_kwargs} if self.template_kwargs else {}),
         }
 
     # -- HTTP ----------------------------------------------------------------------------------
@@ -134,14 +162,26 @@ class OpenAIBackend(LLMBackend):
             # A seed per draw of each prompt, for servers that honour it (vLLM gives it its own generator).
             body = {**common, "seed": stream_seed(params, sample, prompt.seed_key)}
             if self.chat:
-                messages = [{"role": "system", "content": self.system_prompt}] if self.system_prompt else []
-                messages.append({"role": "user", "content": prompt.text})
-                out = self._post("/chat/completions", {**body, "messages": messages})
-                return out["choices"][0]["message"].get("content") or ""
-            out = self._post("/completions", {**body, "prompt": prompt.text})
+                out = self._post("/chat/completions", {**body, **self._chat_body(prompt)})
+                return with_reasoning(out["choices"][0])
+            out = self._post("/completions", {**body, "prompt": prompt.text + prompt.prefill})
             return out["choices"][0].get("text") or ""
 
         return self._map(one, prompts)
+
+    def _chat_body(self, prompt: Prompt) -> dict:
+        """The chat request's own fields: the turns, `chat_template_kwargs` (vLLM and SGLang pass them to the
+        template), and a `prefill` as the assistant's unfinished turn that the server goes on from (vLLM's
+        `continue_final_message`)."""
+        messages = [{"role": "system", "content": self.system_prompt}] if self.system_prompt else []
+        messages.append({"role": "user", "content": prompt.text})
+        body: dict = {"messages": messages}
+        if self.template_kwargs:
+            body["chat_template_kwargs"] = self.template_kwargs
+        if prompt.prefill:
+            messages.append({"role": "assistant", "content": prompt.prefill})
+            body.update(add_generation_prompt=False, continue_final_message=True)
+        return body
 
     def loglikelihood_many(self, requests: list[ChoiceRequest]) -> list[list[OptionScore]]:
         """Each option scored from the server's echo of context + option, paired as `requests` says (the

@@ -4,7 +4,7 @@ context paired with each option as `requests.encode_request` says."""
 
 from __future__ import annotations
 
-from pragexp.generation.backend import GenerationParams, LLMBackend, Prompt, stream_seed
+from pragexp.generation.backend import GenerationParams, LLMBackend, Prompt, stream_seed, template_kwargs
 from pragexp.generation.requests import ChoiceRequest, OptionScore, encode_request
 
 MISSING = (
@@ -33,10 +33,12 @@ class VLLMBackend(LLMBackend):
         tensor_parallel_size: int = 1,
         gpu_memory_utilization: float = 0.9,
         max_model_len: int | None = None,
+        chat_template_kwargs: dict | None = None,
     ):
         super().__init__()
         self.model_name, self.revision = model, revision
         self.use_chat_template, self.system_prompt = chat_template, system_prompt
+        self.template_kwargs = template_kwargs(chat_template_kwargs)
         self.engine_args = {
             "model": model,
             "revision": revision,
@@ -55,6 +57,7 @@ class VLLMBackend(LLMBackend):
             "revision": self.revision,
             "chat_template": self.use_chat_template,
             "system_prompt": self.system_prompt,
+            **({"chat_template_kwargs": self.template_kwargs} if self.template_kwargs else {}),
         }
 
     def load(self):
@@ -77,23 +80,58 @@ class VLLMBackend(LLMBackend):
             for p in prompts
         ]
         if prompts and all(p.templated for p in prompts):  # already the model's text (`chat_text`)
-            outputs = llm.generate([p.text for p in prompts], sampling, use_tqdm=False)
+            outputs = llm.generate([p.text + p.prefill for p in prompts], sampling, use_tqdm=False)
         elif self.use_chat_template:
-            system = [{"role": "system", "content": self.system_prompt}] if self.system_prompt else []
-            conversations = [[*system, {"role": "user", "content": p.text}] for p in prompts]
-            outputs = llm.chat(conversations, sampling, use_tqdm=False)
+            outputs = self._chat(llm, prompts, sampling)
         else:
-            outputs = llm.generate([p.text for p in prompts], sampling, use_tqdm=False)
+            outputs = llm.generate([p.text + p.prefill for p in prompts], sampling, use_tqdm=False)
         self.calls += 1
         return [o.outputs[0].text for o in outputs]
 
+    def _chat(self, llm, prompts: list[Prompt], sampling: list) -> list:
+        """Raw prompts as user turns through vLLM's chat call, its template called with `chat_template_kwargs`; a
+        prompt with a `prefill` goes on from it as the assistant's unfinished turn (one call for each kind)."""
+        system = [{"role": "system", "content": self.system_prompt}] if self.system_prompt else []
+        outputs: list = [None] * len(prompts)
+        for goes_on in (False, True):
+            chosen = [i for i, p in enumerate(prompts) if bool(p.prefill) == goes_on]
+            if not chosen:
+                continue
+            conversations = [
+                [*system, {"role": "user", "content": prompts[i].text}]
+                + ([{"role": "assistant", "content": prompts[i].prefill}] if goes_on else [])
+                for i in chosen
+            ]
+            answers = llm.chat(
+                conversations,
+                [sampling[i] for i in chosen],
+                use_tqdm=False,
+                chat_template_kwargs=self.template_kwargs or None,
+                add_generation_prompt=not goes_on,
+                continue_final_message=goes_on,
+            )
+            for i, answer in zip(chosen, answers, strict=True):
+                outputs[i] = answer
+        return outputs
+
     def chat_text(self, messages: list[dict]) -> str | None:
-        """Chat turns through the model's chat template (vLLM's tokenizer), or None with `chat_template: false`."""
+        """Chat turns through the model's chat template (vLLM's tokenizer, called with `chat_template_kwargs`), or
+        None with `chat_template: false`."""
         if not self.use_chat_template:
             return None
         system = [{"role": "system", "content": self.system_prompt}] if self.system_prompt else []
         tokenizer = self.load().get_tokenizer()
-        return tokenizer.apply_chat_template([*system, *messages], add_generation_prompt=True, tokenize=False)
+        return tokenizer.apply_chat_template(
+            [*system, *messages], add_generation_prompt=True, tokenize=False, **self.template_kwargs
+        )
+
+    def count_tokens(self, text: str) -> int:
+        return len(self.load().get_tokenizer()(text, add_special_tokens=False)["input_ids"])
+
+    def first_tokens(self, text: str, n: int) -> str:
+        tokenizer = self.load().get_tokenizer()
+        ids = tokenizer(text, add_special_tokens=False)["input_ids"]
+        return text if len(ids) <= n else tokenizer.decode(ids[:n])
 
     def loglikelihood_many(self, requests: list[ChoiceRequest]) -> list[list[OptionScore]]:
         vllm, llm = import_vllm(), self.load()

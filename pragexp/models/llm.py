@@ -6,9 +6,11 @@ renders them with the task's prompt group (`prompt=`: templates, demonstrations,
 - as a chooser (`forward(items)`), returns one score per option, (batch, options), which the task reads as a
   trained model's logits. `prompt.scoring`: `sum` | `per_token` | `per_byte`: the options' continuation
   log-likelihoods, summed or normalised (`ranking.normalized`); `calibrated`: Zhao et al. 2021's contextual
-  calibration by content-free inputs (`prompt.content_free`; `ranking.calibrate`); `generate`: greedy generation
-  read back by `prompting.parse_option`; the chosen option scores 0, the others -inf, and a reply that names no
-  option gives a row of -inf (no answer: the tasks count it as wrong and report its share as `no_answer`);
+  calibration by content-free inputs (`prompt.content_free`; `ranking.calibrate`); `generate`: greedy generation,
+  a thinking model's reasoning cut first and capped by `prompt.reasoning_budget` (`generation.thinking`), the
+  answer read back as the field reads them (`prompting.read_answer`: the last declaration wins) and, with
+  `prompt.extractor`, what the rules cannot read put to the same LLM; the chosen option scores 0, the others -inf,
+  and a reply with no readable answer gives a row of -inf (`unparsed`: wrong, its share reported);
 - as a writer (`write(items)`: greedy, or `draw(items, params)`: sampled, several draws), returns free text.
 
 Demonstrations (`prompt.shots`) are drawn once from the training items (`demonstrate`), seeded: the same for every
@@ -40,15 +42,18 @@ from pragexp.generation.backend import GenerationParams, Prompt
 from pragexp.generation.cache import cached
 from pragexp.generation.ranking import CONTENT_FREE, NORMALIZATIONS, calibrate, choose, normalized
 from pragexp.generation.requests import ChoiceRequest, OptionScore
+from pragexp.generation.thinking import ThinkingSettings, answer_after_reasoning
 from pragexp.models.traits import ModelTraits, PragexpModel
 from pragexp.prompting import (
     PromptItem,
     RenderedPrompt,
     load_templates,
-    parse_option,
     pick_demonstrations,
+    read_answer,
     select_template,
 )
+from pragexp.prompting.extraction import extraction_prompt, read_extraction
+from pragexp.prompting.reasoning import DEFAULT_MARKERS
 from pragexp.utils.contracts import require
 from pragexp.utils.run_record import LLMRecord, ModelRecord, Prompting, llm_row
 
@@ -118,6 +123,14 @@ class PromptedLLM(PragexpModel):
             raise ValueError(f"prompt.scoring={self.scoring}: choose one of {', '.join(SCORINGS)}")
         self.content_free_inputs = tuple(prompt.get("content_free", CONTENT_FREE))
         self.max_new_tokens = int(prompt.get("max_new_tokens", 16))
+        budget = prompt.get("reasoning_budget")
+        self.thinking = ThinkingSettings(
+            max_new_tokens=self.max_new_tokens,
+            budget=None if budget is None else int(budget),
+            markers=tuple(prompt.get("reasoning_markers", DEFAULT_MARKERS)),
+            answer_cue=str(prompt.get("answer_cue", ThinkingSettings.answer_cue)),
+        )
+        self.extractor = bool(prompt.get("extractor", False))
         self.demonstration_mode = str(prompt.get("demonstrations", "shared"))
         if self.demonstration_mode not in DEMONSTRATIONS:
             raise ValueError(
@@ -250,20 +263,57 @@ class PromptedLLM(PragexpModel):
         return _padded(rows)
 
     def _choose_by_generation(self, items: Sequence[PromptItem], llm: PromptBackend) -> torch.Tensor:
+        """Greedy replies, their reasoning cut (`generation.thinking`), each answer read by the rules
+        (`prompting.read_answer`) and, with `prompt.extractor`, what they cannot read put to the same LLM."""
         requests = self._requests(items, llm)
-        params = GenerationParams(temperature=0.0, max_new_tokens=self.max_new_tokens)
-        replies = llm.generate([Prompt(r.context, templated=True) for r in requests], params)
+        thoughts = answer_after_reasoning(
+            llm, [Prompt(r.context, templated=True) for r in requests], self.thinking
+        )
+        options = [self.template.item_options(item) for item in items]
+        choices = [
+            None if t.answer is None else read_answer(t.answer, r.options, o)
+            for t, r, o in zip(thoughts, requests, options, strict=True)
+        ]
+        extracted = self._extract(thoughts, choices, options, llm) if self.extractor else {}
         rows = []
-        for item, request, (reply,) in zip(items, requests, replies, strict=True):
-            choice = parse_option(reply, request.options)
+        for i, (item, request, thought) in enumerate(zip(items, requests, thoughts, strict=True)):
+            choice = extracted.get(i, choices[i])
             row = torch.full((len(request.options),), float("-inf"))
             if choice is not None:
                 row[choice] = 0.0
             rows.append(row.tolist())
-            record = {**self.describe(), "prompt": request.context, "continuations": list(request.options)}
-            # choice None: the reply names no option (no answer)
-            self._records.append((item.index, {**record, "reply": reply, "choice": choice}))
+            self._records.append(
+                (item.index, self._generation_record(request, thought, choice, i in extracted))
+            )
         return _padded(rows)
+
+    def _generation_record(
+        self, request: ChoiceRequest, thought, choice: int | None, extracted: bool
+    ) -> dict:
+        """What a generated choice rests on; `unparsed`: no readable answer (an unclosed reasoning block, or a reply
+        that names no option), scored wrong."""
+        record = {**self.describe(), "prompt": request.context, "continuations": list(request.options)}
+        record.update(reply=thought.reply, answer=thought.answer, choice=choice, unparsed=choice is None)
+        if thought.reasoning is not None:
+            record.update(reasoning=thought.reasoning, reasoning_tokens=thought.reasoning_tokens)
+        if self.thinking.budget is not None:
+            record["forced"] = thought.forced
+        if self.extractor:
+            record["extracted"] = extracted
+        return record
+
+    def _extract(self, thoughts, choices, options, llm: PromptBackend) -> dict[int, int]:
+        """{item position: option} for the answers the rules could not read and the extractor could (an answer
+        that is there: an unclosed block stays no answer)."""
+        todo = [i for i, (t, c) in enumerate(zip(thoughts, choices, strict=True)) if c is None and t.answer]
+        asked = [extraction_prompt(thoughts[i].answer, options[i]) for i in todo]
+        texts = [self.text(RenderedPrompt(({"role": "user", "content": a},), a, ()), llm) for a in asked]
+        params = GenerationParams(max_new_tokens=8)
+        replies = llm.generate(
+            [Prompt(t, templated=True, seed_text=a) for t, a in zip(texts, asked, strict=True)], params
+        )
+        found = {i: read_extraction(r[0], options[i]) for i, r in zip(todo, replies, strict=True)}
+        return {i: c for i, c in found.items() if c is not None}
 
     # -- writing ------------------------------------------------------------------------------------------------
     def write(self, items: Sequence[PromptItem]) -> list[str]:

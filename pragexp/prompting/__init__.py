@@ -5,7 +5,7 @@ Data modules, tasks, judges and the LLM model all import from here; it imports n
 
 from pragexp.prompting.demonstrations import pick_demonstrations
 from pragexp.prompting.items import PromptItem
-from pragexp.prompting.parsing import extract_reply, parse_choice, parse_option
+from pragexp.prompting.parsing import extract_reply, parse_choice, parse_option, read_answer
 from pragexp.prompting.templates import PromptTemplate, RenderedPrompt, load_templates, select_template
 
 __all__ = [
@@ -17,5 +17,6 @@ __all__ = [
     "parse_choice",
     "parse_option",
     "pick_demonstrations",
+    "read_answer",
     "select_template",
 ]

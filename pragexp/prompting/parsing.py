@@ -38,6 +38,58 @@ def parse_option(reply: str, options: Sequence[str]) -> int | None:
     return best
 
 
+# A declaration of the answer: "Answer: B", "the final answer is 2", "the answer to the question is: A", "I choose
+# yes"; "Option (A)" is not one (it names an option, it does not declare it). The value runs to the end of its line.
+_DECLARATION = re.compile(
+    r"(?:\b(?:final\s+)?answer(?:\s+to\s+[^.:\n]{1,80}?(?=\s*(?:\bis\b|:)))?\s*(?:is|would\s+be|will\s+be)?\s*[:=]?"
+    r"|\bI\s+(?:choose|pick|select|go\s+with))"
+    r"[ \t]*\**[ \t]*(?=([^\n]*))",  # a lookahead: the next declaration may lie inside this value
+    re.IGNORECASE,
+)
+_BOXED = re.compile(r"\\boxed\{((?:[^{}]|\{[^{}]*\})*)\}")
+_TEXT_COMMAND = re.compile(r"\\(?:text|textbf|mathrm)\{([^{}]*)\}")
+
+
+def read_answer(reply: str, continuations: Sequence[str], option_texts: Sequence[str] = ()) -> int | None:
+    """The option a free reply (its reasoning already cut) declares, read as the field reads answers: the LAST
+    declaration wins ("Answer: A ... wait, the answer is B" is B), a declaration being `\\boxed{...}`, "answer:",
+    "the answer is", "I choose"; its value names an option by the form the template asked for (`continuations`:
+    a letter, a number, the option's words) or by the option's own words (`option_texts`). Without any
+    declaration, a reply that is an option (`parse_option`), or that names exactly one option among its words.
+    None: nothing readable (counted as `unparsed`)."""
+    forms = [(_norm(c), i) for i, c in enumerate(continuations)]
+    forms += [(_norm(t), i) for i, t in enumerate(option_texts)]
+    forms = [(f, i) for f, i in forms if f]
+    declared = [(m.start(), m.group(1)) for m in _DECLARATION.finditer(reply)]
+    declared += [(m.start(), _TEXT_COMMAND.sub(r"\1", m.group(1))) for m in _BOXED.finditer(reply)]
+    for _, value in sorted(declared, key=lambda d: d[0], reverse=True):
+        choice = _named(value, forms)
+        if choice is not None:
+            return choice
+    plain = parse_option(reply, continuations)
+    if plain is not None:
+        return plain
+    said = f" {_norm(reply)} "
+    mentioned = {i for form, i in forms if len(form) > 1 and f" {form} " in said}
+    return mentioned.pop() if len(mentioned) == 1 else None
+
+
+def _named(value: str, forms: list[tuple[str, int]]) -> int | None:
+    """The option a declaration's value names: the value is a form, or starts with one (the longest wins)."""
+    said = _norm(value)
+    if not said:
+        return None
+    exact = {i for form, i in forms if said == form}
+    if len(exact) == 1:
+        return exact.pop()
+    starts = [(len(form), i) for form, i in forms if (said + " ").startswith(form + " ")]
+    if not starts:
+        return None
+    longest = max(n for n, _ in starts)
+    best = {i for n, i in starts if n == longest}
+    return best.pop() if len(best) == 1 else None
+
+
 def extract_reply(text: str, marker: str | None = None, speaker: str = "") -> str:
     """The reply in a generation: after the last `marker` (a template's `reply_marker`, "Response:", matched
     without regard to case or the space before its colon) for a template that has the model reason first, then

@@ -37,6 +37,7 @@ from torch.optim.lr_scheduler import ReduceLROnPlateau
 
 from pragexp.generation.cache import close_caches
 from pragexp.metrics import GroupedMeanMetric
+from pragexp.metrics.generation import GenerationMetric
 from pragexp.models.traits import ModelTraits
 from pragexp.utils import checkpoint
 from pragexp.utils.contracts import missing_members, require
@@ -128,6 +129,9 @@ class PragexpTask(pl.LightningModule):
         self.task_name: str | None = None  # the task= choice, saved in checkpoints by run()
         self.net: nn.Module | None = None
         self.prompted: PromptedModel | None = None  # the part of the network that reads prompts (an LLM)
+        self.answer_metrics: nn.ModuleDict | None = (
+            None  # a generating LLM's unparsed/forced/reasoning tokens
+        )
         self.metrics = nn.ModuleDict()
         self.record_predictions: set[str] = {"test"}  # callbacks may add "val"
         self.eval_outputs: dict[str, EvalOutputs] = {}
@@ -204,6 +208,8 @@ class PragexpTask(pl.LightningModule):
             if self.model_traits.observes_labels:
                 require(self.net, LabelObserver, f"model {type(self.net).__name__}")
             self.metrics = self.build_metrics(datamodule)
+            if self.model_generates:
+                self.answer_metrics = nn.ModuleDict({s: GenerationMetric() for s in EVAL_STAGES})
 
     def _eval_step(self, stage: str, batch: dict) -> None:
         scores = self.evaluate_batch(stage, batch)
@@ -211,6 +217,8 @@ class PragexpTask(pl.LightningModule):
         # A model that keeps what each decision rests on (an LLM: its prompt, each option's log-likelihood)
         # hands it over by dataset index; it joins the task's own record of the example.
         extra = dict(self.prompted.take_records()) if self.prompted is not None else {}
+        if self.answer_metrics is not None:
+            self.answer_metrics[stage].update(extra)
         if stage in self.record_predictions:
             records = self.prediction_records(batch, scores)
             for record in records:
@@ -226,6 +234,9 @@ class PragexpTask(pl.LightningModule):
     def _eval_epoch_end(self, stage: str) -> None:
         # compute() gathers every rank's examples and counts each dataset index once.
         values = self.metrics[stage].compute()
+        if self.answer_metrics is not None:
+            values = {**values, **self.answer_metrics[stage].compute()}
+            self.answer_metrics[stage].reset()
         artefacts = self.epoch_artefacts(stage)
         self.metrics[stage].reset()
         self.log_dict({f"{stage}/{k}": v for k, v in values.items()}, sync_dist=False)
