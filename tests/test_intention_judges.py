@@ -179,7 +179,7 @@ def test_extract_reply():
 
 def test_mc_prompt_is_hu_et_al_with_two_options(items):
     item = next(i for i in items if i.fields["phenomenon_named"].endswith("conversational maxim"))
-    (template,) = templates("prompt/intentions_mc.yaml")
+    template = next(t for t in templates("prompt/intentions_mc.yaml") if t.name != "declared")  # Hu et al.'s
     rendered = template.render(item)
     text = rendered.plain
     assert (
