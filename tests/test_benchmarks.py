@@ -15,12 +15,12 @@ from conftest import CONF, LUDWIG_FIXTURE, SAMPLES, needs_samples
 from omegaconf import OmegaConf
 
 from pragexp.data.ludwig.io import read_pairs, read_templates
+from pragexp.generation.ranking import right_under
 from pragexp.generation.requests import ChoiceRequest, encode_request
 from pragexp.metrics.choice import ChoiceMetric, pearson
 from pragexp.metrics.uncertainty import estimate_mean
 from pragexp.prompting import PromptItem, load_templates
 from pragexp.run import run
-from pragexp.tasks.choice import strictly_right
 from pragexp.utils.pretrained import causal
 from pragexp.utils.pretrained.causal import tiny_causal_lm
 
@@ -152,9 +152,24 @@ def test_the_next_token_pairing_reads_one_token_per_option_after_the_tokenizer_s
 # -- the choice task's metrics ----------------------------------------------------------------------------------
 
 
-def test_a_tie_is_wrong_and_the_true_option_must_score_strictly_higher():
-    scores = torch.tensor([[-1.0, -1.0], [-0.5, -2.0], [-3.0, -1.0], [-1.0, float("-inf")]])
-    assert strictly_right(scores, torch.tensor([0, 0, 0, 0])).tolist() == [0.0, 1.0, 0.0, 1.0]
+def test_ties_are_read_by_the_protocol_s_rule():
+    inf = float("inf")
+    scores = torch.tensor(
+        [[-1.0, -1.0, -3.0], [-2.0, -1.0, -1.0], [-0.5, -2.0, -9.0], [-1.0, -inf, -inf], [-inf, -inf, -inf]]
+    )
+    # exact ties: row 0 between options 0 and 1, row 1 between 1 and 2; no finite score in the last row
+    labels_first, labels_second = torch.tensor([0, 1, 0, 0, 0]), torch.tensor([1, 2, 1, 1, 1])
+    assert right_under(scores, labels_first, "first").tolist() == [1.0, 1.0, 1.0, 1.0, 0.0]
+    assert right_under(scores, labels_second, "first").tolist() == [0.0, 0.0, 0.0, 0.0, 0.0]
+    assert right_under(scores, labels_first, "wrong").tolist() == [0.0, 0.0, 1.0, 1.0, 0.0]
+    assert right_under(scores, labels_second, "wrong").tolist() == [0.0, 0.0, 0.0, 0.0, 0.0]
+    # the first rule is numpy's argmax, Hu et al.'s
+    finite = scores[:4].numpy()
+    assert right_under(scores[:4], labels_first[:4]).tolist() == [
+        float(np.argmax(row) == label) for row, label in zip(finite, labels_first[:4].tolist(), strict=True)
+    ]
+    with pytest.raises(ValueError, match="ties='never'"):
+        right_under(scores, labels_first, "never")
 
 
 def test_choice_metric_views_kinds_and_correlation():

@@ -3,8 +3,9 @@ data package and a prompt group (Hu et al.'s phenomena: task=hu_pragmatics; LUDW
 implicatures: task=bigbench_implicatures). Evaluation only; the model scores the options through the one route
 (backend, response cache, scorer, prompt templates) and the task reads its scores as a classifier's logits.
 
-Metrics (`pragexp.metrics.choice.ChoiceMetric`): accuracy, a tie counted wrong (the true option must score
-strictly higher than every other, LUDWIG's rule), the probability of the true option, per group (phenomenon,
+Metrics (`pragexp.metrics.choice.ChoiceMetric`): accuracy, a tie read by the protocol's rule (`ties`: `first`,
+the first of the tied options is chosen, numpy's argmax as Hu et al. and lm-evaluation-harness read it; `wrong`,
+the true option must score strictly higher, LUDWIG's code for API models), the probability of the true option, per group (phenomenon,
 implicature type), per view and their spread (Hu et al.'s option-order seeds), the share of errors by the chosen
 option's kind, and the correlation with people's answers, from what the data module declares (`ChoiceData`); each
 mean with its standard error, clustered by item where the data module shows an item in several views (its batches'
@@ -22,6 +23,7 @@ from typing import Protocol, runtime_checkable
 import torch
 from torch import nn
 
+from pragexp.generation.ranking import TIES, right_under
 from pragexp.metrics.choice import ChoiceMetric, pearson
 from pragexp.tasks.base import EVAL_STAGES, PragexpTask, PromptData, TaskData, chosen
 
@@ -38,15 +40,6 @@ class ChoiceData(TaskData, PromptData, Protocol):
     kind_names: Sequence[str]  # the options' kinds (literal, associate, ...); empty: none
 
 
-def strictly_right(scores: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
-    """1.0 where the true option's score is above every other option's (a tie is wrong)."""
-    rows = torch.arange(len(labels))
-    true = scores[rows, labels]
-    others = scores.clone()
-    others[rows, labels] = float("-inf")
-    return (true > others.max(-1).values).float()
-
-
 def option_probabilities(scores: torch.Tensor) -> torch.Tensor:
     """The option scores renormalised over each item's options (padding options score -inf: probability 0); a
     row without any finite score (a generated reply that named no option) is all zeros."""
@@ -58,8 +51,11 @@ class LLMChoiceTask(PragexpTask):
     data_contract = ChoiceData
     score_names = ("acc", "p_true")
 
-    def __init__(self, model):
+    def __init__(self, model, ties: str = "first"):
         super().__init__(model)
+        if ties not in TIES:
+            raise ValueError(f"task.ties={ties!r}: choose one of {', '.join(TIES)}")
+        self.ties = ties  # how a tie between the true option and another is read (`ranking.TIES`)
         self.kind_names: list[str] = []
         self.group_names: list[str] = []
 
@@ -86,7 +82,7 @@ class LLMChoiceTask(PragexpTask):
             for i, ref in enumerate(batch["reference"])
         ]
         return {
-            "correct": strictly_right(scores, labels),
+            "correct": right_under(scores, labels, self.ties),
             "p_true": probs[torch.arange(len(labels)), labels],
             "predicted": predicted,
             "probs": probs,
