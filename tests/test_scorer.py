@@ -337,3 +337,66 @@ def test_the_same_numbers_whatever_the_cache_holds_in_bfloat16(tmp_path):
     assert [choose([s.loglik for s in row]) for row in warm] == [
         choose([s.loglik for s in row]) for row in cold
     ]
+
+
+def sentencepiece_tokenizer(add_bos_token: bool):
+    """A tiny tokenizer laid out as Llama's SentencePiece one (a "▁" prepended, spaces as "▁", byte-pair merges
+    within words), trained on a few lines: " yes" alone is "▁" + "▁yes", inside a text "▁yes"."""
+    from tokenizers import Tokenizer, models, normalizers, pre_tokenizers, trainers
+    from transformers import PreTrainedTokenizerFast
+
+    raw = Tokenizer(models.BPE(unk_token="<unk>"))
+    raw.normalizer = normalizers.Sequence([normalizers.Prepend("▁"), normalizers.Replace(" ", "▁")])
+    raw.pre_tokenizer = pre_tokenizers.Metaspace(replacement="▁", prepend_scheme="never", split=True)
+    lines = ["Answer: yes or no? The answer is yes. No, it is not yes."] * 3
+    raw.train_from_iterator(
+        lines, trainers.BpeTrainer(vocab_size=120, special_tokens=["<unk>", "<s>", "</s>"])
+    )
+    raw.pre_tokenizer = None  # Llama's: words are split by the merges alone
+    tokenizer = PreTrainedTokenizerFast(
+        tokenizer_object=raw, bos_token="<s>", eos_token="</s>", unk_token="<unk>"
+    )
+    tokenizer.add_bos_token = add_bos_token
+    return tokenizer
+
+
+def test_a_sentencepiece_tokenizer_pairs_as_lm_evaluation_harness_and_gets_its_bos():
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    from pragexp.generation.requests import encode_request
+
+    tokenizer = sentencepiece_tokenizer(add_bos_token=False)
+    pieces = lambda ids: tokenizer.convert_ids_to_tokens(list(ids))  # noqa: E731
+    assert pieces(tokenizer(" yes", add_special_tokens=False)["input_ids"]) == ["▁", "▁yes"]  # apart
+    encoded = encode_request(tokenizer, ChoiceRequest("Answer: ", ("yes", "no")))
+    assert pieces(encoded.context) == ["▁Answer:"] and [pieces(c) for c in encoded.continuations] == [
+        ["▁yes"],
+        ["▁no"],
+    ]
+    # a model that reads a BOS first (Gemma's add_bos_token): once, in front of the context
+    with_bos = sentencepiece_tokenizer(add_bos_token=True)
+    bos = with_bos.bos_token_id
+    encoded_bos = encode_request(with_bos, ChoiceRequest("Answer: ", ("yes", "no")))
+    assert (
+        encoded_bos.context == (bos, *encoded.context) and encoded_bos.continuations == encoded.continuations
+    )
+    assert encode_request(with_bos, ChoiceRequest("<s>Answer: ", ("yes",))).context == encoded_bos.context
+    assert encode_request(with_bos, ChoiceRequest("", ("yes",))).context == (bos,)
+    # scored: one plain forward pass over BOS + "▁Answer:" + the option's tokens
+    config = LlamaConfig(
+        vocab_size=len(with_bos),
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        num_key_value_heads=2,
+    )
+    torch.manual_seed(0)
+    model = LlamaForCausalLM(config).eval()
+    got = score_choices(model, with_bos, [ChoiceRequest("Answer: ", ("yes", "no"))])[0]
+    for score, cont in zip(got, encoded_bos.continuations, strict=True):
+        ids = torch.tensor([[*encoded_bos.context, *cont]])
+        with torch.no_grad():
+            logp = torch.log_softmax(model(ids).logits[0].float(), -1)
+        plain = sum(float(logp[len(encoded_bos.context) + j - 1, t]) for j, t in enumerate(cont))
+        assert score.loglik == pytest.approx(plain, abs=1e-4)

@@ -52,9 +52,8 @@ OPTION_ROWS = 8  # per-row option pass: option rows per item of a batch in one f
 # tokens is ~97 MB a row for SmolLM2: 128 rows ran out of 24 GB)
 OPTION_CACHE_BYTES = 1 << 30
 Pair = tuple[tuple[int, ...], tuple[int, ...]]  # (context ids, continuation ids)
-_PACKING: dict[
-    tuple, bool
-] = {}  # (model class, attention implementation, dtype) -> packed options give the same
+# (model class, attention implementation, dtype) -> packed options give the same
+_PACKING: dict[tuple, bool] = {}
 
 
 @torch.inference_mode()
@@ -258,11 +257,8 @@ def _row_bytes(items: _ItemBatch) -> int:
 def _packed_rest(lm: _LM, items: _ItemBatch, chunk: list[int], options: list[list[tuple]]) -> torch.Tensor:
     """log p(option tokens after the first | context, earlier option tokens), per (item, option) row of
     `chunk`, in row order, from one forward pass over the chunk's packed options."""
-    feeds, targets, spans = (
-        [],
-        [],
-        [],
-    )  # per item: fed ids; per item: next ids; per option: (item row, start, n)
+    # per item: fed ids; per item: next ids; per option: (item row, start, n)
+    feeds, targets, spans = [], [], []
     for r, i in enumerate(chunk):
         fed, nxt = [], []
         for cont in options[i]:
