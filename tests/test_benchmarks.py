@@ -13,14 +13,15 @@ import pytest
 import torch
 from conftest import CONF, LUDWIG_FIXTURE, SAMPLES, needs_samples
 from omegaconf import OmegaConf
+from scipy import stats as scipy_stats
 
 from pragexp.data.ludwig.io import read_pairs, read_templates
+from pragexp.generation.ranking import right_under
 from pragexp.generation.requests import ChoiceRequest, encode_request
 from pragexp.metrics.choice import ChoiceMetric, pearson
 from pragexp.metrics.uncertainty import estimate_mean
 from pragexp.prompting import PromptItem, load_templates
 from pragexp.run import run
-from pragexp.tasks.choice import strictly_right
 from pragexp.utils.pretrained import causal
 from pragexp.utils.pretrained.causal import tiny_causal_lm
 
@@ -114,6 +115,22 @@ def test_hu_reports_phenomena_seeds_distractor_kinds_and_people(make_config):
     assert metrics["test/acc_stderr"] == pytest.approx(clustered.stderr, rel=1e-5)
     with_people = [r for r in records if "human" in r]
     assert with_people and all(sum(r["human"]) == pytest.approx(1.0, abs=1e-3) for r in with_people)
+    # Hu et al.'s comparison with people: across the items of a phenomenon, the model's p_true (mean over seeds)
+    # against people's proportion correct
+    for phenomenon in ("Irony", "CoherenceInference"):
+        per_item = {}
+        for r in records:
+            if r["group"] == phenomenon and "people_correct" in r:
+                per_item.setdefault(r["cluster"], ([], r["people_correct"]))[0].append(r["probs"][r["gold"]])
+        model = [float(np.mean(p)) for p, _ in per_item.values()]
+        people = [share for _, share in per_item.values()]
+        if len(per_item) >= 3 and np.ptp(model) > 0 and np.ptp(people) > 0:
+            r, p = scipy_stats.pearsonr(model, people)
+            # (predictions.jsonl rounds the probabilities to 6 places)
+            assert metrics[f"test/human_corr/{phenomenon}"] == pytest.approx(r, abs=2e-3)
+            assert metrics[f"test/human_corr_p/{phenomenon}"] == pytest.approx(p, abs=2e-3)
+        else:
+            assert f"test/human_corr/{phenomenon}" not in metrics
     report = json.loads(Path(cfg.paths.output_dir, "data_report.json").read_text())
     assert set(report["human_accuracy"]) == {"Irony", "CoherenceInference"} and report["seeds"] == [
         "seed0",
@@ -152,9 +169,24 @@ def test_the_next_token_pairing_reads_one_token_per_option_after_the_tokenizer_s
 # -- the choice task's metrics ----------------------------------------------------------------------------------
 
 
-def test_a_tie_is_wrong_and_the_true_option_must_score_strictly_higher():
-    scores = torch.tensor([[-1.0, -1.0], [-0.5, -2.0], [-3.0, -1.0], [-1.0, float("-inf")]])
-    assert strictly_right(scores, torch.tensor([0, 0, 0, 0])).tolist() == [0.0, 1.0, 0.0, 1.0]
+def test_ties_are_read_by_the_protocol_s_rule():
+    inf = float("inf")
+    scores = torch.tensor(
+        [[-1.0, -1.0, -3.0], [-2.0, -1.0, -1.0], [-0.5, -2.0, -9.0], [-1.0, -inf, -inf], [-inf, -inf, -inf]]
+    )
+    # exact ties: row 0 between options 0 and 1, row 1 between 1 and 2; no finite score in the last row
+    labels_first, labels_second = torch.tensor([0, 1, 0, 0, 0]), torch.tensor([1, 2, 1, 1, 1])
+    assert right_under(scores, labels_first, "first").tolist() == [1.0, 1.0, 1.0, 1.0, 0.0]
+    assert right_under(scores, labels_second, "first").tolist() == [0.0, 0.0, 0.0, 0.0, 0.0]
+    assert right_under(scores, labels_first, "wrong").tolist() == [0.0, 0.0, 1.0, 1.0, 0.0]
+    assert right_under(scores, labels_second, "wrong").tolist() == [0.0, 0.0, 0.0, 0.0, 0.0]
+    # the first rule is numpy's argmax, Hu et al.'s
+    finite = scores[:4].numpy()
+    assert right_under(scores[:4], labels_first[:4]).tolist() == [
+        float(np.argmax(row) == label) for row, label in zip(finite, labels_first[:4].tolist(), strict=True)
+    ]
+    with pytest.raises(ValueError, match="ties='never'"):
+        right_under(scores, labels_first, "never")
 
 
 def test_choice_metric_views_kinds_and_correlation():
@@ -176,8 +208,40 @@ def test_choice_metric_views_kinds_and_correlation():
     assert (
         out["error_share/associate/b"] == 1.0 and "error_share/literal/b" not in out
     )  # a group's chosen kinds
-    assert out["human_corr"] == pytest.approx((1.0 + 0.5 - 0.5) / 3) and out["human_corr_items"] == 3
+    assert out["human_option_corr"] == pytest.approx((1.0 + 0.5 - 0.5) / 3)
+    assert out["human_option_corr_items"] == 3 and "human_corr" not in out  # no people's proportions given
     assert math.isnan(pearson([0.5, 0.5], [0.2, 0.8])) and pearson([0, 1, 2], [1, 3, 5]) == pytest.approx(1.0)
+
+
+def test_the_comparison_with_people_is_pearson_s_r_across_items_as_hu_et_al_compute_it():
+    """Four items of phenomenon a in two seeds, the model's p_true per item (mean over its seeds) 0.2, 0.4, 0.6,
+    0.8 against people's 0.5, 0.7, 0.6, 0.9: r = Sxy / sqrt(Sxx Syy) = 0.11 / sqrt(0.2 * 0.0875); with four items
+    (two degrees of freedom) the two-sided p-value of r is exactly 1 - |r|. A fifth item people did not answer is
+    left out; phenomenon b has two items: no r."""
+    nan = float("nan")
+    metric = ChoiceMetric(["a", "b"], ["seed0", "seed1"])
+    p_true = [0.1, 0.3, 0.4, 0.4, 0.5, 0.7, 0.8, 0.8, 0.9, 0.3, 0.6]
+    people = [0.5, 0.5, 0.7, 0.7, 0.6, 0.6, 0.9, 0.9, nan, 0.2, 0.4]
+    items = [0, 0, 1, 1, 2, 2, 3, 3, 4, 5, 6]
+    metric.update(
+        index=torch.arange(11),
+        group=torch.tensor([0] * 9 + [1, 1]),
+        view=torch.tensor([0, 1] * 4 + [0, 0, 0]),
+        correct=torch.ones(11),
+        p_true=torch.tensor(p_true),
+        chosen_kind=torch.full((11,), -1),
+        corr=torch.full((11,), nan),
+        cluster=torch.tensor(items),
+        people=torch.tensor(people),
+    )
+    out = {k: float(v) for k, v in metric.compute().items()}
+    r = 0.11 / math.sqrt(0.2 * 0.0875)
+    assert out["human_corr/a"] == pytest.approx(r, abs=1e-6) and out["human_corr_p/a"] == pytest.approx(
+        1 - r, abs=1e-6
+    )
+    assert out["human_corr_items/a"] == 4 and out["human_corr_ci95_low/a"] < r < out["human_corr_ci95_high/a"]
+    assert not any(key.endswith("/b") and key.startswith("human_corr") for key in out)
+    assert out["human_corr_items"] == 6  # every answered item of both phenomena
 
 
 # -- LUDWIG -----------------------------------------------------------------------------------------------------

@@ -4,11 +4,14 @@
 import pytest
 from conftest import FIXTURES, SAMPLES, needs_samples
 
+from pragexp.data.hu_pragmatics.datamodule import HuPragmaticsDataModule
 from pragexp.data.hu_pragmatics.human import (
+    PeopleCorrect,
     human_accuracy,
     human_distribution_in_seed_order,
     read_human_answers,
     read_human_data,
+    read_no_story_answers,
 )
 from pragexp.data.hu_pragmatics.io import find_prompt_files, read_prompt_file, read_prompts
 from pragexp.utils.errors import DataFormatError
@@ -200,6 +203,37 @@ def test_human_file_missing_column_and_bad_bytes(tmp_path):
         read_human_answers(latin)
 
 
+def test_no_story_people_proportion_correct_from_the_export_and_its_codes():
+    """Irony 1: Field/2 (correct), Field/2, Field/4 (associate): 2 of 3; Irony 2: Field/3 (correct), Field/2,
+    Field/2: 1 of 3; PoliteDeceits (Deceits) 1: Field/2 (literal), no answer, Field/9 (no such code): 0 of 1."""
+    people, report = read_no_story_answers(ROOT / "human_data" / "no_story")
+    assert people == {
+        ("Deceits", 1): PeopleCorrect(1, 0),
+        ("Irony", 1): PeopleCorrect(3, 2),
+        ("Irony", 2): PeopleCorrect(3, 1),
+    }
+    assert report.participants == 3 and [s["line"] for s in report.skipped] == [3, 4]
+    assert "no answer" in report.skipped[0]["reason"] and "Field/9" in report.skipped[1]["reason"]
+
+
+@pytest.mark.parametrize(
+    ("variant", "expected"),
+    [("no-story", {1: 2 / 3, 2: 1 / 3}), ("story", None)],
+)
+def test_each_variant_is_compared_with_its_own_people(tmp_path, variant, expected):
+    data = HuPragmaticsDataModule(
+        path=str(ROOT), phenomena=["Irony"], variant=variant, report_dir=str(tmp_path)
+    )
+    data.setup("test")
+    shares = {data.items[x["index"]].item_id: x["people_correct"] for x in data.datasets["test"]}
+    if expected is None:  # the story people (human_data/fj): correct answers over all answers per item
+        expected = {i: h.correct / h.n for i, h in read_human_answers(HUMAN_IRONY)[0].items() if i in shares}
+        assert all(x["reference"] is not None for x in data.datasets["test"])
+    else:  # the no-story people give no shares over the options
+        assert all(x["reference"] is None for x in data.datasets["test"])
+    assert shares == pytest.approx(expected)
+
+
 # -- the real excerpts --------------------------------------------------------------------------------
 SAMPLE = SAMPLES / "hu_pragmatics"
 SHARED = ["CoherenceInference", "Deceits", "Humour", "IndirectSpeech", "Irony"]
@@ -246,3 +280,24 @@ def test_real_human_answers_map_onto_each_seed():
         # Mapped, people's favourite is the true option for 97.7% (story) / 98.5% (no-story) of the items in
         # every seed; read as the seed's own positions it would be right for under a third.
         assert favourite_is_true == expected and unmapped_is_true < len(prompts) / 3
+
+
+@needs_samples
+def test_real_no_story_people():
+    people, report = read_no_story_answers(SAMPLE / "human_data" / "no_story")
+    assert report.participants == 30
+    per_phenomenon = {}
+    for (phenomenon, _), answered in people.items():
+        per_phenomenon.setdefault(phenomenon, []).append(answered)
+    assert {p: len(items) for p, items in per_phenomenon.items()} == {
+        "Deceits": 20,
+        "IndirectSpeech": 20,
+        "Irony": 25,
+    }
+    assert all(a.answered == 30 for a in people.values()) and not report.skipped
+    # Without the story people are far less often right (Irony near its chance of 1/4)
+    right = {
+        p: (sum(a.correct for a in items), sum(a.answered for a in items))
+        for p, items in per_phenomenon.items()
+    }
+    assert right == {"Deceits": (245, 600), "IndirectSpeech": (444, 600), "Irony": (205, 750)}

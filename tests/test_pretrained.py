@@ -255,3 +255,15 @@ def test_a_tiny_gguf_file_scores_the_same_from_its_converted_folder(tmp_path, mo
         cv.gguf_tokenizer(pretrained)("hello there")["input_ids"]
         == cv._parse_tokenizer(pretrained)("hello there")["input_ids"]
     )
+
+
+def test_the_chat_template_comes_without_the_weights():
+    """What a run answered from the response cache asks of the backend (the rendered prompt, the cache key) loads
+    the tokenizer only; the weights come with the first model call."""
+    from pragexp.generation.hf import HFBackend
+
+    backend = HFBackend(model="tiny", device="cpu")
+    assert backend.render("hello").startswith("<|user|>\nhello") and backend.identity()["model"] == "tiny"
+    assert backend._model is None and backend._tokenizer is not None
+    model, tokenizer = backend.load()
+    assert backend._model is model and tokenizer is backend.tokenizer()

@@ -116,7 +116,7 @@ def test_results_do_not_depend_on_batch_size_or_order(tiny):
     one = score_choices(model, tokenizer, reqs, batch_size=1)
     order = list(range(len(reqs)))
     random.Random(0).shuffle(order)
-    eight = score_choices(model, tokenizer, [reqs[i] for i in order], batch_size=8)
+    eight = batched(model, tokenizer, [reqs[i] for i in order], batch_size=8)
     for position, i in enumerate(order):
         for a, b in zip(one[i], eight[position], strict=True):
             assert (a.tokens, a.bytes) == (b.tokens, b.bytes)
@@ -139,6 +139,12 @@ def test_the_option_rows_of_a_model_that_does_not_honour_4d_masks_give_the_same_
             assert a.loglik == pytest.approx(b.loglik, abs=1e-5)
 
 
+def batched(model, tokenizer, reqs, batch_size, on_call=None) -> list[list[OptionScore]]:
+    """The scorer with batches of contexts on a shared prefix (fine-tuning's way), without gradients."""
+    with torch.no_grad():
+        return [s for _, s in option_logliks(model, tokenizer, reqs, batch_size, on_call, on_device=False)]
+
+
 def test_the_packed_pass_reads_each_item_cache_once_not_once_per_option(tiny, monkeypatch):
     model, tokenizer = tiny.load()
     reqs = requests()[:5]  # 5 items x 4 options
@@ -147,7 +153,7 @@ def test_the_packed_pass_reads_each_item_cache_once_not_once_per_option(tiny, mo
     monkeypatch.setattr(
         scorer, "_cache", lambda layers, config: batches.append(layers[0][0].shape[0]) or real(layers, config)
     )
-    score_choices(model, tokenizer, reqs, batch_size=8)
+    batched(model, tokenizer, reqs, batch_size=8)
     # the items' own parts (5 rows on the shared prefix) and then their options: 5 rows, not 20
     assert max(batches) == 5
 
@@ -289,9 +295,9 @@ def test_a_small_cache_budget_packs_fewer_items_per_pass_with_the_same_results(t
     model, tokenizer = tiny.load()
     reqs = requests()
     calls = {"one pass": [], "budget": []}
-    whole = score_choices(model, tokenizer, reqs, batch_size=8, on_call=lambda: calls["one pass"].append(1))
+    whole = batched(model, tokenizer, reqs, batch_size=8, on_call=lambda: calls["one pass"].append(1))
     monkeypatch.setattr(scorer, "OPTION_CACHE_BYTES", 1)
-    small = score_choices(model, tokenizer, reqs, batch_size=8, on_call=lambda: calls["budget"].append(1))
+    small = batched(model, tokenizer, reqs, batch_size=8, on_call=lambda: calls["budget"].append(1))
     assert len(calls["budget"]) > len(calls["one pass"])
     for a_row, b_row in zip(whole, small, strict=True):
         for a, b in zip(a_row, b_row, strict=True):
@@ -314,3 +320,83 @@ def test_the_packing_check_copies_a_few_option_rows_not_one_per_option(tiny, mon
     assert max(rows) <= scorer.OPTION_ROWS
     for option, score in zip(options, got[0], strict=True):
         assert score.loglik == pytest.approx(naive(model, tokenizer, reqs[0].context, option), abs=1e-4)
+
+
+def test_the_same_numbers_whatever_the_cache_holds_in_bfloat16(tmp_path):
+    """A set scored cold, then (another cache) half of it first and the whole set after: bit-identical
+    log-likelihoods and choices, in bfloat16 where a batch's shape changes the rounding."""
+    backend = HFBackend(model="tiny", device="cpu", batch_size=4)
+    model, _ = backend.load()
+    backend._model = model.to(torch.bfloat16)
+    reqs = [*requests(), *(ChoiceRequest(r.context + " ", r.options[::-1]) for r in requests()[:4])]
+    cold = CachedBackend(backend, tmp_path / "cold.sqlite").loglikelihood_many(reqs)
+    warm_cache = CachedBackend(backend, tmp_path / "warm.sqlite")
+    warm_cache.loglikelihood_many(reqs[1::2])  # half of the set, in other batches
+    warm = warm_cache.loglikelihood_many(reqs)
+    assert [[s.loglik for s in row] for row in warm] == [[s.loglik for s in row] for row in cold]
+    assert [choose([s.loglik for s in row]) for row in warm] == [
+        choose([s.loglik for s in row]) for row in cold
+    ]
+
+
+def sentencepiece_tokenizer(add_bos_token: bool):
+    """A tiny tokenizer laid out as Llama's SentencePiece one (a "▁" prepended, spaces as "▁", byte-pair merges
+    within words), trained on a few lines: " yes" alone is "▁" + "▁yes", inside a text "▁yes"."""
+    from tokenizers import Tokenizer, models, normalizers, pre_tokenizers, trainers
+    from transformers import PreTrainedTokenizerFast
+
+    raw = Tokenizer(models.BPE(unk_token="<unk>"))
+    raw.normalizer = normalizers.Sequence([normalizers.Prepend("▁"), normalizers.Replace(" ", "▁")])
+    raw.pre_tokenizer = pre_tokenizers.Metaspace(replacement="▁", prepend_scheme="never", split=True)
+    lines = ["Answer: yes or no? The answer is yes. No, it is not yes."] * 3
+    raw.train_from_iterator(
+        lines, trainers.BpeTrainer(vocab_size=120, special_tokens=["<unk>", "<s>", "</s>"])
+    )
+    raw.pre_tokenizer = None  # Llama's: words are split by the merges alone
+    tokenizer = PreTrainedTokenizerFast(
+        tokenizer_object=raw, bos_token="<s>", eos_token="</s>", unk_token="<unk>"
+    )
+    tokenizer.add_bos_token = add_bos_token
+    return tokenizer
+
+
+def test_a_sentencepiece_tokenizer_pairs_as_lm_evaluation_harness_and_gets_its_bos():
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    from pragexp.generation.requests import encode_request
+
+    tokenizer = sentencepiece_tokenizer(add_bos_token=False)
+    pieces = lambda ids: tokenizer.convert_ids_to_tokens(list(ids))  # noqa: E731
+    assert pieces(tokenizer(" yes", add_special_tokens=False)["input_ids"]) == ["▁", "▁yes"]  # apart
+    encoded = encode_request(tokenizer, ChoiceRequest("Answer: ", ("yes", "no")))
+    assert pieces(encoded.context) == ["▁Answer:"] and [pieces(c) for c in encoded.continuations] == [
+        ["▁yes"],
+        ["▁no"],
+    ]
+    # a model that reads a BOS first (Gemma's add_bos_token): once, in front of the context
+    with_bos = sentencepiece_tokenizer(add_bos_token=True)
+    bos = with_bos.bos_token_id
+    encoded_bos = encode_request(with_bos, ChoiceRequest("Answer: ", ("yes", "no")))
+    assert (
+        encoded_bos.context == (bos, *encoded.context) and encoded_bos.continuations == encoded.continuations
+    )
+    assert encode_request(with_bos, ChoiceRequest("<s>Answer: ", ("yes",))).context == encoded_bos.context
+    assert encode_request(with_bos, ChoiceRequest("", ("yes",))).context == (bos,)
+    # scored: one plain forward pass over BOS + "▁Answer:" + the option's tokens
+    config = LlamaConfig(
+        vocab_size=len(with_bos),
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        num_key_value_heads=2,
+    )
+    torch.manual_seed(0)
+    model = LlamaForCausalLM(config).eval()
+    got = score_choices(model, with_bos, [ChoiceRequest("Answer: ", ("yes", "no"))])[0]
+    for score, cont in zip(got, encoded_bos.continuations, strict=True):
+        ids = torch.tensor([[*encoded_bos.context, *cont]])
+        with torch.no_grad():
+            logp = torch.log_softmax(model(ids).logits[0].float(), -1)
+        plain = sum(float(logp[len(encoded_bos.context) + j - 1, t]) for j, t in enumerate(cont))
+        assert score.loglik == pytest.approx(plain, abs=1e-4)

@@ -179,7 +179,7 @@ def test_choice_metric_clusters_by_item_and_leaves_out_missing_correlations():
     assert out["acc_stderr"] == pytest.approx(expected.stderr, rel=1e-6)
     assert out["acc_stderr/Irony"] == out["acc_stderr"] and out["acc_n/Irony"] == 3.0
     assert out["acc_ci95_low"] == pytest.approx(expected.ci95[0], rel=1e-6)
-    assert (out["human_corr_rows"], out["human_corr_n"]) == (4.0, 3.0)
+    assert (out["human_option_corr_rows"], out["human_option_corr_n"]) == (4.0, 3.0)
     assert out["p_true_rows"] == 6.0
 
 

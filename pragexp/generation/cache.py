@@ -188,8 +188,9 @@ class CachedBackend(LLMBackend):
     def loglikelihood_many(self, requests: list[ChoiceRequest]) -> list[list[OptionScore]]:
         """One key per (context, option, pairing): an option scored under one prompt answers for every request
         that asks it again (a content-free prompt, a re-run with more options); the backend scores the rest in
-        one call, its requests reduced to the options it lacks. The key also names the scorer's recipe
-        (`SCORING`), so that numbers from another recipe never answer."""
+        one call, each request it lacks an option of asked whole (its options are scored together: the same
+        numbers as a cold run's). The key also names the scorer's recipe (`SCORING`), so that numbers from another
+        recipe never answer."""
         keys = [
             [
                 self._key("loglikelihood_many", [r.context, o], {"scoring": SCORING, "pairing": r.pairing})
@@ -202,9 +203,10 @@ class CachedBackend(LLMBackend):
             tuple[str, str], dict[str, str]
         ] = {}  # (context, pairing) -> {option: key}, first-asked order
         for request, row in zip(requests, keys, strict=True):
-            for option, key in zip(request.options, row, strict=True):
-                if key not in found:
-                    todo.setdefault((request.context, request.pairing), {})[option] = key
+            if any(key not in found for key in row):
+                todo.setdefault((request.context, request.pairing), {}).update(
+                    zip(request.options, row, strict=True)
+                )
         if todo:
             asked = [ChoiceRequest(c, tuple(options), pairing) for (c, pairing), options in todo.items()]
             answers = self.backend.loglikelihood_many(asked)
@@ -213,6 +215,7 @@ class CachedBackend(LLMBackend):
                 for r, scores in zip(asked, answers, strict=True)
                 for o, s in zip(r.options, scores, strict=True)
             }
+            fresh = {key: value for key, value in fresh.items() if key not in found}  # stored answers stand
             self.cache.put_many(fresh)
             found.update(fresh)
         return [[OptionScore(*found[k]) for k in row] for row in keys]

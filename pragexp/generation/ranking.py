@@ -1,5 +1,6 @@
 """From the options' log-likelihoods to a choice: normalised (`normalized`), calibrated (`calibrate`), and the
-choice itself (`choose`, `rank`), the same rule for every task and every backend."""
+choice itself (`choose`, `rank`), the same rule for every task and every backend; whether a choice is right
+where options tie (`right_under`, `TIES`) is the benchmark protocol's own rule."""
 
 from __future__ import annotations
 
@@ -11,6 +12,10 @@ import torch
 from pragexp.generation.requests import OptionScore
 
 NORMALIZATIONS = ("sum", "per_token", "per_byte")
+# Where the true option ties with the best other one: `first`, the first of the tied options is chosen (numpy's
+# argmax: Hu et al.'s analysis, lm-evaluation-harness and so LUDWIG's open models); `wrong`, a tie is wrong (the
+# true option must score strictly higher: LUDWIG's code for API models).
+TIES = ("first", "wrong")
 CONTENT_FREE = ("N/A",)  # Zhao et al. 2021 also use "" and "[MASK]"; any list may be passed
 
 
@@ -60,3 +65,19 @@ def rank(values: Sequence[float]) -> list[int]:
 def choose(values: Sequence[float]) -> int:
     """The best option (the earlier one on a tie)."""
     return rank(values)[0]
+
+
+def right_under(scores: torch.Tensor, labels: torch.Tensor, ties: str = "first") -> torch.Tensor:
+    """1.0 where the true option (`labels`) is chosen from a row of `scores` under the rule `ties`; a row without a
+    finite score (a reply that named no option) is wrong either way."""
+    if ties not in TIES:
+        raise ValueError(f"ties={ties!r}: choose one of {', '.join(TIES)}")
+    rows = torch.arange(len(labels))
+    true = scores[rows, labels]
+    others = scores.clone()
+    others[rows, labels] = float("-inf")
+    best_other = others.max(-1).values
+    if ties == "wrong":
+        return (true > best_other).float()
+    first = scores.argmax(-1)  # torch's argmax returns the first maximum, as numpy's does
+    return ((first == labels) & torch.isfinite(true)).float()

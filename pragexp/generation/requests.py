@@ -7,9 +7,12 @@ continuation (lm-evaluation-harness's, `lm_eval.api.model.TemplateLM._encode_pai
   summed over the continuation's tokens, their number, and the UTF-8 bytes of the scored continuation;
 - the pairing (`lm-eval`, the default): whitespace that ends the context moves into the continuation
   ("Answer: " + "1" -> "Answer:" + " 1"), so a tokenizer that glues a leading space to a word scores the word's
-  usual token; the continuation's tokens are those of `encode(context + continuation)` after the context's; an
-  empty context is the end-of-text token (the first token needs something to be conditioned on). Nothing adds
-  special tokens: a chat template writes its own.
+  usual token; the continuation's tokens are those of `encode(context + continuation)` after the context's (a
+  SentencePiece tokenizer encodes " yes" alone as "▁" + "▁yes", inside the whole text as "▁yes"); an empty
+  context is the end-of-text token (the first token needs something to be conditioned on). A tokenizer that says
+  its model reads a BOS token first (`add_bos_token`: Gemma, Llama, Mistral) gets it in front of the context,
+  once (a chat template that writes it keeps its own), and an empty context is then that BOS token, as
+  lm-evaluation-harness's `add_bos_token` does; no other special token is added.
 - `next-token`, a benchmark's own protocol (Hu et al. 2022's `query_hf.py`): the context encoded as the tokenizer
   does by default (special tokens included, trailing whitespace kept) and each option encoded alone, without
   special tokens, as exactly one token: its score is the log-probability of that token at the next position.
@@ -67,7 +70,7 @@ def encode_request(tokenizer, request: ChoiceRequest) -> EncodedRequest:
     def encode(text: str) -> list[int]:
         return tokenizer(text, add_special_tokens=False)["input_ids"]
 
-    eos_id = tokenizer.eos_token_id
+    bos = _bos(tokenizer)
     ctx = split_trailing_space(request.context, "")[0]
     ctx_ids = encode(ctx) if ctx else []
     conts, texts = [], []
@@ -78,7 +81,15 @@ def encode_request(tokenizer, request: ChoiceRequest) -> EncodedRequest:
             raise ValueError(f"the continuation {option!r} encodes to no token after the context")
         conts.append(tuple(ids))
         texts.append(cont)
-    return EncodedRequest(tuple(ctx_ids or [eos_id]), tuple(conts), tuple(texts))
+    if bos and ctx_ids[:1] != bos:
+        ctx_ids = bos + ctx_ids
+    return EncodedRequest(tuple(ctx_ids or [tokenizer.eos_token_id]), tuple(conts), tuple(texts))
+
+
+def _bos(tokenizer) -> list[int]:
+    """[the BOS id] where the tokenizer adds one by default (its model reads it first), else []."""
+    wanted = getattr(tokenizer, "add_bos_token", False) and tokenizer.bos_token_id is not None
+    return [tokenizer.bos_token_id] if wanted else []
 
 
 def _next_token(tokenizer, request: ChoiceRequest) -> EncodedRequest:

@@ -21,6 +21,12 @@ How it is fast:
 Identical contexts (a content-free input used for every item) run once. Which items share a batch depends only on
 the set of requests and `batch_size`, never on their order. A model in training mode with gradient checkpointing
 keeps no KV cache (transformers turns it off), so each (context, option) then runs as one whole sequence.
+
+Scoring (`score_choices`) runs each context alone (`per_item`): its own pass over the whole context, unpadded, then
+its options in one row, steps 1 and 2 without other items. Batch shapes change float rounding (in bfloat16 up to
+0.35 in a log-likelihood, issue 27), and the response cache asks only for what it lacks, so a batch of other items
+would make a score depend on what the cache held; alone, a context's scores are a function of the request and the
+model only, the same cold or warm. Fine-tuning (`option_logliks` with gradients, never cached) keeps the batches.
 """
 
 from __future__ import annotations
@@ -37,26 +43,28 @@ from pragexp.utils.tensors import pad_right
 
 log = logging.getLogger(__name__)
 # The recipe (pairing and computation), in the response cache's key: v2 reads each item's cache once for all its options
-# (issue 25), so answers stored by v1 never answer for it.
-SCORING = "lm-eval-pair/v2"
+# (issue 25); v3 scores each context alone (the same numbers whatever the cache holds), so answers stored by an
+# earlier recipe never answer for it.
+SCORING = "lm-eval-pair/v3"
 OPTION_TOKENS = 4096  # packed option pass: at most this many (items x option tokens) positions at once ...
 OPTION_ROWS = 8  # per-row option pass: option rows per item of a batch in one forward pass ...
 # ... and, in either pass, at most this many bytes of KV cache copied at once (a 5-shot GRICE QA prompt of ~2,100
 # tokens is ~97 MB a row for SmolLM2: 128 rows ran out of 24 GB)
 OPTION_CACHE_BYTES = 1 << 30
 Pair = tuple[tuple[int, ...], tuple[int, ...]]  # (context ids, continuation ids)
-_PACKING: dict[
-    tuple, bool
-] = {}  # (model class, attention implementation, dtype) -> packed options give the same
+# (model class, attention implementation, dtype) -> packed options give the same
+_PACKING: dict[tuple, bool] = {}
 
 
 @torch.inference_mode()
 def score_choices(
     model, tokenizer, requests: Sequence[ChoiceRequest], batch_size: int = 16, on_call: Callable | None = None
 ) -> list[list[OptionScore]]:
-    """[[OptionScore per option] per request]. `batch_size`: distinct contexts per batch (their options run
-    together); `on_call()` is called once per model forward (a backend's call counter)."""
-    return [scores for _, scores in option_logliks(model, tokenizer, requests, batch_size, on_call, False)]
+    """[[OptionScore per option] per request], each context scored alone (`per_item`: the numbers do not depend
+    on the other requests of the call); `batch_size` bounds the option rows of a model that cannot pack them;
+    `on_call()` is called once per model forward (a backend's call counter)."""
+    scored = option_logliks(model, tokenizer, requests, batch_size, on_call, False, per_item=True)
+    return [scores for _, scores in scored]
 
 
 def option_logliks(
@@ -66,10 +74,11 @@ def option_logliks(
     batch_size: int = 16,
     on_call: Callable | None = None,
     on_device: bool = True,
+    per_item: bool = False,
 ) -> list[tuple[torch.Tensor, list[OptionScore]]]:
     """Per request: its options' log-likelihoods as one (n,) tensor, differentiable when autograd is on, and
     their `OptionScore`s. The tensors stay on the model's device (`on_device`, training) or come to the CPU a
-    chunk at a time (scoring)."""
+    chunk at a time (scoring). `per_item`: each context alone (no shared prefix, no batch of contexts)."""
     lm = _LM(model, tokenizer, on_call)
     encoded = [encode_request(tokenizer, r) for r in requests]
     wanted: dict[tuple[int, ...], dict[tuple[int, ...], None]] = {}  # context -> its distinct continuations
@@ -78,7 +87,7 @@ def option_logliks(
     if lm.whole_sequences:
         results = _score_whole(lm, wanted, batch_size)
     else:
-        results = _score_on_cache(lm, wanted, batch_size)
+        results = _score_on_cache(lm, wanted, batch_size, per_item)
     return [_collect(e, results, on_device) for e in encoded]
 
 
@@ -155,12 +164,16 @@ class _ItemBatch:
     last: torch.Tensor  # (items, vocab): log p(next token) after each context
 
 
-def _score_on_cache(lm: _LM, wanted: dict, batch_size: int) -> dict[Pair, torch.Tensor]:
+def _score_on_cache(lm: _LM, wanted: dict, batch_size: int, per_item: bool) -> dict[Pair, torch.Tensor]:
     keys = sorted(wanted, key=lambda k: (-len(k), k))  # longest first; independent of request order
-    shared, prefix = _shared_prefix(lm, keys)
+    if per_item:
+        batches, shared, prefix = [[k] for k in keys], 0, []
+    else:
+        shared, prefix = _shared_prefix(lm, keys)
+        batches = [keys[start : start + batch_size] for start in range(0, len(keys), batch_size)]
     results: dict[Pair, torch.Tensor] = {}
-    for start in range(0, len(keys), batch_size):
-        items = _run_items(lm, keys[start : start + batch_size], shared, prefix)
+    for batch in batches:
+        items = _run_items(lm, batch, shared, prefix)
         options = [list(wanted[k]) for k in items.keys]
         if any(len(c) > 1 for conts in options for c in conts) and not _packing_works(lm, items, options):
             results.update(_options_rowwise(lm, items, options, batch_size))
@@ -244,11 +257,8 @@ def _row_bytes(items: _ItemBatch) -> int:
 def _packed_rest(lm: _LM, items: _ItemBatch, chunk: list[int], options: list[list[tuple]]) -> torch.Tensor:
     """log p(option tokens after the first | context, earlier option tokens), per (item, option) row of
     `chunk`, in row order, from one forward pass over the chunk's packed options."""
-    feeds, targets, spans = (
-        [],
-        [],
-        [],
-    )  # per item: fed ids; per item: next ids; per option: (item row, start, n)
+    # per item: fed ids; per item: next ids; per option: (item row, start, n)
+    feeds, targets, spans = [], [], []
     for r, i in enumerate(chunk):
         fed, nxt = [], []
         for cont in options[i]:

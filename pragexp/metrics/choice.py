@@ -13,11 +13,15 @@ one (people's answer shares). `compute()` gives
 - with option kinds, `error_share/<kind>` (and `error_share/<kind>/<group>` for the kinds a group's wrong
   answers chose): of the wrong answers, the share that chose an option of that kind (how Hu et al. split errors
   into literal, associate, ... readings);
-- with reference distributions, `human_corr` (and per group): the Pearson correlation between the model's and
-  the people's distribution over an item's options, averaged over the examples where both vary (an item where
-  either is constant has no correlation and is left out: `human_corr_items` counts those that have one);
+- with people's proportion correct per item, `human_corr` (and per group: per phenomenon, as Hu et al. report
+  it): Pearson's r across items between the model's p_true on the item (its mean over the item's rows) and
+  people's proportion correct, with `human_corr_p`, its interval and `human_corr_items` (`pragexp.metrics.people`);
+- with reference distributions, `human_option_corr` (and per group): within each example, Pearson's r between
+  the model's and the people's distribution over the item's options, averaged over the examples where both vary
+  (`human_option_corr_items` counts them; with two options every r is +-1): how alike the two distributions are,
+  not the paper's figure;
 - `count`;
-- for `acc`, `p_true` and `human_corr`, overall and per group, the standard error and 95% interval of the mean,
+- for `acc`, `p_true` and `human_option_corr`, overall and per group, the standard error and 95% interval of the mean,
   clustered by item where an item is scored in several rows (`update`'s `cluster`: Hu et al.'s option orders),
   with the items and rows counted: `acc_stderr`, `acc_ci95_low`, `acc_ci95_high`, `acc_n`, `acc_rows`, and
   `acc_stderr/<group>`, ... (`pragexp.metrics.uncertainty`).
@@ -31,11 +35,12 @@ from collections.abc import Sequence
 import torch
 from torchmetrics import Metric
 
+from pragexp.metrics.people import item_correlation
 from pragexp.metrics.uncertainty import with_uncertainty
 from pragexp.utils.per_example import first_per_index, gathered
 
-COLUMNS = ("correct", "p_true", "corr")
-MEANS = ("acc", "p_true", "human_corr")  # the metric's name of each column's mean
+COLUMNS = ("correct", "p_true", "corr", "people")
+MEANS = ("acc", "p_true", "human_option_corr")  # the metric's name of each of the first three columns' mean
 
 
 def pearson(a: Sequence[float], b: Sequence[float]) -> float:
@@ -65,16 +70,21 @@ class ChoiceMetric(Metric):
         for name in ("indices", "groups", "views", "kinds", "clusters", "values"):
             self.add_state(name, default=[], dist_reduce_fx="cat")
 
-    def update(self, index, group, view, correct, p_true, chosen_kind, corr, cluster=None) -> None:
+    def update(
+        self, index, group, view, correct, p_true, chosen_kind, corr, cluster=None, people=None
+    ) -> None:
         """Per example: dataset index, group id, view id and chosen option's kind id (-1: none), whether it is
-        right, p(true option), correlation with the reference (NaN: none), and the id of the item it scores
-        (examples of one item in several views share it; None: every example is an item of its own)."""
+        right, p(true option), correlation with the reference (NaN: none), the id of the item it scores
+        (examples of one item in several views share it; None: every example is an item of its own) and people's
+        proportion correct on that item (NaN or None: none)."""
+        people = torch.full_like(p_true, math.nan) if people is None else people
         self.indices.append(index.long().reshape(-1))
         self.clusters.append((index if cluster is None else cluster).long().reshape(-1))
         self.groups.append(group.long().reshape(-1))
         self.views.append(view.long().reshape(-1))
         self.kinds.append(chosen_kind.long().reshape(-1))
-        self.values.append(torch.stack([correct.float(), p_true.float(), corr.float()], dim=1))
+        columns = (correct.float(), p_true.float(), corr.float(), people.float().to(p_true.device))
+        self.values.append(torch.stack(columns, dim=1))
 
     def compute(self) -> dict[str, torch.Tensor]:
         indices = gathered(self.indices, torch.long)
@@ -93,6 +103,7 @@ class ChoiceMetric(Metric):
         out.update(self._error_shares(values[:, 0], kinds))
         for c, name in enumerate(MEANS):
             out.update(with_uncertainty(name, values[:, c], clusters, groups, self.group_names))
+        out.update(self._people(values, clusters, groups))
         out["count"] = torch.tensor(float(values.shape[0]))
         return out
 
@@ -101,12 +112,21 @@ class ChoiceMetric(Metric):
         out = {f"acc{suffix}": chosen[:, 0].mean(), f"p_true{suffix}": chosen[:, 1].mean()}
         corr = chosen[:, 2][~torch.isnan(chosen[:, 2])]
         if corr.numel():
-            out[f"human_corr{suffix}"] = corr.mean()
+            out[f"human_option_corr{suffix}"] = corr.mean()
             if not suffix:
-                out["human_corr_items"] = torch.tensor(float(corr.numel()))
+                out["human_option_corr_items"] = torch.tensor(float(corr.numel()))
         if views is not None and self.view_names:
             spread = self._per_view(chosen[:, 0], views, suffix)
             out.update({k: v for k, v in spread.items() if k.startswith("acc_view_std")})
+        return out
+
+    def _people(self, values, clusters, groups) -> dict[str, torch.Tensor]:
+        """Hu et al.'s comparison with people, across the items of all rows and of each group."""
+        out = item_correlation("human_corr", values[:, 1], values[:, 3], clusters)
+        for g, name in enumerate(self.group_names):
+            rows = groups == g
+            figures = item_correlation("human_corr", values[rows, 1], values[rows, 3], clusters[rows])
+            out.update({f"{key}/{name}": value for key, value in figures.items()})
         return out
 
     def _per_view(self, correct, views, suffix: str) -> dict[str, torch.Tensor]:

@@ -3,10 +3,12 @@ data package and a prompt group (Hu et al.'s phenomena: task=hu_pragmatics; LUDW
 implicatures: task=bigbench_implicatures). Evaluation only; the model scores the options through the one route
 (backend, response cache, scorer, prompt templates) and the task reads its scores as a classifier's logits.
 
-Metrics (`pragexp.metrics.choice.ChoiceMetric`): accuracy, a tie counted wrong (the true option must score
-strictly higher than every other, LUDWIG's rule), the probability of the true option, per group (phenomenon,
+Metrics (`pragexp.metrics.choice.ChoiceMetric`): accuracy, a tie read by the protocol's rule (`ties`: `first`,
+the first of the tied options is chosen, numpy's argmax as Hu et al. and lm-evaluation-harness read it; `wrong`,
+the true option must score strictly higher, LUDWIG's code for API models), the probability of the true option, per group (phenomenon,
 implicature type), per view and their spread (Hu et al.'s option-order seeds), the share of errors by the chosen
-option's kind, and the correlation with people's answers, from what the data module declares (`ChoiceData`); each
+option's kind, and the comparison with people (across items, Hu et al.'s; within an item, over its options), from
+what the data module declares (`ChoiceData`); each
 mean with its standard error, clustered by item where the data module shows an item in several views (its batches'
 "cluster"). `predictions.jsonl` holds per example the model's record (prompt, continuations, log-likelihoods,
 scores) and the option probabilities, the choice, its kind, its group, the item it scores and the people's
@@ -22,6 +24,7 @@ from typing import Protocol, runtime_checkable
 import torch
 from torch import nn
 
+from pragexp.generation.ranking import TIES, right_under
 from pragexp.metrics.choice import ChoiceMetric, pearson
 from pragexp.tasks.base import EVAL_STAGES, PragexpTask, PromptData, TaskData, chosen
 
@@ -30,21 +33,13 @@ from pragexp.tasks.base import EVAL_STAGES, PragexpTask, PromptData, TaskData, c
 class ChoiceData(TaskData, PromptData, Protocol):
     """Batches: "index", "group", "label" (the true option), "view" (an index into `view_names`, or -1),
     "inputs": {"items": PromptItems with their options}, and per example "kinds" (a kind id, into `kind_names`, per
-    option; or None) and "reference" (people's answer shares over the options, in the item's order; or None); where
+    option; or None) and "reference" (people's answer shares over the options, in the item's order; or None); may
+    hold "people_correct" (people's proportion correct on the example's item, NaN: unknown); where
     an item is shown in several views, "cluster" (the item's id, shared by its views: its standard errors are
     clustered by item)."""
 
     view_names: Sequence[str]  # Hu et al.'s seeds; empty: every item is shown once
     kind_names: Sequence[str]  # the options' kinds (literal, associate, ...); empty: none
-
-
-def strictly_right(scores: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
-    """1.0 where the true option's score is above every other option's (a tie is wrong)."""
-    rows = torch.arange(len(labels))
-    true = scores[rows, labels]
-    others = scores.clone()
-    others[rows, labels] = float("-inf")
-    return (true > others.max(-1).values).float()
 
 
 def option_probabilities(scores: torch.Tensor) -> torch.Tensor:
@@ -58,8 +53,11 @@ class LLMChoiceTask(PragexpTask):
     data_contract = ChoiceData
     score_names = ("acc", "p_true")
 
-    def __init__(self, model):
+    def __init__(self, model, ties: str = "first"):
         super().__init__(model)
+        if ties not in TIES:
+            raise ValueError(f"task.ties={ties!r}: choose one of {', '.join(TIES)}")
+        self.ties = ties  # how a tie between the true option and another is read (`ranking.TIES`)
         self.kind_names: list[str] = []
         self.group_names: list[str] = []
 
@@ -86,7 +84,7 @@ class LLMChoiceTask(PragexpTask):
             for i, ref in enumerate(batch["reference"])
         ]
         return {
-            "correct": strictly_right(scores, labels),
+            "correct": right_under(scores, labels, self.ties),
             "p_true": probs[torch.arange(len(labels)), labels],
             "predicted": predicted,
             "probs": probs,
@@ -106,6 +104,7 @@ class LLMChoiceTask(PragexpTask):
             scores["kind"].to(index.device),
             scores["corr"].to(index.device),
             batch.get("cluster"),  # the item each example scores: its uncertainty is clustered by item
+            batch.get("people_correct"),  # people's proportion correct on the item (Hu et al.'s comparison)
         )
 
     def prediction_records(self, batch: dict, scores: dict) -> list[dict]:
@@ -127,6 +126,8 @@ class LLMChoiceTask(PragexpTask):
             if batch["reference"][i] is not None:
                 record["human"] = [round(float(p), 4) for p in batch["reference"][i]]
                 corr = float(scores["corr"][i])
-                record["human_corr"] = None if math.isnan(corr) else round(corr, 4)
+                record["human_option_corr"] = None if math.isnan(corr) else round(corr, 4)
+            if "people_correct" in batch and not math.isnan(float(batch["people_correct"][i])):
+                record["people_correct"] = round(float(batch["people_correct"][i]), 4)
             records.append(record)
         return records

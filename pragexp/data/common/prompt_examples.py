@@ -36,7 +36,8 @@ class PromptBatch:
         return self.items[i]
 
 
-TENSOR_KEYS = ("index", "label", "group", "view", "cluster")  # numbers per example (cluster: the item's id)
+# numbers per example (cluster: the item's id; people_correct: people's proportion correct on it, NaN: unknown)
+TENSOR_KEYS = ("index", "label", "group", "view", "cluster", "people_correct")
 LIST_KEYS = (
     "kinds",
     "reference",

@@ -5,10 +5,12 @@ The groups are the phenomena, the views the seeds (`view_names`), the option kin
 (`kind_names`: CorrectNonLiteral, IncorrectLiteral, ...). Each example's `PromptItem` holds the authors' prompt
 (`prompt`, byte for byte), its scenario and question (`scenario`), the options in the seed's order and the true
 one; with `shots` > 0, `shots` other items of the same phenomenon and seed, drawn for each item alone (seeded by
-`seed`, the phenomenon and the item), as its demonstrations. Where the human answers are there
-(`human_path`, by default `human_data/fj` beside `prompts/`), each example carries people's answer shares over
-its options in its own order (`reference`), and `data_report.json` the people's accuracy per phenomenon. The seeds'
-examples of one item share its id (`cluster`): standard errors are clustered by item.
+`seed`, the phenomenon and the item), as its demonstrations. Where the people's answers are there (`human_path`, by
+default `human_data/fj` beside `prompts/`, or `human_data/no_story` for the no-story variant: its own people), each
+example carries people's proportion correct on its item (`people_correct`, the paper's comparison with people)
+and, from `fj`, their answer shares over its options in its own order (`reference`); `data_report.json` gives the
+people's accuracy per phenomenon. The seeds' examples of one item share its id (`cluster`): standard errors are
+clustered by item.
 """
 
 from __future__ import annotations
@@ -22,9 +24,10 @@ from pathlib import Path
 from pragexp.data.common.prompt_examples import PromptDataModule
 from pragexp.data.hu_pragmatics.human import (
     HumanItem,
-    human_accuracy,
+    PeopleCorrect,
     human_distribution_in_seed_order,
     read_human_data,
+    read_no_story_answers,
 )
 from pragexp.data.hu_pragmatics.io import HuItem, read_prompts
 from pragexp.prompting import PromptItem
@@ -84,23 +87,31 @@ class HuPragmaticsDataModule(PromptDataModule):
         self.item_ids = {
             key: k for k, key in enumerate(dict.fromkeys((i.phenomenon, i.item_id) for i in items))
         }
-        humans = self._human_answers()
-        self.datasets["test"] = [self._example(i, item, humans) for i, item in enumerate(items)]
-        self.write_report(self._report(read.summary(), humans))
+        humans, people = self._human_answers()
+        self.datasets["test"] = [self._example(i, item, humans, people) for i, item in enumerate(items)]
+        self.write_report(self._report(read.summary(), humans, people))
         log.info("Hu et al. %s: %d items x seeds from %d files", self.variant, len(items), len(read.files))
 
-    def _human_answers(self) -> dict[tuple[str, int], HumanItem]:
-        folder = Path(self.human_path) if self.human_path else _beside_prompts(Path(self.path))
+    def _human_answers(self) -> tuple[dict[tuple[str, int], HumanItem], dict[tuple[str, int], PeopleCorrect]]:
+        """The people of this variant: per item their answers over the options (story: `fj`) and their
+        proportion correct (either)."""
+        folder = Path(self.human_path) if self.human_path else _beside_prompts(Path(self.path), self.variant)
         if folder is None or not folder.is_dir():
             log.warning("no human answers found (data.human_path): the human comparison is left out")
-            return {}
+            return {}, {}
+        if self.variant == "no-story":
+            people, _ = read_no_story_answers(folder)
+            return {}, {key: n for key, n in people.items() if key[0] in self.group_names}
         present = [p for p in self.group_names if (folder / f"Human_{p}.csv").is_file()]
         read = read_human_data(folder, present)
-        return {(p, item_id): h for p, (found, _) in read.items() for item_id, h in found.items()}
+        humans = {(p, item_id): h for p, (found, _) in read.items() for item_id, h in found.items()}
+        return humans, {key: PeopleCorrect(h.n, h.correct) for key, h in humans.items()}
 
-    def _example(self, index: int, item: HuItem, humans: dict) -> dict:
+    def _example(self, index: int, item: HuItem, humans: dict, people: dict) -> dict:
         human = humans.get((item.phenomenon, item.item_id))
+        answered = people.get((item.phenomenon, item.item_id))
         return {
+            "people_correct": answered.share if answered else float("nan"),
             "index": index,
             "group": self.group_names.index(item.phenomenon),
             "view": self.view_names.index(f"seed{item.seed}"),
@@ -131,20 +142,20 @@ class HuPragmaticsDataModule(PromptDataModule):
         fields = {"prompt": item.prompt, "scenario": item.content.strip(), "phenomenon": item.phenomenon}
         return PromptItem(index, fields, item.options, item.true_index, demonstrations=demonstrations)
 
-    def _report(self, read: dict, humans: dict) -> dict:
+    def _report(self, read: dict, humans: dict, people: dict) -> dict:
         per_phenomenon = {p: sum(i.phenomenon == p for i in self.items) for p in self.group_names}
-        accuracy = {
-            p: human_accuracy([h for (name, _), h in humans.items() if name == p])
-            for p in self.group_names
-            if any(name == p for name, _ in humans)
-        }
+        accuracy = {}
+        for phenomenon in self.group_names:
+            answers = [n for (name, _), n in people.items() if name == phenomenon]
+            if answers:
+                accuracy[phenomenon] = sum(n.correct for n in answers) / sum(n.answered for n in answers)
         return {
             **read,
             "variant": self.variant,
             "examples": len(self.items),
             "per_phenomenon": per_phenomenon,
             "seeds": list(self.view_names),
-            "human_items": len(humans),
+            "human_items": len(people),
             "human_accuracy": accuracy,
             "human_error_share": self._human_error_shares(humans),
         }
@@ -178,9 +189,11 @@ class HuPragmaticsDataModule(PromptDataModule):
         }
 
 
-def _beside_prompts(path: Path) -> Path | None:
-    """human_data/fj in the repository that holds `path` (the prompts/ folder or the repository root)."""
+def _beside_prompts(path: Path, variant: str) -> Path | None:
+    """The variant's people (human_data/fj, or human_data/no_story) in the repository that holds `path` (the
+    prompts/ folder or the repository root)."""
+    folder = Path("human_data", "no_story" if variant == "no-story" else "fj")
     for root in (path, path.parent):
-        if (root / "human_data" / "fj").is_dir():
-            return root / "human_data" / "fj"
+        if (root / folder).is_dir():
+            return root / folder
     return None

@@ -6,6 +6,12 @@ OptionChosen): one row per participant and item. `OptionChosen` is "Answer<k>", 
 says "Coherent"/"Incoherent" instead, which the notebook maps to Answer1/Answer2 (the original order
 lists the coherent reading first). `human_distribution_in_seed_order` puts an item's answers in a seed's
 option order, so that a model's option probabilities there can be compared with people's.
+
+The no-story experiment's people (`human_data/no_story/`, `read_no_story_answers`): `human_data_30ppts.csv`, a
+Qualtrics export (column ppt, then one column `<item>_<Phenomenon>` per item, "PoliteDeceits" for Deceits, each
+answer a field code `${lm://Field/k}`), and `codes/*_complex.csv` (per row `X<item>_<Phenomenon>`, per field code
+the label of the option it showed); an answer is right where its label starts with "Correct", as the notebook
+reads it. They give per item people's proportion correct, not the options' shares (the codes name no order).
 """
 
 from __future__ import annotations
@@ -18,11 +24,17 @@ from pathlib import Path
 
 from pragexp.data.common.files.csv_files import csv_records
 from pragexp.data.hu_pragmatics.io import HuItem
+from pragexp.utils.errors import DataFormatError
 
 HUMAN_COLUMNS = ("pKey", "itemNum", "Correct", "Task", "OptionChosen")
 HUMAN_FILE = re.compile(r"^Human_(?P<phenomenon>[A-Za-z]+)\.csv$")
 _ANSWER = re.compile(r"^Answer(\d+)$")
 NAMED_ANSWERS = {"Coherent": 1, "Incoherent": 2}  # CoherenceInference's human file names the option
+NO_STORY_ANSWERS = "human_data_30ppts.csv"
+NO_STORY_NAMES = {
+    "PoliteDeceits": "Deceits"
+}  # the export's phenomenon names that differ from the prompt files'
+_NO_STORY_ITEM = re.compile(r"^X?(?P<item>\d+)_(?P<phenomenon>[A-Za-z]+)$")
 
 
 @dataclass(frozen=True)
@@ -146,3 +158,73 @@ def human_distribution_in_seed_order(human: HumanItem, item: HuItem) -> tuple[fl
         )
     shares = (human.distribution + (0.0,) * n)[:n]
     return tuple(shares[original - 1] for original in item.option_order)
+
+
+@dataclass(frozen=True)
+class PeopleCorrect:
+    """How many people answered an item and how many of them rightly."""
+
+    answered: int
+    correct: int
+
+    @property
+    def share(self) -> float:
+        return self.correct / self.answered if self.answered else float("nan")
+
+
+def read_no_story_answers(folder) -> tuple[dict[tuple[str, int], PeopleCorrect], HumanReadReport]:
+    """Per (phenomenon, item) of the no-story experiment, people's answers and right answers; what was skipped
+    (an empty answer, a code the codes files do not name) with its line."""
+    folder = Path(folder)
+    answers = folder / NO_STORY_ANSWERS
+    if not answers.is_file():
+        raise FileNotFoundError(f"no {NO_STORY_ANSWERS} in {folder} (Hu et al.'s human_data/no_story)")
+    labels = _no_story_codes(folder / "codes")
+    report = HumanReadReport(source=str(answers))
+    counts: dict[tuple[str, int], list[int]] = defaultdict(lambda: [0, 0])
+    for line, row in csv_records(answers, ("ppt",)):
+        report.rows_read += 1
+        report.participants += 1
+        for column, code in row.items():
+            key = _no_story_item(column)
+            if key is None:
+                continue
+            label = labels.get((*key, code.strip()))
+            if label is None:
+                reason = (
+                    "no answer" if not code.strip() else f"code {code.strip()[:30]!r} not in the codes files"
+                )
+                report.skipped.append({"line": line, "reason": f"field {column!r}: {reason}"})
+                continue
+            counts[key][0] += 1
+            counts[key][1] += label.startswith("Correct")
+    return {key: PeopleCorrect(*c) for key, c in sorted(counts.items())}, report
+
+
+def _no_story_item(column: str) -> tuple[str, int] | None:
+    """(phenomenon as the prompt files name it, item) of an export column or a codes row; None for another."""
+    match = _NO_STORY_ITEM.match(column.strip())
+    if not match:
+        return None
+    return NO_STORY_NAMES.get(match["phenomenon"], match["phenomenon"]), int(match["item"])
+
+
+def _no_story_codes(folder: Path) -> dict[tuple[str, int, str], str]:
+    """(phenomenon, item, field code) -> the label of the option that code showed, from every codes/*_complex.csv."""
+    files = sorted(folder.glob("*_complex.csv"))
+    if not files:
+        raise FileNotFoundError(
+            f"no codes/*_complex.csv in {folder.parent} (Hu et al.'s human_data/no_story)"
+        )
+    labels = {}
+    for path in files:
+        for line, row in csv_records(path, ("Question",)):
+            key = _no_story_item(row["Question"])
+            if key is None:
+                raise DataFormatError(
+                    path, f"not an item name: {row['Question'][:40]!r}", line=line, where="field 'Question'"
+                )
+            labels.update(
+                {(*key, code.strip()): label.strip() for code, label in row.items() if code != "Question"}
+            )
+    return labels
