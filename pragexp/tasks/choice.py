@@ -5,8 +5,8 @@ implicatures: task=bigbench_implicatures). Evaluation only; the model scores the
 
 Metrics (`pragexp.metrics.choice.ChoiceMetric`): accuracy, a tie counted wrong (the true option must score
 strictly higher than every other, LUDWIG's rule), the probability of the true option, per group (phenomenon,
-implicature type), per view and their spread (Hu et al.'s option-order seeds), the share of errors by the chosen
-option's kind, and the correlation with people's answers, from what the data module declares (`ChoiceData`); each
+implicature type; an example in several groups counts in each), per view and their spread (Hu et al.'s option-order seeds), the share of errors by the chosen
+option's kind, the share of each option position chosen (where the data module names them), and the correlation with people's answers, from what the data module declares (`ChoiceData`); each
 mean with its standard error, clustered by item where the data module shows an item in several views (its batches'
 "cluster"). `predictions.jsonl` holds per example the model's record (prompt, continuations, log-likelihoods,
 scores) and the option probabilities, the choice, its kind, its group, the item it scores and the people's
@@ -28,7 +28,8 @@ from pragexp.tasks.base import EVAL_STAGES, PragexpTask, PromptData, TaskData, c
 
 @runtime_checkable
 class ChoiceData(TaskData, PromptData, Protocol):
-    """Batches: "index", "group", "label" (the true option), "view" (an index into `view_names`, or -1),
+    """Batches: "index", "group", "label" (the true option), optionally "groups" (per example every group id it is
+    in, where it is in several: its "group" is then the first), "view" (an index into `view_names`, or -1),
     "inputs": {"items": PromptItems with their options}, and per example "kinds" (a kind id, into `kind_names`, per
     option; or None) and "reference" (people's answer shares over the options, in the item's order; or None); where
     an item is shown in several views, "cluster" (the item's id, shared by its views: its standard errors are
@@ -36,6 +37,24 @@ class ChoiceData(TaskData, PromptData, Protocol):
 
     view_names: Sequence[str]  # Hu et al.'s seeds; empty: every item is shown once
     kind_names: Sequence[str]  # the options' kinds (literal, associate, ...); empty: none
+
+
+def position_names(datamodule) -> Sequence[str]:
+    """What a data module calls its options' positions (`position_names`: MultiPragEval's A-E), for the share of
+    each chosen (`chosen/<position>`); optional, none by default."""
+    return tuple(getattr(datamodule, "position_names", ()))
+
+
+def memberships(batch: dict, groups: int) -> torch.Tensor | None:
+    """(examples, groups): where a data module puts an example in several groups (its "groups", a list of group
+    ids per example: a language, a type and their pair), each of them; None: its "group" alone."""
+    listed = batch.get("groups")
+    if not listed or all(g is None for g in listed):
+        return None
+    out = torch.zeros(len(listed), groups, dtype=torch.bool)
+    for row, ids in enumerate(listed):
+        out[row, list(ids or [])] = True
+    return out
 
 
 def strictly_right(scores: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
@@ -68,7 +87,12 @@ class LLMChoiceTask(PragexpTask):
         return self.build_prompted(datamodule)
 
     def build_metrics(self, datamodule: ChoiceData) -> nn.ModuleDict:
-        names = (datamodule.group_names, datamodule.view_names, datamodule.kind_names)
+        names = (
+            datamodule.group_names,
+            datamodule.view_names,
+            datamodule.kind_names,
+            position_names(datamodule),
+        )
         return nn.ModuleDict({stage: ChoiceMetric(*names) for stage in EVAL_STAGES})
 
     def evaluate_batch(self, stage: str, batch: dict) -> dict:
@@ -106,6 +130,8 @@ class LLMChoiceTask(PragexpTask):
             scores["kind"].to(index.device),
             scores["corr"].to(index.device),
             batch.get("cluster"),  # the item each example scores: its uncertainty is clustered by item
+            memberships(batch, len(self.group_names)),
+            scores["predicted"].to(index.device),
         )
 
     def prediction_records(self, batch: dict, scores: dict) -> list[dict]:
@@ -124,6 +150,8 @@ class LLMChoiceTask(PragexpTask):
                 "group": self.group_names[group] if group >= 0 else None,
                 "cluster": int(batch["cluster"][i]) if "cluster" in batch else index,
             }
+            if batch.get("groups") and batch["groups"][i]:
+                record["groups"] = [self.group_names[g] for g in batch["groups"][i]]
             if batch["reference"][i] is not None:
                 record["human"] = [round(float(p), 4) for p in batch["reference"][i]]
                 corr = float(scores["corr"][i])
