@@ -206,6 +206,7 @@ def test_choice_metric_an_example_in_several_groups_and_the_share_of_each_positi
         estimate_mean([1, 0]).stderr
     )
     assert out["acc_n/en:maxims"] == 1 and "acc_stderr/en:maxims" not in out  # one item: no standard error
+    assert out["acc_n"] == 4 and out["acc_stderr"] == pytest.approx(estimate_mean([1, 0, 0, 0]).stderr)
     assert (out["chosen/A"], out["chosen/B"], out["chosen/C"], out["chosen/none"]) == (0.5, 0.0, 0.25, 0.25)
 
 

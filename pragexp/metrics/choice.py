@@ -127,9 +127,10 @@ class ChoiceMetric(Metric):
             out.update(with_uncertainty(name, values[:, c], clusters))
             for g, group in enumerate(self.group_names):
                 rows = members[:, g]
-                if rows.any():
+                if rows.any():  # the group's own figures (`acc_n/<group>`), not its rows' overall ones
                     labels = torch.zeros(int(rows.sum()), dtype=torch.long)
-                    out.update(with_uncertainty(name, values[rows, c], clusters[rows], labels, [group]))
+                    figures = with_uncertainty(name, values[rows, c], clusters[rows], labels, [group])
+                    out.update({k: v for k, v in figures.items() if k.endswith(f"/{group}")})
         out.update(self._choice_shares(choices))
         out["count"] = torch.tensor(float(values.shape[0]))
         return out
