@@ -43,6 +43,16 @@ def check_model_fits_task(cfg: DictConfig) -> None:
         )
 
 
+def check_training_allowed(cfg: DictConfig) -> None:
+    """A task whose data may be used for evaluation only (its config's `evaluation_only`: the reason, ToMATO's
+    licence) refuses training and a fine-tuned LLM before anything is built."""
+    reason = cfg.get("evaluation_only")
+    tuned = str(OmegaConf.select(cfg, "llm.finetune", default="none") or "none") != "none"
+    if reason and (cfg.get("train", True) or tuned):
+        what = f"llm.finetune={cfg.llm.finetune}" if tuned else "pragexp.train"
+        raise ValueError(f"task={cfg.get('task_name')} is for evaluation only ({reason}): {what} is refused")
+
+
 def job_started() -> float:
     """When the job an entry point is about to run began (`time.monotonic()`): the process's start for
     its first job, imports included; now for the later jobs of a multirun."""
@@ -73,6 +83,7 @@ def run(cfg: DictConfig, started: float | None = None) -> dict[str, float]:
 
 def _run(cfg: DictConfig, started: float, stop: SignalStop) -> dict[str, float]:
     check_model_fits_task(cfg)
+    check_training_allowed(cfg)
     if cfg.get("print_config", True):
         print_config_tree(cfg)
     if cfg.get("seed") is not None:

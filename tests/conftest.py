@@ -189,10 +189,13 @@ def make_config(tmp_path, cache_dir):
             "callbacks.progress_bar=null",
         ]
         choices = compose_config([*common, *overrides], tmp_path / out, name).hydra.runtime.choices
-        missing = [f"data={choices.data}"] if choices.data not in TINY_DATA else []
+        tiny_data = TINY_DATA.get(choices.data, _fixture_folder(choices.data))
+        missing = [f"data={choices.data}"] if tiny_data is None else []
         missing += [f"model={choices.model}"] if tiny_model and choices.model not in TINY_MODEL else []
-        assert not missing, f"add tiny settings for {missing} to TINY_DATA/TINY_MODEL in tests/conftest.py"
-        tiny = TINY_DATA[choices.data] + (TINY_MODEL[choices.model] if tiny_model else [])
+        assert not missing, (
+            f"add tiny settings for {missing} to TINY_DATA/TINY_MODEL in tests/conftest.py (or tests/fixtures/<data>/)"
+        )
+        tiny = tiny_data + (TINY_MODEL[choices.model] if tiny_model else [])
         # Tiny settings first, so a test's own overrides of the same keys win (a group chosen twice is an
         # error in Hydra: the test's choice replaces the tiny one).
         own = {o.split("=", 1)[0] for o in overrides}
@@ -200,6 +203,12 @@ def make_config(tmp_path, cache_dir):
         return compose_config([*common, *tiny, *overrides], tmp_path / out, name)
 
     return make
+
+
+def _fixture_folder(data: str) -> list[str] | None:
+    """A benchmark's invented files in tests/fixtures/<data>/ (a new benchmark needs no entry in TINY_DATA)."""
+    folder = FIXTURES / data
+    return [f"data.path={folder}"] if folder.is_dir() else None
 
 
 def run_module(module: str, args: list[str], cwd: Path, timeout: int = 600) -> subprocess.CompletedProcess:

@@ -244,6 +244,36 @@ def test_the_comparison_with_people_is_pearson_s_r_across_items_as_hu_et_al_comp
     assert out["human_corr_items"] == 6  # every answered item of both phenomena
 
 
+def test_choice_metric_an_example_in_several_groups_and_the_share_of_each_position_chosen():
+    metric = ChoiceMetric(["en", "de", "maxims", "en:maxims"], position_names=["A", "B", "C"])
+    # rows 0-1 English (0 a maxim), rows 2-3 German (2 a maxim); row 3 named no option
+    membership = torch.tensor([[1, 0, 1, 1], [1, 0, 0, 0], [0, 1, 1, 0], [0, 1, 0, 0]], dtype=torch.bool)
+    metric.update(
+        index=torch.arange(4),
+        group=torch.tensor([0, 0, 1, 1]),
+        view=torch.full((4,), -1),
+        correct=torch.tensor([1.0, 0.0, 0.0, 0.0]),
+        p_true=torch.tensor([1.0, 0.0, 0.0, 0.0]),
+        chosen_kind=torch.full((4,), -1),
+        corr=torch.full((4,), float("nan")),
+        membership=membership,
+        choice=torch.tensor([0, 0, 2, -1]),
+    )
+    out = {k: float(v) for k, v in metric.compute().items()}
+    assert (
+        out["acc/en"] == 0.5
+        and out["acc/de"] == 0.0
+        and out["acc/maxims"] == 0.5
+        and out["acc/en:maxims"] == 1
+    )
+    assert out["acc_n/maxims"] == 2 and out["acc_stderr/maxims"] == pytest.approx(
+        estimate_mean([1, 0]).stderr
+    )
+    assert out["acc_n/en:maxims"] == 1 and "acc_stderr/en:maxims" not in out  # one item: no standard error
+    assert out["acc_n"] == 4 and out["acc_stderr"] == pytest.approx(estimate_mean([1, 0, 0, 0]).stderr)
+    assert (out["chosen/A"], out["chosen/B"], out["chosen/C"], out["chosen/none"]) == (0.5, 0.0, 0.25, 0.25)
+
+
 # -- LUDWIG -----------------------------------------------------------------------------------------------------
 
 

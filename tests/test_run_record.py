@@ -83,6 +83,7 @@ RUNS = {  # one cheap run per task (an LLM evaluated, the GRICE readers trained 
     "grice_recovery": ["model=memnn", "debug=fdr"],
     "grice_qa": ["model=memnn", "debug=fdr"],
     "intentions_reply": LLM,  # the embedding judge: MiniLM, shipped offline
+    "multiprageval": [*LLM, "data.languages=[english]"],  # one batch holds every type (the literal column's)
 }
 HEADLINE = {  # the headline columns a run on the tests' data (default settings) takes
     "grice_recovery": ["GRICE recovery R@1"],
@@ -94,6 +95,8 @@ HEADLINE = {  # the headline columns a run on the tests' data (default settings)
     "hu_pragmatics": ["Hu et al. acc"],
     "ludwig": ["LUDWIG 0-shot acc", "LUDWIG best-k acc"],
     "bigbench_implicatures": ["BIG-bench implicatures acc"],
+    "multiprageval": ["MultiPragEval maxims acc", "MultiPragEval literal acc"],
+    "tomato": ["ToMATO acc", "ToMATO false-belief acc"],
     "nli": [],
     "boolq": [],
 }

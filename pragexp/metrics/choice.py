@@ -6,7 +6,8 @@ renormalised over the item's options), the kind of the option chosen (a benchmar
 associate, non-sequitur, ...), and the correlation of the model's distribution over the options with a reference
 one (people's answer shares). `compute()` gives
 
-- `acc`, `p_true`, overall and per group (`acc/<group>`);
+- `acc`, `p_true`, overall and per group (`acc/<group>`); an example may belong to several groups (`update`'s
+  `membership`: a language, a type and their pair), each group averaging its own examples;
 - with views (an item shown in several option orders: Hu et al.'s five seeds), `acc_view/<view>` and
   `acc_view_std` (and per group): the accuracy of each view and the population standard deviation across views,
   the seed spread (overall `acc` is the mean over views, which hold the same items);
@@ -20,6 +21,9 @@ one (people's answer shares). `compute()` gives
   the model's and the people's distribution over the item's options, averaged over the examples where both vary
   (`human_option_corr_items` counts them; with two options every r is +-1): how alike the two distributions are,
   not the paper's figure;
+- with position names (an item's options lettered A, B, ...), `chosen/<position>`: the share of all examples
+  whose choice was the option in that position, and `chosen/none` the share that chose none (a generated reply
+  naming no option), so a model that always answers one letter shows it;
 - `count`;
 - for `acc`, `p_true` and `human_option_corr`, overall and per group, the standard error and 95% interval of the mean,
   clustered by item where an item is scored in several rows (`update`'s `cluster`: Hu et al.'s option orders),
@@ -51,6 +55,14 @@ def pearson(a: Sequence[float], b: Sequence[float]) -> float:
     return float((x * y).sum()) / denominator if denominator > 1e-12 else math.nan
 
 
+def _one_hot(group: torch.Tensor, groups: int) -> torch.Tensor:
+    """(examples, groups) membership of one group each (-1: none)."""
+    out = torch.zeros(len(group), groups, dtype=torch.bool)
+    known = (group >= 0) & (group < groups)
+    out[known.nonzero().reshape(-1), group[known]] = True
+    return out
+
+
 class ChoiceMetric(Metric):
     full_state_update = False
 
@@ -59,6 +71,7 @@ class ChoiceMetric(Metric):
         group_names: Sequence[str] = (),
         view_names: Sequence[str] = (),
         kind_names: Sequence[str] = (),
+        position_names: Sequence[str] = (),
         **kwargs,
     ):
         super().__init__(**kwargs)
@@ -67,20 +80,38 @@ class ChoiceMetric(Metric):
             list(view_names),
             list(kind_names),
         )
-        for name in ("indices", "groups", "views", "kinds", "clusters", "values"):
+        self.position_names = list(position_names)
+        for name in ("indices", "groups", "views", "kinds", "clusters", "values", "choices"):
             self.add_state(name, default=[], dist_reduce_fx="cat")
 
     def update(
-        self, index, group, view, correct, p_true, chosen_kind, corr, cluster=None, people=None
+        self,
+        index,
+        group,
+        view,
+        correct,
+        p_true,
+        chosen_kind,
+        corr,
+        cluster=None,
+        membership=None,
+        choice=None,
+        people=None,
     ) -> None:
         """Per example: dataset index, group id, view id and chosen option's kind id (-1: none), whether it is
-        right, p(true option), correlation with the reference (NaN: none), the id of the item it scores
-        (examples of one item in several views share it; None: every example is an item of its own) and people's
-        proportion correct on that item (NaN or None: none)."""
+        right, p(true option), correlation with the reference (NaN: none), and the id of the item it scores
+        (examples of one item in several views share it; None: every example is an item of its own).
+        `membership`: (examples, groups), true where an example belongs to a group (None: its `group` alone);
+        `choice`: the position of the option chosen, -1 for none (None: not counted); `people`: people's proportion
+        correct on the example's item (NaN or None: none)."""
         people = torch.full_like(p_true, math.nan) if people is None else people
-        self.indices.append(index.long().reshape(-1))
+        index = index.long().reshape(-1)
+        self.indices.append(index)
         self.clusters.append((index if cluster is None else cluster).long().reshape(-1))
-        self.groups.append(group.long().reshape(-1))
+        if membership is None:
+            membership = _one_hot(group.long().reshape(-1), len(self.group_names))
+        self.groups.append(membership.bool().reshape(len(index), len(self.group_names)))
+        self.choices.append((torch.full_like(index, -2) if choice is None else choice).long().reshape(-1))
         self.views.append(view.long().reshape(-1))
         self.kinds.append(chosen_kind.long().reshape(-1))
         columns = (correct.float(), p_true.float(), corr.float(), people.float().to(p_true.device))
@@ -90,21 +121,46 @@ class ChoiceMetric(Metric):
         indices = gathered(self.indices, torch.long)
         columns = (gathered(self.groups, torch.long), gathered(self.views, torch.long))
         columns += (gathered(self.kinds, torch.long), gathered(self.clusters, torch.long))
-        columns += (gathered(self.values).reshape(-1, len(COLUMNS)),)
-        _, groups, views, kinds, clusters, values = first_per_index(indices, *columns)
+        columns += (gathered(self.values).reshape(-1, len(COLUMNS)), gathered(self.choices, torch.long))
+        _, members, views, kinds, clusters, values, choices = first_per_index(indices, *columns)
         if values.shape[0] == 0:
             return {}
         out = self._means(values, slice(None), "")
         for g, name in enumerate(self.group_names):
-            if (groups == g).any():
-                out.update(self._means(values, groups == g, f"/{name}", views[groups == g]))
-                out.update(self._error_shares(values[groups == g, 0], kinds[groups == g], f"/{name}"))
+            rows = members[:, g]
+            if rows.any():
+                out.update(self._means(values, rows, f"/{name}", views[rows]))
+                out.update(self._error_shares(values[rows, 0], kinds[rows], f"/{name}"))
         out.update(self._per_view(values[:, 0], views, ""))
         out.update(self._error_shares(values[:, 0], kinds))
         for c, name in enumerate(MEANS):
-            out.update(with_uncertainty(name, values[:, c], clusters, groups, self.group_names))
-        out.update(self._people(values, clusters, groups))
+            out.update(with_uncertainty(name, values[:, c], clusters))
+            for g, group in enumerate(self.group_names):
+                rows = members[:, g]
+                if rows.any():  # the group's own figures (`acc_n/<group>`), not its rows' overall ones
+                    labels = torch.zeros(int(rows.sum()), dtype=torch.long)
+                    figures = with_uncertainty(name, values[rows, c], clusters[rows], labels, [group])
+                    out.update({k: v for k, v in figures.items() if k.endswith(f"/{group}")})
+        out.update(self._people(values, clusters, members))
+        out.update(self._choice_shares(choices))
         out["count"] = torch.tensor(float(values.shape[0]))
+        return out
+
+    def _people(self, values, clusters, members) -> dict[str, torch.Tensor]:
+        """Hu et al.'s comparison with people, across the items of all rows and of each group."""
+        out = item_correlation("human_corr", values[:, 1], values[:, 3], clusters)
+        for g, name in enumerate(self.group_names):
+            rows = members[:, g]
+            figures = item_correlation("human_corr", values[rows, 1], values[rows, 3], clusters[rows])
+            out.update({f"{key}/{name}": value for key, value in figures.items()})
+        return out
+
+    def _choice_shares(self, choices) -> dict[str, torch.Tensor]:
+        """Of all examples, the share that chose each position (and none); nothing without position names."""
+        if not self.position_names or (choices < -1).any():
+            return {}
+        out = {f"chosen/{name}": (choices == p).float().mean() for p, name in enumerate(self.position_names)}
+        out["chosen/none"] = (choices == -1).float().mean()
         return out
 
     def _means(self, values, rows, suffix: str, views=None) -> dict[str, torch.Tensor]:
@@ -118,15 +174,6 @@ class ChoiceMetric(Metric):
         if views is not None and self.view_names:
             spread = self._per_view(chosen[:, 0], views, suffix)
             out.update({k: v for k, v in spread.items() if k.startswith("acc_view_std")})
-        return out
-
-    def _people(self, values, clusters, groups) -> dict[str, torch.Tensor]:
-        """Hu et al.'s comparison with people, across the items of all rows and of each group."""
-        out = item_correlation("human_corr", values[:, 1], values[:, 3], clusters)
-        for g, name in enumerate(self.group_names):
-            rows = groups == g
-            figures = item_correlation("human_corr", values[rows, 1], values[rows, 3], clusters[rows])
-            out.update({f"{key}/{name}": value for key, value in figures.items()})
         return out
 
     def _per_view(self, correct, views, suffix: str) -> dict[str, torch.Tensor]:

@@ -6,8 +6,8 @@ implicatures: task=bigbench_implicatures). Evaluation only; the model scores the
 Metrics (`pragexp.metrics.choice.ChoiceMetric`): accuracy, a tie read by the protocol's rule (`ties`: `first`,
 the first of the tied options is chosen, numpy's argmax as Hu et al. and lm-evaluation-harness read it; `wrong`,
 the true option must score strictly higher, LUDWIG's code for API models), the probability of the true option, per group (phenomenon,
-implicature type), per view and their spread (Hu et al.'s option-order seeds), the share of errors by the chosen
-option's kind, and the comparison with people (across items, Hu et al.'s; within an item, over its options), from
+implicature type; an example in several groups counts in each), per view and their spread (Hu et al.'s option-order seeds), the share of errors by the chosen
+option's kind, the share of each option position chosen (where the data module names them), and the comparison with people (across items, Hu et al.'s; within an item, over its options), from
 what the data module declares (`ChoiceData`); each
 mean with its standard error, clustered by item where the data module shows an item in several views (its batches'
 "cluster"). `predictions.jsonl` holds per example the model's record (prompt, continuations, log-likelihoods,
@@ -31,7 +31,8 @@ from pragexp.tasks.base import EVAL_STAGES, PragexpTask, PromptData, TaskData, c
 
 @runtime_checkable
 class ChoiceData(TaskData, PromptData, Protocol):
-    """Batches: "index", "group", "label" (the true option), "view" (an index into `view_names`, or -1),
+    """Batches: "index", "group", "label" (the true option), optionally "groups" (per example every group id it is
+    in, where it is in several: its "group" is then the first), "view" (an index into `view_names`, or -1),
     "inputs": {"items": PromptItems with their options}, and per example "kinds" (a kind id, into `kind_names`, per
     option; or None) and "reference" (people's answer shares over the options, in the item's order; or None); may
     hold "people_correct" (people's proportion correct on the example's item, NaN: unknown); where
@@ -40,6 +41,24 @@ class ChoiceData(TaskData, PromptData, Protocol):
 
     view_names: Sequence[str]  # Hu et al.'s seeds; empty: every item is shown once
     kind_names: Sequence[str]  # the options' kinds (literal, associate, ...); empty: none
+
+
+def position_names(datamodule) -> Sequence[str]:
+    """What a data module calls its options' positions (`position_names`: MultiPragEval's A-E), for the share of
+    each chosen (`chosen/<position>`); optional, none by default."""
+    return tuple(getattr(datamodule, "position_names", ()))
+
+
+def memberships(batch: dict, groups: int) -> torch.Tensor | None:
+    """(examples, groups): where a data module puts an example in several groups (its "groups", a list of group
+    ids per example: a language, a type and their pair), each of them; None: its "group" alone."""
+    listed = batch.get("groups")
+    if not listed or all(g is None for g in listed):
+        return None
+    out = torch.zeros(len(listed), groups, dtype=torch.bool)
+    for row, ids in enumerate(listed):
+        out[row, list(ids or [])] = True
+    return out
 
 
 def option_probabilities(scores: torch.Tensor) -> torch.Tensor:
@@ -66,7 +85,12 @@ class LLMChoiceTask(PragexpTask):
         return self.build_prompted(datamodule)
 
     def build_metrics(self, datamodule: ChoiceData) -> nn.ModuleDict:
-        names = (datamodule.group_names, datamodule.view_names, datamodule.kind_names)
+        names = (
+            datamodule.group_names,
+            datamodule.view_names,
+            datamodule.kind_names,
+            position_names(datamodule),
+        )
         return nn.ModuleDict({stage: ChoiceMetric(*names) for stage in EVAL_STAGES})
 
     def evaluate_batch(self, stage: str, batch: dict) -> dict:
@@ -104,6 +128,8 @@ class LLMChoiceTask(PragexpTask):
             scores["kind"].to(index.device),
             scores["corr"].to(index.device),
             batch.get("cluster"),  # the item each example scores: its uncertainty is clustered by item
+            memberships(batch, len(self.group_names)),
+            scores["predicted"].to(index.device),
             batch.get("people_correct"),  # people's proportion correct on the item (Hu et al.'s comparison)
         )
 
@@ -123,6 +149,8 @@ class LLMChoiceTask(PragexpTask):
                 "group": self.group_names[group] if group >= 0 else None,
                 "cluster": int(batch["cluster"][i]) if "cluster" in batch else index,
             }
+            if batch.get("groups") and batch["groups"][i]:
+                record["groups"] = [self.group_names[g] for g in batch["groups"][i]]
             if batch["reference"][i] is not None:
                 record["human"] = [round(float(p), 4) for p in batch["reference"][i]]
                 corr = float(scores["corr"][i])

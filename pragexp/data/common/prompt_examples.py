@@ -41,7 +41,8 @@ TENSOR_KEYS = ("index", "label", "group", "view", "cluster", "people_correct")
 LIST_KEYS = (
     "kinds",
     "reference",
-)  # per example, a list (an option's kind id; people's answer shares) or None
+    "groups",
+)  # per example, a list (an option's kind id; people's answer shares; every group it is in) or None
 
 
 def prompt_collate(examples: Sequence[dict]) -> dict:
