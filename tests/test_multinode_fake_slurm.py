@@ -8,19 +8,10 @@ import re
 
 import fake_slurm
 import pytest
-from conftest import GRICE_FIXTURE, TINY_MODEL, run_module
+from conftest import GRICE_FIXTURE, run_module
+from test_cluster import FAST
 
 pytestmark = pytest.mark.slow  # a fake SLURM job of two DDP ranks in subprocesses
-
-FAST = [
-    "model=lstm",
-    "logger=none",
-    "trainer.max_epochs=1",
-    "trainer.accelerator=cpu",
-    "callbacks.progress_bar=null",
-    "print_config=false",
-    *TINY_MODEL["lstm"],
-]
 
 
 def test_slurm_launcher_starts_two_nodes_of_ddp_and_counts_every_example_once(tmp_path, monkeypatch):

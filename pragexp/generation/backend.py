@@ -23,11 +23,9 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
-from pathlib import Path
 
 import torch
 
@@ -148,26 +146,3 @@ class LLMBackend:
 
 
 _WORDS = re.compile(r"\s*\S+")  # a word and the space before it: the tokens of a backend without a tokenizer
-
-
-def files_digest(path: str | os.PathLike) -> str | None:
-    """What identifies the files behind a local model path, for cache keys: a digest of the name, size and
-    modification time of the file (a .gguf) or of every file under the folder (weights, config, tokenizer,
-    chat template; hidden entries skipped). Any rewrite of a file changes it, without reading gigabytes of
-    weights. None when `path` is not on this machine (a hub name: its `revision` names it)."""
-    path = Path(path).expanduser()
-    if path.is_file():
-        files = [path]
-    elif path.is_dir():
-        files = sorted(
-            f
-            for f in path.rglob("*")
-            if f.is_file() and not any(p.startswith(".") for p in f.relative_to(path).parts)
-        )
-    else:
-        return None
-    stats = [
-        (f.name if f == path else str(f.relative_to(path)), f.stat().st_size, f.stat().st_mtime_ns)
-        for f in files
-    ]
-    return hashlib.sha256(json.dumps(stats).encode()).hexdigest()[:16]

@@ -32,7 +32,6 @@ from pragexp.generation.backend import (
     GenerationParams,
     LLMBackend,
     Prompt,
-    files_digest,
     stream_seed,
     template_kwargs,
 )
@@ -40,7 +39,7 @@ from pragexp.generation.finetune import check_finetune, lora_settings, make_trai
 from pragexp.generation.requests import ChoiceRequest, OptionScore
 from pragexp.generation.sampling import RowSampler
 from pragexp.generation.scorer import score_choices
-from pragexp.utils.pretrained import SMOLLM2, resolve
+from pragexp.utils.pretrained import SMOLLM2, files_digest, resolve
 from pragexp.utils.pretrained.causal import load_causal_model, load_causal_tokenizer
 from pragexp.utils.tensors import mean_pool, pad_right
 

@@ -5,13 +5,13 @@ column of one headline metric. A run here is anything with `task`, `path`, `metr
 from __future__ import annotations
 
 import json
-import re
 import statistics
 from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 
 from pragexp.utils.markdown import stats_text
+from pragexp.utils.run_settings import DATA_LOCATION  # data.path, data.test_path: where the data is
 
 # A paper's own chance row: the scorecard's chance row shows that level, so it is not a published model row.
 CHANCE_ROWS = ("chance", "random")
@@ -164,7 +164,6 @@ class Column:
         return out
 
 
-DATA_LOCATION = re.compile(r"data\.(\w+_)?(path|dir)$")  # data.path, data.test_path: where the data is
 # Settings a benchmark's row shows elsewhere (template, k), that name no other model, or say where the data is.
 NOT_SHOWN = (
     "prompt.template",
