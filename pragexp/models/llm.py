@@ -49,10 +49,10 @@ from pragexp.prompting import (
     RenderedPrompt,
     load_templates,
     pick_demonstrations,
-    read_answer,
     select_template,
 )
 from pragexp.prompting.extraction import extraction_prompt, read_extraction
+from pragexp.prompting.parsing import READERS
 from pragexp.prompting.reasoning import DEFAULT_MARKERS
 from pragexp.utils.contracts import require
 from pragexp.utils.run_record import LLMRecord, ModelRecord, Prompting, llm_row
@@ -99,6 +99,11 @@ class PromptedLLM(PragexpModel):
             raise ValueError("model=llm needs an LLM backend: llm=hf (default), vllm, openai or tiny")
         require(llm, PromptBackend, f"llm backend {type(llm).__name__}")
         self.template = select_template(load_templates(prompt["templates"]), prompt.get("template", 0))
+        if self.template.reader not in READERS:
+            raise ValueError(
+                f"prompt template {self.template.name!r}: reader {self.template.reader!r}, choose one of "
+                f"{', '.join(READERS)}"
+            )
         self._read_settings(prompt)
         self._check_labels(task_sizes.get("num_labels"))
         self.finetune, self.backend = (
@@ -264,14 +269,16 @@ class PromptedLLM(PragexpModel):
 
     def _choose_by_generation(self, items: Sequence[PromptItem], llm: PromptBackend) -> torch.Tensor:
         """Greedy replies, their reasoning cut (`generation.thinking`), each answer read by the rules
-        (`prompting.read_answer`) and, with `prompt.extractor`, what they cannot read put to the same LLM."""
+        (the template's `reader`: `prompting.read_answer` by default) and, with `prompt.extractor`, what they cannot
+        read put to the same LLM."""
         requests = self._requests(items, llm)
         thoughts = answer_after_reasoning(
             llm, [Prompt(r.context, templated=True) for r in requests], self.thinking
         )
         options = [self.template.item_options(item) for item in items]
+        read = READERS[self.template.reader]
         choices = [
-            None if t.answer is None else read_answer(t.answer, r.options, o)
+            None if t.answer is None else read(t.answer, r.options, o)
             for t, r, o in zip(thoughts, requests, options, strict=True)
         ]
         extracted = self._extract(thoughts, choices, options, llm) if self.extractor else {}

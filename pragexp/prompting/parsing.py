@@ -6,6 +6,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from pragexp.prompting.templates import letter
+
 # A judge's verdicts on a reply, and the task's mark of a generation that held no reply (never a judge's).
 TRUE, LITERAL, NEITHER, INVALID = "true", "literal", "neither", "invalid"
 NO_REPLY = "no_reply"
@@ -72,6 +74,21 @@ def read_answer(reply: str, continuations: Sequence[str], option_texts: Sequence
     said = f" {_norm(reply)} "
     mentioned = {i for form, i in forms if len(form) > 1 and f" {form} " in said}
     return mentioned.pop() if len(mentioned) == 1 else None
+
+
+def read_first_bracketed(
+    reply: str, continuations: Sequence[str], option_texts: Sequence[str] = ()
+) -> int | None:
+    """ToMATO's authors' reading (their run_local_llm.py): the option whose letter, in square brackets, comes first
+    anywhere in the reply, upper case only; their pattern's class also holds a comma, so a first "[,]" names no
+    option (wrong there, unparsed here). None: no such bracket."""
+    letters = [letter(i) for i in range(len(continuations))]
+    found = re.search(r"\[([" + re.escape("".join(letters)) + r",])\]", reply)
+    return letters.index(found.group(1)) if found and found.group(1) in letters else None
+
+
+# How a template's replies are read back (`PromptTemplate.reader`).
+READERS = {"declared": read_answer, "first_bracketed": read_first_bracketed}
 
 
 def _named(value: str, forms: list[tuple[str, int]]) -> int | None:

@@ -18,7 +18,9 @@ A template has
   the marker after which a generated reply starts (`parsing.extract_reply`); none: the whole generation;
 - `pairing`: how the prompt and an option's continuation become tokens to score (`generation.requests`):
   `lm-eval` (default) or `next-token` (Hu et al.'s protocol: the prompt as the tokenizer encodes it by default,
-  each option one token of its own).
+  each option one token of its own);
+- `reader`: how a generated reply is read back into an option (`parsing.READERS`): `declared` (default: the field's
+  rules, the last declaration wins) or `first_bracketed` (ToMATO's authors: the first "[A]".."[D]" in the reply).
 
 Chat: the instruction and each demonstration's input are user turns, each demonstration's answer an
 assistant turn, then the item's input; the model's chat template turns these into text (the LLM backend
@@ -64,6 +66,7 @@ class PromptTemplate:
     shots_instruction: str = ""
     item_instruction: str = ""
     pairing: str = "lm-eval"
+    reader: str = "declared"
 
     @classmethod
     def from_config(cls, config: Mapping) -> PromptTemplate:

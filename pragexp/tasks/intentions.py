@@ -16,7 +16,9 @@ the one LLM route: its backend, response cache and prompt templates.
 - `IntentionsMCTask` (`task=intentions_mc`): a choice task like Circa's: the LLM picks the true intention out of
   two options (Hu et al.'s prompt, `prompt=intentions_mc`), scored by the one scorer, in both option orders (a
   model that always says "1" scores 50%). Per item: `acc` (mean over the orders), `p_true` (the probability of the
-  right option, the option scores renormalised over the options, mean over the orders).
+  right option, the option scores renormalised over the options, mean over the orders). Generating
+  (`prompt.scoring=generate`), its `unparsed`, `forced`, `reasoning_tokens` (and `extracted`) are per item the share
+  or mean over its orders, reported as every generating task's (`metrics.generation`).
 
 Metrics are per item and exact under DDP (PragexpTask); `test/count` counts items.
 """
@@ -31,6 +33,7 @@ from torch import nn
 
 from pragexp.generation.backend import GenerationParams
 from pragexp.generation.intention_judges import INVALID, NEITHER, NO_REPLY, TRUE, JudgeRequest
+from pragexp.metrics.generation import FIELDS as GENERATION_FIELDS
 from pragexp.prompting import PromptItem, PromptTemplate, extract_reply
 from pragexp.tasks.base import PragexpTask, PromptData, PromptedModel, TaskData, chosen
 
@@ -167,7 +170,10 @@ class IntentionsMCTask(PragexpTask):
         for index, per_order in orders.items():
             acc = sum(o["correct"] for o in per_order) / len(per_order)
             p_true = sum(o["p_true"] for o in per_order) / len(per_order)
-            records.append({"index": index, "acc": acc, "p_true": p_true, "orders": per_order})
+            summary = _generation_summary(per_order)
+            records.append({"index": index, "acc": acc, "p_true": p_true, **summary, "orders": per_order})
+            if self.answer_metrics is not None:  # the model's records were taken here, not by the loop
+                self.answer_metrics[stage].update({index: summary})
         return {
             "acc": torch.tensor([r["acc"] for r in records], dtype=torch.float),
             "p_true": torch.tensor([r["p_true"] for r in records], dtype=torch.float),
@@ -176,3 +182,13 @@ class IntentionsMCTask(PragexpTask):
 
     def prediction_records(self, batch: dict, scores: dict) -> list[dict]:
         return scores["_records"]
+
+
+def _generation_summary(orders: list[dict]) -> dict[str, float]:
+    """A generating model's figures for one item (`unparsed`, `forced`, ...): the share or mean over its orders;
+    empty for a model that scores options."""
+    return {
+        name: sum(float(o.get(name) or 0) for o in orders) / len(orders)
+        for name in GENERATION_FIELDS
+        if any(name in o for o in orders)
+    }

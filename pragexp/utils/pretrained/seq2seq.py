@@ -1,4 +1,5 @@
-"""Encoder-decoder language models by name, for generation (FiD) and for scoring (BARTScore).
+"""Encoder-decoder language models by name, for generation (FiD), for scoring (BARTScore) and as the LLM
+(`llm.model=google/flan-t5-xl`: `is_encoder_decoder`, `load_seq2seq_lm`).
 
 - a hub name (`facebook/bart-large`, `facebook/bart-large-cnn`, ...) or a local folder: AutoModelForSeq2SeqLM;
 - `minilm`: a BERT encoder and a BERT decoder (with cross-attention, which starts random) both warm-started
@@ -18,7 +19,7 @@ from collections.abc import Mapping
 
 from torch import nn
 
-from pragexp.utils.pretrained import MINILM, TINY, resolve
+from pragexp.utils.pretrained import MINILM, TINY, Pretrained, resolve
 
 log = logging.getLogger(__name__)
 
@@ -105,3 +106,31 @@ def _set_special_ids(model: nn.Module, ids: Mapping[str, int]) -> None:
     # greedy or beam search, as the reader's config asks, and nothing else.
     for key, value in (("no_repeat_ngram_size", 0), ("min_length", 0), ("length_penalty", 1.0)):
         setattr(generation, key, value)
+
+
+def is_encoder_decoder(pretrained: Pretrained) -> bool:
+    """Whether a language-model setting names an encoder-decoder (T5, Flan-T5, Tk-Instruct, BART), as its
+    config.json says; read without the weights. The built-in `tiny` and a .gguf file are causal LMs."""
+    if pretrained.source is None or pretrained.gguf_file:
+        return False
+    from transformers import AutoConfig
+
+    try:
+        config = AutoConfig.from_pretrained(pretrained.source, **pretrained.kwargs())
+    except OSError as err:
+        raise pretrained.error(err, "the language model") from err
+    return bool(getattr(config, "is_encoder_decoder", False))
+
+
+def load_seq2seq_lm(pretrained: Pretrained, dtype: str = "auto") -> nn.Module:
+    """An encoder-decoder LLM's weights (AutoModelForSeq2SeqLM) in eval mode on the CPU, its generation config as
+    the hub gives it (unlike `load_seq2seq`, whose readers are trained)."""
+    import torch
+    from transformers import AutoModelForSeq2SeqLM
+
+    kwargs = {**pretrained.kwargs(), **({} if dtype == "auto" else {"dtype": getattr(torch, dtype)})}
+    try:
+        model = AutoModelForSeq2SeqLM.from_pretrained(pretrained.source, **kwargs)
+    except OSError as err:
+        raise pretrained.error(err, "the language model") from err
+    return model.eval()
