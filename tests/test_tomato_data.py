@@ -80,9 +80,10 @@ def test_the_authors_turn_scored_per_state_order_belief_and_trait(make_config):
     assert metrics["test/count"] == len(records) == 12
     first = records[0]
     assert (
-        "# Transcript\n" in first["prompt"]
-        and "# Question\n" in first["prompt"]
+        "# Transcript \n" in first["prompt"]
+        and "# Question \n" in first["prompt"]
         and "\n[D] They thinks" in first["prompt"]
+        and "You are an expert at understanding human communication." in first["prompt"]
     )
     assert first["continuations"] == ["[A]", "[B]", "[C]", "[D]"]
     for group in (
@@ -129,3 +130,46 @@ def test_the_shared_sample_reads_whole():
     assert len(questions) == 186 and all(q.order == 2 and q.false_belief for q in questions)
     states = {s: sum(q.mental_state == s for q in questions) for s in ("belief", "desire", "emotion")}
     assert states == {"belief": 40, "desire": 40, "emotion": 33}
+
+
+def authors_turns(record: dict) -> list[dict]:
+    """The chat that the authors' run_local_llm.py builds for a multiple-choice question with its options shown,
+    written out here from their code's text (the facts of their protocol, not pragexp's template)."""
+    system = (
+        "You are an expert at understanding human communication. Please leverage the information provided and "
+        "choose the most probable answer to the question from the options. Output your final answer by strictly "
+        "following this format: [A], [B], [C], or [D]"
+    )
+    user = "# Transcript \n" + record["conversation"] + "\n\n" + "# Question \n" + record["q"]
+    user += "\n\n" + "# Options \n" + "".join(f"[{x}] {record[f'a{i}']}\n" for i, x in enumerate("ABCD"))
+    return [{"role": "system", "content": system}, {"role": "user", "content": user}]
+
+
+def test_the_authors_template_is_their_chat_string_for_string():
+    from omegaconf import OmegaConf
+
+    from pragexp.prompting.items import PromptItem
+    from pragexp.prompting.templates import load_templates, select_template
+
+    group = OmegaConf.to_container(OmegaConf.load(Path("conf/prompt/tomato.yaml")))
+    templates = load_templates(group["templates"])
+    record = json.loads((FOLDER / "tomato_fb.json").read_text(encoding="utf-8"))[0]
+    question = read_questions(FOLDER / "tomato_fb.json")[0]
+    item = PromptItem(
+        0, {"conversation": question.conversation, "question": question.question}, question.options
+    )
+    turns = authors_turns(record)
+    assert list(select_template(templates, "authors").render(item).messages) == turns
+    # a model without a system turn (their Mistral and Gemma runs): the system prompt opens the user turn
+    folded = select_template(templates, "authors_folded").render(item).messages
+    assert list(folded) == [{"role": "user", "content": turns[0]["content"] + "\n\n" + turns[1]["content"]}]
+
+
+def test_a_system_prompt_beside_the_protocols_system_turn_is_refused():
+    from pragexp.generation.backend import with_system
+
+    user = [{"role": "user", "content": "hi"}]
+    assert with_system("Be brief.", user)[0] == {"role": "system", "content": "Be brief."}
+    assert with_system(None, [{"role": "system", "content": "theirs"}, *user])[0]["content"] == "theirs"
+    with pytest.raises(ValueError, match="leave llm.system_prompt unset"):
+        with_system("Be brief.", [{"role": "system", "content": "theirs"}, *user])

@@ -102,6 +102,18 @@ def template_kwargs(kwargs) -> dict:
     return out
 
 
+def with_system(system_prompt: str | None, messages: list[dict]) -> list[dict]:
+    """The chat turns a chat template gets: `llm.system_prompt` first, when set. A prompt template that brings its
+    own system turn (a protocol's) and a system prompt besides would be two system turns: refused."""
+    if not system_prompt:
+        return list(messages)
+    if messages and messages[0].get("role") == "system":
+        raise ValueError(
+            "the prompt template has a system turn of its own (its protocol's): leave llm.system_prompt unset"
+        )
+    return [{"role": "system", "content": system_prompt}, *messages]
+
+
 def _plain(value):
     """Config containers (Hydra passes its own) as dicts and lists: a cache key is their JSON."""
     if isinstance(value, Mapping):

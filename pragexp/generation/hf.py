@@ -40,6 +40,7 @@ from pragexp.generation.backend import (
     UnsupportedCall,
     stream_seed,
     template_kwargs,
+    with_system,
 )
 from pragexp.generation.finetune import check_finetune, lora_settings, make_trainable, quantization_config
 from pragexp.generation.requests import ChoiceRequest, OptionScore
@@ -190,9 +191,11 @@ class HFBackend(LLMBackend):
         tokenizer = self.tokenizer()
         if not (self.use_chat_template and tokenizer.chat_template):
             return None
-        system = [{"role": "system", "content": self.system_prompt}] if self.system_prompt else []
         return tokenizer.apply_chat_template(
-            [*system, *messages], add_generation_prompt=True, tokenize=False, **self.template_kwargs
+            with_system(self.system_prompt, messages),
+            add_generation_prompt=True,
+            tokenize=False,
+            **self.template_kwargs,
         )
 
     def render(self, text: str) -> str:

@@ -4,7 +4,14 @@ context paired with each option as `requests.encode_request` says."""
 
 from __future__ import annotations
 
-from pragexp.generation.backend import GenerationParams, LLMBackend, Prompt, stream_seed, template_kwargs
+from pragexp.generation.backend import (
+    GenerationParams,
+    LLMBackend,
+    Prompt,
+    stream_seed,
+    template_kwargs,
+    with_system,
+)
 from pragexp.generation.requests import ChoiceRequest, OptionScore, encode_request
 
 MISSING = (
@@ -119,10 +126,12 @@ class VLLMBackend(LLMBackend):
         None with `chat_template: false`."""
         if not self.use_chat_template:
             return None
-        system = [{"role": "system", "content": self.system_prompt}] if self.system_prompt else []
         tokenizer = self.load().get_tokenizer()
         return tokenizer.apply_chat_template(
-            [*system, *messages], add_generation_prompt=True, tokenize=False, **self.template_kwargs
+            with_system(self.system_prompt, messages),
+            add_generation_prompt=True,
+            tokenize=False,
+            **self.template_kwargs,
         )
 
     def count_tokens(self, text: str) -> int:

@@ -3,6 +3,8 @@
 A template has
 - `instruction`: what the task is; it opens the first user turn (not a system turn: several chat templates,
   Mistral's among them, refuse one) or, in a plain completion prompt, the text;
+- `system`: a system turn that a protocol prescribes (ToMATO's authors' one); empty: none. In a plain prompt it
+  opens the text. A backend's own `llm.system_prompt` is refused beside it (two system turns);
 - `shots_instruction`: opens a prompt with demonstrations, before them (LUDWIG's "prompt instruction"); left out
   of a prompt without any; `item_instruction`: comes right before the evaluated item's input, not before the
   demonstrations' (LUDWIG's "example instruction");
@@ -67,6 +69,7 @@ class PromptTemplate:
     item_instruction: str = ""
     pairing: str = "lm-eval"
     reader: str = "declared"
+    system: str = ""
 
     @classmethod
     def from_config(cls, config: Mapping) -> PromptTemplate:
@@ -129,7 +132,10 @@ class PromptTemplate:
             turns.append({"role": "assistant", "content": self.gold_answer(demo)})
         turns.append({"role": "user", "content": item_text})
         turns[0] = {"role": "user", "content": _joined([*opening, turns[0]["content"]])}
+        if self.system:
+            turns.insert(0, {"role": "system", "content": self.system})
         blocks = [
+            self.system,
             *opening,
             *(self._plain_turn(self.user_text(d)) + self.gold_answer(d) for d in demonstrations),
         ]
