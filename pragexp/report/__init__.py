@@ -27,6 +27,7 @@ A dataset's own sections and figures (Hu et al.'s table per phenomenon, LUDWIG's
 figures) live in its package (pragexp.report.sections). `--plot` draws per-group bars of the first task with
 per-group metrics (GRICE's Fig. 5 for grice_qa), or with `--scorecard` the scorecard's bars; `--figures DIR`
 writes the datasets' figures and a confusion matrix per classifier row and task (pragexp.report.confusion);
+An LLM's generated answers stand beside its log-likelihood ones (pragexp.report.scoring).
 `--sweep-plot` a sweep's monitored metric against each swept parameter (pragexp.report.sweeps).
 `--scorecard FILE.md` writes one table across datasets: a row per model, a column per headline test metric
 (pragexp.report.scorecard).
