@@ -378,9 +378,22 @@ def test_an_evaluation_of_a_tuned_checkpoint_is_the_tuned_llms_row(tmp_path):
         {"test/acc": 0.7},
         config={"ckpt_path": str(tmp_path / "gone.ckpt")},
     )
-    table = parse(scorecard.markdown(scorecard.build(find_runs([tmp_path]))))
+    torch.save({"state_dict": {}, "pragexp": {"format": 2, "model": {}}}, tmp_path / "silent.ckpt")
+    llm_run(
+        tmp_path,
+        "silent",
+        "intentions_reply",
+        {"test/acc": 0.4},
+        config={"ckpt_path": str(tmp_path / "silent.ckpt")},
+    )
+    with pytest.warns(UserWarning, match=r"gone.ckpt: it cannot be read .*named '<llm> trained'"):
+        runs = find_runs([tmp_path])
+    table = parse(scorecard.markdown(scorecard.build(runs)))
     assert table["smollm2 0-shot"]["GRICE recovery R@1"] == "0.270"
     assert table["smollm2 lora"]["GRICE recovery R@1"] == "0.610"
+    # A checkpoint that cannot be read, or does not say how it was tuned: a tuned LLM's row, never a prompted one.
+    assert table["smollm2 trained"]["Intentions MC acc"] == "0.700"
+    assert table["smollm2 trained"]["Intentions gen. acc"] == "0.400"
 
 
 def test_runs_made_under_the_intention_tasks_old_names_join_their_new_columns(tmp_path):
