@@ -5,8 +5,8 @@ import json
 
 import pytest
 
-from pragexp.report.cli import main as report_main
 from pragexp.metrics.paired import match_runs
+from pragexp.report.cli import main as report_main
 from pragexp.report.compare import compare_runs, format_comparison, main, read_predictions
 
 
