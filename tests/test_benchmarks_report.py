@@ -74,7 +74,12 @@ def test_the_hu_section(benchmark_runs):  # noqa: F811
     per = rows_of(text, "Accuracy per phenomenon")
     ours = row(per, model="smollm2", template="authors")
     assert (ours["k"], ours["runs"]) == ("0", "1")
-    assert ours["Irony"] == "0.400 ± 0.050" and ours["all"] == "0.400 ± 0.050" and ours["Humour"] == ""
+    # ± the standard error over items (n: the phenomenon's items), as the run's metrics.json holds it
+    assert (
+        ours["Irony"] == "0.400 ± 0.020 (n=25)"
+        and ours["all"] == "0.400 ± 0.020 (n=124)"
+        and ours["Humour"] == ""
+    )
     davinci = row(per, model="text-davinci-002 (paper)")
     assert davinci["Humour"] == "0.552"  # every phenomenon of the paper, covered or not
     assert davinci["all"] == f"{(40 * 0.7 + 20 * 0.79 + 25 * 0.576 + 19 * 0.653 + 20 * 0.78) / 124:.3f}"
@@ -82,30 +87,33 @@ def test_the_hu_section(benchmark_runs):  # noqa: F811
     assert row(per, model="chance (paper)")["CoherenceInference"] == "0.500"
     people = row(per, model="people (our data)")
     assert people["Irony"] == "0.900" and people["all"] == "0.900"  # the one phenomenon with people's answers
-    assert row(per, model="smollm2", template="letters")["Irony"] == "0.300 ± 0.100"
-    errors = rows_of(
-        text, "Errors by distractor kind (share of the wrong answers) and correlation with people"
-    )
+    assert row(per, model="smollm2", template="letters")["Irony"] == "0.300 ± 0.040 (n=25)"
+    errors = rows_of(text, hu.SPREAD_TITLE)
     assert [r["template"] for r in errors] == ["authors", "letters"]
     assert errors[0]["IncorrectLiteral"] == "0.600" and errors[0]["human_corr"] == "0.300"
+    assert errors[1]["option orders sd"] == "0.100"  # the spread over option orders: a figure apart
 
 
 def test_the_ludwig_section(benchmark_runs):  # noqa: F811
     text = "\n".join(ludwig.sections(find_runs([benchmark_runs])))
     per = rows_of(text, "Accuracy per template and k")
-    assert list(per[0]) == ["model", "k", *LUDWIG_TEMPLATES, "mean ± std"]  # positions read as names
+    assert list(per[0]) == ["model", "k", *LUDWIG_TEMPLATES, "templates"]  # positions read as names
     zero = row(per, model="smollm2", k="0")
     mean, std = statistics.fmean(LUDWIG_0SHOT), statistics.pstdev(LUDWIG_0SHOT)
-    assert zero["mean ± std"] == f"{mean:.3f} ± {std:.3f} (6)" and zero["esther_juan"] == "0.520"
-    five = row(per, model="smollm2", k="5")
     assert (
-        five["mean ± std"] == f"0.610 ± {statistics.pstdev(LUDWIG_5SHOT):.3f} (3)" and five["bob_alice"] == ""
+        zero["templates"] == f"{mean:.3f}; pop. sd {std:.3f} over 6 templates"
+        and zero["esther_juan"] == "0.520"
     )
-    assert row(per, model="text-davinci-002 (paper)", k="30")["mean ± std"] == "0.806"
-    assert row(per, model="text-davinci-002 (paper)", k="0")["mean ± std"] == "0.706"
-    assert row(per, model="human_best (paper)", k="–")["mean ± std"] == "0.898"
-    types = rows_of(text, "Accuracy per implicature type (mean ± population std over templates)")
-    assert row(types, model="smollm2", k="0")["Idiom"] == f"{mean - 0.1:.3f} ± {std:.3f} (6)"
+    five = row(per, model="smollm2", k="5")
+    spread = f"pop. sd {statistics.pstdev(LUDWIG_5SHOT):.3f} over 3 templates"
+    assert five["templates"] == f"0.610; {spread}" and five["bob_alice"] == ""
+    assert row(per, model="text-davinci-002 (paper)", k="30")["templates"] == "0.806"
+    assert row(per, model="text-davinci-002 (paper)", k="0")["templates"] == "0.706"
+    assert row(per, model="human_best (paper)", k="–")["templates"] == "0.898"
+    types = rows_of(text, "Accuracy per implicature type (over templates, as above)")
+    assert (
+        row(types, model="smollm2", k="0")["Idiom"] == f"{mean - 0.1:.3f}; pop. sd {std:.3f} over 6 templates"
+    )
 
 
 def test_no_section_without_benchmark_runs(tmp_path):

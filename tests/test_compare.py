@@ -1,12 +1,13 @@
-"""Paired comparison of two runs on the same items (pragexp/report/compare.py), on fixtures with answers computed by
+"""Paired comparison of two runs on the same items (pragexp/report/compare.py, pragexp/metrics/paired.py), on fixtures with answers computed by
 hand."""
 
 import json
 
 import pytest
 
+from pragexp.metrics.paired import match_runs
 from pragexp.report.cli import main as report_main
-from pragexp.report.compare import compare_runs, format_comparison, main, match_runs, read_predictions
+from pragexp.report.compare import compare_runs, format_comparison, main, read_predictions
 
 
 def write_run(folder, records):
@@ -116,7 +117,11 @@ def test_the_command_prints_a_table_and_names_bad_lines(tmp_path, capsys):
     run_b = write_run(tmp_path / "b", [{"index": i, "gold": "yes", "predicted": "yes"} for i in range(3)])
     main([str(run_a), str(run_b)])
     out = capsys.readouterr().out
-    assert "| acc | all | 0.667 | 1.000 | +0.333 |" in out and "McNemar, exact" in out
+    # Each run's mean with its standard error over the items: sd(1, 0, 1) / sqrt(3) = 0.333.
+    assert (
+        "| acc | all | 0.667 ± 0.333 (n=3) | 1.000 ± 0.000 (n=3) | +0.333 |" in out
+        and "McNemar, exact" in out
+    )
     assert "| acc | yes |" in out  # Circa-like records: grouped by gold label
     (tmp_path / "bad").mkdir()
     (tmp_path / "bad" / "predictions.jsonl").write_text('{"index": 0}\nnot json\n')

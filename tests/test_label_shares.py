@@ -154,7 +154,7 @@ def test_circa_rows_name_the_encoder_and_the_data_file_and_keep_the_papers_cell(
         )
     text = report.markdown_report(report.find_runs([tmp_path]))
     row = row_cells(text, "circa", MINILM_YN)
-    assert row["runs"] == "2" and row["test/acc"] == "0.810 ± 0.014"
+    assert row["runs"] == "2" and row["test/acc"] == "0.810; sd 0.014 over 2 runs"
     assert (
         row["paper row"] == "bert_yn (data.labels=relaxed, data.setting=matched)"
         and row["paper test/acc"] == "0.878"
@@ -184,7 +184,7 @@ def test_the_scorecard_marks_a_collapsed_cell_and_names_the_excerpt(circa_runs):
     text = scorecard.markdown(scorecard.build(report.find_runs([circa_runs])))
     card = parse(text)
     column = "Circa RELAXED acc"
-    assert card["bert_yn (model.pretrained=minilm)"][column] == "0.500 ± 0.000 (2) †"
+    assert card["bert_yn (model.pretrained=minilm)"][column] == "0.500; sd 0.000 over 2 runs †"
     assert card["smollm2 0-shot"][column] == "0.490"  # 89% Yes: no mark
     assert card["majority"][column] == "0.500"  # one label by construction: no mark
     assert (

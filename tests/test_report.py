@@ -134,8 +134,11 @@ def test_table_groups_seeds_and_folds_and_shows_the_paper(runs_dir, tmp_path, mo
     assert ticks == [[pytest.approx(0.857)]]  # the paper's per-type value, drawn over its row's bar
     text = out.read_text()
     overall = table(text, "grice_qa: test")
-    assert overall["memnn"]["test/acc"] == "0.920 ± 0.020" and overall["memnn"]["paper test/acc"] == "0.800"
-    assert overall["table6_memnn_inf"]["test/acc"] == "0.950 ± 0.020"
+    assert (
+        overall["memnn"]["test/acc"] == "0.920; sd 0.020 over 3 runs"
+        and overall["memnn"]["paper test/acc"] == "0.800"
+    )
+    assert overall["table6_memnn_inf"]["test/acc"].startswith("0.950; sd 0.020 over")
     assert overall["table6_memnn_inf"]["paper test/acc"] == "0.900"
     assert "test/count" not in overall["memnn"]
     assert "### grice_qa: dev" not in text  # the paper file gives no dev number
@@ -144,21 +147,50 @@ def test_table_groups_seeds_and_folds_and_shows_the_paper(runs_dir, tmp_path, mo
     per_type = table(text, "grice_qa: test/acc/<group>")
     assert per_type["table6_memnn_inf"]["paper test/acc/ignorance"] == "0.857"
     assert "grice_qa: published, not run here" not in text  # every paper row was matched
-    # Ten folds: one row, mean ± std [min, max].
+    # Ten folds: one row, mean, sd [min, max].
     circa = table(text, "circa: test")["bert_yn"]
-    assert circa["runs"] == "10" and circa["test/acc"] == "0.545 ± 0.030 [0.500, 0.590]"
+    assert circa["runs"] == "10" and circa["test/acc"] == "0.545; sd 0.030 over 10 runs [0.500, 0.590]"
     assert (tmp_path / "fig5.png").stat().st_size > 1000
 
 
-def test_summary_statistics_and_missing_dirs(tmp_path, capsys):
-    assert report.format_cell([0.5]) == "0.500"
-    s = report.summarise([1.0, 2.0, 3.0, 4.0])
+def test_a_cell_is_a_mean_over_items_with_its_uncertainty_and_the_spread_over_runs_apart():
+    from types import SimpleNamespace
+
+    from pragexp.utils.results import runs_cell, summarise
+
+    def run(metrics):
+        return SimpleNamespace(metrics=metrics)
+
+    def figures(mean, stderr, n, group=""):
+        keys = {"stderr": stderr, "n": n, "ci95_low": mean - 0.05, "ci95_high": mean + 0.05}
+        return {f"test/acc_{k}{group}": v for k, v in keys.items()}
+
+    one = run({"test/acc": 0.337, **figures(0.337, 0.021, 650)})
+    cell = runs_cell([one], "test/acc")
+    assert cell.text == "0.337 ± 0.021 (n=650)" and cell.half == pytest.approx(0.05)
+    group = run({"test/acc/Irony": 0.5, **figures(0.5, 0.1, 25, "/Irony")})
+    assert runs_cell([group], "test/acc/Irony").text == "0.500 ± 0.100 (n=25)"  # test/acc_stderr/Irony
+    # Two seeds on the same items: the root mean square of their standard errors, their sample std apart.
+    other = run({"test/acc": 0.347, **figures(0.347, 0.029, 650)})
+    two = runs_cell([one, other], "test/acc")
+    assert two.text == "0.342 ± 0.025 (n=650); sd 0.007 over 2 runs"
+    # An old run (no figures) among them: the bare mean, the spread still shown; alone: the bare figure.
+    old = run({"test/acc": 0.5})
+    assert runs_cell([one, old], "test/acc").text == "0.418; sd 0.115 over 2 runs"
+    assert runs_cell([old], "test/acc").text == "0.500" and runs_cell([old], "test/f1") is None
+    # Folds on other test items: n as the range; more than 3 runs with span: [min, max].
+    folds = [
+        run({"test/acc": v, **figures(v, 0.02, n)}) for v, n in ((0.5, 90), (0.6, 110), (0.7, 100), (0.8, 95))
+    ]
     assert (
-        s["mean"] == 2.5
-        and s["min"] == 1.0
-        and s["max"] == 4.0
-        and s["std"] == pytest.approx(1.2910, abs=1e-4)
+        runs_cell(folds, "test/acc", span=True).text
+        == "0.650 ± 0.020 (n=90–110); sd 0.129 over 4 runs [0.500, 0.800]"
     )
+    s = summarise([1.0, 2.0, 3.0, 4.0])
+    assert (s["mean"], s["min"], s["max"]) == (2.5, 1.0, 4.0) and s["std"] == pytest.approx(1.2910, abs=1e-4)
+
+
+def test_missing_dirs(tmp_path, capsys):
     assert report.main([str(tmp_path / "absent")]) == 2
     assert "no such directory" in capsys.readouterr().err
     assert report.markdown_report([]) == "No metrics.json found.\n"
@@ -312,7 +344,7 @@ def test_circa_strict_row_shows_the_strict_table_and_the_rest_is_listed_as_publi
     assert strict["paper row"] == "bert_yn (data.labels=strict, data.setting=matched)"
     assert (strict["paper val/acc"], strict["paper test/acc"]) == ("0.836", "0.840")  # Table 10, not 9
     assert (relaxed["paper val/acc"], relaxed["paper test/acc"]) == ("0.884", "0.878")  # Table 9
-    assert strict["runs"] == "2" and strict["test/macro_f1"] == "0.500 ± 0.000"
+    assert strict["runs"] == "2" and strict["test/macro_f1"] == "0.500; sd 0.000 over 2 runs"
     assert "paper test/macro_f1" not in strict and "test/count" not in strict
     f1 = table(text, "circa: test/f1/<group>")
     columns = [h for h in f1["bert_yn"] if h.startswith("test/")]  # RELAXED's labels, then STRICT's others
@@ -329,7 +361,7 @@ def test_circa_strict_row_shows_the_strict_table_and_the_rest_is_listed_as_publi
     assert len(published) == 36 - 2
     assert published["bert_dis_yn (data.labels=strict, data.setting=matched)"]["test/f1/middle"] == "0.508"
     loso = published["bert_yn (data.labels=strict, data.setting=unmatched)"]
-    assert loso["test/acc"] == "0.812 ± 0.046 [0.718, 0.856]" and loso["val/acc"] == ""
+    assert loso["test/acc"] == "0.812; sd 0.046 over folds [0.718, 0.856]" and loso["val/acc"] == ""
 
 
 def test_circa_leave_one_scenario_out_row_reads_like_the_papers(tmp_path):
@@ -347,9 +379,11 @@ def test_circa_leave_one_scenario_out_row_reads_like_the_papers(tmp_path):
     text = report.markdown_report(report.find_runs([tmp_path]))
     row = row_cells(text, "circa", "bert_yn (data.setting=unmatched)")
     assert row["runs"] == "10" and row["paper row"] == "bert_yn (data.labels=relaxed, data.setting=unmatched)"
-    assert row["test/acc"] == "0.845 ± 0.030 [0.800, 0.890]"
-    assert row["paper test/acc"] == "0.855 ± 0.039 [0.790, 0.902]"
-    assert row["val/acc"] == "0.845 ± 0.030 [0.800, 0.890]" and "paper val/acc" not in row  # none published
+    assert row["test/acc"] == "0.845; sd 0.030 over 10 runs [0.800, 0.890]"
+    assert row["paper test/acc"] == "0.855; sd 0.039 over folds [0.790, 0.902]"
+    assert (
+        row["val/acc"] == "0.845; sd 0.030 over 10 runs [0.800, 0.890]" and "paper val/acc" not in row
+    )  # none published
 
 
 def test_grice_table5_scales_r_at_1_from_percent_and_keeps_mrr(tmp_path):

@@ -169,3 +169,17 @@ def test_lora_run_and_the_eval_of_its_checkpoint_say_so_as_old_runs_do(tmp_path)
         assert "optimizer.lr=5e-3" in record.settings.task or out.name == "eval"  # a tuned LLM's schedule
         (out / "run.json").unlink()
         assert legacy_record(out) == record
+
+
+def test_an_old_run_without_its_data_module_is_refused_naming_file_and_field(tmp_path):
+    hydra = tmp_path / ".hydra"
+    hydra.mkdir()
+    (tmp_path / "metrics.json").write_text('{"test/acc": 0.5}')
+    (hydra / "config.yaml").write_text("data:\n  path: x.tsv\n")
+    with pytest.raises(ValueError, match=r"\.hydra/config\.yaml: data\._target_: missing"):
+        legacy_record(tmp_path)
+    (hydra / "config.yaml").write_text("data:\n  _target_: pragexp.data.gone.GoneDataModule\n")
+    with pytest.raises(
+        ValueError, match=r"config\.yaml: data\._target_: 'pragexp.data.gone.GoneDataModule' cannot"
+    ):
+        legacy_record(tmp_path)

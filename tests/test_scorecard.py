@@ -150,7 +150,7 @@ def test_the_scorecard_of_the_fixture(runs_dir):
     assert cell.std == pytest.approx(
         math.sqrt(((0.41 - 1.39 / 3) ** 2 + (0.45 - 1.39 / 3) ** 2 + (0.53 - 1.39 / 3) ** 2) / 2)
     )
-    assert llm["Circa RELAXED acc"] == "0.463 ± 0.061 (3)"
+    assert llm["Circa RELAXED acc"] == "0.463; sd 0.061 over 3 templates"  # runs without the items' figures
     # The intention tasks join the LLM's zero-shot row; its other columns are missing.
     assert llm["Intentions gen. acc"] == "0.500" and llm["Intentions MC acc"] == "0.900"
     assert "smollm2 0-shot, Intentions gen. acc: judge=embedding" in text  # the task's setting, noted
@@ -160,7 +160,7 @@ def test_the_scorecard_of_the_fixture(runs_dir):
 
     # Trained: the Table 5 preset and a plain QA run are one MemNN row; another lr is another row.
     memnn = table["memnn"]
-    assert memnn["GRICE recovery R@1"] == "0.960 ± 0.010 (3)" and memnn["GRICE QA acc"] == "0.700"
+    assert memnn["GRICE recovery R@1"] == "0.960; sd 0.010 over 3 runs" and memnn["GRICE QA acc"] == "0.700"
     assert memnn["Circa RELAXED acc"] == "–" and memnn["Intentions MC acc"] == "–"
     assert table["memnn (optimizer.lr=0.1)"]["GRICE QA acc"] == "0.200"
     assert (table["bert_yn"]["Circa RELAXED acc"], table["bert_yn"]["Circa STRICT acc"]) == ("0.850", "0.800")
@@ -223,9 +223,15 @@ def test_unmatched_runs_add_the_leave_one_scenario_out_pair(tmp_path):
     assert (
         column in table["chance"] and "Circa STRICT acc (unmatched)" not in table["chance"]
     )  # no run made there
-    assert table["bert_yn"][column] == "0.750 ± 0.071 (2)" and "Circa RELAXED acc" not in table["bert_yn"]
-    assert table["bert_yn (paper)"][column] == "0.855 ± 0.039"  # the paper's mean ± std over its 10 folds
-    assert table["majority"][column] == "0.583 ± 0.118 (2)"  # one value per fold's data: 1/2 and 2/3
+    assert (
+        table["bert_yn"][column] == "0.750; sd 0.071 over 2 runs"
+        and "Circa RELAXED acc" not in table["bert_yn"]
+    )
+    # the paper's mean and std over its 10 folds
+    assert table["bert_yn (paper)"][column] == "0.855; sd 0.039 over folds [0.790, 0.902]"
+    assert (
+        table["majority"][column] == "0.583; sd 0.118 over 2 data sets"
+    )  # one value per fold's data: 1/2 and 2/3
     assert table["chance"][column] == "0.250"
 
 
@@ -280,7 +286,9 @@ def test_the_cli_writes_and_prints_the_scorecard_and_plots_it(runs_dir, tmp_path
     assert sorted(p.name for p in png.parent.iterdir()) == ["scorecard.md", "scorecard.png"]  # no temp files
 
 
-def test_the_plot_draws_a_bar_per_value_with_its_std_and_chance_per_column(runs_dir, tmp_path, monkeypatch):
+def test_the_plot_draws_a_bar_per_value_with_its_interval_and_chance_per_column(
+    runs_dir, tmp_path, monkeypatch
+):
     from matplotlib.axes import Axes
 
     bars, lines = [], []
@@ -301,7 +309,8 @@ def test_the_plot_draws_a_bar_per_value_with_its_std_and_chance_per_column(runs_
     values = sum(len(row.cells) for row in card.rows if row.kind != "chance")
     assert len(bars) == values  # one bar per row and column with a value
     llm = [b for b in bars if b[0] == "smollm2 0-shot"]  # labelled once: its first bar (Circa RELAXED)
-    assert llm == [("smollm2 0-shot", pytest.approx(1.39 / 3), pytest.approx(0.0611, abs=1e-4))]
+    # runs without the items' figures: no error bar (the spread over templates is no 95% interval)
+    assert llm == [("smollm2 0-shot", pytest.approx(1.39 / 3), None)]
     assert lines == pytest.approx([0.25, 0.25, 1 / 6, 0.5])  # GRICE recovery, Circa RELAXED, STRICT, MC
 
 
@@ -369,9 +378,22 @@ def test_an_evaluation_of_a_tuned_checkpoint_is_the_tuned_llms_row(tmp_path):
         {"test/acc": 0.7},
         config={"ckpt_path": str(tmp_path / "gone.ckpt")},
     )
-    table = parse(scorecard.markdown(scorecard.build(find_runs([tmp_path]))))
+    torch.save({"state_dict": {}, "pragexp": {"format": 2, "model": {}}}, tmp_path / "silent.ckpt")
+    llm_run(
+        tmp_path,
+        "silent",
+        "intentions_reply",
+        {"test/acc": 0.4},
+        config={"ckpt_path": str(tmp_path / "silent.ckpt")},
+    )
+    with pytest.warns(UserWarning, match=r"gone.ckpt: it cannot be read .*named '<llm> trained'"):
+        runs = find_runs([tmp_path])
+    table = parse(scorecard.markdown(scorecard.build(runs)))
     assert table["smollm2 0-shot"]["GRICE recovery R@1"] == "0.270"
     assert table["smollm2 lora"]["GRICE recovery R@1"] == "0.610"
+    # A checkpoint that cannot be read, or does not say how it was tuned: a tuned LLM's row, never a prompted one.
+    assert table["smollm2 trained"]["Intentions MC acc"] == "0.700"
+    assert table["smollm2 trained"]["Intentions gen. acc"] == "0.400"
 
 
 def test_runs_made_under_the_intention_tasks_old_names_join_their_new_columns(tmp_path):
@@ -417,10 +439,19 @@ def ludwig_run(root, name, template, shots, metrics, extra=()):
     return llm_run(root, name, "ludwig", metrics, template, shots, config=config, extra=extra)
 
 
-def hu_metrics(acc, view_std=0.05):
+def uncertainty(key, mean, stderr, items):
+    """The figures pragexp.metrics.uncertainty writes beside a mean `key` (`test/acc/Irony` -> `test/acc_stderr/Irony`)."""
+    stage, name, *group = key.split("/")
+    figures = {"stderr": stderr, "n": items, "ci95_low": mean - 2 * stderr, "ci95_high": mean + 2 * stderr}
+    return {"/".join([stage, f"{name}_{f}", *group]): v for f, v in figures.items()}
+
+
+def hu_metrics(acc, view_std=0.05, stderr=0.02):
     out = {"test/acc": acc, "test/acc_view_std": view_std, "test/human_corr": 0.3, "test/count": 620}
-    for p in HU_ITEMS:
+    out |= uncertainty("test/acc", acc, stderr, 124)
+    for p, items in HU_ITEMS.items():
         out |= {f"test/acc/{p}": acc, f"test/acc_view_std/{p}": view_std}
+        out |= uncertainty(f"test/acc/{p}", acc, stderr, items)
     return out | {"test/error_share/IncorrectLiteral": 0.6, "test/error_share/IncorrectNonSequitur": 0.4}
 
 
@@ -429,7 +460,7 @@ def benchmark_runs(tmp_path):
     root = tmp_path / "benchmarks"
     report = {"per_phenomenon": {p: 5 * n for p, n in HU_ITEMS.items()}, "human_accuracy": {"Irony": 0.9}}
     hu_run(root, "hu_authors", "authors", hu_metrics(0.40), report)
-    hu_run(root, "hu_letters", "letters", hu_metrics(0.30, 0.1), report)
+    hu_run(root, "hu_letters", "letters", hu_metrics(0.30, 0.1, 0.04), report)
     for shots, accs in ((0, LUDWIG_0SHOT), (5, LUDWIG_5SHOT), (30, LUDWIG_30SHOT)):
         for template, acc in enumerate(accs):
             metrics = {"test/acc": acc, "test/acc/Idiom": acc - 0.1, "test/count": 600}
@@ -451,8 +482,10 @@ def test_the_llm_benchmarks_columns_cells_and_published_rows(benchmark_runs):
     )
     assert [c.title for c in card.columns] == [hu, zero, best, bigbench]
     llm = next(r for r in card.rows if r.name == "smollm2 0-shot")
-    # Hu: the templates' mean ± sample std, as every LLM cell.
+    # Hu: the templates' mean, the root mean square of their standard errors over items, and their sample std apart.
     assert llm.cells[hu].mean == pytest.approx(0.35) and llm.cells[hu].n == 2
+    assert table["smollm2 0-shot"][hu] == "0.350 ± 0.032 (n=124); sd 0.071 over 2 templates"
+    assert llm.cells[hu].half == pytest.approx(2 * (0.001**0.5))  # the figure's error bar: the 95% interval
     # LUDWIG 0-shot: the six templates' mean ± their population std (np.std), not the sample std.
     cell = llm.cells[zero]
     assert (cell.mean, cell.n) == (pytest.approx(sum(LUDWIG_0SHOT) / 6), 6)
@@ -517,7 +550,9 @@ def test_ludwig_best_k_takes_the_smaller_k_on_a_tie_and_the_contrastive_setting_
     ludwig_run(tmp_path, "contrastive", 0, 0, {"test/acc": 0.8}, extra=("prompt=ludwig_contrastive",))
     text = scorecard.markdown(scorecard.build(find_runs([tmp_path])))
     table = parse(text)
-    assert table["smollm2 0-shot"]["LUDWIG best-k acc"] == "0.650 ± 0.050 (2)"  # population std of 0.6, 0.7
+    assert (
+        table["smollm2 0-shot"]["LUDWIG best-k acc"] == "0.650; pop. sd 0.050 over 2 templates"
+    )  # population std of 0.6, 0.7
     assert "smollm2 0-shot, LUDWIG best-k acc: prompt.shots=0" in text
     contrastive = table["smollm2 0-shot (prompt=ludwig_contrastive)"]
     assert contrastive["LUDWIG 0-shot acc"] == contrastive["LUDWIG best-k acc"] == "0.800"

@@ -39,6 +39,8 @@ import numpy as np
 import torch
 from scipy import stats
 
+from pragexp.utils.markdown import estimate_text
+
 CONFIDENCE = 0.95
 FIGURES = ("stderr", "ci95_low", "ci95_high", "n", "rows")
 
@@ -128,12 +130,7 @@ def is_uncertainty_key(key: str) -> bool:
 
 def format_estimate(mean: float, stderr: float | None = None, n: int | None = None, digits: int = 3) -> str:
     """A table cell: `0.337 ± 0.021 (n=650)`; without a standard error `0.337 (n=1)`, without n `0.337 ± 0.021`."""
-    text = f"{mean:.{digits}f}"
-    if stderr is not None and math.isfinite(stderr):
-        text += f" ± {stderr:.{digits}f}"
-    if n is not None:
-        text += f" (n={int(n)})"
-    return text
+    return estimate_text(mean, stderr, None if n is None else int(n), digits)
 
 
 def metrics_cell(metrics: Mapping[str, float], key: str, group: str | None = None, digits: int = 3) -> str:

@@ -4,8 +4,10 @@
         [--figures DIR] [--scorecard FILE.md]
 
 Runs: every `metrics.json` under the given directories, with what the run says it was (pragexp.report.runs).
-Runs that differ only in seed or fold form one row: a cell is the mean ± sample std over them, and [min, max]
-when a row has more than 3 runs. A row is named by its experiment (or model) and its command-line settings; a
+Runs that differ only in seed or fold form one row. A cell is a mean over items with its uncertainty where the
+runs wrote it (`0.337 ± 0.021 (n=650)`: ± the standard error, n the items; pragexp.metrics.uncertainty), the
+bare mean for a run made before; over several runs their mean, then `; sd 0.010 over 3 runs` (the sample std
+over them) and [min, max] when a row has more than 3 runs. A row is named by its experiment (or model) and its command-line settings; a
 data file names it where the task's runs differ in it or where it is not the release's own.
 
 Tables, per task (pragexp.report.tables): the rows' settings beside the paper row that applies; dev where the
@@ -25,6 +27,7 @@ A dataset's own sections and figures (Hu et al.'s table per phenomenon, LUDWIG's
 figures) live in its package (pragexp.report.sections). `--plot` draws per-group bars of the first task with
 per-group metrics (GRICE's Fig. 5 for grice_qa), or with `--scorecard` the scorecard's bars; `--figures DIR`
 writes the datasets' figures and a confusion matrix per classifier row and task (pragexp.report.confusion);
+An LLM's generated answers stand beside its log-likelihood ones (pragexp.report.scoring).
 `--sweep-plot` a sweep's monitored metric against each swept parameter (pragexp.report.sweeps).
 `--scorecard FILE.md` writes one table across datasets: a row per model, a column per headline test metric
 (pragexp.report.scorecard).
@@ -41,14 +44,12 @@ from pragexp.report.paper import (
 )
 from pragexp.report.plots import plot_per_group
 from pragexp.report.runs import Row, Run, find_runs, group_runs, read_run
-from pragexp.report.tables import format_cell, format_paper_cell, markdown_report, task_report
-from pragexp.utils.results import summarise
+from pragexp.report.tables import format_paper_cell, markdown_report, task_report
 
 __all__ = [
     "Row",
     "Run",
     "find_runs",
-    "format_cell",
     "format_paper_cell",
     "group_runs",
     "load_paper",
@@ -61,6 +62,5 @@ __all__ = [
     "parse_row_name",
     "plot_per_group",
     "read_run",
-    "summarise",
     "task_report",
 ]

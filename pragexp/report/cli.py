@@ -11,6 +11,7 @@ from pathlib import Path
 from pragexp.report import compare, confusion, scorecard, sections
 from pragexp.report.plots import plot_per_group
 from pragexp.report.runs import find_runs
+from pragexp.report.scoring import scoring_sections
 from pragexp.report.sweeps import find_sweeps, plot_sweep, sweep_report
 from pragexp.report.tables import markdown_report
 from pragexp.utils.io import atomic_write_text
@@ -75,7 +76,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     sweeps = find_sweeps(args.dirs)  # multirun dirs: their trials ranked, the best as a command line
     text = "\n".join([markdown_report(runs), *map(sweep_report, sweeps)])
-    extra = sections.sections(runs)
+    extra = [*scoring_sections(runs), *sections.sections(runs)]
     if extra:
         text = text.rstrip("\n") + "\n\n" + "\n".join(extra)
     card = scorecard.build(runs) if args.scorecard else None

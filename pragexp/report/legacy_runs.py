@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 import json
+import warnings
 from pathlib import Path
 
 import yaml
@@ -98,9 +99,8 @@ def legacy_record(run_dir: Path) -> RunRecord:
     task = RENAMED["task"].get(task, task)
     experiment = choices.get("experiment")
     experiment = None if experiment in (None, "none") else experiment
-    data_settings = _section(config, "data")
-    data = get_class(data_settings["_target_"]).declared(data_settings)
-    model = _model(config, choices, experiment)
+    data = _data_record(hydra_dir / "config.yaml", _section(config, "data"))
+    model = _model(config, choices, experiment, run_dir)
     declares = _section(config, "declares") or declared_by_task(task)
     return RunRecord(
         task=task_record(task, declares, data),
@@ -113,6 +113,20 @@ def legacy_record(run_dir: Path) -> RunRecord:
     )
 
 
+def _data_record(config_path: Path, settings: dict):
+    """The run's data as its data module declares it; a ValueError names the file and the field it lacks."""
+    target = settings.get("_target_")
+    if not isinstance(target, str) or not target:
+        raise ValueError(
+            f"{config_path}: data._target_: missing (which data module the run read cannot be told)"
+        )
+    try:
+        data_class = get_class(target)
+    except Exception as error:  # moved or removed since the run: hydra's error names the class only
+        raise ValueError(f"{config_path}: data._target_: {target!r} cannot be imported ({error})") from None
+    return data_class.declared(settings)
+
+
 def _predictions(run_dir: Path) -> int | None:
     path = Path(run_dir) / "predictions.jsonl"
     if not path.is_file():
@@ -121,7 +135,7 @@ def _predictions(run_dir: Path) -> int | None:
         return sum(1 for line in f if line.strip())
 
 
-def _model(config: DictConfig, choices: dict, experiment: str | None) -> ModelRecord:
+def _model(config: DictConfig, choices: dict, experiment: str | None, run_dir: Path) -> ModelRecord:
     name = choices.get("model") or "none"
     trained = bool(_value(config, "train") or _value(config, "ckpt_path"))
     if _value(config.get("model") or {}, "_target_") != LLM_MODEL:
@@ -133,7 +147,7 @@ def _model(config: DictConfig, choices: dict, experiment: str | None) -> ModelRe
     llm, prompt = _section(config, "llm"), _section(config, "prompt")
     tuning = llm.get("finetune") or "none"
     if tuning == "none" and _value(config, "ckpt_path"):
-        tuning = _checkpoint_finetune(str(_value(config, "ckpt_path")))
+        tuning = _checkpoint_finetune(str(_value(config, "ckpt_path")), run_dir)
     shots = int(prompt.get("shots") or 0)
     prompting = Prompting(
         choices.get("prompt"),
@@ -162,13 +176,23 @@ def _template_name(prompt: dict) -> str:
     return str(which)
 
 
-def _checkpoint_finetune(path: str) -> str:
-    """The `llm.finetune` a checkpoint was trained with; `trained` when it cannot be read (moved)."""
+def _checkpoint_finetune(path: str, run_dir: Path) -> str:
+    """The `llm.finetune` a checkpoint was trained with. Where the checkpoint cannot be read (moved, another
+    format) or does not say, the run still evaluated tuned weights: `trained` (its row `<llm> trained`), said in a
+    warning that names the run and the checkpoint."""
     from pragexp.utils import checkpoint
 
     try:
         model = checkpoint.read(path).model_config or {}
-    except (OSError, ValueError):
-        return "trained"
-    llm = model.get("llm") if isinstance(model.get("llm"), dict) else {}
-    return str(llm.get("finetune") or "none")
+        llm = model.get("llm") if isinstance(model.get("llm"), dict) else {}
+        said = llm.get("finetune")
+        why = "it does not say how the LLM was tuned"
+    except Exception as error:  # any file torch or pragexp cannot read: the row is still a tuned LLM's
+        said, why = None, f"it cannot be read ({error})"
+    if said:
+        return str(said)
+    warnings.warn(
+        f"{run_dir}: ckpt_path={path}: {why}; the run's row is named '<llm> trained' (tuned, how not known)",
+        stacklevel=2,
+    )
+    return "trained"

@@ -9,7 +9,7 @@ from pragexp.report.paper import load_paper, paper_row
 from pragexp.report.runs import Row, Run, group_runs
 from pragexp.report.tables import is_split
 from pragexp.utils.figures import legend_below, pyplot, save_png
-from pragexp.utils.results import summarise
+from pragexp.utils.results import runs_cell
 
 
 def _mean(cell: float | dict) -> float:
@@ -24,7 +24,8 @@ def _split_keys(rows: list[Row]) -> list[str]:
 
 
 def plot_per_group(runs: list[Run], out: Path, paper_dir: Path | None = None) -> bool:
-    """Bars of the first test metric split by group (implicature type), one bar per row, with the paper's
+    """Bars of the first test metric split by group (implicature type), one bar per row (its 95% interval over
+    items as an error bar, where the runs wrote it), with the paper's
     value as a black diamond over a bar where the paper has one. False when no task has per-group
     metrics."""
     for task, rows in group_runs(runs).items():
@@ -40,16 +41,11 @@ def plot_per_group(runs: list[Run], out: Path, paper_dir: Path | None = None) ->
         width = 0.8 / len(rows)
         paper_label = "paper"
         for i, row in enumerate(rows):
-            means, stds = [], []
-            for g in groups:
-                values = [
-                    r.metrics[f"test/{metric}/{g}"] for r in row.runs if f"test/{metric}/{g}" in r.metrics
-                ]
-                s = summarise(values) if values else {"mean": math.nan, "std": 0.0}
-                means.append(s["mean"])
-                stds.append(s["std"])
+            cells = [runs_cell(row.runs, f"test/{metric}/{g}") for g in groups]
+            means = [c.mean if c else math.nan for c in cells]
+            errors = [c.half if c and c.half is not None else math.nan for c in cells]  # 95% interval
             positions = [j + (i - (len(rows) - 1) / 2) * width for j in range(len(groups))]
-            ax.bar(positions, means, width, yerr=stds, label=row.label, capsize=2)
+            ax.bar(positions, means, width, yerr=errors, label=row.label, capsize=2)
             published = paper_row(row, paper)
             marks = [
                 (x, _mean(published[f"test/{metric}/{g}"]))

@@ -23,8 +23,9 @@ Rows, in this order:
   not the release's) do not part a row: where a cell's runs share one set it is noted under the table, where a
   column's runs differ in them each other set gets a row named with it.
 
-Cells: mean, and for several runs ± sample std (n); an LLM row with several prompt templates averages each
-template's runs first (n templates). `–`: no value. A cell whose runs predict one label for more than 90% of
+Cells (pragexp.utils.results.Cell): mean ± its standard error over items (n items) where the runs wrote it, and for
+several runs `; sd <their sample std> over <n> runs`; an LLM row with several prompt templates averages each
+template's runs first (`over <n> templates`). `–`: no value. A cell whose runs predict one label for more than 90% of
 their test items ends in `†`, with the label and its share in a footnote (not the majority baseline's).
 """
 
@@ -168,7 +169,8 @@ def majority_row(runs: list[Run], columns: list[Column], from_runs: ScoreRow | N
                 per_data[json.dumps(counts, sort_keys=True)] = share
         if per_data:
             s = summarise(list(per_data.values()))
-            row.cells[column.title] = Cell(s["mean"], s["std"] if s["n"] > 1 else None, s["n"])
+            std = s["std"] if s["n"] > 1 else None
+            row.cells[column.title] = Cell(s["mean"], std, s["n"], unit="data sets")
     return row
 
 
@@ -228,8 +230,9 @@ def markdown(card: Scorecard) -> str:
             "",
             *markdown_table(header, lines),
             "",
-            "Test scores as fractions. Ours: mean ± sample std (n) over runs, or over prompt templates for an "
-            "LLM row with several. chance: a uniform guess; majority: model=majority runs, else the training "
+            "Test scores as fractions. Ours: mean ± its standard error over items (n items), where the runs "
+            "wrote it; over several runs, or prompt templates for an LLM row with several, their mean, then `sd` "
+            "their sample std (`pop. sd`: population std). chance: a uniform guess; majority: model=majority runs, else the training "
             "split's most frequent label scored on the test split (data_report.json); (paper): published. "
             f"{MISSING}: no value.",
             *(["", "Columns: " + "; ".join(covers) + "."] if covers else []),
@@ -265,8 +268,8 @@ def _colors(rows: list[ScoreRow]) -> dict[str, tuple]:
 
 
 def plot(card: Scorecard, out: Path) -> bool:
-    """Grouped bars: a group per column, a bar per row with a value there (published ones hatched), the
-    std as an error bar, chance as a dashed line across its group. A matplotlib Figure without pyplot,
+    """Grouped bars: a group per column, a bar per row with a value there (published ones hatched), the 95%
+    interval over items as an error bar where the runs wrote it, chance as a dashed line across its group. A matplotlib Figure without pyplot,
     written atomically. False when no row but chance has a value."""
     from matplotlib.figure import Figure
 
@@ -291,7 +294,7 @@ def plot(card: Scorecard, out: Path) -> bool:
                 j + (i - (len(here) - 1) / 2) * width,
                 cell.mean,
                 width,
-                yerr=cell.std,
+                yerr=cell.half,  # the 95% interval over items, where the runs wrote it
                 capsize=1.5,
                 color=color[row.name],
                 hatch="//" if row.kind == "paper" else None,

@@ -3,7 +3,8 @@ trial as a command line that re-runs it, and the metric against each swept param
 
 A sweep dir is one holding Hydra's `multirun.yaml`; its trials are the job dirs below it with a
 `.hydra/overrides.yaml`. A trial without `metrics.json` failed or was interrupted: it is listed last.
-The swept parameters are the overrides whose values differ between trials.
+The swept parameters are the overrides whose values differ between trials. A trial's scores carry their standard
+error over items and n where the trial wrote them (pragexp.metrics.uncertainty.metrics_cell).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from pathlib import Path
 
 from omegaconf import OmegaConf
 
+from pragexp.metrics.uncertainty import metrics_cell
 from pragexp.utils.figures import pyplot, save_png
 from pragexp.utils.instantiate import LAUNCH_OVERRIDES
 from pragexp.utils.io import load_yaml
@@ -136,7 +138,7 @@ def sweep_report(sweep: Sweep) -> str:
             cells += ["no metrics.json: failed or interrupted"] + ([""] if test_key else [])
         else:
             keys = [monitor, test_key] if test_key else [monitor]
-            cells += [f"{trial.metrics[k]:.4f}" if k in trial.metrics else "" for k in keys]
+            cells += [metrics_cell(trial.metrics, k, digits=4) if k in trial.metrics else "" for k in keys]
         lines.append(cells)
     finished = sum(t.metrics is not None for t in sweep.trials)
     out = [f"## sweep {sweep.path}", "", f"{finished} of {len(sweep.trials)} trials finished.", ""]

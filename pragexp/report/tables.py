@@ -10,29 +10,15 @@ from pragexp.metrics.uncertainty import is_uncertainty_key
 from pragexp.report.label_shares import shares_section
 from pragexp.report.paper import STAGES, family, load_paper, matching_paper_row, parse_row_name
 from pragexp.report.runs import Row, Run, group_runs
-from pragexp.utils.markdown import stats_text, table_section
-from pragexp.utils.results import config_value, summarise
+from pragexp.utils.markdown import table_section
+from pragexp.utils.results import config_value, published_value, runs_cell
 
 HIDDEN_METRICS = ("count", "loss")
 
 
-def format_cell(values: list[float]) -> str:
-    """Our runs' values: mean, then ± sample std for several runs, then [min, max] for more than 3."""
-    if not values:
-        return ""
-    s = summarise(values)
-    if s["n"] == 1:
-        return stats_text(s["mean"])
-    return stats_text(s["mean"], s["std"], (s["min"], s["max"]) if s["n"] > 3 else None)
-
-
 def format_paper_cell(cell: float | dict | None) -> str:
     """A published number, or a published summary over folds in the form of ours."""
-    if cell is None:
-        return ""
-    if isinstance(cell, dict):
-        return stats_text(cell["mean"], cell["std"], (cell["min"], cell["max"]))
-    return stats_text(cell)
+    return "" if cell is None else published_value(cell).text
 
 
 def is_overall(key: str) -> bool:
@@ -110,7 +96,8 @@ def _comparison_table(
         cells = [row.label, str(len(row.runs))]
         for c in columns.names:
             key = our_cells[i].get(c)
-            cells.append(format_cell([r.metrics[key] for r in row.runs if key in r.metrics]) if key else "")
+            cell = runs_cell(row.runs, key, span=True) if key else None
+            cells.append(cell.text if cell else "")
             if c in with_paper:
                 cells.append(format_paper_cell(published[i].get(paper_cells[i].get(c))))
         lines.append(cells)
@@ -169,7 +156,8 @@ def task_report(task: str, rows: list[Row], paper: dict) -> list[str]:
 
     out = [f"## {task}", ""]
     out.append(
-        "- Ours: mean ± sample std over seeds (and folds); [min, max] when a row has more than 3 runs."
+        "- Ours: mean ± its standard error over items (n items), where the runs wrote it; over several seeds (or"
+        " folds) their mean, then `sd` their sample std, and [min, max] when a row has more than 3 runs."
     )
     if paper["rows"]:
         out.append(

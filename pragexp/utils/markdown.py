@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Sequence
 
 
@@ -33,3 +34,12 @@ def stats_text(
     if n is not None and n > 1:
         text += f" ({n})"
     return text
+
+
+def estimate_text(mean: float, stderr: float | None = None, items=None, digits: int = 3) -> str:
+    """A mean over items with its uncertainty, as every table of the project writes it: `0.337 ± 0.021 (n=650)`
+    (± the standard error; n the items), `0.337 (n=1)` without a standard error, `0.337` without either."""
+    text = f"{mean:.{digits}f}"
+    if stderr is not None and math.isfinite(stderr):
+        text += f" ± {stderr:.{digits}f}"
+    return text + (f" (n={items})" if items is not None else "")

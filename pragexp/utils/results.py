@@ -5,12 +5,13 @@ column of one headline metric. A run here is anything with `task`, `path`, `metr
 from __future__ import annotations
 
 import json
+import math
 import statistics
 from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 
-from pragexp.utils.markdown import stats_text
+from pragexp.utils.markdown import estimate_text
 from pragexp.utils.run_settings import DATA_LOCATION  # data.path, data.test_path: where the data is
 
 # A paper's own chance row: the scorecard's chance row shows that level, so it is not a published model row.
@@ -49,17 +50,92 @@ def parse_row_name(key: str) -> tuple[str, set[str]]:
     return name, {c.strip() for c in rest.rstrip(")").split(",") if c.strip()}
 
 
+def uncertainty_key(key: str, figure: str) -> str:
+    """Where metrics.json holds a figure of the mean `key` (pragexp.metrics.uncertainty): `test/acc/Irony`,
+    `stderr` -> `test/acc_stderr/Irony`."""
+    stage, name, *group = key.split("/")
+    return "/".join([stage, f"{name}_{figure}", *group])
+
+
+def _rms(values: list) -> float | None:
+    """The root mean square; None where a value is missing."""
+    if any(v is None or math.isnan(v) for v in values):
+        return None
+    return math.sqrt(statistics.fmean(v * v for v in values))
+
+
+def item_figures(runs, key: str) -> tuple[float | None, str | None, float | None]:
+    """(standard error, items, half-width of the 95% interval) of the runs' means of `key`, where every run that
+    has the key wrote them (None: an old run did not). Several runs: the root mean square of their figures, the
+    item uncertainty of one run (runs on the same items do not shrink it); items `650`, or `600–650`."""
+    found = [r.metrics for r in runs if key in r.metrics]
+    items = [m.get(uncertainty_key(key, "n")) for m in found]
+    if not found or None in items:
+        return None, None, None
+    low, high = min(items), max(items)
+
+    def figure(metrics: dict, name: str) -> float:
+        return metrics.get(uncertainty_key(key, name), math.nan)
+
+    errors = [m.get(uncertainty_key(key, "stderr")) for m in found]
+    halves = [(figure(m, "ci95_high") - figure(m, "ci95_low")) / 2 for m in found]
+    return _rms(errors), f"{low:g}" if low == high else f"{low:g}–{high:g}", _rms(halves)
+
+
 @dataclass(frozen=True)
 class Cell:
+    """A table's cell: the mean, its uncertainty over items where the runs wrote it (`± stderr (n=items)`), and
+    apart from it the spread over the runs or templates averaged (`; sd 0.061 over 3 templates`)."""
+
     mean: float
-    std: float | None = None
-    n: int | None = None  # None: a published summary, whose number of folds the paper file does not give
+    std: float | None = None  # over the runs (templates, folds) averaged; None for one
+    n: int | None = None  # how many (None: a published summary; the paper file does not say over how many)
     collapse: str | None = None  # what its runs predict when one label takes more than 90% of it
     note: str | None = None  # what the cell picked among its runs (LUDWIG best-k: prompt.shots=5)
+    stderr: float | None = None  # over items
+    items: str | None = None
+    half: float | None = None  # half-width of the 95% interval over items: a figure's error bar
+    unit: str = "runs"  # what `std` is over
+    spread: str = "sd"  # its name: `sd` (sample), `pop. sd` (population, as LUDWIG reports it)
+    span: tuple[float, float] | None = None  # [min, max] of the runs, for more than 3
 
     @property
     def text(self) -> str:
-        return stats_text(self.mean, self.std, n=self.n)
+        text = estimate_text(self.mean, self.stderr, self.items)
+        if self.std is not None:
+            text += f"; {self.spread} {self.std:.3f} over " + (
+                f"{self.n} {self.unit}" if self.n else self.unit
+            )
+        if self.span is not None:
+            text += f" [{self.span[0]:.3f}, {self.span[1]:.3f}]"
+        return text
+
+
+def summary_cell(
+    values: list[float], runs, key: str, unit: str = "runs", population: bool = False, span: bool = False
+) -> Cell:
+    """The cell of `values` (one per run or template) of `runs`' `key`: their mean, spread and items' figures,
+    with `span` their [min, max] where there are more than 3."""
+    s = summarise(values)
+    spread = (statistics.pstdev(values) if population else s["std"]) if s["n"] > 1 else None
+    stderr, items, half = item_figures(runs, key)
+    return Cell(
+        s["mean"],
+        spread,
+        s["n"],
+        stderr=stderr,
+        items=items,
+        half=half,
+        unit=unit,
+        spread="pop. sd" if population else "sd",
+        span=(s["min"], s["max"]) if span and s["n"] > 3 else None,
+    )
+
+
+def runs_cell(runs, key: str, span: bool = False) -> Cell | None:
+    """The cell of `key` over the runs that have it (a row of seeds or folds); None: none has."""
+    values = [r.metrics[key] for r in runs if key in r.metrics]
+    return summary_cell(values, runs, key, span=span) if values else None
 
 
 def _prompting(run):
@@ -88,32 +164,26 @@ def by_template(runs, metric: str) -> dict[str, list[float]]:
     return dict(out)
 
 
-def aggregate(runs, metric: str) -> Cell | None:
-    """Mean ± sample std (n) of `metric`: across prompt templates (each averaged over its runs first) where
-    the runs used several, else across runs."""
+def aggregate(runs, metric: str, population: bool = False) -> Cell | None:
+    """The cell of `metric`: across prompt templates (each averaged over its runs first) where the runs used
+    several, the spread over them the population std where asked (as LUDWIG reports its score, `np.std`); else
+    across runs."""
     per_template = by_template(runs, metric)
-    if not per_template:
-        return None
-    values = [statistics.fmean(v) for v in per_template.values()]
-    if len(per_template) == 1:
-        values = next(iter(per_template.values()))
-    s = summarise(values)
-    return Cell(s["mean"], s["std"] if s["n"] > 1 else None, s["n"])
+    if len(per_template) < 2:
+        return runs_cell(runs, metric)
+    means = [statistics.fmean(v) for v in per_template.values()]
+    return summary_cell(means, runs, metric, "templates", population)
 
 
 def population_cell(runs, metric: str) -> Cell | None:
-    """Mean ± population std across prompt templates (each averaged over its runs first), n templates, as
-    LUDWIG reports its score (`np.std`); with one template, as `aggregate`."""
-    per_template = by_template(runs, metric)
-    if len(per_template) < 2:
-        return aggregate(runs, metric)
-    means = [statistics.fmean(v) for v in per_template.values()]
-    return Cell(statistics.fmean(means), statistics.pstdev(means), len(means))
+    return aggregate(runs, metric, population=True)
 
 
 def published_value(value) -> Cell:
     """A published number, or a published summary over folds."""
-    return Cell(value["mean"], value["std"]) if isinstance(value, dict) else Cell(value)
+    if isinstance(value, dict):
+        return Cell(value["mean"], value["std"], unit="folds", span=(value["min"], value["max"]))
+    return Cell(value)
 
 
 def data_facts(record) -> tuple[tuple[str, str], ...]:

@@ -1,11 +1,12 @@
 """Hu et al. 2022 in pragexp.report: the accuracy per phenomenon, the errors by distractor kind, the figure in the
 paper's style and the scorecard's column (this package's paper.json holds the paper's numbers).
 
-- Table: a row per model. Ours: the LLM (and its settings), template and k, the runs' mean ± the option-order
-  seeds' population std (`acc_view_std`, mean over the runs); the paper's models and chance; people: the paper's
+- Table: a row per model. Ours: the LLM (and its settings), template and k, the mean ± its standard error over
+  items (clustered over the option orders) and n items, for several runs their sample std apart (Cell); the paper's models and chance; people: the paper's
   `human` row and, where a run's data_report.json has `human_accuracy`, the people's answers of our data. "all":
   ours `test/acc`; a published row's item-weighted mean over the phenomena our runs cover. Then our runs' error
-  shares by distractor kind (`error_share/<kind>`) and `human_corr`.
+  shares by distractor kind (`error_share/<kind>`), `human_corr` and the option orders' population std
+  (`acc_view_std`).
 - Scorecard "Hu et al. acc": a published row's cell is its item-weighted mean over the phenomena the column's
   runs cover (those with items in their data_report.json's `per_phenomenon`; all seven when no run says), so
   that a run on five phenomena is compared on the same five. Chance: the item-weighted mean of 1/options.
@@ -29,6 +30,7 @@ from pragexp.utils.results import (
     mean_of,
     metric_suffixes,
     parse_row_name,
+    runs_cell,
     shots,
     template_name,
 )
@@ -36,6 +38,10 @@ from pragexp.utils.results import (
 TASK = "hu_pragmatics"
 PAPER = Path(__file__).resolve().parent / f"{TASK}.json"
 PEOPLE = ("human", "human_average", "human_best")
+SPREAD_TITLE = (
+    "Errors by distractor kind (share of the wrong answers), correlation with people and the spread over option "
+    "orders"
+)
 
 
 def published_rows() -> dict[str, dict]:
@@ -97,10 +103,7 @@ def hu_rows(runs) -> tuple[list[str], list[list[str]]]:
     covered = [p for p in items if p in found] if found else list(items)
     lines = []
     for (label, template, k), group in groups(runs).items():
-        cells = [
-            stats_text(mean_of(group, f"test/acc{p}"), mean_of(group, f"test/acc_view_std{p}"))
-            for p in [*(f"/{p}" for p in shown), ""]
-        ]
+        cells = [_text(runs_cell(group, f"test/acc{p}")) for p in [*(f"/{p}" for p in shown), ""]]
         lines.append([label, template, str(k), str(len(group)), *cells])
     for key, values in published_rows().items():
         name, _ = parse_row_name(key)
@@ -119,28 +122,33 @@ def hu_rows(runs) -> tuple[list[str], list[list[str]]]:
     return ["model", "template", "k", "runs", *shown, "all"], lines
 
 
+def _text(cell) -> str:
+    return cell.text if cell is not None else ""
+
+
 def sections(runs) -> list[str]:
     found = groups(runs)
     if not found:
         return []
     out = ["## Hu et al. 2022: pragmatic phenomena", "", "### Accuracy per phenomenon", ""]
     out += [
-        "Ours: mean over the runs ± the population std over the option-order seeds (`acc_view_std`); "
-        "(paper): zero-shot, the authors' protocol, mean over 5 seeds; all: ours `test/acc`, the others "
+        "Ours: mean ± its standard error over items, clustered by item over the option orders (n items), and "
+        "over several runs `sd` their sample std (the spread over option orders: the next table); (paper): zero-shot, the authors' protocol, mean over 5 seeds; all: ours `test/acc`, the others "
         "item-weighted over the phenomena our runs cover.",
         "",
     ]
     out += table_section(None, *hu_rows(runs))
     ours = [r for g in found.values() for r in g]
     kinds = metric_suffixes(ours, "test/error_share/")
-    if kinds or any("test/human_corr" in r.metrics for r in ours):
+    extra = ("test/human_corr", "test/acc_view_std")
+    if kinds or any(key in r.metrics for r in ours for key in extra):
         out += table_section(
-            "Errors by distractor kind (share of the wrong answers) and correlation with people",
-            ["model", "template", "k", *kinds, "human_corr"],
+            SPREAD_TITLE,
+            ["model", "template", "k", *kinds, "human_corr", "option orders sd"],
             [
                 [label, template, str(k)]
                 + [stats_text(mean_of(g, f"test/error_share/{kind}")) for kind in kinds]
-                + [stats_text(mean_of(g, "test/human_corr"))]
+                + [stats_text(mean_of(g, key)) for key in extra]
                 for (label, template, k), g in found.items()
             ],
         )
@@ -152,7 +160,7 @@ def _bars(runs, shown: list[str]) -> list[tuple[str, dict, dict]]:
     bars = [
         (
             f"{label} ({template}, k={k})",
-            {p: (mean_of(g, f"test/acc/{p}"), mean_of(g, f"test/acc_view_std/{p}")) for p in shown},
+            {p: _bar(runs_cell(g, f"test/acc/{p}")) for p in shown},
             {},
         )
         for (label, template, k), g in groups(runs).items()
@@ -167,9 +175,14 @@ def _bars(runs, shown: list[str]) -> list[tuple[str, dict, dict]]:
     return bars
 
 
+def _bar(cell) -> tuple[float | None, float | None]:
+    """(height, error bar: the 95% interval over items where the runs wrote it)."""
+    return (cell.mean, cell.half) if cell is not None else (None, None)
+
+
 def figures(runs, folder: Path) -> list[Path]:
-    """`hu_pragmatics_phenomena.png`: a group of bars per phenomenon, a bar per model (ours with the seeds'
-    spread as error bars, the paper's hatched) and people (black and grey), chance dashed across each group."""
+    """`hu_pragmatics_phenomena.png`: a group of bars per phenomenon, a bar per model (ours with their 95%
+    interval over items as error bars, the paper's hatched) and people (black and grey), chance dashed across each group."""
     if not groups(runs):
         return []
     items, options = counts()

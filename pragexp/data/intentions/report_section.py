@@ -1,5 +1,8 @@
 """The intention tasks in pragexp.report (Yerukola et al. 2024): tables and the paper's figures.
 
+Cells: mean ± its standard error over items (n items) where the runs wrote it (pragexp.utils.results.Cell); the
+figures' error bars: the 95% interval over items.
+
 - Generative vs discriminative per phenomenon (Figure 2): `test/acc/<phenomenon>` of `intentions_reply` runs
   with the plain prompt beside `intentions_mc` runs of the same LLM.
 - Accuracy by chain-of-thought level (Figure 3): `test/acc` of `intentions_reply` runs per `prompt.cot`, and
@@ -19,8 +22,8 @@ from torchmetrics.functional.classification import multiclass_cohen_kappa
 
 from pragexp.prompting.parsing import INVALID, LITERAL, NEITHER, NO_REPLY, TRUE
 from pragexp.utils.figures import pyplot, save_png
-from pragexp.utils.markdown import stats_text, table_section
-from pragexp.utils.results import mean_of
+from pragexp.utils.markdown import table_section
+from pragexp.utils.results import Cell, runs_cell
 
 GENERATIVE, MC = "intentions_reply", "intentions_mc"
 VERDICTS = (TRUE, LITERAL, NEITHER, INVALID)  # a judge's; NO_REPLY is the task's, never judged
@@ -62,8 +65,8 @@ def _phenomena(runs) -> list[str]:
     return sorted({k.split("/")[2] for k in keys})
 
 
-def generative_vs_mc(runs) -> dict[str, dict[str, dict[str, float | None]]]:
-    """{llm: {"generative (<judge, temperatures>)"|"discriminative": {phenomenon or "all": mean accuracy}}}
+def generative_vs_mc(runs) -> dict[str, dict[str, dict[str, Cell | None]]]:
+    """{llm: {"generative (<judge, temperatures>)"|"discriminative": {phenomenon or "all": accuracy's cell}}}
     (Figure 2's bars): plain-prompt replies of each judge and temperature setting beside the same LLM's
     multiple choice."""
     by_llm: dict[str, dict[str, list]] = defaultdict(lambda: defaultdict(list))
@@ -74,19 +77,19 @@ def generative_vs_mc(runs) -> dict[str, dict[str, dict[str, float | None]]]:
             by_llm[llm_label(run.config)]["discriminative"].append(run)
     keys = {"all": "test/acc", **{p: f"test/acc/{p}" for p in _phenomena(runs)}}
     return {
-        llm: {kind: {p: mean_of(group, key) for p, key in keys.items()} for kind, group in kinds.items()}
+        llm: {kind: {p: runs_cell(group, key) for p, key in keys.items()} for kind, group in kinds.items()}
         for llm, kinds in sorted(by_llm.items())
     }
 
 
-def by_cot_level(runs, key: str = "test/acc") -> dict[str, dict[str, float | None]]:
-    """{llm (judge, temperatures): {cot level: mean of `key`}} over intentions_reply runs (Figure 3's lines)."""
+def by_cot_level(runs, key: str = "test/acc") -> dict[str, dict[str, Cell | None]]:
+    """{llm (judge, temperatures): {cot level: the cell of `key`}} over intentions_reply runs (Figure 3's lines)."""
     groups: dict[str, dict[str, list]] = defaultdict(lambda: defaultdict(list))
     for run in runs:
         if run.task == GENERATIVE:
             groups[f"{llm_label(run.config)} {judging_label(run.config)}"][cot_label(run.config)].append(run)
     return {
-        label: {level: mean_of(levels[level], key) for level in COT_ORDER if level in levels}
+        label: {level: runs_cell(levels[level], key) for level in COT_ORDER if level in levels}
         for label, levels in sorted(groups.items())
     }
 
@@ -150,6 +153,16 @@ COT_TITLES = {
 }
 
 
+def _text(cell: Cell | None) -> str:
+    return cell.text if cell is not None else ""
+
+
+def _mean_and_error(cell: Cell | None) -> tuple[float, float]:
+    """A bar or point: the mean and its 95% interval over items (NaN where not known)."""
+    nan = float("nan")
+    return (cell.mean, nan if cell.half is None else cell.half) if cell is not None else (nan, nan)
+
+
 def sections(runs) -> list[str]:
     if not any(r.task in (GENERATIVE, MC) for r in runs):
         return []
@@ -158,7 +171,7 @@ def sections(runs) -> list[str]:
     if compared:
         phenomena = ["all", *_phenomena(runs)]
         rows = [
-            [llm, kind, *(stats_text(scores.get(p)) for p in phenomena)]
+            [llm, kind, *(_text(scores.get(p)) for p in phenomena)]
             for llm, kinds in compared.items()
             for kind, scores in sorted(kinds.items(), reverse=True)
         ]
@@ -168,7 +181,7 @@ def sections(runs) -> list[str]:
         levels = by_cot_level(runs, key)
         present = [c for c in COT_ORDER if any(v.get(c) is not None for v in levels.values())]
         if present:
-            rows = [[k, *(stats_text(v.get(c)) for c in present)] for k, v in levels.items()]
+            rows = [[k, *(_text(v.get(c)) for c in present)] for k, v in levels.items()]
             out += table_section(title, ["llm", *(f"cot={c}" for c in present)], rows)
     pairs = judge_agreement(runs)
     if pairs:
@@ -204,8 +217,9 @@ def _figure2(runs, folder: Path) -> list[Path]:
     width = 0.8 / len(bars)
     for b, (llm, kind, scores) in enumerate(bars):
         xs = [p + (b - (len(bars) - 1) / 2) * width for p in range(len(phenomena))]
-        ys = [scores.get(p) if scores.get(p) is not None else float("nan") for p in phenomena]
-        ax.bar(xs, ys, width, label=f"{llm} {kind}", hatch="//" if kind == "discriminative" else None)
+        ys, errors = zip(*(_mean_and_error(scores.get(p)) for p in phenomena), strict=True)
+        hatch = "//" if kind == "discriminative" else None
+        ax.bar(xs, ys, width, yerr=errors, capsize=1.5, label=f"{llm} {kind}", hatch=hatch)
     ax.set_xticks(range(len(phenomena)), phenomena)
     ax.set_ylim(0, 1.05)
     ax.set_ylabel("accuracy")
@@ -220,8 +234,9 @@ def _figure3(runs, folder: Path) -> list[Path]:
         return []
     fig, ax = pyplot().subplots(figsize=(6.5, 3.6 + 0.25 * len(levels)))
     for label, values in levels.items():
-        ys = [v if v is not None else float("nan") for v in values.values()]
-        ax.plot([COT_ORDER.index(c) for c in values], ys, marker="o", label=label)
+        ys, errors = zip(*map(_mean_and_error, values.values()), strict=True)
+        xs = [COT_ORDER.index(c) for c in values]
+        ax.errorbar(xs, ys, yerr=errors, marker="o", capsize=2, label=label)
     ax.set_xticks(range(len(COT_ORDER)), COT_ORDER)
     ax.set_xlabel("prompt.cot (none = plain prompt; 5-6 give the true intention)")
     ax.set_ylabel("generative accuracy")

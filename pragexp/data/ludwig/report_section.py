@@ -1,8 +1,9 @@
 """LUDWIG in pragexp.report: accuracy per template and k, the k curve and the scorecard's two columns (this
 package's paper.json holds the paper's numbers).
 
-- Table: each template's mean over its runs per model and k, and mean ± population std over the templates (n
-  templates), as the paper reports its score (`np.std`); the paper's cells at their k. Per implicature type where
+- Table: each template's mean over its runs per model and k (± its standard error over items, n items), and over the
+  templates their mean with the items' figures and their population std (`pop. sd`), as the paper reports its score
+  (`np.std`); the paper's cells at their k. Per implicature type where
   the runs have `test/acc/<type>`.
 - "LUDWIG 0-shot acc": the runs at prompt.shots=0. "LUDWIG best-k acc": across an LLM's runs of every k (its 0-shot
   row), the k whose mean over the templates is highest (named in the cell's note; a tie goes to the smaller k).
@@ -23,10 +24,10 @@ from pragexp.utils.results import (
     Column,
     config_value,
     llm_label,
-    mean_of,
     metric_suffixes,
     parse_row_name,
     population_cell,
+    runs_cell,
     shots,
     template_name,
 )
@@ -82,7 +83,7 @@ def sections(runs) -> list[str]:
     for label, by_k in found.items():
         for k, group in by_k.items():
             per = [
-                stats_text(mean_of([r for r in group if template_name(r) == t], "test/acc")) for t in names
+                _cell_text(runs_cell([r for r in group if template_name(r) == t], "test/acc")) for t in names
             ]
             lines.append([label, str(k), *per, _cell_text(population_cell(group, "test/acc"))])
     for key, values in published_rows().items():
@@ -94,14 +95,15 @@ def sections(runs) -> list[str]:
         )
     out = ["## LUDWIG (Ruis et al. 2023): implicature resolution", "", "### Accuracy per template and k", ""]
     out += [
-        "Ours: each template's mean over its runs; mean ± population std (n templates), as the paper reports it.",
+        "Ours: each template's mean over its runs ± its standard error over items (n items); over the templates, "
+        "their mean, the items' figures and `pop. sd` their population std, as the paper reports it.",
         "",
     ]
-    out += table_section(None, ["model", "k", *names, "mean ± std"], lines)
+    out += table_section(None, ["model", "k", *names, "templates"], lines)
     types = metric_suffixes([r for by_k in found.values() for g in by_k.values() for r in g], "test/acc/")
     if types:
         out += table_section(
-            "Accuracy per implicature type (mean ± population std over templates)",
+            "Accuracy per implicature type (over templates, as above)",
             ["model", "k", *types],
             [
                 [label, str(k), *(_cell_text(population_cell(group, f"test/acc/{t}")) for t in types)]
@@ -113,7 +115,8 @@ def sections(runs) -> list[str]:
 
 
 def figures(runs, folder: Path) -> list[Path]:
-    """`ludwig_k.png`, accuracy against k: a line per model with the templates' population std as a band, the
+    """`ludwig_k.png`, accuracy against k: a line per model, its 95% interval over items as error bars (where the
+    runs wrote it) and the templates' population std as a band, the
     paper's models as markers, people's average and best as solid lines, chance 0.5 dashed."""
     found = groups(runs)
     if not found:
@@ -123,7 +126,8 @@ def figures(runs, folder: Path) -> list[Path]:
         cells = {k: population_cell(g, "test/acc") for k, g in by_k.items()}
         ks = [k for k, c in cells.items() if c is not None]
         means, spread = [cells[k].mean for k in ks], [cells[k].std or 0.0 for k in ks]
-        (line,) = ax.plot(ks, means, marker="o", label=label)
+        errors = [cells[k].half if cells[k].half is not None else float("nan") for k in ks]
+        line = ax.errorbar(ks, means, yerr=errors, marker="o", capsize=2, label=label).lines[0]
         lower = [m - s for m, s in zip(means, spread, strict=True)]
         upper = [m + s for m, s in zip(means, spread, strict=True)]
         ax.fill_between(ks, lower, upper, color=line.get_color(), alpha=0.2)
@@ -143,7 +147,7 @@ def figures(runs, folder: Path) -> list[Path]:
     ax.set_xlabel("k (prompt.shots)")
     ax.set_ylabel("accuracy")
     ax.set_ylim(0.3, 1.0)
-    ax.set_title("LUDWIG: accuracy against k (band: population std over templates)")
+    ax.set_title("LUDWIG: accuracy against k (bars: 95% interval over items; band: pop. sd over templates)")
     legend_below(fig, ax, 7.5, 4.5)
     return [save_png(fig, Path(folder) / "ludwig_k.png")]
 

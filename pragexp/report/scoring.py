@@ -1,0 +1,58 @@
+"""Generated answers beside log-likelihood ones: per task, each LLM that some run prompted to generate its answer
+(run.json's `model.llm.prompting.scoring`: `generate`) in one table with its runs of the other scorings on the same
+data, a row per scoring and template, with the task's headline metrics and what generation adds
+(pragexp.metrics.generation): `unparsed` (the share of items with no readable answer, scored wrong), `forced`
+(with a reasoning budget: the share whose reasoning hit it) and the mean reasoning tokens."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+from pragexp.report.runs import Run
+from pragexp.utils.markdown import table_section
+from pragexp.utils.results import runs_cell
+
+GENERATE = "generate"
+SHOWN = ("unparsed", "forced", "reasoning_tokens")  # of pragexp.metrics.generation's figures
+
+
+def _scoring(run: Run) -> tuple[str, str] | None:
+    """(scoring, template) of a prompted LLM's run; None for any other model."""
+    llm = run.record.model.llm
+    prompting = llm.prompting if llm is not None else None
+    return (prompting.scoring, prompting.template) if prompting is not None else None
+
+
+def scoring_sections(runs: list[Run]) -> list[str]:
+    """A table per task with a generating run: its LLMs' rows side by side ([] without such runs)."""
+    found: dict[str, dict[tuple, dict[tuple, list[Run]]]] = defaultdict(lambda: defaultdict(dict))
+    for run in runs:
+        how = _scoring(run)
+        if how is not None and run.record.model.row is not None:
+            same_items = (run.record.model.row, run.data_name, run.record.items)
+            found[run.task][same_items].setdefault(how, []).append(run)
+    out = []
+    for task, models in sorted(found.items()):
+        compared = {key: rows for key, rows in models.items() if any(s == GENERATE for s, _ in rows)}
+        if not compared:
+            continue
+        every = [r for rows in compared.values() for group in rows.values() for r in group]
+        headline = list(dict.fromkeys((h.key, h.title) for r in every for h in r.record.task.headline))
+        shown = [f for f in SHOWN if any(f"test/{f}" in r.metrics for r in every)]
+        lines = []
+        for (row, _, items), rows in sorted(compared.items(), key=lambda found: str(found[0])):
+            for (scoring, template), group in sorted(
+                rows.items(), key=lambda how: (how[0][0] == GENERATE, how[0])
+            ):
+                cells = [runs_cell(group, key) for key, _ in headline]
+                cells += [runs_cell(group, f"test/{f}") for f in shown]
+                texts = [c.text if c is not None else "" for c in cells]
+                lines.append([row, scoring, template, str(items or ""), str(len(group)), *texts])
+        header = ["model", "scoring", "template", "items", "runs", *(t for _, t in headline), *shown]
+        out += table_section(f"{task}: generated answers beside log-likelihood", header, lines)
+        out += [
+            "unparsed: share of items with no readable answer (scored wrong); forced: share whose reasoning hit "
+            "`prompt.reasoning_budget`; reasoning_tokens: their mean per item.",
+            "",
+        ]
+    return out
