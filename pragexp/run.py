@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import time
 from pathlib import Path
 
@@ -27,12 +28,14 @@ from pragexp.utils.config_tree import print_config_tree
 from pragexp.utils.hub import check_hub_models
 from pragexp.utils.instantiate import build_callbacks, build_loggers, public_config
 from pragexp.utils.io import atomic_write_text
+from pragexp.utils.pretrained import loaded
 from pragexp.utils.run_record import write_run_record
 
 log = logging.getLogger(__name__)
 SUMMARY_PREFIX = "pragexp:"
 LIGHTNING_NAMES = ("last", "best", "hpc", "registry")
 _first_job = True
+SEED_VARS = ("PL_GLOBAL_SEED", "PL_SEED_WORKERS")  # what pl.seed_everything leaves in the environment
 
 
 def check_model_fits_task(cfg: DictConfig) -> None:
@@ -63,14 +66,17 @@ def job_started() -> float:
 
 def run(cfg: DictConfig, started: float | None = None) -> dict[str, float]:
     """`started`: when the job began, for the wall time in the summary line; by default now. The job runs
-    with `cfg.threads` CPU threads (if set); the process's setting is restored afterwards.
+    with `cfg.threads` CPU threads (if set); the process's setting is restored afterwards, and so are the seed
+    Lightning leaves in the environment (a later job of a multirun seeds itself or not at all, as it would alone).
+    A model the job does not tune may be the one an earlier job loaded (`utils.pretrained.loaded`).
 
     SIGTERM, SIGINT (and submitit's preemption signal) stop the job cleanly: it says what it was doing and
     what it kept, and exits with 128 + the signal's number (`pragexp.training.stopping`)."""
     started = time.monotonic() if started is None else started
-    threads = torch.get_num_threads()
+    threads, seed_vars = torch.get_num_threads(), {k: os.environ.get(k) for k in SEED_VARS}
     if cfg.get("threads"):
         torch.set_num_threads(int(cfg.threads))
+    loaded.next_job()
     train, output_dir = bool(cfg.get("train", True)), Path(cfg.paths.output_dir)
     try:
         with SignalStop(output_dir, train, kept=cache.kept) as stop:
@@ -78,7 +84,14 @@ def run(cfg: DictConfig, started: float | None = None) -> dict[str, float]:
                 cfg.ckpt_path = "last"
             return _run(cfg, started, stop)
     finally:
+        # Nothing of this job's reaches the next one of a multirun but the models `loaded` keeps.
         torch.set_num_threads(threads)
+        cache.close_caches()  # its lookup counts said and reset, even where it failed before its teardown
+        for var, value in seed_vars.items():
+            if value is None:
+                os.environ.pop(var, None)
+            else:
+                os.environ[var] = value
 
 
 def _run(cfg: DictConfig, started: float, stop: SignalStop) -> dict[str, float]:

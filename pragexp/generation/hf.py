@@ -39,7 +39,7 @@ from pragexp.generation.finetune import check_finetune, lora_settings, make_trai
 from pragexp.generation.requests import ChoiceRequest, OptionScore
 from pragexp.generation.sampling import RowSampler
 from pragexp.generation.scorer import score_choices
-from pragexp.utils.pretrained import SMOLLM2, files_digest, resolve
+from pragexp.utils.pretrained import SMOLLM2, files_digest, loaded, resolve
 from pragexp.utils.pretrained.causal import load_causal_model, load_causal_tokenizer
 from pragexp.utils.tensors import mean_pool, pad_right
 
@@ -125,14 +125,26 @@ class HFBackend(LLMBackend):
         return self._tokenizer
 
     def load(self):
-        """(model, tokenizer), loaded on first use on `device`."""
+        """(model, tokenizer), loaded on first use on `device`. A model that is not tuned here is the one an
+        earlier job of the process loaded for the same weights, dtype, device, quantization and adapter, when
+        there is one (`pretrained.loaded`); a tuned one is loaded for this backend alone."""
         if self._model is None:
             quantized = quantization_config(self.quantization)  # a clear error where QLoRA cannot run
-            model = load_causal_model(self.pretrained, self.dtype, quantized, self.tokenizer())
-            if self.adapter is not None:  # another run's LoRA weights, for evaluation
-                model = adapters.load(model, self.adapter, self.base_identity)
-            # bitsandbytes places a quantised model itself
-            self._model = model if quantized is not None else model.to(_device(self.device_name))
+            device = _device(self.device_name)
+
+            def load_model():
+                model = load_causal_model(self.pretrained, self.dtype, quantized, self.tokenizer())
+                if self.adapter is not None:  # another run's LoRA weights, for evaluation
+                    model = adapters.load(model, self.adapter, self.base_identity)
+                return model if quantized is not None else model.to(device)  # bitsandbytes places it itself
+
+            if self.finetune != "none":
+                self._model = loaded.fresh(load_model)
+            else:
+                names = ("model", "gguf_file", "revision", "files", "dtype", "adapter")
+                key = {k: self.identity().get(k) for k in names}  # the weights, not how prompts are put
+                key.update(device=str(device), quantization=self.quantization)
+                self._model = loaded.kept(key, load_model, "language model")
         return self._model, self.tokenizer()
 
     def trainable_model(self):
