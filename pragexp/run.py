@@ -5,6 +5,7 @@ test, and validate too when the config says `validate: true`). Returns the metri
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import logging
 import os
@@ -56,6 +57,16 @@ def check_training_allowed(cfg: DictConfig) -> None:
         raise ValueError(f"task={cfg.get('task_name')} is for evaluation only ({reason}): {what} is refused")
 
 
+def check_packages(cfg: DictConfig) -> None:
+    """The optional packages a config needs, named before any work: pragexp imports each only where it is used
+    (a run that does not use FAISS never pays its import), so a missing one would otherwise stop the run late
+    (FAISS: after the whole corpus is encoded)."""
+    if cfg.get("retriever") is not None and importlib.util.find_spec("faiss") is None:
+        raise ImportError(
+            "retrieval (retriever=...) needs FAISS: pip install faiss-cpu, or faiss-gpu (`make install` picks one)"
+        )
+
+
 def job_started() -> float:
     """When the job an entry point is about to run began (`time.monotonic()`): the process's start for
     its first job, imports included; now for the later jobs of a multirun."""
@@ -97,6 +108,7 @@ def run(cfg: DictConfig, started: float | None = None) -> dict[str, float]:
 def _run(cfg: DictConfig, started: float, stop: SignalStop) -> dict[str, float]:
     check_model_fits_task(cfg)
     check_training_allowed(cfg)
+    check_packages(cfg)
     if cfg.get("print_config", True):
         print_config_tree(cfg)
     if cfg.get("seed") is not None:

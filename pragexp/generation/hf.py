@@ -23,6 +23,7 @@ against this base; the adapter's files are in the cache key).
 
 from __future__ import annotations
 
+import importlib.util
 import os
 
 import torch
@@ -83,6 +84,8 @@ class HFBackend(LLMBackend):
         self.adapter = adapters.folder(adapter) if adapter else None
         if self.adapter is not None and finetune != "none":
             raise ValueError("llm.adapter applies tuned weights for evaluation: leave llm.finetune=none")
+        if self.adapter is not None and importlib.util.find_spec("peft") is None:  # said now, not at the load
+            raise ImportError("llm.adapter needs the peft package: pip install peft (`make install` does it)")
         self.pretrained = resolve(model, "llm.model", gguf_file, revision)
         self._model = self._tokenizer = None
         self._trainable = False
