@@ -15,13 +15,6 @@ from pragexp.generation.hf import HFBackend
 from pragexp.utils.pretrained import loaded
 
 
-@pytest.fixture(autouse=True)
-def no_kept_models():
-    loaded.clear()
-    yield
-    loaded.clear()
-
-
 def _tiny(**settings) -> HFBackend:
     return HFBackend(model="tiny", device="cpu", **settings)
 

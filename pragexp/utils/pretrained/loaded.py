@@ -6,14 +6,13 @@ memory: name, files, dtype, device, quantization, adapter) or loads it with `loa
 frozen (no parameter requires a gradient) and in eval mode, and it is handed out again only while it is exactly as
 it was kept: the same modules (LoRA injected into it would add some), the same parameters at the same addresses,
 frozen, none of them written in place since (a tensor's version counter: an optimiser step, a `load_state_dict`),
-eval mode.
-Otherwise it is loaded again. A model that a job tunes (`llm.finetune`) is loaded with `fresh(load)` and never
-kept: its caller says so.
+eval mode. Otherwise it is loaded again. A model that a job tunes (`llm.finetune`) is loaded with `fresh(load)` and
+never kept: its caller says so.
 
 Every load runs with torch's CPU random state forked, so that a job draws the same random numbers after it
 whether its model was loaded or reused. `next_job()` (called by `pragexp.run` as each job starts) marks a job's
-boundary: a job that loads a model lets go first of the models no job since the previous one has used, so that a
-sweep over several models holds the current job's ones only.
+boundary: a job that loads a model first lets go of the kept models it has not used itself (an earlier job's), so
+that a sweep over several models holds only the current job's.
 """
 
 from __future__ import annotations
