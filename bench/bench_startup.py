@@ -13,7 +13,9 @@ data.eval_batch_size=8` (8 Circa items, SmolLM2) in fresh processes, each with a
 
 Three runs: `gguf` (an empty conversion cache: the file is read, and converted where the code converts), `converted`
 (the conversion cache warm) and `cached` (the same outputs folder again: every answer in the response cache). The
-probe also lists which optional heavy modules (peft, faiss, wandb, lm_eval, sentence_transformers) the run imported.
+probe also lists which optional heavy modules (peft, faiss, wandb, lm_eval, sentence_transformers) the run imported,
+and Python's `-X importtime` the seconds pragexp's own modules add to the imports (their self times). Last, the
+commands that answer without a job (`--cfg job`, `--help`, a config error) are timed once each.
 
     python bench/bench_startup.py [--data tests/fixtures/circa/circa-data.tsv] [--code PATH]
 
@@ -135,13 +137,49 @@ def timed_run(args, code: Path, outputs: Path, model_cache: Path) -> tuple[float
     env.update(HF_HUB_OFFLINE="1", HF_DATASETS_OFFLINE="1", TRANSFORMERS_OFFLINE="1", WANDB_MODE="offline")
     start = time.perf_counter()
     done = subprocess.run(
-        [sys.executable, __file__, "--child", *overrides], env=env, cwd=code, capture_output=True, text=True
+        [sys.executable, "-X", "importtime", __file__, "--child", *overrides],
+        env=env,
+        cwd=code,
+        capture_output=True,
+        text=True,
     )
     wall = time.perf_counter() - start
     lines = [line for line in done.stdout.splitlines() if line.startswith("STARTUP ")]
     if done.returncode or not lines:
         raise SystemExit(f"the run failed ({done.returncode}):\n{done.stderr[-3000:]}")
-    return wall, json.loads(lines[-1].removeprefix("STARTUP "))
+    return wall, {**json.loads(lines[-1].removeprefix("STARTUP ")), "imports": own_imports(done.stderr)}
+
+
+def own_imports(stderr: str) -> dict:
+    """Python's `-X importtime` lines read back: the seconds spent in pragexp's own modules (each module's self
+    time, what it adds to the frameworks it imports) and the three costliest of them."""
+    own = {}
+    for line in stderr.splitlines():
+        if line.startswith("import time:") and "|" in line:
+            fields = [f.strip() for f in line.removeprefix("import time:").split("|")]
+            if fields[2].startswith("pragexp") and fields[0].isdigit():
+                own[fields[2]] = int(fields[0]) / 1e6
+    top = sorted(own, key=own.get, reverse=True)[:3]
+    return {"seconds": sum(own.values()), "modules": len(own), "top": {m: round(own[m], 3) for m in top}}
+
+
+def answer_times(code: Path) -> dict[str, float]:
+    """Wall seconds of the commands that must answer without a job: `--cfg job`, `--help` and a config error."""
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join(filter(None, [str(code), os.environ.get("PYTHONPATH")])),
+    }
+    commands = {
+        "--cfg job": ["task=circa", "model=llm", "--cfg", "job"],
+        "--help": ["--help"],
+        "config error": ["task=circa", "model=no_such_model"],
+    }
+    times = {}
+    for name, args in commands.items():
+        start = time.perf_counter()
+        subprocess.run([sys.executable, "-m", "pragexp.eval", *args], env=env, cwd=code, capture_output=True)
+        times[name] = time.perf_counter() - start
+    return times
 
 
 def main() -> None:
@@ -149,18 +187,27 @@ def main() -> None:
     parser.add_argument("--data", default=str(ROOT / "tests" / "fixtures" / "circa" / "circa-data.tsv"))
     parser.add_argument("--code", type=Path, default=ROOT, help="the checkout to time (holds pragexp/)")
     args = parser.parse_args()
-    rows = []
+    rows, imports = [], []
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
         for name, outputs in (("gguf", "a"), ("converted", "b"), ("cached", "b")):
             wall, report = timed_run(args, args.code.resolve(), tmp / outputs, tmp / "models")
             rows.append((name, wall, phases(report), report["heavy"]))
+            imports.append((name, report))
     print(f"pragexp from {args.code.resolve()}, SmolLM2 float32, 8 Circa items, seconds")
     print("| run | " + " | ".join(PHASES) + " | wall | heavy modules imported |")
     print("|---" * (len(PHASES) + 3) + "|")
     for name, wall, times, heavy in rows:
         cells = " | ".join(f"{times[p]:.1f}" for p in PHASES)
         print(f"| {name} | {cells} | {wall:.1f} | {', '.join(heavy) or 'none'} |")
+    for name, report in imports:
+        own = report["imports"]
+        print(
+            f"{name}: pragexp's own {own['modules']} modules took {own['seconds']:.2f} s of the imports "
+            f"(-X importtime, self times); the costliest: {own['top']}"
+        )
+    answers = answer_times(args.code.resolve())
+    print("answered without a job: " + ", ".join(f"{k} {v:.1f} s" for k, v in answers.items()))
 
 
 if __name__ == "__main__":

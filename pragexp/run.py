@@ -5,8 +5,10 @@ test, and validate too when the config says `validate: true`). Returns the metri
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import logging
+import os
 import time
 from pathlib import Path
 
@@ -27,12 +29,14 @@ from pragexp.utils.config_tree import print_config_tree
 from pragexp.utils.hub import check_hub_models
 from pragexp.utils.instantiate import build_callbacks, build_loggers, public_config
 from pragexp.utils.io import atomic_write_text
+from pragexp.utils.pretrained import loaded
 from pragexp.utils.run_record import write_run_record
 
 log = logging.getLogger(__name__)
 SUMMARY_PREFIX = "pragexp:"
 LIGHTNING_NAMES = ("last", "best", "hpc", "registry")
 _first_job = True
+SEED_VARS = ("PL_GLOBAL_SEED", "PL_SEED_WORKERS")  # what pl.seed_everything leaves in the environment
 
 
 def check_model_fits_task(cfg: DictConfig) -> None:
@@ -53,6 +57,16 @@ def check_training_allowed(cfg: DictConfig) -> None:
         raise ValueError(f"task={cfg.get('task_name')} is for evaluation only ({reason}): {what} is refused")
 
 
+def check_packages(cfg: DictConfig) -> None:
+    """The optional packages a config needs, named before any work: pragexp imports each only where it is used
+    (a run that does not use FAISS never pays its import), so a missing one would otherwise stop the run late
+    (FAISS: after the whole corpus is encoded)."""
+    if cfg.get("retriever") is not None and importlib.util.find_spec("faiss") is None:
+        raise ImportError(
+            "retrieval (retriever=...) needs FAISS: pip install faiss-cpu, or faiss-gpu (`make install` picks one)"
+        )
+
+
 def job_started() -> float:
     """When the job an entry point is about to run began (`time.monotonic()`): the process's start for
     its first job, imports included; now for the later jobs of a multirun."""
@@ -63,14 +77,17 @@ def job_started() -> float:
 
 def run(cfg: DictConfig, started: float | None = None) -> dict[str, float]:
     """`started`: when the job began, for the wall time in the summary line; by default now. The job runs
-    with `cfg.threads` CPU threads (if set); the process's setting is restored afterwards.
+    with `cfg.threads` CPU threads (if set); the process's setting is restored afterwards, and so are the seed
+    Lightning leaves in the environment (a later job of a multirun seeds itself or not at all, as it would alone).
+    A model the job does not tune may be the one an earlier job loaded (`utils.pretrained.loaded`).
 
     SIGTERM, SIGINT (and submitit's preemption signal) stop the job cleanly: it says what it was doing and
     what it kept, and exits with 128 + the signal's number (`pragexp.training.stopping`)."""
     started = time.monotonic() if started is None else started
-    threads = torch.get_num_threads()
+    threads, seed_vars = torch.get_num_threads(), {k: os.environ.get(k) for k in SEED_VARS}
     if cfg.get("threads"):
         torch.set_num_threads(int(cfg.threads))
+    loaded.next_job()
     train, output_dir = bool(cfg.get("train", True)), Path(cfg.paths.output_dir)
     try:
         with SignalStop(output_dir, train, kept=cache.kept) as stop:
@@ -78,12 +95,20 @@ def run(cfg: DictConfig, started: float | None = None) -> dict[str, float]:
                 cfg.ckpt_path = "last"
             return _run(cfg, started, stop)
     finally:
+        # Nothing of this job's reaches the next one of a multirun but the models `loaded` keeps.
         torch.set_num_threads(threads)
+        cache.close_caches()  # its lookup counts said and reset, even where it failed before its teardown
+        for var, value in seed_vars.items():
+            if value is None:
+                os.environ.pop(var, None)
+            else:
+                os.environ[var] = value
 
 
 def _run(cfg: DictConfig, started: float, stop: SignalStop) -> dict[str, float]:
     check_model_fits_task(cfg)
     check_training_allowed(cfg)
+    check_packages(cfg)
     if cfg.get("print_config", True):
         print_config_tree(cfg)
     if cfg.get("seed") is not None:

@@ -43,6 +43,16 @@ if "PRAGEXP_MODEL_CACHE" not in os.environ:
     atexit.register(shutil.rmtree, os.environ["PRAGEXP_MODEL_CACHE"], ignore_errors=True)
 
 
+@pytest.fixture(autouse=True)
+def models_kept_per_test():
+    """A test's models are its own: a model kept for the next job of the process (`pretrained.loaded`) is let go
+    after each test, so that a test that replaces a loader (an engineered tiny model) sees its own."""
+    yield
+    from pragexp.utils.pretrained import loaded
+
+    loaded.clear()
+
+
 def pytest_collection_modifyitems(config, items):
     """Tests marked `gpu` run where torch sees a CUDA device and are skipped, saying so, elsewhere (as
     lightning-hydra-template's RunIf does); `slow` ones run in `make test` and not in `make test-fast`."""

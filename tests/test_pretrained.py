@@ -23,6 +23,7 @@ from pragexp.utils.pretrained import (
     SMOLLM2,
     TINY,
     files_digest,
+    loaded,
     resolve,
     weights_sha256,
 )
@@ -216,6 +217,7 @@ def test_smollm2_log_likelihoods_from_the_converted_folder_equal_the_gguf_file_b
     direct = HFBackend(model="smollm2", device="cpu", dtype="float32", batch_size=4)
     direct.tokenizer()  # parsed from the GGUF file
     direct.load()  # an empty cache: the weights read from the GGUF file (and converted on the way)
+    loaded.clear()  # the next backend reads the converted folder, not the model kept for this one
     converted = HFBackend(model="smollm2", device="cpu", dtype="float32", batch_size=4)
     prompt = converted.render(
         "X asks: Is the dress too long?\nY answers: It could sweep the floor.\nYes or no?"
@@ -228,11 +230,10 @@ def test_smollm2_log_likelihoods_from_the_converted_folder_equal_the_gguf_file_b
     reqs.append(ChoiceRequest("The capital of France is", (" Paris", " Lyon")))
     got = converted.loglikelihood_many(reqs)
     want = direct.loglikelihood_many(reqs)
-    # Bit for bit on the resolver's branch; on main since the per-item scorer (issue 35) the two loads differ in
-    # the 7th significant digit (seen in the fresh-clone run, one thread or two; cause not yet found: issue 40).
-    assert [s.loglik for row in got for s in row] == pytest.approx(
-        [s.loglik for row in want for s in row], rel=1e-5, abs=1e-5
-    )
+    assert converted.load()[0] is not direct.load()[0]
+    # Bit for bit: the folder's weights are copied where safetensors mapped them at an address that is no multiple
+    # of 64 bytes (a CPU matrix product rounds differently there: the 7th digit, before `converted._aligned`).
+    assert [s.loglik for row in got for s in row] == [s.loglik for row in want for s in row]
     texts = ["It could sweep the floor.", "<|im_start|>user\nhé ça va?<|im_end|>"]
     assert [converted.tokenizer()(t)["input_ids"] for t in texts] == [
         direct.tokenizer()(t)["input_ids"] for t in texts

@@ -28,6 +28,7 @@ It neither embeds nor fine-tunes, and cannot go on from a prefill (a reasoning b
 
 from __future__ import annotations
 
+import importlib.util
 import os
 
 import torch
@@ -48,7 +49,7 @@ from pragexp.generation.sampling import RowSampler
 from pragexp.generation.scorer import score_choices
 from pragexp.generation.seq2seq_scorer import SCORING as SEQ2SEQ_SCORING
 from pragexp.generation.seq2seq_scorer import score_seq2seq
-from pragexp.utils.pretrained import SMOLLM2, files_digest, resolve
+from pragexp.utils.pretrained import SMOLLM2, files_digest, loaded, resolve
 from pragexp.utils.pretrained.causal import load_causal_model, load_causal_tokenizer
 from pragexp.utils.pretrained.seq2seq import is_encoder_decoder, load_seq2seq_lm
 from pragexp.utils.tensors import mean_pool, pad_right
@@ -93,6 +94,8 @@ class HFBackend(LLMBackend):
         self.adapter = adapters.folder(adapter) if adapter else None
         if self.adapter is not None and finetune != "none":
             raise ValueError("llm.adapter applies tuned weights for evaluation: leave llm.finetune=none")
+        if self.adapter is not None and importlib.util.find_spec("peft") is None:  # said now, not at the load
+            raise ImportError("llm.adapter needs the peft package: pip install peft (`make install` does it)")
         self.pretrained = resolve(model, "llm.model", gguf_file, revision)
         self._model = self._tokenizer = self._encoder_decoder = None
         self._trainable = False
@@ -153,20 +156,30 @@ class HFBackend(LLMBackend):
         return self._tokenizer
 
     def load(self):
-        """(model, tokenizer), loaded on first use on `device`."""
-        if self._model is None and self.encoder_decoder:
-            if self.quantization or self.adapter:
-                raise ValueError(
-                    "llm.quantization and llm.adapter apply to causal LMs, not an encoder-decoder"
-                )
-            self._model = load_seq2seq_lm(self.pretrained, self.dtype).to(_device(self.device_name))
+        """(model, tokenizer), loaded on first use on `device`. A model that is not tuned here is the one an
+        earlier job of the process loaded for the same weights, dtype, device, quantization and adapter, when
+        there is one (`pretrained.loaded`); a tuned one is loaded for this backend alone."""
+        if self._model is None and self.encoder_decoder and (self.quantization or self.adapter):
+            raise ValueError("llm.quantization and llm.adapter apply to causal LMs, not an encoder-decoder")
         if self._model is None:
             quantized = quantization_config(self.quantization)  # a clear error where QLoRA cannot run
-            model = load_causal_model(self.pretrained, self.dtype, quantized, self.tokenizer())
-            if self.adapter is not None:  # another run's LoRA weights, for evaluation
-                model = adapters.load(model, self.adapter, self.base_identity)
-            # bitsandbytes places a quantised model itself
-            self._model = model if quantized is not None else model.to(_device(self.device_name))
+            device = _device(self.device_name)
+
+            def load_model():
+                if self.encoder_decoder:
+                    return load_seq2seq_lm(self.pretrained, self.dtype).to(device)
+                model = load_causal_model(self.pretrained, self.dtype, quantized, self.tokenizer())
+                if self.adapter is not None:  # another run's LoRA weights, for evaluation
+                    model = adapters.load(model, self.adapter, self.base_identity)
+                return model if quantized is not None else model.to(device)  # bitsandbytes places it itself
+
+            if self.finetune != "none":
+                self._model = loaded.fresh(load_model)
+            else:
+                names = ("model", "gguf_file", "revision", "files", "dtype", "adapter")
+                key = {k: self.identity().get(k) for k in names}  # the weights, not how prompts are put
+                key.update(device=str(device), quantization=self.quantization)
+                self._model = loaded.kept(key, load_model, "language model")
         return self._model, self.tokenizer()
 
     def trainable_model(self):

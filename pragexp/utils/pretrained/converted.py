@@ -31,6 +31,7 @@ log = logging.getLogger(__name__)
 CACHE_ENV = "PRAGEXP_MODEL_CACHE"
 DISABLED = ("off", "none", "false", "0")
 MARKER = "converted.json"
+ALIGNMENT = 64  # bytes: torch's CPU allocator's alignment
 
 
 def cache_root() -> Path | None:
@@ -147,7 +148,18 @@ def _from_folder(folder: Path, marker: dict):
     from transformers import AutoModelForCausalLM
 
     # the dtype the weights were converted in (an `auto` load of the GGUF file picks it), read back as it is
-    return AutoModelForCausalLM.from_pretrained(folder, **_torch_dtype(marker["dtype"]))
+    return _aligned(AutoModelForCausalLM.from_pretrained(folder, **_torch_dtype(marker["dtype"])))
+
+
+def _aligned(model):
+    """The model with every weight at an address torch's own allocator would give it (a multiple of 64 bytes).
+    safetensors maps the file into memory, each tensor at its offset in the file (a multiple of 8 bytes only),
+    and a CPU matrix product rounds differently for a misaligned operand: SmolLM2 scored from the mapped file
+    differed from the GGUF load in the 7th digit, and bit for bit once copied."""
+    for parameter in model.parameters():
+        if parameter.device.type == "cpu" and parameter.data_ptr() % ALIGNMENT:
+            parameter.data = parameter.data.clone()
+    return model
 
 
 def _convert(pretrained: Pretrained, dtype: str, folder: Path, tokenizer=None):
