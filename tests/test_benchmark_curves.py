@@ -12,7 +12,7 @@ import torch
 from pragexp.report import find_runs
 from pragexp.report.training_curves import figures
 from pragexp.run import run
-from pragexp.training.benchmarks import BenchmarkCurves, StepBackend, benchmark_choices
+from pragexp.training.benchmarks import BenchmarkCurves, StepBackend, benchmark_choices, flat_overrides
 from pragexp.utils import checkpoint
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -118,3 +118,13 @@ def test_an_unknown_benchmark_names_the_choices():
     assert {"ludwig", "hu_pragmatics", "multiprageval"} <= set(benchmark_choices())
     with pytest.raises(ValueError, match=r"ludwg.*choose among .*ludwig"):
         BenchmarkCurves(names=["ludwg"])
+
+
+def test_overrides_are_written_as_hydra_reads_them():
+    settings = {"data": {"path": "../a b/x.csv", "seeds": [0, 2], "file": "fb"}, "prompt": {"shots": 0}}
+    assert flat_overrides(settings) == [
+        "data.path='../a b/x.csv'",
+        "data.seeds=[0,2]",
+        "data.file=fb",
+        "prompt.shots=0",
+    ]
