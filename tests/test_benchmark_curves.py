@@ -80,6 +80,21 @@ def test_training_is_unchanged_and_the_same_weights_answer_from_the_cache(make_c
     assert figures_only(curves(again)) == figures_only(curves(scored))
 
 
+@pytest.mark.slow
+def test_curves_reach_the_wandb_run_with_their_step(make_config, tmp_path):
+    from test_wandb import _key, wandb_records
+
+    cfg = make_config([*LORA, *BENCH, "logger=wandb"])
+    run(cfg)
+    (run_file,) = (tmp_path / "run" / "wandb").glob("offline-run-*/run-*.wandb")
+    rows = [{_key(item): item.value_json for item in r.item} for r in wandb_records(run_file)["history"]]
+    scored = [row for row in rows if "bench/ludwig/acc" in row]
+    assert [int(row["trainer/global_step"]) for row in scored][:2] == [0, 2], sorted(
+        {k for r in rows for k in r}
+    )
+    assert all("bench/hu_pragmatics/acc_stderr" in row for row in scored)
+
+
 def test_the_cache_key_follows_the_weights(make_config):
     cfg = make_config(LORA)
     from hydra.utils import instantiate
