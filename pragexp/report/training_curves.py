@@ -28,7 +28,12 @@ def read_curves(path: Path, dev_key: str) -> dict[str, dict[int, dict[str, float
                     curves[name].setdefault(step, {})[figure] = float(value)
                 elif key == dev_key:  # Lightning logs a validation at the step of the batch before it
                     curves[f"dev {dev_key}"].setdefault(step + 1, {})["acc"] = float(value)
-    return dict(curves)
+    # The benchmarks are scored after the last step: a dev value past it is the best checkpoint's, after training.
+    last = max(
+        (s for name, points in curves.items() if not name.startswith("dev ") for s in points), default=0
+    )
+    dev = curves.pop(f"dev {dev_key}", {})
+    return {**curves, **({f"dev {dev_key}": {s: v for s, v in dev.items() if s <= last}} if dev else {})}
 
 
 def plot_run(run: Run, out: Path) -> Path | None:
