@@ -8,7 +8,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from pragexp.report import compare, confusion, scorecard, sections
+from pragexp.report import compare, confusion, scorecard, sections, training_curves
 from pragexp.report.plots import plot_per_group
 from pragexp.report.runs import find_runs
 from pragexp.report.scoring import scoring_sections
@@ -56,7 +56,11 @@ def write_plots(args: argparse.Namespace, runs, card, sweeps) -> None:
         if not plot_sweep(sweep, out):
             warn(f"{sweep.path}: no finished trials or swept parameters to plot")
     for path in (
-        [*sections.figures(runs, args.figures), *confusion.figures(runs, args.figures)]
+        [
+            *sections.figures(runs, args.figures),
+            *confusion.figures(runs, args.figures),
+            *training_curves.figures(runs, args.figures),
+        ]
         if args.figures
         else []
     ):

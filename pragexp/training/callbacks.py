@@ -8,6 +8,8 @@
   measured per group (implicature type).
 - `progress_bar()`: the live bar in a terminal; in logs that are not a terminal (CI, SLURM,
   `> log`) a line every few percent instead of a redraw every few steps.
+- `BenchmarkCurves` (`callbacks.benchmarks`, its own module `training.benchmarks`): LLM benchmarks scored on
+  the LLM being trained every N steps, logged as `bench/<name>/<figure>` curves.
 
 They read `pl_module.eval_outputs[stage]`, the `EvalOutputs` that the task (`ReportingTask`: every
 `PragexpTask`) fills at the end of every evaluation epoch, and write on rank 0 only.
