@@ -183,3 +183,19 @@ def test_an_old_run_without_its_data_module_is_refused_naming_file_and_field(tmp
         ValueError, match=r"config\.yaml: data\._target_: 'pragexp.data.gone.GoneDataModule' cannot"
     ):
         legacy_record(tmp_path)
+
+
+def test_benchmarks_scored_beside_training_are_not_a_setting_of_the_run():
+    from pragexp.utils.run_settings import split_settings
+
+    settings = split_settings(
+        [
+            "callbacks.benchmarks.names=[ludwig]",
+            "+callbacks.benchmarks.overrides.ludwig.data.test_file=x.csv",
+            "callbacks.early_stopping.patience=2",
+            "llm.finetune=lora",
+        ]
+    )
+    assert settings.other == ["callbacks.early_stopping.patience=2"] and settings.model == [
+        "llm.finetune=lora"
+    ]

@@ -18,6 +18,7 @@ LEFT_OUT = (
     "paths.",
     "logger",
     "callbacks.progress_bar",
+    "callbacks.benchmarks",  # benchmarks scored beside training: they leave the run's own figures as they are
     "ckpt_path",
     "model.inference_ckpt",
     "task=",
