@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SmolLM2-135M-Instruct (llm.model=smollm2, float32, CPU) on the LLM pragmatics benchmarks' excerpts beside the
 # repository (../shared/samples): Hu et al.'s five shared phenomena (the authors' protocol, all five seeds; and
-# pragexp's three templates of option text, zero-shot), LUDWIG's 150 shared test pairs (six templates, k = 0 and
+# pragexp's scoring of the options' text, zero-shot), LUDWIG's 150 shared test pairs (six templates, k = 0 and
 # 5, the authors' type lookup and tie rule: the defaults; and the contrastive setting, zero-shot), generated answers
 # beside log-likelihood, then the report, scorecard and figures. Each step's wall time is printed after it.
 # Usage: experiments/benchmarks/run_smollm2.sh [SAMPLES_DIR] [OUT_DIR] [all|hu|hu_text|ludwig|ludwig_contrastive|declared|report]
@@ -27,9 +27,9 @@ if [[ $PART == all || $PART == hu ]]; then
     timed hu_authors task=hu_pragmatics "${HU[@]}" hydra.run.dir="$OUT/hu_authors"
 fi
 if [[ $PART == all || $PART == hu_text ]]; then
-    # Hu et al., pragexp's scoring of the options' text, three templates
-    timed hu_pragexp -m task=hu_pragmatics "${HU[@]}" prompt.template=options_as_text,numbered_text,letters \
-        hydra.sweep.dir="$OUT/hu_pragexp"
+    # Hu et al., pragexp's scoring of the options' text (the README's row; numbered_text and letters are its others)
+    timed hu_options_as_text task=hu_pragmatics "${HU[@]}" prompt.template=options_as_text \
+        hydra.run.dir="$OUT/hu_options_as_text"
 fi
 if [[ $PART == all || $PART == ludwig ]]; then
     # LUDWIG: six templates x k = 0, 5 (k dev pairs per test pair, drawn per pair as the authors' code draws them)
