@@ -91,6 +91,16 @@ def test_tomato_per_state_and_order_false_belief_and_traits(tomato_run):
     assert "neuroticism:high" not in traits[0] and "neuroticism:low" in traits[0]  # the fixture has no high
 
 
+def test_tomato_with_one_order_has_no_both_orders_row(make_config):
+    cfg = make_config(["task=tomato", "data.file=fb"], name="eval", out="tomato_fb")
+    run(cfg)
+    metrics = metrics_of(cfg)
+    text = "\n".join(tomato.sections(find_runs([Path(cfg.paths.output_dir)])))
+    per = rows_of(text, "Accuracy per mental state and order")
+    assert [r["order"] for r in per] == ["second order", ""]  # ToMATO-FB: second order only
+    assert row(per, order="second order")["all states"] == metrics_cell(metrics, "test/acc", "second_order")
+
+
 def test_the_report_finds_both_sections_their_columns_and_figures(mpe_run, tomato_run, tmp_path):
     folder, card, out = tmp_path / "figures", tmp_path / "scorecard.md", tmp_path / "report.md"
     roots = [mpe_run.paths.output_dir, tomato_run.paths.output_dir]

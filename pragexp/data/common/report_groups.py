@@ -53,7 +53,9 @@ def bar_panels(
             found = [acc_estimate(run.metrics, group(x, bar)) for x in xs]
             offsets = [j + (b - (len(bars) - 1) / 2) * width for j in range(len(xs))]
             whiskers = [0.0 if math.isnan(se) else se for _, se in found]
-            ax.bar(offsets, [m for m, _ in found], width, yerr=whiskers, capsize=1.5, label=bar)
+            ax.bar(
+                offsets, [m for m, _ in found], width, yerr=whiskers, capsize=1.5, label=bar.replace("_", " ")
+            )
         ax.axhline(chance, color="black", linestyle="--", linewidth=1, label="chance")
         ax.set_xticks(range(len(xs)), xs)
         ax.set_ylim(0, 1.05)

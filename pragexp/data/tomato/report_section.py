@@ -1,7 +1,7 @@
 """ToMATO in pragexp.report (the task declares this module): accuracy per mental state and order, false belief or
 not, the asked-about speaker's personality, and a figure of the states and orders.
 
-- Tables: a row per run and order (first, second, both: the orders the run has questions of), a column per mental
+- Tables: a row per run and order (first, second, both where it has both), a column per mental
   state and the whole order (`test/acc/<state>:<order>`, `test/acc/<order>`, `test/acc/<state>`); then false belief
   or not, then each of the five traits high or low. Each cell `mean ± standard error (n=conversations)` from
   metrics.json: the standard error is clustered by conversation (the questions on one transcript are not
@@ -30,9 +30,9 @@ def own_runs(runs) -> list:
 
 
 def orders(runs) -> list[str]:
-    """The orders any of the runs has questions of, then both together."""
+    """The orders any of the runs has questions of, then both together where there are two."""
     found = [o for o in ORDERS if any(f"test/acc/{o}" in r.metrics for r in runs)]
-    return [*found, BOTH]
+    return [*found, BOTH] if len(found) > 1 else found
 
 
 def group(state: str, order: str) -> str | None:
