@@ -93,6 +93,7 @@ def test_the_authors_turn_scored_per_state_order_belief_and_trait(make_config):
         "false_belief",
         "no_false_belief",
         "extraversion:low",
+        "belief:first_order",
     ):
         rows = [r["correct"] for r in records if group in r["groups"]]
         assert metrics[f"test/acc/{group}"] == pytest.approx(sum(rows) / len(rows))

@@ -4,8 +4,9 @@ Every question of the chosen file (`file`: all, first, second or fb: the release
 tomato_second.json, tomato_fb.json) is a test example. Its `PromptItem` holds the transcript (`conversation`), the
 question and the four options in the release's order; the prompt group renders the authors' user turn or scores
 the options' text (conf/prompt/tomato.yaml). Each question is in several groups at once (the batches' "groups"):
-its mental state, its order (`first_order`, `second_order`), `false_belief` or `no_false_belief`, and for each of
-the asked-about speaker's five traits `<trait>:<high|low>` (`test/acc/extraversion:low`), each mean with its
+its mental state, its order (`first_order`, `second_order`), the two together (`belief:second_order`: the report
+section's table of state x order), `false_belief` or `no_false_belief`, and for each of the asked-about speaker's
+five traits `<trait>:<high|low>` (`test/acc/extraversion:low`), each mean with its
 uncertainty, clustered by conversation (the questions on one transcript are not independent). The options'
 positions are named A-D (`chosen/<letter>`). `data_report.json` counts the questions per group.
 """
@@ -24,14 +25,17 @@ from pragexp.prompting import PromptItem
 log = logging.getLogger(__name__)
 ORDERS = ("first_order", "second_order")
 BELIEF = ("false_belief", "no_false_belief")
-GROUPS = (*STATES, *ORDERS, *BELIEF, *(f"{t}:{level}" for t in TRAITS for level in ("high", "low")))
+STATE_ORDERS = tuple(f"{state}:{order}" for state in STATES for order in ORDERS)
+TRAIT_LEVELS = tuple(f"{t}:{level}" for t in TRAITS for level in ("high", "low"))
+GROUPS = (*STATES, *ORDERS, *BELIEF, *TRAIT_LEVELS, *STATE_ORDERS)
 
 
 def question_groups(question: Question) -> list[str]:
     """The groups a question is in, its mental state first."""
     belief = BELIEF[0] if question.false_belief else BELIEF[1]
+    order = ORDERS[question.order - 1]
     traits = [f"{trait}:{level}" for trait, level in question.personality]
-    return [question.mental_state, ORDERS[question.order - 1], belief, *traits]
+    return [question.mental_state, order, belief, *traits, f"{question.mental_state}:{order}"]
 
 
 class ToMATODataModule(PromptDataModule):
