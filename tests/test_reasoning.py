@@ -196,6 +196,44 @@ def test_the_tiny_model_thinking_is_no_answer_until_its_budget_forces_one(tmp_pa
     assert "</think>\n\nFinal answer:" in forced.reply
 
 
+def test_vllm_s_chat_call_and_template_get_the_kwargs_and_a_prefill_goes_on(monkeypatch):
+    """vLLM is not installable here (no GPU): a stand-in with the two pieces VLLMBackend uses, `LLM.chat` (its
+    keyword arguments recorded) and `get_tokenizer()` (the tiny model's, with the thinking template)."""
+    import sys
+    from types import SimpleNamespace
+
+    from pragexp.generation.vllm_backend import VLLMBackend
+
+    tokenizer, calls = thinking_tiny().tokenizer(), []
+
+    class LLM:
+        def __init__(self, **engine):
+            pass
+
+        def get_tokenizer(self):
+            return tokenizer
+
+        def chat(self, conversations, sampling, **kwargs):
+            calls.append((conversations, kwargs))
+            return [SimpleNamespace(outputs=[SimpleNamespace(text="yes")]) for _ in conversations]
+
+    fake = SimpleNamespace(LLM=LLM, SamplingParams=lambda **kw: SimpleNamespace(**kw))
+    monkeypatch.setitem(sys.modules, "vllm", fake)
+    backend = VLLMBackend(model="m", chat_template_kwargs={"enable_thinking": True})
+    turns = [{"role": "user", "content": "Is it cold?"}]
+    assert backend.chat_text(turns).endswith("<|assistant|>\n<think>\n")
+    assert backend.identity()["chat_template_kwargs"] == {"enable_thinking": True}
+    params = GenerationParams(max_new_tokens=4)
+    backend.generate_samples([Prompt("Is it cold?"), Prompt("Is it cold?", prefill="<think>I")], params, 0)
+    (plain, first), (going_on, second) = calls
+    assert first["chat_template_kwargs"] == second["chat_template_kwargs"] == {"enable_thinking": True}
+    assert first["add_generation_prompt"] and not first["continue_final_message"]
+    assert second["continue_final_message"] and going_on[0][-1] == {
+        "role": "assistant",
+        "content": "<think>I",
+    }
+
+
 def test_an_openai_server_s_reasoning_content_template_kwargs_and_prefill():
     def reply(body):
         return "B" if body["messages"][-1]["role"] == "assistant" else "Answer: B"
