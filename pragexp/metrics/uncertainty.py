@@ -32,7 +32,7 @@ metrics.json.
 from __future__ import annotations
 
 import math
-from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -40,6 +40,7 @@ import torch
 from scipy import stats
 
 from pragexp.utils.markdown import estimate_text
+from pragexp.utils.results import figure_key, metrics_cell  # noqa: F401 (callers import them from here too)
 
 CONFIDENCE = 0.95
 FIGURES = ("stderr", "ci95_low", "ci95_high", "n", "rows")
@@ -81,11 +82,6 @@ def estimate_mean(scores: Sequence[float], clusters: Sequence[Hashable] | None =
 def _plain(cluster: Hashable) -> Hashable:
     """A cluster id as a plain value (a 0-d tensor or numpy number as its Python number)."""
     return cluster.item() if hasattr(cluster, "item") else cluster
-
-
-def figure_key(name: str, figure: str, group: str | None = None) -> str:
-    """`acc`, `stderr` -> `acc_stderr`; with a group, `acc_stderr/Irony` (the metric's own is `acc/Irony`)."""
-    return f"{name}_{figure}" + (f"/{group}" if group is not None else "")
 
 
 def uncertainty_figures(
@@ -131,16 +127,6 @@ def is_uncertainty_key(key: str) -> bool:
 def format_estimate(mean: float, stderr: float | None = None, n: int | None = None, digits: int = 3) -> str:
     """A table cell: `0.337 ± 0.021 (n=650)`; without a standard error `0.337 (n=1)`, without n `0.337 ± 0.021`."""
     return estimate_text(mean, stderr, None if n is None else int(n), digits)
-
-
-def metrics_cell(metrics: Mapping[str, float], key: str, group: str | None = None, digits: int = 3) -> str:
-    """The cell of a metrics.json key (`test/acc`, with `group` its `test/acc/<group>`) with its figures, where
-    the run wrote them (a run from before them shows the mean alone)."""
-    mean_key = key if group is None else f"{key}/{group}"
-    if mean_key not in metrics:
-        raise KeyError(f"{mean_key} is not among the metrics")
-    n = metrics.get(figure_key(key, "n", group))
-    return format_estimate(metrics[mean_key], metrics.get(figure_key(key, "stderr", group)), n, digits)
 
 
 def with_uncertainty(

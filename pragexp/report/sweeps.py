@@ -16,11 +16,11 @@ from pathlib import Path
 
 from omegaconf import OmegaConf
 
-from pragexp.metrics.uncertainty import metrics_cell
 from pragexp.utils.figures import pyplot, save_png
 from pragexp.utils.instantiate import LAUNCH_OVERRIDES
 from pragexp.utils.io import load_yaml
 from pragexp.utils.markdown import table_section
+from pragexp.utils.results import metrics_cell
 
 
 @dataclass

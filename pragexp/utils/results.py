@@ -8,11 +8,30 @@ import json
 import math
 import statistics
 from collections import defaultdict
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 from pragexp.utils.markdown import estimate_text
 from pragexp.utils.run_settings import DATA_LOCATION  # data.path, data.test_path: where the data is
+
+
+# The figures metrics.json holds beside a mean (pragexp.metrics.uncertainty writes them): read by every table.
+def figure_key(name: str, figure: str, group: str | None = None) -> str:
+    """`acc`, `stderr` -> `acc_stderr`; with a group, `acc_stderr/Irony` (the metric's own is `acc/Irony`)."""
+    return f"{name}_{figure}" + (f"/{group}" if group is not None else "")
+
+
+def metrics_cell(metrics: Mapping[str, float], key: str, group: str | None = None, digits: int = 3) -> str:
+    """The cell of a metrics.json key (`test/acc`, with `group` its `test/acc/<group>`) with its figures, where
+    the run wrote them (a run from before them shows the mean alone)."""
+    mean_key = key if group is None else f"{key}/{group}"
+    if mean_key not in metrics:
+        raise KeyError(f"{mean_key} is not among the metrics")
+    n = metrics.get(figure_key(key, "n", group))
+    stderr = metrics.get(figure_key(key, "stderr", group))
+    return estimate_text(metrics[mean_key], stderr, None if n is None else int(n), digits)
+
 
 # A paper's own chance row: the scorecard's chance row shows that level, so it is not a published model row.
 CHANCE_ROWS = ("chance", "random")

@@ -10,9 +10,8 @@ import math
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from pragexp.metrics.uncertainty import figure_key, metrics_cell
 from pragexp.utils.figures import pyplot, save_png
-from pragexp.utils.results import llm_label, template_name
+from pragexp.utils.results import figure_key, llm_label, metrics_cell, template_name
 
 ACC = "test/acc"
 
