@@ -21,9 +21,8 @@ class Run:
     path: Path
     record: RunRecord
     metrics: dict[str, float]
-    config: dict = field(
-        default_factory=dict
-    )  # the composed config (.hydra/config.yaml), where the run kept one
+    # the composed config (.hydra/config.yaml), where the run kept one
+    config: dict = field(default_factory=dict)
 
     @property
     def task(self) -> str:

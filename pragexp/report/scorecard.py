@@ -44,7 +44,7 @@ from pragexp.report.paper import load_paper
 from pragexp.report.runs import Row, Run, group_runs
 from pragexp.utils.io import atomic_output
 from pragexp.utils.markdown import markdown_table
-from pragexp.utils.results import Cell, Column, data_facts, settings_text, summarise
+from pragexp.utils.results import Cell, Column, data_facts, data_report, settings_text, summarise
 
 MISSING = "–"
 COLLAPSE_MARK = "†"  # a cell whose runs predict one label for more than 90% of the test items
@@ -141,14 +141,6 @@ def collapse_mark(cell: Cell, runs: list[Run]) -> Cell:
     return replace(cell, collapse=collapse_text(shares)) if shares and shares.collapsed() else cell
 
 
-def label_counts(run_dir: Path) -> dict | None:
-    """The `label_counts` per split of the run's data_report.json (None without one)."""
-    path = Path(run_dir) / "data_report.json"
-    if not path.is_file():
-        return None
-    return json.loads(path.read_text(encoding="utf-8")).get("label_counts") or None
-
-
 def majority_share(counts: dict) -> float | None:
     """The test share of the training split's most frequent label (the first on a tie); None without
     train and test counts."""
@@ -168,7 +160,7 @@ def majority_row(runs: list[Run], columns: list[Column], from_runs: ScoreRow | N
             continue
         per_data: dict[str, float] = {}
         for run in runs:
-            counts = label_counts(run.path) if column.takes(run) else None
+            counts = data_report(run).get("label_counts") if column.takes(run) else None
             share = majority_share(counts) if counts else None
             if share is not None:
                 per_data[json.dumps(counts, sort_keys=True)] = share
@@ -329,6 +321,6 @@ def plot(card: Scorecard, out: Path) -> bool:
     ax.legend(
         *zip(*handles, strict=True), fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.25), ncol=4
     )
-    with atomic_output(out, binary=True) as f:
+    with atomic_output(out, binary=True) as f:  # no tight_layout: the legend below keeps the axes as drawn
         fig.savefig(f, format="png", dpi=120, bbox_inches="tight")
     return True
