@@ -146,11 +146,6 @@ def collapse_text(shares: Shares) -> str:
     return f"predicts '{label}' for {share:.1%} of the test items (gold: {gold})"
 
 
-def warned(row_model: str) -> bool:
-    """The majority baseline predicts one label by construction: no warning, no mark."""
-    return row_model != "majority"
-
-
 def data_description(row: Row) -> tuple[str, ...]:
     """Which test items a row scored, as its runs declare them (run.json's data: labels and setting,
     `data.labels=relaxed`), and its data files where they name its row (`data: circa-7-scenarios.tsv`)."""
@@ -229,6 +224,6 @@ def shares_section(task: str, rows: list[Row]) -> list[str]:
     )
     out.append("")
     for row, s in found:
-        if warned(row.model) and s.collapsed():
+        if not row.runs[0].majority and s.collapsed():
             out += [f"warning: {row.label} {collapse_text(s)}", ""]
     return out

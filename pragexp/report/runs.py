@@ -33,6 +33,11 @@ class Run:
         return self.record.model.name
 
     @property
+    def majority(self) -> bool:
+        """The majority-label baseline's run: one label by construction, never warned about or marked."""
+        return self.record.model.row == "majority"
+
+    @property
     def experiment(self) -> str | None:
         return self.record.experiment
 

@@ -49,7 +49,6 @@ from pragexp.utils.results import Cell, Column, data_facts, data_report, setting
 MISSING = "–"
 COLLAPSE_MARK = "†"  # a cell whose runs predict one label for more than 90% of the test items
 PAPER_PREFIX = re.compile(r"^table\d+_")  # GRICE's `table5_memnn`: named like our experiments' rows
-MAJORITY = "majority"  # the majority-label baseline's row: one row whatever its settings, never marked
 
 
 @dataclass
@@ -82,7 +81,7 @@ def columns_for(runs: list[Run]) -> list[Column]:
 
 
 def _kind(run: Run) -> str:
-    if run.record.model.row == MAJORITY:
+    if run.majority:  # one row whatever its settings, never marked
         return "majority"
     return "llm" if run.record.model.llm is not None else "trained"
 

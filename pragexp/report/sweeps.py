@@ -10,13 +10,12 @@ error over items and n where the trial wrote them (pragexp.metrics.uncertainty.m
 
 from __future__ import annotations
 
-import json
 import shlex
 from dataclasses import dataclass
 from pathlib import Path
 
 from pragexp.metrics.uncertainty import metrics_cell
-from pragexp.report.legacy_runs import run_record
+from pragexp.report.runs import read_run
 from pragexp.utils.figures import pyplot, save_png
 from pragexp.utils.instantiate import LAUNCH_OVERRIDES
 from pragexp.utils.io import load_yaml
@@ -70,14 +69,13 @@ def _split(override: str) -> tuple[str, str]:
 
 def read_trial(job_dir: Path) -> Trial:
     overrides = dict(_split(str(o)) for o in load_yaml(job_dir / ".hydra" / "overrides.yaml", []))
-    metrics_path = job_dir / "metrics.json"
-    metrics, task = None, None
-    if metrics_path.is_file():
-        metrics = {k: float(v) for k, v in json.loads(metrics_path.read_text(encoding="utf-8")).items()}
-        task = run_record(job_dir).task  # what the trial monitored, as it declares it
+    run = read_run(job_dir / "metrics.json") if (job_dir / "metrics.json").is_file() else None
+    task = run.record.task if run else None  # what the trial monitored, as it declares it
     job = load_yaml(job_dir / ".hydra" / "hydra.yaml", {}).get("hydra", {}).get("job", {})
     entry = "eval" if job.get("name") == "eval" else "train"
-    return Trial(job_dir, overrides, metrics, task and task.monitor, task and task.monitor_mode, entry)
+    return Trial(
+        job_dir, overrides, run and run.metrics, task and task.monitor, task and task.monitor_mode, entry
+    )
 
 
 def _job_order(path: Path) -> tuple[int, str]:
