@@ -11,7 +11,7 @@ from conftest import CIRCA_FIXTURE, ROOT, choices, compose_config, run_module
 from hydra.utils import get_class
 from omegaconf import OmegaConf
 
-from pragexp.report.legacy_runs import legacy_record
+from pragexp.report.legacy_runs import legacy_record, run_record
 from pragexp.run import run
 from pragexp.utils.run_record import (
     DataRecord,
@@ -139,9 +139,14 @@ def test_every_task_writes_run_json_and_old_runs_read_the_same(task, make_config
     assert all(h.key in metrics for h in record.task.headline)
     assert record.task.name == task and record.items == metrics.get("test/count", record.items)
     assert record.model.row == ("memnn" if "model=memnn" in RUNS[task] else "tiny 0-shot")
+    assert (record.task.monitor, record.task.monitor_mode) == (cfg.monitor, cfg.monitor_mode)
     hydra_files(cfg)
     (out / "run.json").unlink()
     assert legacy_record(out) == record  # tiny has no weight files: `llm.files` is null on both sides
+    older = record.to_json()  # a run.json written before runs declared their monitored metric
+    del older["task"]["monitor"], older["task"]["monitor_mode"]
+    (out / "run.json").write_text(json.dumps(older))
+    assert run_record(out) == record  # the adapter takes it from the config
 
 
 @pytest.mark.slow

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from pragexp.metrics.paired import PairedDifference, compare_records
 from pragexp.metrics.uncertainty import format_estimate
+from pragexp.utils.markdown import markdown_table
 
 PREDICTIONS = "predictions.jsonl"
 
@@ -51,18 +52,14 @@ def compare_runs(run_a: str | Path, run_b: str | Path, seed: int = 0) -> list[Pa
 
 def format_comparison(differences: Sequence[PairedDifference], run_a: str, run_b: str) -> str:
     """A markdown table of the differences, with what A and B are."""
-    lines = [
-        f"A: {run_a}",
-        f"B: {run_b}",
-        "",
-        "| metric | group | A | B | B - A | 95% CI (paired bootstrap) | test | p | items (rows) |",
-        "|---|---|---|---|---|---|---|---|---|",
-    ]
+    header = ["metric", "group", "A", "B", "B - A", "95% CI (paired bootstrap)", "test", "p", "items (rows)"]
+    rows = []
     for d in differences:
         ci = f"[{d.ci95[0]:+.3f}, {d.ci95[1]:+.3f}]" if d.ci95 else "-"
         a, b = (format_estimate(e.mean, e.stderr, e.items) for e in (d.a, d.b))
         cells = [d.metric, d.group, a, b, f"{d.difference:+.3f}", ci, d.test, f"{d.p_value:.4g}"]
-        lines.append("| " + " | ".join([*cells, f"{d.items} ({d.rows})"]) + " |")
+        rows.append([*cells, f"{d.items} ({d.rows})"])
+    lines = [f"A: {run_a}", f"B: {run_b}", "", *markdown_table(header, rows)]
     return "\n".join(lines) + "\n"
 
 

@@ -18,14 +18,10 @@ from pathlib import Path
 
 from pragexp.report.runs import Row, Run
 from pragexp.utils.markdown import table_section
-from pragexp.utils.results import config_value
+from pragexp.utils.results import data_facts
 
 NO_ANSWER = "no answer"  # the column of null predictions
 COLLAPSE = 0.9  # a row whose top label takes more than this share of its predictions is warned about
-# Settings that choose a task's test items or their labels: they name a gold reference row (the first two
-# also from the config, where a default chose them).
-TEST_ITEMS = ("data.labels", "data.setting", "data.split_seed", "data.hub_splits")
-LABEL_SET = TEST_ITEMS[:2]
 MAX_COLUMNS = 12  # more labels than this (GRICE QA's answer words): the largest shares, then "other"
 
 
@@ -150,24 +146,11 @@ def collapse_text(shares: Shares) -> str:
     return f"predicts '{label}' for {share:.1%} of the test items (gold: {gold})"
 
 
-def warned(row_model: str) -> bool:
-    """The majority baseline predicts one label by construction: no warning, no mark."""
-    return row_model != "majority"
-
-
 def data_description(row: Row) -> tuple[str, ...]:
-    """Which test items a row scored, as far as it says: its data files (`data: circa-7-scenarios.tsv`) and
-    the settings that choose the items and their labels (the label set and setting also from its config).
-    Settings that do not change them (`data.batch_size`, `data.input`) are left out."""
-    files = [s for s in row.settings if ": " in s and s.startswith("data")]
-    config = row.runs[0].config if row.runs else {}
-    chosen = []
-    for key in TEST_ITEMS:
-        own = next((s for s in row.settings if s.startswith(f"{key}=")), None)
-        value = own.split("=", 1)[1] if own else config_value(config, key) if key in LABEL_SET else None
-        if value is not None:
-            chosen.append(f"{key}={value}")
-    return (*chosen, *files)
+    """Which test items a row scored, as its runs declare them (run.json's data: labels and setting,
+    `data.labels=relaxed`), and its data files where they name its row (`data: circa-7-scenarios.tsv`)."""
+    facts = [f"{k}={v}" for k, v in data_facts(row.runs[0].record)] if row.runs else []
+    return (*facts, *(s for s in row.settings if s.startswith("data: ")))
 
 
 def _columns(labels: tuple[str, ...], shares: list[dict[str, float]]) -> tuple[list[str], bool]:
@@ -190,18 +173,23 @@ def _cells(shares: dict[str, float], own: tuple[str, ...], columns: list[str], o
 
 
 def gold_references(found: list[tuple[Row, Shares]]) -> list[tuple[str, Shares]]:
-    """One reference row per distinct gold distribution (a data set and label set), named by the data
-    settings its rows share: `gold (data: circa-7-scenarios.tsv, data.labels=relaxed, ...)`."""
+    """One reference row per distinct gold distribution (a data set and label set), named by the data its rows
+    share: the declared facts that tell the table's references apart, and its data files where they name its
+    rows: `gold (data.labels=relaxed, data.setting=matched, data: circa-7-scenarios.tsv)`."""
     groups: dict[tuple, list[tuple[Row, Shares]]] = {}
     for row, shares in found:
         if shares.gold is not None:
             key = (shares.labels, tuple(sorted((k, round(v, 4)) for k, v in shares.gold.items())))
             groups.setdefault(key, []).append((row, shares))
-    out: list[tuple[str, Shares]] = []
+    shared = []
     for members in groups.values():
         common = set.intersection(*(set(data_description(row)) for row, _ in members))
-        shared = [d for d in data_description(members[0][0]) if d in common]
-        name = "gold" + (f" ({', '.join(shared)})" if shared else "")
+        shared.append([d for d in data_description(members[0][0]) if d in common])
+    everywhere = set.intersection(*map(set, shared)) if shared else set()
+    out: list[tuple[str, Shares]] = []
+    for members, said in zip(groups.values(), shared, strict=True):
+        said = [d for d in said if d.startswith("data: ") or d not in everywhere]
+        name = "gold" + (f" ({', '.join(said)})" if said else "")
         if name in {n for n, _ in out}:  # the same settings, other test items (a split seed)
             name += f", as for {members[0][0].label}"
         out.append((name, members[0][1]))
@@ -236,6 +224,6 @@ def shares_section(task: str, rows: list[Row]) -> list[str]:
     )
     out.append("")
     for row, s in found:
-        if warned(row.model) and s.collapsed():
+        if not row.runs[0].majority and s.collapsed():
             out += [f"warning: {row.label} {collapse_text(s)}", ""]
     return out

@@ -13,6 +13,7 @@ from __future__ import annotations
 import functools
 import json
 import warnings
+from dataclasses import replace
 from pathlib import Path
 
 import yaml
@@ -45,9 +46,22 @@ NOT_LEARNING = ("majority", "transferred", "oracle", "lead", "none")  # models w
 
 
 def run_record(run_dir: Path) -> RunRecord:
-    """The run's run.json, or for a run made before runs wrote one, its record derived here."""
+    """The run's run.json, or for a run made before runs wrote one, its record derived here; a run.json made
+    before runs declared their monitored metric gets it from the config."""
     run_dir = Path(run_dir)
-    return read_run_record(run_dir) if (run_dir / RUN_FILE).is_file() else legacy_record(run_dir)
+    if not (run_dir / RUN_FILE).is_file():
+        return legacy_record(run_dir)
+    record = read_run_record(run_dir)
+    if record.task.monitor is None and (run_dir / ".hydra" / "config.yaml").is_file():
+        monitor = _monitor(OmegaConf.create(_yaml(run_dir / ".hydra" / "config.yaml", {})))
+        record = replace(record, task=replace(record.task, monitor=monitor[0], monitor_mode=monitor[1]))
+    return record
+
+
+def _monitor(config: DictConfig) -> tuple[str | None, str | None]:
+    return tuple(
+        None if v is None else str(v) for v in (_value(config, "monitor"), _value(config, "monitor_mode"))
+    )
 
 
 def _yaml(path: Path, default):
@@ -103,7 +117,7 @@ def legacy_record(run_dir: Path) -> RunRecord:
     model = _model(config, choices, experiment, run_dir)
     declares = _section(config, "declares") or declared_by_task(task)
     return RunRecord(
-        task=task_record(task, declares, data),
+        task=task_record(task, declares, data, *_monitor(config)),
         data=data,
         model=model,
         items=int(metrics["test/count"]) if "test/count" in metrics else _predictions(run_dir),

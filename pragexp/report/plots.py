@@ -9,11 +9,7 @@ from pragexp.report.paper import load_paper, paper_row
 from pragexp.report.runs import Row, Run, group_runs
 from pragexp.report.tables import is_split
 from pragexp.utils.figures import legend_below, pyplot, save_png
-from pragexp.utils.results import runs_cell
-
-
-def _mean(cell: float | dict) -> float:
-    return cell["mean"] if isinstance(cell, dict) else cell
+from pragexp.utils.results import published_value, runs_cell
 
 
 def _split_keys(rows: list[Row]) -> list[str]:
@@ -48,7 +44,7 @@ def plot_per_group(runs: list[Run], out: Path, paper_dir: Path | None = None) ->
             ax.bar(positions, means, width, yerr=errors, label=row.label, capsize=2)
             published = paper_row(row, paper)
             marks = [
-                (x, _mean(published[f"test/{metric}/{g}"]))
+                (x, published_value(published[f"test/{metric}/{g}"]).mean)
                 for x, g in zip(positions, groups, strict=True)
                 if f"test/{metric}/{g}" in published
             ]

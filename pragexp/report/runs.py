@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 
 from pragexp.report.legacy_runs import run_record
@@ -19,9 +21,8 @@ class Run:
     path: Path
     record: RunRecord
     metrics: dict[str, float]
-    config: dict = field(
-        default_factory=dict
-    )  # the composed config (.hydra/config.yaml), where the run kept one
+    # the composed config (.hydra/config.yaml), where the run kept one
+    config: dict = field(default_factory=dict)
 
     @property
     def task(self) -> str:
@@ -30,6 +31,11 @@ class Run:
     @property
     def model(self) -> str:
         return self.record.model.name
+
+    @property
+    def majority(self) -> bool:
+        """The majority-label baseline's run: one label by construction, never warned about or marked."""
+        return self.record.model.row == "majority"
 
     @property
     def experiment(self) -> str | None:
@@ -54,14 +60,18 @@ class Run:
         return None if own or self.data_name is None else f"data: {self.data_name}"
 
 
-@dataclass
+@dataclass(frozen=True, order=True)
 class Row:
-    task: str
+    """Runs that share a row: equal in every field but `experiment` and `runs` (which order rows by them)."""
+
+    task: str  # the report's task, or the scorecard's column title
     name: str
     model: str
-    experiment: str | None
+    experiment: str | None = field(compare=False)
     settings: tuple[str, ...]
-    runs: list[Run] = field(default_factory=list)
+    runs: list[Run] = field(default_factory=list, compare=False)
+    kind: str = ""  # the scorecard's: majority | trained | llm
+    aside: tuple[str, ...] = ()  # the scorecard's task settings: they qualify a cell, not the row
 
     @property
     def label(self) -> str:
@@ -106,16 +116,23 @@ def row_settings(run: Run, naming: set[str]) -> tuple[str, ...]:
     return run.settings + ((f"data: {run.data_name}",) if named else ())
 
 
-def group_runs(runs: list[Run]) -> dict[str, list[Row]]:
-    """{task: rows}, rows keyed by everything but seed and fold (and the data files' directories)."""
-    naming = _data_naming_tasks(runs)
-    rows: dict[tuple, Row] = {}
+def report_row(run: Run, naming: set[str]) -> Row:
+    """The report's row of the run: its experiment (or model) and its settings."""
+    name = run.experiment.rsplit("/", 1)[-1] if run.experiment else run.model
+    return Row(run.task, name, run.model, run.experiment, row_settings(run, naming))
+
+
+def group_runs(runs: list[Run], key: Callable[[Run], Row | None] | None = None) -> dict[str, list[Row]]:
+    """{task: rows}, sorted; a row the runs whose `key` (a row without runs; None: left out) is equal, by
+    default the report's: everything but seed and fold (and the data files' directories)."""
+    if key is None:
+        key = partial(report_row, naming=_data_naming_tasks(runs))
+    rows: dict[Row, Row] = {}
     for run in runs:
-        name = run.experiment.rsplit("/", 1)[-1] if run.experiment else run.model
-        settings = row_settings(run, naming)
-        key = (run.task, name, run.model, settings)
-        rows.setdefault(key, Row(run.task, name, run.model, run.experiment, settings)).runs.append(run)
+        row = key(run)
+        if row is not None:
+            rows.setdefault(row, row).runs.append(run)
     by_task: dict[str, list[Row]] = defaultdict(list)
-    for key in sorted(rows):
-        by_task[key[0]].append(rows[key])
+    for row in sorted(rows):
+        by_task[row.task].append(row)
     return dict(by_task)

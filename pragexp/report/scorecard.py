@@ -35,20 +35,20 @@ import json
 import re
 from collections import defaultdict
 from dataclasses import dataclass, field, replace
+from functools import partial
 from pathlib import Path
 
 from pragexp.report import sections
 from pragexp.report.label_shares import collapse_text, mean_shares
 from pragexp.report.paper import load_paper
-from pragexp.report.runs import Run
+from pragexp.report.runs import Row, Run, group_runs
 from pragexp.utils.io import atomic_output
 from pragexp.utils.markdown import markdown_table
-from pragexp.utils.results import Cell, Column, data_facts, settings_text, summarise
+from pragexp.utils.results import Cell, Column, data_facts, data_report, settings_text, summarise
 
 MISSING = "–"
 COLLAPSE_MARK = "†"  # a cell whose runs predict one label for more than 90% of the test items
 PAPER_PREFIX = re.compile(r"^table\d+_")  # GRICE's `table5_memnn`: named like our experiments' rows
-MAJORITY = "majority"  # the majority-label baseline's row: one row whatever its settings, never marked
 
 
 @dataclass
@@ -81,7 +81,7 @@ def columns_for(runs: list[Run]) -> list[Column]:
 
 
 def _kind(run: Run) -> str:
-    if run.record.model.row == MAJORITY:
+    if run.majority:  # one row whatever its settings, never marked
         return "majority"
     return "llm" if run.record.model.llm is not None else "trained"
 
@@ -94,34 +94,38 @@ def _settings(run: Run) -> tuple[tuple[str, ...], tuple[str, ...]]:
     return tuple(declared.model), (*declared.task, *([run.data_text] if run.data_text else []))
 
 
+def _score_row(run: Run, column: Column) -> Row | None:
+    """The run's row in the column (runs.Row): its model's row name and settings; its task settings aside."""
+    name = column.row(run) if column.takes(run) else None
+    if name is None:
+        return None
+    own, task_side = _settings(run)
+    return Row(column.title, name, "", None, own, kind=_kind(run), aside=task_side)
+
+
 def model_rows(runs: list[Run], columns: list[Column]) -> dict[str, list[ScoreRow]]:
     """{kind: rows} of our runs: majority (at most one row), trained, llm, each sorted by name. Task settings
     part a row only where one column's runs differ in them (see the module's docstring)."""
-    grouped: dict[tuple, dict[str, dict[tuple, list[Run]]]] = defaultdict(
-        lambda: defaultdict(lambda: defaultdict(list))
-    )
-    for run in runs:
-        for column in columns:
-            name = column.row(run) if column.takes(run) else None
-            if name is not None:
-                own, task_side = _settings(run)
-                grouped[(_kind(run), name, own)][column.title][task_side].append(run)
+    grouped: dict[tuple, dict[str, list[Row]]] = defaultdict(lambda: defaultdict(list))
+    for column in columns:
+        for row in group_runs(runs, partial(_score_row, column=column)).get(column.title, []):
+            grouped[(row.kind, row.name, row.settings)][column.title].append(row)
     out: dict[str, list[ScoreRow]] = defaultdict(list)
     for (kind, name, own), by_column in sorted(grouped.items()):
         row = ScoreRow(name + settings_text(own), kind)
         apart: dict[tuple, ScoreRow] = {}
         for column in columns:
-            variants = by_column.get(column.title, {})
-            for task_side, variant_runs in sorted(variants.items()):
-                cell = column.cell(variant_runs)
+            variants = by_column.get(column.title, [])
+            for variant in variants:
+                cell = column.cell(variant.runs)
                 if cell is None:
                     continue
                 if kind != "majority":  # the baseline predicts one label by construction
-                    cell = collapse_mark(cell, variant_runs)
-                target, noted = row, task_side
-                if task_side and len(variants) > 1:  # a row of its own, named with its settings
-                    text = settings_text((*own, *task_side))
-                    target, noted = apart.setdefault(task_side, ScoreRow(name + text, kind)), ()
+                    cell = collapse_mark(cell, variant.runs)
+                target, noted = row, variant.aside
+                if variant.aside and len(variants) > 1:  # a row of its own, named with its settings
+                    text = settings_text((*own, *variant.aside))
+                    target, noted = apart.setdefault(variant.aside, ScoreRow(name + text, kind)), ()
                 target.cells[column.title] = cell
                 if noted or cell.note:
                     target.notes[column.title] = ", ".join([*noted, *([cell.note] if cell.note else [])])
@@ -134,14 +138,6 @@ def collapse_mark(cell: Cell, runs: list[Run]) -> Cell:
     from their predictions.jsonl or confusion/test.json)."""
     shares = mean_shares(runs)
     return replace(cell, collapse=collapse_text(shares)) if shares and shares.collapsed() else cell
-
-
-def label_counts(run_dir: Path) -> dict | None:
-    """The `label_counts` per split of the run's data_report.json (None without one)."""
-    path = Path(run_dir) / "data_report.json"
-    if not path.is_file():
-        return None
-    return json.loads(path.read_text(encoding="utf-8")).get("label_counts") or None
 
 
 def majority_share(counts: dict) -> float | None:
@@ -163,7 +159,7 @@ def majority_row(runs: list[Run], columns: list[Column], from_runs: ScoreRow | N
             continue
         per_data: dict[str, float] = {}
         for run in runs:
-            counts = label_counts(run.path) if column.takes(run) else None
+            counts = data_report(run).get("label_counts") if column.takes(run) else None
             share = majority_share(counts) if counts else None
             if share is not None:
                 per_data[json.dumps(counts, sort_keys=True)] = share
@@ -324,6 +320,6 @@ def plot(card: Scorecard, out: Path) -> bool:
     ax.legend(
         *zip(*handles, strict=True), fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.25), ncol=4
     )
-    with atomic_output(out, binary=True) as f:
+    with atomic_output(out, binary=True) as f:  # no tight_layout: the legend below keeps the axes as drawn
         fig.savefig(f, format="png", dpi=120, bbox_inches="tight")
     return True

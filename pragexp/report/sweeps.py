@@ -1,5 +1,6 @@
 """Sweeps (Hydra multirun dirs, grid or Optuna): every trial ranked by the monitored metric, the best
-trial as a command line that re-runs it, and the metric against each swept parameter.
+trial as a command line that re-runs it, and the metric against each swept parameter. The monitored
+metric is the one the trials declare (run.json's `task.monitor`).
 
 A sweep dir is one holding Hydra's `multirun.yaml`; its trials are the job dirs below it with a
 `.hydra/overrides.yaml`. A trial without `metrics.json` failed or was interrupted: it is listed last.
@@ -9,13 +10,11 @@ error over items and n where the trial wrote them (pragexp.metrics.uncertainty.m
 
 from __future__ import annotations
 
-import json
 import shlex
 from dataclasses import dataclass
 from pathlib import Path
 
-from omegaconf import OmegaConf
-
+from pragexp.report.runs import read_run
 from pragexp.utils.figures import pyplot, save_png
 from pragexp.utils.instantiate import LAUNCH_OVERRIDES
 from pragexp.utils.io import load_yaml
@@ -70,30 +69,13 @@ def _split(override: str) -> tuple[str, str]:
 
 def read_trial(job_dir: Path) -> Trial:
     overrides = dict(_split(str(o)) for o in load_yaml(job_dir / ".hydra" / "overrides.yaml", []))
-    config = _job_config(job_dir)
-    metrics_path = job_dir / "metrics.json"
-    metrics = None
-    if metrics_path.is_file():
-        metrics = {k: float(v) for k, v in json.loads(metrics_path.read_text(encoding="utf-8")).items()}
+    run = read_run(job_dir / "metrics.json") if (job_dir / "metrics.json").is_file() else None
+    task = run.record.task if run else None  # what the trial monitored, as it declares it
     job = load_yaml(job_dir / ".hydra" / "hydra.yaml", {}).get("hydra", {}).get("job", {})
     entry = "eval" if job.get("name") == "eval" else "train"
     return Trial(
-        job_dir, overrides, metrics, _setting(config, "monitor"), _setting(config, "monitor_mode"), entry
+        job_dir, overrides, run and run.metrics, task and task.monitor, task and task.monitor_mode, entry
     )
-
-
-def _job_config(job_dir: Path):
-    path = job_dir / ".hydra" / "config.yaml"
-    return OmegaConf.load(path) if path.is_file() else OmegaConf.create()
-
-
-def _setting(config, key: str) -> str | None:
-    """A top-level setting with its interpolations resolved (a task may pick its monitor with oc.select)."""
-    try:
-        value = OmegaConf.select(config, key)
-    except Exception:  # an interpolation that only resolves inside the Hydra job (${hydra:...})
-        return None
-    return None if value is None else str(value)
 
 
 def _job_order(path: Path) -> tuple[int, str]:

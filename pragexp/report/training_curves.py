@@ -38,7 +38,7 @@ def read_curves(path: Path, dev_key: str) -> dict[str, dict[int, dict[str, float
 
 def plot_run(run: Run, out: Path) -> Path | None:
     log = run.path / "csv" / "metrics.csv"
-    dev_key = str(run.config.get("monitor") or "val/acc")
+    dev_key = run.record.task.monitor or "val/acc"
     curves = read_curves(log, dev_key) if log.is_file() else {}
     if not any(not name.startswith("dev ") for name in curves):
         return None

@@ -1,5 +1,5 @@
 """run.json, assembled from what the pieces of a finished run declare: the task's config (its headline metrics,
-report section and paper file), the data module's class from its settings (`declared`), the built model
+report section and paper file, the metric training monitors), the data module's class from its settings (`declared`), the built model
 (`declare`: an LLM gives its identity and prompting), the metrics (the items scored) and Hydra (the choices and
 the command line). `pragexp.run` writes it beside metrics.json."""
 
@@ -27,6 +27,13 @@ def _plain(node) -> dict:
     return OmegaConf.to_container(node, resolve=True) if isinstance(node, DictConfig) else dict(node or {})
 
 
+def _monitor(cfg: DictConfig) -> tuple:
+    """`monitor` and `monitor_mode` (None where the entry point sets none: `???`)."""
+    return tuple(
+        OmegaConf.select(cfg, k, default=None, throw_on_missing=False) for k in ("monitor", "monitor_mode")
+    )
+
+
 def declare_run(cfg: DictConfig, task, datamodule, metrics: dict[str, float]) -> RunRecord:
     choices, overrides = hydra_facts()
     experiment = choices.get("experiment")
@@ -47,7 +54,7 @@ def declare_run(cfg: DictConfig, task, datamodule, metrics: dict[str, float]) ->
         model = replace(model, llm=replace(model.llm, prompting=prompting))
     items = int(metrics["test/count"]) if "test/count" in metrics else datamodule.test_size()
     return RunRecord(
-        task=task_record(str(cfg.get("task_name")), _plain(cfg.get("declares")), data),
+        task=task_record(str(cfg.get("task_name")), _plain(cfg.get("declares")), data, *_monitor(cfg)),
         data=data,
         model=model,
         items=items,

@@ -6,7 +6,8 @@ the model or LLM), so that a report reads facts instead of guessing them from th
               "headline": [{"key": "test/acc", "title": "Circa RELAXED acc", "chance": 0.25,
                             "higher_is_better": true, "order": 30}],
               "section": null,              # dotted module path of the dataset's own report section
-              "paper": "circa.json"},       # the file of its published numbers (null: none)
+              "paper": "circa.json",        # the file of its published numbers (null: none)
+              "monitor": "val/acc", "monitor_mode": "max"},  # the dev metric training selects on
      "data": {"dataset": "circa",
               "source": "release",          # release | sample | generated | hub
               "files": {"all": ["circa-data.tsv"]},   # file names (no directories) by split ("all": one file
@@ -73,6 +74,8 @@ class TaskRecord:
     headline: list[Headline] = field(default_factory=list)
     section: str | None = None  # dotted module path of the dataset's report section
     paper: str | None = None  # file name of its published numbers
+    monitor: str | None = None  # the dev metric training selects on (`val/acc`), where the run had one
+    monitor_mode: str | None = None  # max | min
 
 
 @dataclass(frozen=True)
@@ -166,9 +169,11 @@ def trained_row(model: str, label: str | None, experiment: str | None) -> str:
     return re.sub(r"^table\d+_", "", experiment.rsplit("/", 1)[-1]) if experiment else model
 
 
-def task_record(name: str, declares: dict | None, data: DataRecord) -> TaskRecord:
+def task_record(
+    name: str, declares: dict | None, data: DataRecord, monitor=None, monitor_mode=None
+) -> TaskRecord:
     """The task's declarations (its config's `declares`) as they apply to a run on `data`: the headline
-    metrics whose `when` matches the data's labels, fold, split, source or setting."""
+    metrics whose `when` matches the data's labels, fold, split, source or setting; and its monitored metric."""
     declares = declares or {}
     facts = {
         **data.setting,
@@ -182,7 +187,8 @@ def task_record(name: str, declares: dict | None, data: DataRecord) -> TaskRecor
         for i, h in enumerate(declares.get("headline") or [])
         if all(facts.get(k) == v for k, v in (h.get("when") or {}).items())
     ]
-    return TaskRecord(name, headline, declares.get("section"), declares.get("paper"))
+    monitor, monitor_mode = (None if v is None else str(v) for v in (monitor, monitor_mode))
+    return TaskRecord(name, headline, declares.get("section"), declares.get("paper"), monitor, monitor_mode)
 
 
 def _check_choice(value: str, choices: tuple[str, ...], path: str) -> None:
