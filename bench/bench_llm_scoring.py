@@ -2,7 +2,7 @@
 `HFLM.loglikelihood` on the very requests the command recorded.
 
     python bench/bench_llm_scoring.py --path circa-data.tsv [--items 256] [--threads 2] [--batch-size 16]
-                                      [--model smollm2|tiny] [--lm-eval-batch-size 16]
+                                      [--model smollm2|tiny] [--lm-eval-batch-size 16] [--no-lm-eval]
 
 Needs lm-evaluation-harness: `pip install 'pragexp[bench]'` (not part of `make install`).
 
@@ -17,7 +17,8 @@ Needs lm-evaluation-harness: `pip install 'pragexp[bench]'` (not part of `make i
    same tokenizer>, batch_size=<--lm-eval-batch-size>, add_bos_token=False, prefix_token_id=eos)` and
    `loglikelihood` on the same (context, continuation) pairs (one forward pass per pair).
 
-Prints items/s for each, the ratios, and max |d loglik| between the recorded, the scorer's and lm-eval's numbers
+`--no-lm-eval` leaves out step 3 (at 1,024 items it is the longest by far: one forward pass per option). Each
+phase prints its figure as it ends; then the ratios, and max |d loglik| between the recorded, the scorer's and lm-eval's numbers
 (and whether the choices agree), all measured in this one run. `--bf16` also times the scorer alone with
 `llm.dtype=bfloat16` on the same requests (a CPU without bf16 instructions emulates it: slower there) and says how
 far its log-likelihoods and choices are from float32's.
@@ -116,6 +117,10 @@ def lm_eval_alone(backend: HFBackend, requests: list[ChoiceRequest], batch_size:
     return seconds, [[float(next(out)) for _ in r.options] for r in requests]
 
 
+def say(line: str) -> None:
+    print(line, flush=True)  # a long run shows each phase's figure when it ends
+
+
 def compare(a: list[list[float]], b: list[list[float]]) -> tuple[float, int]:
     """max |d| over every option, and the number of items whose best option is the same."""
     d = max(abs(x - y) for ra, rb in zip(a, b, strict=True) for x, y in zip(ra, rb, strict=True))
@@ -137,48 +142,48 @@ def main() -> None:
     parser.add_argument("--lm-eval-batch-size", type=int, default=16)
     parser.add_argument("--threads", type=int, default=None)
     parser.add_argument("--bf16", action="store_true", help="also time the scorer in bfloat16")
+    parser.add_argument("--no-lm-eval", action="store_true", help="leave out lm-evaluation-harness (step 3)")
     args = parser.parse_args()
     if args.threads:
         torch.set_num_threads(args.threads)
-    try:
-        import lm_eval  # noqa: F401
-    except ImportError:
-        sys.exit("this benchmark needs lm-evaluation-harness: pip install 'pragexp[bench]'")
+    if not args.no_lm_eval:
+        try:
+            import lm_eval  # noqa: F401
+        except ImportError:
+            sys.exit("step 3 needs lm-evaluation-harness: pip install 'pragexp[bench]' (or --no-lm-eval)")
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     with tempfile.TemporaryDirectory() as folder:
         out = Path(folder) / "run"
         command_s = whole_command(args, out)
         requests, logged = recorded(out, args.items)
     n = len(requests)
-    backend = HFBackend(model=args.model, device="cpu", dtype="float32", batch_size=args.batch_size)
-    scorer_s, ours = scorer_alone(backend, requests)
-    theirs_s, theirs = lm_eval_alone(backend, requests, args.lm_eval_batch_size)
-    print(
+    say(
         f"{n} Circa items x {len(requests[0].options)} options recorded by pragexp.eval from {args.path.name}; "
         f"model {args.model} float32 cpu, llm.batch_size {args.batch_size}, {torch.get_num_threads()} threads, "
         f"load average {load:.2f} at start"
     )
-    print(f"whole command (cold process): {n / command_s:.2f} items/s ({command_s:.1f} s)")
-    print(f"scorer alone (loglikelihood_many): {n / scorer_s:.2f} items/s ({scorer_s:.1f} s)")
-    print(
-        f"lm-eval HFLM.loglikelihood (batch {args.lm_eval_batch_size}): {n / theirs_s:.2f} items/s ({theirs_s:.1f} s)"
-    )
-    print(
-        f"ratios: whole command / scorer {scorer_s / command_s:.2f}, scorer / lm-eval {theirs_s / scorer_s:.2f}, "
-        f"whole command / lm-eval {theirs_s / command_s:.2f}"
-    )
-    for name, (a, b) in {
-        "recorded vs scorer": (logged, ours),
-        "scorer vs lm-eval": (ours, theirs),
-        "recorded vs lm-eval": (logged, theirs),
-    }.items():
+    say(f"whole command (cold process): {n / command_s:.2f} items/s ({command_s:.1f} s)")
+    backend = HFBackend(model=args.model, device="cpu", dtype="float32", batch_size=args.batch_size)
+    scorer_s, ours = scorer_alone(backend, requests)
+    say(f"scorer alone (loglikelihood_many): {n / scorer_s:.2f} items/s ({scorer_s:.1f} s)")
+    say(f"ratio whole command / scorer: {scorer_s / command_s:.2f}")
+    compared = {"recorded vs scorer": (logged, ours)}
+    if not args.no_lm_eval:
+        theirs_s, theirs = lm_eval_alone(backend, requests, args.lm_eval_batch_size)
+        say(
+            f"lm-eval HFLM.loglikelihood (batch {args.lm_eval_batch_size}): {n / theirs_s:.2f} items/s "
+            f"({theirs_s:.1f} s); ratios: scorer / lm-eval {theirs_s / scorer_s:.2f}, "
+            f"whole command / lm-eval {theirs_s / command_s:.2f}"
+        )
+        compared |= {"scorer vs lm-eval": (ours, theirs), "recorded vs lm-eval": (logged, theirs)}
+    for name, (a, b) in compared.items():
         d, agree = compare(a, b)
-        print(f"{name}: max |d loglik| {d:.2e}, choices agree {agree}/{n}")
+        say(f"{name}: max |d loglik| {d:.2e}, choices agree {agree}/{n}")
     if args.bf16:
         half = HFBackend(model=args.model, device="cpu", dtype="bfloat16", batch_size=args.batch_size)
         half_s, half_scores = scorer_alone(half, requests)
         d, agree = compare(ours, half_scores)
-        print(
+        say(
             f"scorer alone in bfloat16: {n / half_s:.2f} items/s ({half_s:.1f} s), {scorer_s / half_s:.2f}x float32's "
             f"speed; vs float32: max |d loglik| {d:.2e}, choices agree {agree}/{n}"
         )
