@@ -2,7 +2,7 @@
 `python -m pragexp.eval task=ludwig`, on the same pairs, from cold processes, one after the other.
 
     python bench/bench_ludwig_lm_eval.py --path do-pigs-fly/data [--test-file test_conversational_implicatures.csv]
-        [--pairs N] [--batch-sizes 1,16,64] [--threads 2] [--model smollm2]
+        [--pairs N] [--batch-sizes 1,16,64] [--threads 2] [--model smollm2] [--sweep]
 
 Needs lm-evaluation-harness: `pip install 'pragexp[bench]'` (not part of `make install`).
 
@@ -16,6 +16,16 @@ setting; pragexp through its CLI (template 0, 0-shot, no response cache). Each c
 its exit (model loading and data reading included). Printed: wall seconds per pair for each, the ratio of
 lm-evaluation-harness's best to pragexp's, whether every pair got the same decision, the largest difference of
 the log-likelihoods (both record them per pair and option), and whether both scored the same contexts.
+
+`--sweep`: the six templates at 0-shot, each side in one invocation, as its users would run a sweep: pragexp's
+Hydra multirun (`-m prompt.template=0,1,2,3,4,5`: one process, the model loaded once) against one `lm_eval` command
+with six tasks (`--tasks` naming all six, at the first of `--batch-sizes`). lm-eval's six task files read the
+contexts and continuations pragexp's jobs recorded (`doc_to_text: context`, `doc_to_choice: choices`, no target
+delimiter), so both score the very same requests: writing the six templates again as Jinja would repeat pragexp's
+prompt group (template 0's independent YAML, above, is the check of the rendering). Printed per template and in
+all: the wall times, the ratio, the decisions that agree and the largest log-likelihood difference.
+
+Before the timed commands, one untimed process imports both frameworks, so neither pays for a cold disk cache.
 """
 
 from __future__ import annotations
@@ -71,6 +81,23 @@ def write_inputs(folder: Path, pairs, dev_path: Path) -> Path:
     return plain
 
 
+SWEEP_TASK_YAML = """task: {name}
+dataset_path: json
+dataset_kwargs:
+  data_files:
+    test: {jsonl}
+test_split: test
+output_type: multiple_choice
+doc_to_text: context
+doc_to_choice: choices
+doc_to_target: label
+target_delimiter: ""
+metric_list:
+  - metric: acc
+"""
+TEMPLATES = range(6)
+
+
 def timed(command: list[str], env: dict) -> float:
     start = time.perf_counter()
     done = subprocess.run(command, env=env, capture_output=True, text=True)
@@ -80,8 +107,7 @@ def timed(command: list[str], env: dict) -> float:
     return seconds
 
 
-def run_pragexp(folder: Path, args, env: dict) -> tuple[float, dict]:
-    out = folder / "pragexp_run"
+def pragexp_command(folder: Path, args, templates: str) -> list[str]:
     command = [
         sys.executable,
         "-m",
@@ -90,7 +116,12 @@ def run_pragexp(folder: Path, args, env: dict) -> tuple[float, dict]:
         f"data.path={folder}",
         "data.test_file=test.csv",
     ]
-    command += ["data.types_file=null", "prompt.template=0", "prompt.shots=0", "model.use_cache=false"]
+    command += [
+        "data.types_file=null",
+        f"prompt.template={templates}",
+        "prompt.shots=0",
+        "model.use_cache=false",
+    ]
     command += [
         f"llm.model={args.model}",
         "llm.dtype=float32",
@@ -98,27 +129,47 @@ def run_pragexp(folder: Path, args, env: dict) -> tuple[float, dict]:
         "logger=csv",
         "print_config=false",
     ]
-    command += [f"hydra.run.dir={out}", *([f"threads={args.threads}"] if args.threads else [])]
-    seconds = timed(command, env)
+    return command + ([f"threads={args.threads}"] if args.threads else [])
+
+
+def recorded(predictions: Path) -> dict[int, tuple[str, list[float], dict]]:
+    """{pair index: (the context the model read, its options' log-likelihoods in the record's order, the record)}"""
     scores = {}
-    for line in (out / "predictions.jsonl").read_text(encoding="utf-8").splitlines():
+    for line in predictions.read_text(encoding="utf-8").splitlines():
         record = json.loads(line)
-        logliks = dict(zip(record["continuations"], record["loglik"], strict=True))
-        scores[record["index"]] = (record["prompt"], [logliks[" yes"], logliks[" no"]])
+        scores[record["index"]] = (record["prompt"], record["loglik"], record)
+    return scores
+
+
+def run_pragexp(folder: Path, args, env: dict) -> tuple[float, dict]:
+    out = folder / "pragexp_run"
+    seconds = timed([*pragexp_command(folder, args, "0"), f"hydra.run.dir={out}"], env)
+    scores = recorded(out / "predictions.jsonl")
+    assert all(r["continuations"] == [" yes", " no"] for _, _, r in scores.values()), (
+        "lm-eval's task: yes, no"
+    )
     return seconds, scores
 
 
-def run_lm_eval(folder: Path, args, batch_size: int, env: dict) -> tuple[float, dict]:
+def run_lm_eval(
+    folder: Path, args, batch_size: int, env: dict, tasks=("ludwig_pragexp_bench",), tag=""
+) -> tuple:
+    """Seconds of one `lm_eval` command over `tasks`, and per task its {doc id: (context, logliks)}."""
     model = resolve(args.model, "llm.model")
     model_args = f"pretrained={model.source},dtype=float32,add_bos_token=False"
     if model.gguf_file:
         model_args += f",gguf_file={model.gguf_file}"
-    out = folder / f"lm_eval_{batch_size}"
+    out = folder / f"lm_eval_{batch_size}{tag}"
     command = [sys.executable, "-m", "lm_eval", "--model", "hf", "--model_args", model_args]
-    command += ["--tasks", "ludwig_pragexp_bench", "--include_path", str(folder / "tasks"), "--device", "cpu"]
+    command += ["--tasks", ",".join(tasks), "--include_path", str(folder / "tasks"), "--device", "cpu"]
     command += ["--batch_size", str(batch_size), "--log_samples", "--output_path", str(out)]
     seconds = timed(command, env)
-    (samples,) = glob.glob(str(out / "**" / "samples_ludwig_pragexp_bench_*.jsonl"), recursive=True)
+    found = {task: lm_eval_samples(out, task) for task in tasks}
+    return (seconds, found[tasks[0]]) if len(tasks) == 1 else (seconds, found)
+
+
+def lm_eval_samples(out: Path, task: str) -> dict[int, tuple[str | None, list[float]]]:
+    (samples,) = glob.glob(str(out / "**" / f"samples_{task}_*.jsonl"), recursive=True)
     scores = {}
     for line in Path(samples).read_text(encoding="utf-8").splitlines():
         record = json.loads(line)
@@ -127,7 +178,65 @@ def run_lm_eval(folder: Path, args, batch_size: int, env: dict) -> tuple[float, 
         context = first[0] if isinstance(first, list) else first.get("arg_0")
         logliks = [float(r[0][0] if isinstance(r[0], list) else r[0]) for r in record["resps"]]
         scores[int(record["doc_id"])] = (context, logliks)
-    return seconds, scores
+    return scores
+
+
+def run_sweep(folder: Path, args, env: dict) -> tuple[float, float, dict, dict]:
+    """pragexp's six-template multirun, then one lm_eval command over six tasks made of what its jobs recorded."""
+    sweep = folder / "pragexp_sweep"
+    templates = ",".join(map(str, TEMPLATES))
+    ours_s = timed(sweep_command(folder, args, sweep), env)
+    ours = {}
+    for job in sorted(p for p in sweep.iterdir() if (p / "predictions.jsonl").exists()):
+        scores = recorded(job / "predictions.jsonl")
+        ours[next(iter(scores.values()))[2]["template"]] = scores
+    if len(ours) != len(TEMPLATES):
+        sys.exit(f"pragexp's sweep ({templates}) left {len(ours)} jobs with predictions in {sweep}")
+    tasks = []
+    for name, scores in ours.items():
+        jsonl, task = folder / f"sweep_{name}.jsonl", f"ludwig_pragexp_{name}"
+        rows = [
+            {"context": c, "choices": r["continuations"], "label": r["gold"]} for c, _, r in scores.values()
+        ]
+        jsonl.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+        (folder / "tasks" / f"{task}.yaml").write_text(SWEEP_TASK_YAML.format(name=task, jsonl=jsonl))
+        tasks.append(task)
+    batch = int(args.batch_sizes.split(",")[0])
+    theirs_s, theirs = run_lm_eval(folder, args, batch, env, tuple(tasks), tag="_sweep")
+    return ours_s, theirs_s, ours, {name: theirs[f"ludwig_pragexp_{name}"] for name in ours}
+
+
+def sweep_command(folder: Path, args, sweep: Path) -> list[str]:
+    command = pragexp_command(folder, args, ",".join(map(str, TEMPLATES)))
+    return [*command[:3], "-m", *command[3:], f"hydra.sweep.dir={sweep}"]
+
+
+def report_sweep(n: int, batch: int, ours_s: float, theirs_s: float, ours: dict, theirs: dict) -> None:
+    print(
+        f"{n} LUDWIG test pairs x {len(ours)} templates, 0-shot, 2 options; load average {os.getloadavg()[0]:.2f}"
+    )
+    print(f"pragexp.eval -m (one process, {len(ours)} jobs): {ours_s:.1f} s")
+    print(f"lm_eval --tasks <{len(theirs)} tasks> --batch_size {batch} (one process): {theirs_s:.1f} s")
+    print(f"ratio lm-eval / pragexp, wall: {theirs_s / ours_s:.2f}")
+    for name, scores in ours.items():
+        mine = {i: (c, ll) for i, (c, ll, _) in scores.items()}
+        # lm-eval's doc ids are the JSONL's rows, written in pragexp's record order
+        peer = {index: theirs[name][row] for row, index in enumerate(scores)}
+        print(f"  {name}: " + agreement(n, mine, peer))
+
+
+def agreement(n: int, ours: dict, theirs: dict) -> str:
+    d = max(abs(a - b) for i in ours for a, b in zip(ours[i][1], theirs[i][1], strict=True))
+    same = sum((ours[i][1][0] > ours[i][1][1]) == (theirs[i][1][0] > theirs[i][1][1]) for i in ours)
+    contexts = sum(ours[i][0] == theirs[i][0] for i in ours if theirs[i][0] is not None)
+    return f"same decision on {same}/{n} pairs; max |d loglik| {d:.2e}; same context on {contexts}/{n} pairs"
+
+
+def warm_disk_cache(env: dict) -> None:
+    """Import both frameworks once, untimed: the first timed command would otherwise read them from disk."""
+    subprocess.run(
+        [sys.executable, "-c", "import lm_eval.models.huggingface, pragexp.eval, pragexp.run"], env=env
+    )
 
 
 def main() -> None:
@@ -138,6 +247,7 @@ def main() -> None:
     parser.add_argument("--batch-sizes", default="1,16,64")
     parser.add_argument("--threads", type=int, default=None)
     parser.add_argument("--model", default=SMOLLM2)
+    parser.add_argument("--sweep", action="store_true", help="six templates, one invocation each side")
     args = parser.parse_args()
     try:
         import lm_eval  # noqa: F401
@@ -157,9 +267,13 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         write_inputs(folder, pairs, args.path / DEV_FILE)
+        warm_disk_cache(env)
+        if args.sweep:
+            report_sweep(len(pairs), int(args.batch_sizes.split(",")[0]), *run_sweep(folder, args, env))
+            return
         ours_s, ours = run_pragexp(folder, args, env)
         theirs = {b: run_lm_eval(folder, args, b, env) for b in map(int, args.batch_sizes.split(","))}
-    report(len(pairs), ours_s, ours, theirs)
+    report(len(pairs), ours_s, {i: (c, ll) for i, (c, ll, _) in ours.items()}, theirs)
 
 
 def report(n: int, ours_s: float, ours: dict, theirs: dict) -> None:
@@ -172,10 +286,7 @@ def report(n: int, ours_s: float, ours: dict, theirs: dict) -> None:
     for b, (seconds, _) in sorted(theirs.items()):
         print(f"lm_eval --batch_size {b} (cold process): {seconds:.1f} s, {seconds / n:.3f} s/pair")
     print(f"ratio lm-eval (best: batch {best}) / pragexp, wall per pair: {best_s / ours_s:.2f}")
-    d = max(abs(a - b) for i in ours for a, b in zip(ours[i][1], best_scores[i][1], strict=True))
-    same = sum((ours[i][1][0] > ours[i][1][1]) == (best_scores[i][1][0] > best_scores[i][1][1]) for i in ours)
-    contexts = sum(ours[i][0] == best_scores[i][0] for i in ours if best_scores[i][0] is not None)
-    print(f"same decision on {same}/{n} pairs; max |d loglik| {d:.2e}; same context on {contexts}/{n} pairs")
+    print(agreement(n, ours, best_scores))
 
 
 if __name__ == "__main__":
