@@ -16,7 +16,7 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
-from pragexp.report.runs import Row, Run
+from pragexp.report.runs import Row, Run, data_setting
 from pragexp.utils.markdown import table_section
 from pragexp.utils.results import data_facts
 
@@ -146,13 +146,6 @@ def collapse_text(shares: Shares) -> str:
     return f"predicts '{label}' for {share:.1%} of the test items (gold: {gold})"
 
 
-def data_description(row: Row) -> tuple[str, ...]:
-    """Which test items a row scored, as its runs declare them (run.json's data: labels and setting,
-    `data.labels=relaxed`), and its data files where they name its row (`data: circa-7-scenarios.tsv`)."""
-    facts = [f"{k}={v}" for k, v in data_facts(row.runs[0].record)] if row.runs else []
-    return (*facts, *(s for s in row.settings if s.startswith("data: ")))
-
-
 def _columns(labels: tuple[str, ...], shares: list[dict[str, float]]) -> tuple[list[str], bool]:
     """The label columns, and whether an "other" column sums the labels left out (too many to show)."""
     if len(labels) <= MAX_COLUMNS:
@@ -172,6 +165,11 @@ def _cells(shares: dict[str, float], own: tuple[str, ...], columns: list[str], o
     return cells
 
 
+def _facts(row: Row) -> list[str]:
+    """The data a row's runs declare (run.json's data: labels and setting): `data.labels=relaxed`."""
+    return [f"{k}={v}" for k, v in data_facts(row.runs[0].record)] if row.runs else []
+
+
 def gold_references(found: list[tuple[Row, Shares]]) -> list[tuple[str, Shares]]:
     """One reference row per distinct gold distribution (a data set and label set), named by the data its rows
     share: the declared facts that tell the table's references apart, and its data files where they name its
@@ -181,14 +179,17 @@ def gold_references(found: list[tuple[Row, Shares]]) -> list[tuple[str, Shares]]
         if shares.gold is not None:
             key = (shares.labels, tuple(sorted((k, round(v, 4)) for k, v in shares.gold.items())))
             groups.setdefault(key, []).append((row, shares))
-    shared = []
+    shared = []  # per reference: the facts all its rows declare, and their data files where they share them
     for members in groups.values():
-        common = set.intersection(*(set(data_description(row)) for row, _ in members))
-        shared.append([d for d in data_description(members[0][0]) if d in common])
-    everywhere = set.intersection(*map(set, shared)) if shared else set()
+        common = set.intersection(*(set(_facts(row)) for row, _ in members))
+        files = {row.data for row, _ in members}
+        shared.append(
+            ([f for f in _facts(members[0][0]) if f in common], files.pop() if len(files) == 1 else None)
+        )
+    everywhere = set.intersection(*(set(facts) for facts, _ in shared)) if shared else set()
     out: list[tuple[str, Shares]] = []
-    for members, said in zip(groups.values(), shared, strict=True):
-        said = [d for d in said if d.startswith("data: ") or d not in everywhere]
+    for members, (facts, files) in zip(groups.values(), shared, strict=True):
+        said = [f for f in facts if f not in everywhere] + list(data_setting(files))
         name = "gold" + (f" ({', '.join(said)})" if said else "")
         if name in {n for n, _ in out}:  # the same settings, other test items (a split seed)
             name += f", as for {members[0][0].label}"
@@ -224,6 +225,6 @@ def shares_section(task: str, rows: list[Row]) -> list[str]:
     )
     out.append("")
     for row, s in found:
-        if not row.runs[0].majority and s.collapsed():
+        if not row.runs[0].record.model.one_label and s.collapsed():
             out += [f"warning: {row.label} {collapse_text(s)}", ""]
     return out

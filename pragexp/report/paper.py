@@ -8,7 +8,7 @@ from pathlib import Path
 
 from pragexp.report.runs import Row
 from pragexp.utils.papers import STAGES, family, read_paper_data, read_paper_table
-from pragexp.utils.results import config_value, parse_row_name
+from pragexp.utils.results import parse_row_name
 
 DATA_DIR = Path(__file__).resolve().parent.parent / "data"
 __all__ = [
@@ -76,8 +76,11 @@ def paper_row(row: Row, paper: dict) -> dict:
 
 
 def _holds(condition: str, row: Row) -> bool:
-    if condition in row.settings:
-        return True
-    dotted, _, wanted = condition.partition("=")
-    value = config_value(row.runs[0].config, dotted) if row.runs else None
-    return value is not None and str(value) == wanted
+    """A paper row's condition (`data.labels=strict`) holds: on the command line or in what the run recorded of
+    its paper's keys (run.json's `task.paper_settings`)."""
+    key, _, wanted = condition.partition("=")
+    return (
+        condition in row.settings
+        or bool(row.runs)
+        and row.runs[0].record.task.paper_settings.get(key) == wanted
+    )

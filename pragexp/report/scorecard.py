@@ -81,7 +81,7 @@ def columns_for(runs: list[Run]) -> list[Column]:
 
 
 def _kind(run: Run) -> str:
-    if run.majority:  # one row whatever its settings, never marked
+    if run.record.model.one_label:  # the majority baseline: one row whatever its settings, never marked
         return "majority"
     return "llm" if run.record.model.llm is not None else "trained"
 

@@ -11,7 +11,7 @@ from pragexp.report.label_shares import shares_section
 from pragexp.report.paper import STAGES, family, load_paper, matching_paper_row, parse_row_name
 from pragexp.report.runs import Row, Run, group_runs
 from pragexp.utils.markdown import table_section
-from pragexp.utils.results import config_value, published_value, runs_cell
+from pragexp.utils.results import published_value, runs_cell
 
 HIDDEN_METRICS = ("count", "loss")
 
@@ -125,7 +125,7 @@ def _settings_table(task: str, rows: list[Row], matched: list[str | None], paper
     for key in setting_keys:
         header.append(key)
         columns.append(
-            [", ".join(dict.fromkeys(_config_text(run.config, key) for run in row.runs)) for row in rows]
+            [", ".join(dict.fromkeys(_setting_text(run, key) for run in row.runs)) for row in rows]
         )
     if len(header) == 2:
         return []
@@ -141,9 +141,9 @@ def _settings_table(task: str, rows: list[Row], matched: list[str | None], paper
     return out
 
 
-def _config_text(config: dict, key: str) -> str:
-    value = config_value(config, key)
-    return "unset" if value is None else str(value)
+def _setting_text(run: Run, key: str) -> str:
+    value = run.record.task.paper_settings.get(key)
+    return "unset" if value is None else value
 
 
 def task_report(task: str, rows: list[Row], paper: dict) -> list[str]:
