@@ -123,7 +123,8 @@ def test_table_groups_seeds_and_folds_and_shows_the_paper(runs_dir, tmp_path, mo
     (paper_dir_files / "grice.json").write_text(
         json.dumps({"source": "test", "unit": "percent", "tasks": {"grice_qa": {"rows": rows}}})
     )
-    monkeypatch.setattr(report.paper, "DATA_DIR", tmp_path)  # the paper file grice_qa declares: this one
+    fake = {"grice.json": paper_dir_files / "grice.json"}  # the paper file grice_qa declares: this one
+    monkeypatch.setattr(report.paper, "paper_file", lambda record: fake.get(record.task.paper))
     from matplotlib.axes import Axes
 
     ticks = []

@@ -12,10 +12,15 @@ from pragexp.utils.results import parse_row_name
 DATA_DIR = Path(__file__).resolve().parent.parent / "data"
 
 
+def paper_file(record) -> Path | None:
+    """The paper file a run's task declares (run.json's `task.paper`), in its dataset's package."""
+    return DATA_DIR / record.data.dataset / record.task.paper if record.task.paper else None
+
+
 def paper_files(paper_dir: Path | None = None, runs=()) -> list[Path]:
-    """The paper files the runs' tasks declare (run.json's `task.paper`); without such runs, every dataset
-    package's (or the `*.json` of `paper_dir`)."""
-    declared = {DATA_DIR / r.record.data.dataset / r.record.task.paper for r in runs if r.record.task.paper}
+    """The paper files the runs' tasks declare; without such runs, every dataset package's (or the `*.json` of
+    `paper_dir`)."""
+    declared = {paper_file(run.record) for run in runs} - {None}
     if declared:
         return sorted(declared)
     if paper_dir:
