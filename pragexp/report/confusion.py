@@ -1,12 +1,7 @@
-"""A confusion matrix per classification report row (`--figures DIR`), so a model's errors are seen at once.
-
-For every row whose runs wrote `confusion/test.json` or `predictions.jsonl` (see label_shares): one PNG,
-`confusion-<task>-<row>.png` (test split; rows gold, columns predicted, and "no answer" where an LLM's
-reply named no label; colour and first number: the share of the gold row, in brackets: the count), averaged
-over the row's runs where they share a label set, else the first run's (the title says which); and
-`confusion-<task>.png` with all the task's rows side by side.
-Rows with more than 20 labels (GRICE QA's answer words) are left out: such a matrix cannot be read.
-"""
+"""A test confusion matrix per classification row (`--figures DIR`: `confusion-<task>-<row>.png`, and the task's
+rows side by side in `confusion-<task>.png`): rows gold, columns predicted ("no answer" where an LLM's reply named
+none), colour and first number the share of the gold row, the count in brackets; the mean over the row's runs
+where they share a label set, else the first run's. Rows of more than 20 labels cannot be read: left out."""
 
 from __future__ import annotations
 
@@ -95,24 +90,17 @@ def file_slug(text: str, limit: int = 120) -> str:
     return slug[:limit] or "row"
 
 
-def _panel_size(matrix: RowMatrix) -> float:
-    return 2.5 + 0.75 * len(matrix.columns)
-
-
 def _row_figure(task: str, matrix: RowMatrix, out: Path) -> Path:
-    plt = pyplot()
-    size = _panel_size(matrix)
-    fig, ax = plt.subplots(figsize=(size, size))
+    size = 2.5 + 0.75 * len(matrix.columns)
+    fig, ax = pyplot().subplots(figsize=(size, size))
     draw(ax, matrix, f"{task}: {matrix.row.label}\ntest, rows gold, {matrix.how}")
     return save_png(fig, out)
 
 
 def _task_figure(task: str, matrices: list[RowMatrix], out: Path) -> Path:
-    plt = pyplot()
     ncols = min(len(matrices), PANELS_PER_LINE)
-    nrows = math.ceil(len(matrices) / ncols)
-    size = max(map(_panel_size, matrices))
-    fig, axes = plt.subplots(nrows, ncols, figsize=(size * ncols, size * nrows), squeeze=False)
+    nrows, size = math.ceil(len(matrices) / ncols), max(2.5 + 0.75 * len(m.columns) for m in matrices)
+    fig, axes = pyplot().subplots(nrows, ncols, figsize=(size * ncols, size * nrows), squeeze=False)
     for k, ax in enumerate(axes.flat):
         if k < len(matrices):
             draw(ax, matrices[k], f"{matrices[k].row.label}\n{matrices[k].how}")

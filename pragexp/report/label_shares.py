@@ -1,12 +1,8 @@
 """What a classifier predicts: per report row, the share of its test predictions per label beside the gold
-shares, and a warning when one label takes more than 90% of them (a model collapsed on one answer).
-
-Read from what a run already writes: `predictions.jsonl` (one record per test item with "gold" and
-"predicted" label names; a null prediction is an LLM reply that named no label), else the counts of
-`confusion/test.json` (its no-answer items are not in the matrix: their number comes from `test/no_answer`
-and `test/count`, and the gold shares are then unknown). The labels are in the task's order, that of
-`confusion/test.json`, else of their first appearance. A run with neither file is left out.
-"""
+shares, and a warning when one label takes more than 90% of them. Read from `predictions.jsonl` ("gold" and
+"predicted" label names; null: an LLM reply that named no label), else from `confusion/test.json` (whose
+unanswered items come from `test/no_answer` and `test/count`, the gold shares then unknown); labels in the
+order of `confusion/test.json`, else of their first appearance."""
 
 from __future__ import annotations
 
@@ -23,6 +19,10 @@ from pragexp.utils.results import data_facts
 NO_ANSWER = "no answer"  # the column of null predictions
 COLLAPSE = 0.9  # a row whose top label takes more than this share of its predictions is warned about
 MAX_COLUMNS = 12  # more labels than this (GRICE QA's answer words): the largest shares, then "other"
+CAPTION = (
+    "Share of the test predictions per label: mean over the row's runs that wrote predictions.jsonl or "
+    "confusion/test.json (runs: how many). gold: the test items' own labels, per data and label set."
+)
 
 
 @dataclass
@@ -48,29 +48,23 @@ def _read_confusion(run_dir: Path) -> tuple[tuple[str, ...], list[list[float]]] 
         labels, matrix = tuple(str(x) for x in doc["labels"]), [[float(c) for c in r] for r in doc["matrix"]]
     except (OSError, ValueError, KeyError, TypeError):
         return None
-    if len(matrix) != len(labels) or any(len(r) != len(labels) for r in matrix):
-        return None
-    return labels, matrix
+    return (
+        (labels, matrix)
+        if len(matrix) == len(labels) and all(len(r) == len(labels) for r in matrix)
+        else None
+    )
 
 
 def _read_predictions(run_dir: Path) -> list[tuple[str, str | None]] | None:
     """(gold, predicted) per test record; None without a file or where a record names no labels (GRICE
     recovery's candidate numbers)."""
-    path = run_dir / "predictions.jsonl"
-    if not path.is_file():
-        return None
-    pairs = []
     try:
-        for line in path.read_text(encoding="utf-8").splitlines():
-            if line.strip():
-                record = json.loads(line)
-                gold, predicted = record.get("gold"), record.get("predicted")
-                if not isinstance(gold, str) or not (predicted is None or isinstance(predicted, str)):
-                    return None
-                pairs.append((gold, predicted))
+        lines = (run_dir / "predictions.jsonl").read_text(encoding="utf-8").splitlines()
+        pairs = [(r.get("gold"), r.get("predicted")) for r in map(json.loads, filter(str.strip, lines))]
     except (OSError, ValueError, AttributeError):
         return None
-    return pairs or None
+    named = all(isinstance(g, str) and (p is None or isinstance(p, str)) for g, p in pairs)
+    return pairs if pairs and named else None
 
 
 def read_run_labels(run: Run) -> RunLabels | None:
@@ -155,14 +149,12 @@ def _columns(labels: tuple[str, ...], shares: list[dict[str, float]]) -> tuple[l
     return [label for label in labels if label in kept], True
 
 
-def _cells(shares: dict[str, float], own: tuple[str, ...], columns: list[str], other: bool, no_answer: bool):
-    """A row's share cells: blank for a label outside its label set."""
+def _cells(shares: dict, own: tuple[str, ...], columns: list[str], other: bool, no_answer: bool, gold=False):
+    """A row's share cells: blank for a label outside its label set (and a gold row's no-answer cell)."""
     cells = [f"{shares.get(c, 0.0):.3f}" if c in own else "" for c in columns]
     if other:
         cells.append(f"{sum(v for k, v in shares.items() if k not in columns and k != NO_ANSWER):.3f}")
-    if no_answer:
-        cells.append(f"{shares.get(NO_ANSWER, 0.0):.3f}")
-    return cells
+    return cells + ([("" if gold else f"{shares.get(NO_ANSWER, 0.0):.3f}")] if no_answer else [])
 
 
 def _facts(row: Row) -> list[str]:
@@ -213,18 +205,12 @@ def shares_section(task: str, rows: list[Row]) -> list[str]:
         [row.label, str(s.runs), *_cells(s.predicted, s.labels, columns, other, no_answer)]
         for row, s in found
     ]
-    for name, s in references:
-        lines.append(
-            [name, "", *_cells(s.gold, s.labels, columns, other, False), *([""] if no_answer else [])]
-        )
+    lines += [
+        [name, "", *_cells(s.gold, s.labels, columns, other, no_answer, gold=True)] for name, s in references
+    ]
     out = table_section(f"{task}: predicted label shares (test)", header, lines)
-    out.append(
-        "Share of the test predictions per label: mean over the row's runs that wrote predictions.jsonl or "
-        "confusion/test.json (runs: how many). gold: the test items' own labels, per data and label set."
-        + (f" {NO_ANSWER}: an LLM reply that named no label." if no_answer else "")
-    )
-    out.append("")
-    for row, s in found:
+    out += [CAPTION + (f" {NO_ANSWER}: an LLM reply that named no label." if no_answer else ""), ""]
+    for row, s in found:  # a model that predicts one label by construction is not warned about
         if not row.runs[0].record.model.one_label and s.collapsed():
             out += [f"warning: {row.label} {collapse_text(s)}", ""]
     return out
