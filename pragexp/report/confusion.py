@@ -12,7 +12,7 @@ import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 
-from pragexp.report.label_shares import NO_ANSWER, RunLabels, read_run_labels
+from pragexp.report.label_shares import NO_ANSWER, read_run_labels
 from pragexp.report.runs import Row, Run, group_runs
 from pragexp.utils.figures import pyplot, save_png
 
@@ -29,18 +29,10 @@ class RowMatrix:
     how: str  # "mean of 3 runs", "1 run", "first of 2 runs (label sets differ)"
 
 
-def _with_unanswered(run: RunLabels, labels: tuple[str, ...]) -> list[list[float]]:
-    """The run's matrix in the order of `labels` (the same set), with a last column of its unanswered items
-    (0 where not known)."""
-    at = [run.labels.index(label) for label in labels]  # runs read from predictions.jsonl alone may differ
-    unanswered = run.unanswered or [0.0] * len(run.labels)
-    return [[*(run.matrix[i][j] for j in at), unanswered[i]] for i in at]
-
-
 def row_matrix(row: Row) -> RowMatrix | None:
-    """The row's test confusion counts: the mean over its runs when they share one label set, else the
-    first run's; None when no run has them."""
-    counted = [c for c in map(read_run_labels, row.runs) if c is not None and c.matrix]
+    """The row's test confusion counts: the mean over its runs when they share one label set (in the first run's
+    order), else the first run's; None when no run has them."""
+    counted = [c for c in map(read_run_labels, row.runs) if c is not None and c.labels]
     if not counted or len(counted[0].labels) > MAX_LABELS:
         return None
     labels, n = counted[0].labels, len(counted)
@@ -48,11 +40,12 @@ def row_matrix(row: Row) -> RowMatrix | None:
         counted, how = counted[:1], f"first of {n} runs (label sets differ)"
     else:
         how = f"mean of {n} runs" if n > 1 else "1 run"
-    matrices = [_with_unanswered(c, labels) for c in counted]
-    mean = [
-        [statistics.fmean(m[i][j] for m in matrices) for j in range(len(labels) + 1)]
-        for i in range(len(labels))
+    orders = [[c.labels.index(label) for label in labels] for c in counted]  # from predictions: may differ
+    matrices = [
+        [[c.matrix[i][j] for j in (*at, -1)] for i in at] for c, at in zip(counted, orders, strict=True)
     ]
+    width = range(len(labels) + 1)
+    mean = [[statistics.fmean(m[i][j] for m in matrices) for j in width] for i in range(len(labels))]
     if not any(r[-1] for r in mean):  # every item answered: no such column
         return RowMatrix(row, labels, labels, [r[:-1] for r in mean], how)
     return RowMatrix(row, labels, (*labels, NO_ANSWER), mean, how)

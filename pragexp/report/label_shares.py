@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import statistics
-from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -27,19 +26,21 @@ CAPTION = (
 
 @dataclass
 class RunLabels:
-    """One run's test predictions and gold labels, counted."""
+    """One run's test predictions counted: gold x predicted over `labels`, the last column the items with no
+    answer; `unplaced`: those whose gold labels are not known (confusion/test.json alone: gold shares unknown)."""
 
     labels: tuple[str, ...]
-    predicted: Counter  # label name, or None for no answer -> count
-    gold: Counter | None  # None where the files do not say
-    matrix: list[list[float]] | None = None  # gold x predicted over `labels`, answered items only
-    unanswered: list[float] | None = None  # per gold label, the items with no answer (None: not known)
+    matrix: list[list[float]]
+    unplaced: float = 0.0
 
     def shares(self) -> tuple[dict[str, float], dict[str, float] | None]:
-        total = sum(self.predicted.values())
-        predicted = {NO_ANSWER if k is None else k: v / total for k, v in self.predicted.items()}
-        gold = {k: v / sum(self.gold.values()) for k, v in self.gold.items()} if self.gold else None
-        return predicted, gold
+        columns = (*self.labels, NO_ANSWER)
+        counts = {label: sum(r[j] for r in self.matrix) for j, label in enumerate(columns)}
+        counts[NO_ANSWER] += self.unplaced
+        total = sum(counts.values())
+        gold = {label: sum(r) for label, r in zip(self.labels, self.matrix, strict=True)}
+        gold = None if self.unplaced else {k: v / total for k, v in gold.items() if v}
+        return {k: v / total for k, v in counts.items() if v}, gold
 
 
 def _read_confusion(run_dir: Path) -> tuple[tuple[str, ...], list[list[float]]] | None:
@@ -75,28 +76,19 @@ def read_run_labels(run: Run) -> RunLabels | None:
         labels = tuple(
             dict.fromkeys([*order, *(g for g, _ in pairs), *(p for _, p in pairs if p is not None)])
         )
-        index = {label: i for i, label in enumerate(labels)}
-        matrix = [[0.0] * len(labels) for _ in labels]
-        unanswered = [0.0] * len(labels)
+        at = {label: i for i, label in enumerate(labels)}
+        matrix = [[0.0] * (len(labels) + 1) for _ in labels]
         for gold, predicted in pairs:
-            if predicted is None:
-                unanswered[index[gold]] += 1
-            else:
-                matrix[index[gold]][index[predicted]] += 1
-        gold_counts = Counter(g for g, _ in pairs)
-        return RunLabels(labels, Counter(p for _, p in pairs), gold_counts, matrix, unanswered)
+            matrix[at[gold]][len(labels) if predicted is None else at[predicted]] += 1
+        return RunLabels(labels, matrix)
     if confusion is None:
         return None
     labels, matrix = confusion
-    answered = sum(map(sum, matrix))
     count, no_answer = run.metrics.get("test/count"), run.metrics.get("test/no_answer")
-    missing = round(no_answer * count) if count and no_answer else 0
-    if answered + missing == 0:
+    unplaced = round(no_answer * count) if count and no_answer else 0
+    if sum(map(sum, matrix)) + unplaced == 0:
         return None
-    predicted = Counter({label: sum(r[j] for r in matrix) for j, label in enumerate(labels)})
-    predicted[None] = missing
-    gold = None if missing else Counter({label: sum(r) for label, r in zip(labels, matrix, strict=True)})
-    return RunLabels(labels, +predicted, gold, matrix, None if missing else [0.0] * len(labels))
+    return RunLabels(labels, [[*r, 0.0] for r in matrix], unplaced)
 
 
 @dataclass

@@ -17,7 +17,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from hydra.utils import get_class
-from omegaconf import DictConfig, ListConfig, OmegaConf
+from omegaconf import DictConfig, OmegaConf
 
 from pragexp.utils.command_line import RENAMED
 from pragexp.utils.io import load_yaml
@@ -38,12 +38,7 @@ from pragexp.utils.run_settings import split_settings
 
 CONF = Path(__file__).resolve().parents[2] / "conf"
 LLM_MODEL = "pragexp.models.llm.PromptedLLM"
-BACKENDS = {
-    "HFBackend": "hf",
-    "VLLMBackend": "vllm",
-    "OpenAIBackend": "openai",
-    "ReferenceBackend": "reference",
-}
+BACKENDS = dict(HFBackend="hf", VLLMBackend="vllm", OpenAIBackend="openai", ReferenceBackend="reference")
 NOT_LEARNING = ("majority", "transferred", "oracle", "lead", "none")  # models with no weights trained
 ONE_LABEL = "majority"  # the model that predicts one label by construction
 
@@ -73,20 +68,14 @@ def _config(run_dir: Path) -> DictConfig | None:
 
 
 def _monitor(config: DictConfig) -> tuple[str | None, str | None]:
-    return tuple(
-        None if v is None else str(v) for v in (_value(config, "monitor"), _value(config, "monitor_mode"))
-    )
+    return tuple(None if (v := _value(config, k)) is None else str(v) for k in ("monitor", "monitor_mode"))
 
 
 def _value(node, key: str):
     """`node[key]` resolved where it can be (a `${hydra:...}` cannot be outside the run: None), plain types."""
     try:
         value = node[key]
-        return (
-            OmegaConf.to_container(value, resolve=True)
-            if isinstance(value, (DictConfig, ListConfig))
-            else value
-        )
+        return OmegaConf.to_container(value, resolve=True) if OmegaConf.is_config(value) else value
     except Exception:  # an interpolation only the run could resolve
         return None
 
@@ -101,10 +90,8 @@ def declared_by_task(task: str) -> dict:
     """Today's declarations of a task (its config's `declares`, over those of the shared bases it names)."""
     own = load_yaml(CONF / "task" / f"{task}.yaml", {})
     bases = [d for d in own.get("defaults", []) if isinstance(d, str) and d.startswith("_")]
-    merged = OmegaConf.merge(
-        *(load_yaml(CONF / "task" / f"{b}.yaml", {}).get("declares", {}) for b in bases), {}
-    )
-    return OmegaConf.to_container(OmegaConf.merge(merged, own.get("declares") or {}))
+    declares = [load_yaml(CONF / "task" / f"{b}.yaml", {}).get("declares", {}) for b in bases]
+    return OmegaConf.to_container(OmegaConf.merge({}, *declares, own.get("declares") or {}))
 
 
 def legacy_record(run_dir: Path) -> RunRecord:
@@ -148,10 +135,11 @@ def _data_record(config_path: Path, settings: dict):
 
 def _predictions(run_dir: Path) -> int | None:
     path = Path(run_dir) / "predictions.jsonl"
-    if not path.is_file():
-        return None
-    with path.open(encoding="utf-8") as f:
-        return sum(1 for line in f if line.strip())
+    return (
+        sum(map(bool, map(str.strip, path.read_text(encoding="utf-8").splitlines())))
+        if path.is_file()
+        else None
+    )
 
 
 def _model(config: DictConfig, choices: dict, experiment: str | None, run_dir: Path) -> ModelRecord:

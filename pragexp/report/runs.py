@@ -7,7 +7,6 @@ import json
 from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from functools import partial
 from pathlib import Path
 
 from pragexp.report.legacy_runs import run_record
@@ -36,14 +35,11 @@ class Run:
         return self.record.model.name
 
     @property
-    def experiment(self) -> str | None:
-        return self.record.experiment
-
-    @property
     def settings(self) -> tuple[str, ...]:
         """The command-line settings, all but what a row averages over (seed, fold) and where the data is."""
-        declared = self.record.settings
-        return tuple(sorted([*declared.model, *declared.task, *declared.other]))
+        return tuple(
+            sorted([*self.record.settings.model, *self.record.settings.task, *self.record.settings.other])
+        )
 
     @property
     def data_name(self) -> str | None:
@@ -51,11 +47,9 @@ class Run:
         return "+".join(dict.fromkeys(n for split in self.record.data.files.values() for n in split)) or None
 
     @property
-    def data_text(self) -> str | None:
-        """`data: circa-7-scenarios.tsv` where the files are not the release's own, else None."""
-        return (
-            None if self.record.data.source == "release" else next(iter(data_setting(self.data_name)), None)
-        )
+    def foreign_data(self) -> tuple[str, ...]:
+        """(`data: circa-7-scenarios.tsv`,) where the files are not the release's own, else ()."""
+        return () if self.record.data.source == "release" else data_setting(self.data_name)
 
 
 @dataclass(frozen=True)
@@ -105,25 +99,24 @@ def find_runs(dirs: list[str | Path]) -> list[Run]:
     return runs
 
 
-def _data_naming_tasks(runs: list[Run]) -> set[str]:
-    """The tasks whose rows name their data files: their runs differ in them, or some are not the release's."""
-    names: dict[str, set] = defaultdict(set)
-    for run in runs:
-        names[run.task].add(run.data_name)
-    return {t for t, found in names.items() if len(found) > 1} | {r.task for r in runs if r.data_text}
-
-
-def report_row(run: Run, naming: set[str]) -> Row:
-    """The report's row of the run: its experiment (or model), its settings and, where they name it, its data."""
-    name = run.experiment.rsplit("/", 1)[-1] if run.experiment else run.model
-    data = run.data_name if run.task in naming else None
-    return Row(run.task, name, run.model, run.experiment, run.settings, data=data)
-
-
 def group_runs(runs: list[Run], key: Callable[[Run], Row | None] | None = None) -> dict[str, list[Row]]:
-    """{task: rows}, sorted; a row the runs whose `key` (a row without runs; None: left out) is equal, by
-    default the report's: everything but seed and fold (and the data files' directories)."""
-    key = key or partial(report_row, naming=_data_naming_tasks(runs))
+    """{task: rows}, sorted; a row the runs whose `key` (a row without runs; None: left out) is equal. By default
+    the report's: a run's experiment (or model) and settings, and its data files where they name its task's rows
+    (its runs differ in them, or some are not the release's)."""
+    if key is None:
+        files: dict[str, set] = defaultdict(set)
+        for run in runs:
+            files[run.task].add(run.data_name)
+        naming = {t for t, found in files.items() if len(found) > 1} | {
+            r.task for r in runs if r.foreign_data
+        }
+
+        def key(run: Run) -> Row:
+            experiment = run.record.experiment
+            name = experiment.rsplit("/", 1)[-1] if experiment else run.model
+            data = run.data_name if run.task in naming else None
+            return Row(run.task, name, run.model, experiment, run.settings, data=data)
+
     rows: dict[Row, Row] = {}
     for run in runs:
         row = key(run)

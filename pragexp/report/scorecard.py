@@ -70,7 +70,7 @@ def _score_row(run: Run, column: Column) -> Row | None:
     if run.record.model.one_label:
         return Row(column.title, name, "", None, (), kind="majority")
     declared, kind = run.record.settings, "llm" if run.record.model.llm is not None else "trained"
-    aside = (*declared.task, *([run.data_text] if run.data_text else []))
+    aside = (*declared.task, *run.foreign_data)
     return Row(column.title, name, "", None, tuple(declared.model), kind=kind, aside=aside)
 
 
