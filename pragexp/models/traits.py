@@ -40,6 +40,6 @@ class PragexpModel(nn.Module):
 
     def declare(self, name: str, row: str | None, trained: bool) -> ModelRecord:
         """What run.json says of this model: its `model=` choice, the row a report puts it in, and whether its
-        weights were trained (here or in the checkpoint it was evaluated from), and whether it predicts one label
-        by construction. An LLM says more."""
+        weights were trained (here or in the checkpoint it was evaluated from), and whether it predicts one
+        label by construction. An LLM says more."""
         return ModelRecord(name, row, "trained" if trained else "none", one_label=self.TRAITS.one_label)

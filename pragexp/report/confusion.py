@@ -76,13 +76,6 @@ def draw(ax, matrix: RowMatrix, title: str) -> None:
     ax.set_title("\n".join(textwrap.fill(line, 48) for line in title.split("\n")), fontsize=9)
 
 
-def file_slug(text: str, limit: int = 120) -> str:
-    """A row's label as a file name part: `bert_yn (model.pretrained=minilm)` ->
-    `bert_yn_model.pretrained-minilm`."""
-    slug = re.sub(r"[^A-Za-z0-9._-]+", "_", text.replace("=", "-")).strip("_.")
-    return slug[:limit] or "row"
-
-
 def _row_figure(task: str, matrix: RowMatrix, out: Path) -> Path:
     size = 2.5 + 0.75 * len(matrix.columns)
     fig, ax = pyplot().subplots(figsize=(size, size))
@@ -110,7 +103,11 @@ def figures(runs: list[Run], folder: Path) -> list[Path]:
         matrices = [m for m in map(row_matrix, rows) if m is not None]
         used: set[str] = set()
         for matrix in matrices:
-            slug = file_slug(matrix.row.label)
+            # the label as a file name part: `bert_yn (model.pretrained=minilm)` -> `bert_yn_model.pretrained-minilm`
+            slug = (
+                re.sub(r"[^A-Za-z0-9._-]+", "_", matrix.row.label.replace("=", "-")).strip("_.")[:120]
+                or "row"
+            )
             while slug in used:  # two labels that differ only in characters a file name drops
                 slug += "_"
             used.add(slug)

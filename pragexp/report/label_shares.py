@@ -132,26 +132,12 @@ def collapse_text(shares: Shares) -> str:
     return f"predicts '{label}' for {share:.1%} of the test items (gold: {gold})"
 
 
-def _columns(labels: tuple[str, ...], shares: list[dict[str, float]]) -> tuple[list[str], bool]:
-    """The label columns, and whether an "other" column sums the labels left out (too many to show)."""
-    if len(labels) <= MAX_COLUMNS:
-        return list(labels), False
-    largest = {label: max(s.get(label, 0.0) for s in shares) for label in labels}
-    kept = set(sorted(labels, key=lambda label: -largest[label])[: MAX_COLUMNS - 1])
-    return [label for label in labels if label in kept], True
-
-
 def _cells(shares: dict, own: tuple[str, ...], columns: list[str], other: bool, no_answer: bool, gold=False):
     """A row's share cells: blank for a label outside its label set (and a gold row's no-answer cell)."""
     cells = [f"{shares.get(c, 0.0):.3f}" if c in own else "" for c in columns]
     if other:
         cells.append(f"{sum(v for k, v in shares.items() if k not in columns and k != NO_ANSWER):.3f}")
     return cells + ([("" if gold else f"{shares.get(NO_ANSWER, 0.0):.3f}")] if no_answer else [])
-
-
-def _facts(row: Row) -> list[str]:
-    """The data a row's runs declare (run.json's data: labels and setting): `data.labels=relaxed`."""
-    return [f"{k}={v}" for k, v in data_facts(row.runs[0].record)] if row.runs else []
 
 
 def gold_references(found: list[tuple[Row, Shares]]) -> list[tuple[str, Shares]]:
@@ -165,11 +151,10 @@ def gold_references(found: list[tuple[Row, Shares]]) -> list[tuple[str, Shares]]
             groups.setdefault(key, []).append((row, shares))
     shared = []  # per reference: the facts all its rows declare, and their data files where they share them
     for members in groups.values():
-        common = set.intersection(*(set(_facts(row)) for row, _ in members))
+        facts = [[f"{k}={v}" for k, v in data_facts(row.runs[0].record)] for row, _ in members]
+        common = set.intersection(*map(set, facts))
         files = {row.data for row, _ in members}
-        shared.append(
-            ([f for f in _facts(members[0][0]) if f in common], files.pop() if len(files) == 1 else None)
-        )
+        shared.append(([f for f in facts[0] if f in common], files.pop() if len(files) == 1 else None))
     everywhere = set.intersection(*(set(facts) for facts, _ in shared)) if shared else set()
     out: list[tuple[str, Shares]] = []
     for members, (facts, files) in zip(groups.values(), shared, strict=True):
@@ -190,7 +175,11 @@ def shares_section(task: str, rows: list[Row]) -> list[str]:
     references = gold_references(found)
     labels = tuple(dict.fromkeys(label for _, s in found for label in s.labels))
     every = [s.predicted for _, s in found] + [s.gold for _, s in references]
-    columns, other = _columns(labels, every)
+    columns, other = list(labels), len(labels) > MAX_COLUMNS  # too many: the largest shares, then "other"
+    if other:
+        largest = {label: max(s.get(label, 0.0) for s in every) for label in labels}
+        kept = set(sorted(labels, key=lambda label: -largest[label])[: MAX_COLUMNS - 1])
+        columns = [label for label in labels if label in kept]
     no_answer = any(s.predicted.get(NO_ANSWER, 0.0) > 0 for _, s in found)
     header = ["model", "runs", *columns, *(["other"] if other else []), *([NO_ANSWER] if no_answer else [])]
     lines = [

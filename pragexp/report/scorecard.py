@@ -27,10 +27,11 @@ MISSING = "–"
 COLLAPSE_MARK = "†"  # a cell whose runs predict one label for more than 90% of the test items
 PAPER_PREFIX = re.compile(r"^table\d+_")  # GRICE's `table5_memnn`: named like our experiments' rows
 CAPTION = (
-    "Test scores as fractions. Ours: mean ± its standard error over items (n items), where the runs wrote it; over "
-    "several runs, or prompt templates for an LLM row with several, their mean, then `sd` their sample std (`pop. "
-    "sd`: population std). chance: a uniform guess; majority: model=majority runs, else the training split's most "
-    f"frequent label scored on the test split (data_report.json); (paper): published. {MISSING}: no value."
+    "Test scores as fractions. Ours: mean ± its standard error over items (n items), where the runs wrote "
+    "it; over several runs, or prompt templates for an LLM row with several, their mean, then `sd` their "
+    "sample std (`pop. sd`: population std). chance: a uniform guess; majority: model=majority runs, else "
+    "the training split's most frequent label scored on the test split (data_report.json); (paper): "
+    f"published. {MISSING}: no value."
 )
 
 

@@ -82,11 +82,6 @@ def _short(value: str) -> str:
     return value if number.is_integer() and "." not in value else f"{number:.4g}"
 
 
-def rerun_command(trial: Trial) -> str:
-    kept = [f"{k}={v}" for k, v in trial.overrides.items() if not f"{k}=".startswith(LAUNCH_OVERRIDES)]
-    return " ".join(["python", "-m", f"pragexp.{trial.entry}", *map(shlex.quote, kept)])
-
-
 def sweep_report(sweep: Sweep) -> str:
     monitor, swept = sweep.monitor, sweep.swept
     test_key = "test/" + monitor.split("/", 1)[1] if monitor.startswith("val/") else None
@@ -106,7 +101,13 @@ def sweep_report(sweep: Sweep) -> str:
     best = sweep.best()
     if best is not None:
         out += [f"Best: trial {best.path.name}, {monitor} = {best.metrics[monitor]:.4f}. Re-run it with:", ""]
-        out += ["```", rerun_command(best), "```", ""]
+        kept = [f"{k}={v}" for k, v in best.overrides.items() if not f"{k}=".startswith(LAUNCH_OVERRIDES)]
+        out += [
+            "```",
+            " ".join(["python", "-m", f"pragexp.{best.entry}", *map(shlex.quote, kept)]),
+            "```",
+            "",
+        ]
     return "\n".join(out)
 
 

@@ -16,8 +16,8 @@ from pragexp.utils.results import parse_row_name, published_value, runs_cell
 
 HIDDEN_METRICS = ("count", "loss")
 CELLS = (
-    "- Ours: mean ± its standard error over items (n items), where the runs wrote it; over several seeds (or folds) "
-    "their mean, then `sd` their sample std, and [min, max] when a row has more than 3 runs."
+    "- Ours: mean ± its standard error over items (n items), where the runs wrote it; over several seeds (or "
+    "folds) their mean, then `sd` their sample std, and [min, max] when a row has more than 3 runs."
 )
 
 
