@@ -135,11 +135,9 @@ def _data_record(config_path: Path, settings: dict):
 
 def _predictions(run_dir: Path) -> int | None:
     path = Path(run_dir) / "predictions.jsonl"
-    return (
-        sum(map(bool, map(str.strip, path.read_text(encoding="utf-8").splitlines())))
-        if path.is_file()
-        else None
-    )
+    if not path.is_file():
+        return None
+    return sum(1 for line in path.read_text(encoding="utf-8").splitlines() if line.strip())
 
 
 def _model(config: DictConfig, choices: dict, experiment: str | None, run_dir: Path) -> ModelRecord:

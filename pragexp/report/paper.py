@@ -48,12 +48,15 @@ def matching_paper_row(row: Row, paper: dict) -> str | None:
     best, most = None, -1
     for key in paper.get("rows", {}):
         name, conditions = parse_row_name(key)
-        holds = all(
-            c in row.settings or recorded.get(c.partition("=")[0]) == c.partition("=")[2] for c in conditions
-        )
+        holds = all(c in row.settings or _recorded(c, recorded) for c in conditions)
         if name in (row.experiment, row.name, row.model) and holds and len(conditions) > most:
             best, most = key, len(conditions)
     return best
+
+
+def _recorded(condition: str, recorded: dict) -> bool:
+    key, _, wanted = condition.partition("=")
+    return recorded.get(key) == wanted
 
 
 def paper_row(row: Row, paper: dict) -> dict:
