@@ -2,6 +2,7 @@
 phenomenon beside the paper's models and people, LUDWIG's accuracy per template and k, and their figures."""
 
 import statistics
+from types import SimpleNamespace
 
 import pytest
 from test_report import table
@@ -19,7 +20,8 @@ from pragexp import report
 from pragexp.data.hu_pragmatics import report_section as hu
 from pragexp.data.ludwig import report_section as ludwig
 from pragexp.report import find_runs, main
-from pragexp.utils.results import NOT_SHOWN, short_setting
+from pragexp.utils.results import llm_label, short_setting
+from pragexp.utils.run_record import Settings
 
 PNG = b"\x89PNG\r\n\x1a\n"
 
@@ -172,4 +174,18 @@ def test_a_row_names_a_file_or_checkpoint_setting_by_its_file_and_run_not_its_wh
     ckpt = "model.ckpt=/work/outputs/circa/bert_yn_s0/checkpoints/best-epoch002.ckpt"
     assert short_setting(ckpt) == "model.ckpt=bert_yn_s0/best-epoch002.ckpt"
     assert short_setting("prompt=ludwig_contrastive") == "prompt=ludwig_contrastive"
-    assert "data.types_file" in NOT_SHOWN  # the type labels change no accuracy
+
+
+def test_a_benchmark_row_shows_the_settings_that_make_another_model_not_those_said_elsewhere():
+    settings = Settings(
+        model=["llm.dtype=float16"],
+        task=["data.types_file=types.csv", "prompt.scoring=generate"],
+        other=["llm=smollm2", "prompt.shots=5"],  # the LLM's name and the k column say these
+    )
+    llm = SimpleNamespace(name="smollm2")
+    run = SimpleNamespace(
+        record=SimpleNamespace(settings=settings, model=SimpleNamespace(llm=llm)), model="llm"
+    )
+    assert llm_label(run) == "smollm2 (data.types_file=types.csv, llm.dtype=float16, prompt.scoring=generate)"
+    # LUDWIG's type labels say which per-type cells a run has, not another accuracy: its rows hide them
+    assert llm_label(run, ludwig.TYPES_FILE) == "smollm2 (llm.dtype=float16, prompt.scoring=generate)"

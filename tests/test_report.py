@@ -299,7 +299,7 @@ def test_paper_row_prefers_the_row_whose_settings_match():
     assert paper_row(other, paper) == {}
 
 
-def test_paper_row_conditions_also_match_the_run_config_defaults():
+def test_paper_row_conditions_also_match_the_values_the_run_recorded():
     from pragexp.report import Row, Run, paper_row
 
     paper = {"rows": {"bert_yn (data.labels=relaxed)": {"test/acc": 0.878}}}
@@ -307,10 +307,9 @@ def test_paper_row_conditions_also_match_the_run_config_defaults():
     from pragexp.utils.run_record import DataRecord, ModelRecord, RunRecord, TaskRecord
 
     def row(labels: str, settings=()):
-        record = RunRecord(
-            TaskRecord("circa"), DataRecord("circa", "release"), ModelRecord("bert", "bert_yn")
-        )
-        run = Run(Path("r"), record, {}, {"data": {"labels": labels}})
+        task = TaskRecord("circa", paper_settings={"data.labels": labels})  # run.json's, from its config
+        record = RunRecord(task, DataRecord("circa", "release"), ModelRecord("bert", "bert_yn"))
+        run = Run(Path("r"), record, {})
         return Row("circa", "bert_yn", "bert", "circa/bert_yn", settings, [run])
 
     assert paper_row(row("relaxed"), paper) == {

@@ -13,6 +13,8 @@ from omegaconf import OmegaConf
 
 from pragexp.report.legacy_runs import legacy_record, run_record
 from pragexp.run import run
+from pragexp.utils.papers import read_paper_table
+from pragexp.utils.results import parse_row_name
 from pragexp.utils.run_record import (
     DataRecord,
     Headline,
@@ -107,12 +109,20 @@ def test_every_task_config_declares_a_checked_headline():
     for task in choices("task"):
         cfg = compose_config([f"task={task}"], ROOT / "outputs" / "unused")
         declares = OmegaConf.to_container(cfg.declares)
-        assert set(declares) == {"headline", "section", "paper"}, task
+        assert (
+            {"headline", "section", "paper"}
+            <= set(declares)
+            <= {"headline", "section", "paper", "paper_keys"}
+        )
         for headline in declares["headline"]:
             Headline(**{k: v for k, v in headline.items() if k != "when"})
         if declares["paper"]:  # in its dataset's package (pragexp.report finds it there)
             dataset = get_class(cfg.data._target_).dataset
-            assert (ROOT / "pragexp" / "data" / dataset / declares["paper"]).is_file(), task
+            path = ROOT / "pragexp" / "data" / dataset / declares["paper"]
+            table = read_paper_table(path, task) or {"rows": {}}
+            # every key its paper's settings and rows name is one whose value run.json records
+            named = {c.partition("=")[0] for row in table["rows"] for c in parse_row_name(row)[1]}
+            assert named | set(table.get("setting_keys", {})) <= set(declares.get("paper_keys", [])), task
         if declares["section"]:
             assert importlib.util.find_spec(declares["section"]), task
 
@@ -143,10 +153,24 @@ def test_every_task_writes_run_json_and_old_runs_read_the_same(task, make_config
     hydra_files(cfg)
     (out / "run.json").unlink()
     assert legacy_record(out) == record  # tiny has no weight files: `llm.files` is null on both sides
-    older = record.to_json()  # a run.json written before runs declared their monitored metric
-    del older["task"]["monitor"], older["task"]["monitor_mode"]
-    (out / "run.json").write_text(json.dumps(older))
-    assert run_record(out) == record  # the adapter takes it from the config
+    older = record.to_json()  # a run.json of schema 1, written before runs declared their monitored metric
+    del older["task"]["monitor"], older["task"]["monitor_mode"], older["task"]["paper_settings"]
+    del older["model"]["one_label"]
+    (out / "run.json").write_text(json.dumps({**older, "schema": 1}))
+    assert run_record(out) == record  # the adapter takes them from the config
+
+
+def test_the_majority_baseline_says_it_predicts_one_label_and_the_paper_keys_are_recorded(make_config):
+    cfg = make_config(["task=circa", "model=majority", "data.labels=strict"])
+    run(cfg)
+    out = Path(cfg.paths.output_dir)
+    record = read_run_record(out)
+    assert record.model.one_label and record.model.row == "majority"
+    # circa's paper rows name the label set and setting: run.json records the run's values of both
+    assert record.task.paper_settings == {"data.labels": "strict", "data.setting": "matched"}
+    hydra_files(cfg)
+    (out / "run.json").unlink()
+    assert legacy_record(out) == record
 
 
 @pytest.mark.slow

@@ -1,6 +1,6 @@
 """Two runs' scores on the same items, compared item by item: the rows of their prediction records matched, and per
 score the difference B - A with a paired bootstrap 95% interval and an exact paired test (pragexp.report.compare
-prints it; its docstring says what is matched and scored).
+prints it).
 
 - rows match by their dataset `index` and what describes the example in both runs (gold answer, item, text with
   its whitespace collapsed: `IDENTITY_FIELDS`); runs whose rows do not all match are refused, naming how many differ;

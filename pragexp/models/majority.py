@@ -21,7 +21,7 @@ from pragexp.utils.per_example import first_per_index
 
 class MajorityClassifier(PragexpModel):
     # It counts labels (`observe`) instead of learning by gradients: evaluated without a checkpoint.
-    TRAITS = ModelTraits(learns_weights=False, observes_labels=True)
+    TRAITS = ModelTraits(learns_weights=False, observes_labels=True, one_label=True)
 
     def __init__(self, num_labels: int, vocab_size: int | None = None):
         super().__init__()  # vocab_size is accepted, and ignored, so every classifier is built alike

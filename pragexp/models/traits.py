@@ -23,6 +23,9 @@ class ModelTraits:
     carries_vocabulary: bool = (
         False  # holds another run's word ids: checked against the data's (`check_vocabulary`)
     )
+    one_label: bool = (
+        False  # predicts the same label for every input (the majority baseline): run.json says so
+    )
 
 
 class PragexpModel(nn.Module):
@@ -37,5 +40,6 @@ class PragexpModel(nn.Module):
 
     def declare(self, name: str, row: str | None, trained: bool) -> ModelRecord:
         """What run.json says of this model: its `model=` choice, the row a report puts it in, and whether its
-        weights were trained (here or in the checkpoint it was evaluated from). An LLM says more."""
-        return ModelRecord(name, row, "trained" if trained else "none")
+        weights were trained (here or in the checkpoint it was evaluated from), and whether it predicts one
+        label by construction. An LLM says more."""
+        return ModelRecord(name, row, "trained" if trained else "none", one_label=self.TRAITS.one_label)

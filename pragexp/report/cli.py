@@ -1,6 +1,5 @@
 """`python -m pragexp.report DIR [DIR ...] [--out FILE.md] [--plot FILE.png] [--sweep-plot FILE.png]
-[--figures DIR] [--scorecard FILE.md]` (see pragexp.report and pragexp.report.scorecard), and
-`python -m pragexp.report compare RUN_A RUN_B [--seed S]` (pragexp.report.compare)."""
+[--figures DIR] [--scorecard FILE.md]`, and `python -m pragexp.report compare RUN_A RUN_B [--seed S]`."""
 
 from __future__ import annotations
 
@@ -16,27 +15,14 @@ from pragexp.report.sweeps import find_sweeps, plot_sweep, sweep_report
 from pragexp.report.tables import markdown_report
 from pragexp.utils.io import atomic_write_text
 
+DESCRIPTION = "Results tables from run directories, beside the papers' published numbers."
 OPTIONS = {  # option -> help
     "--out": "also write the markdown here (atomically)",
     "--plot": "PNG of per-implicature-type bars (Fig. 5 for grice_qa); with --scorecard, the scorecard's bars",
-    "--sweep-plot": "PNG of each sweep's monitored metric against every swept parameter (several sweeps: "
-    "FILE-<dir>.png)",
-    "--figures": "folder for the datasets' own figures (intentions: Fig. 2, 3) and a confusion matrix per "
-    "classifier row",
-    "--scorecard": "write the scorecard here (markdown: a row per model, a column per dataset's headline "
-    "metric); it is printed too",
+    "--sweep-plot": "PNG of each sweep's monitored metric against each swept parameter (several: FILE-<dir>.png)",
+    "--figures": "folder for the datasets' own figures and a confusion matrix per classifier row",
+    "--scorecard": "write the scorecard here (a row per model, a column per headline metric); printed too",
 }
-
-
-def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(
-        prog="python -m pragexp.report",
-        description="Results tables from run directories, beside the papers' published numbers.",
-    )
-    parser.add_argument("dirs", nargs="+", help="run or multirun directories (searched for metrics.json)")
-    for option, text in OPTIONS.items():
-        parser.add_argument(option, type=Path, help=text)
-    return parser.parse_args(argv)
 
 
 def warn(text: str) -> None:
@@ -44,27 +30,16 @@ def warn(text: str) -> None:
 
 
 def write_plots(args: argparse.Namespace, runs, card, sweeps) -> None:
-    if args.plot and card is not None:
-        if not scorecard.plot(card, args.plot):
-            warn("no scorecard values to plot")
-    elif args.plot and not plot_per_group(runs, args.plot):
-        warn("no per-group metrics to plot")
+    if args.plot and not (scorecard.plot(card, args.plot) if card else plot_per_group(runs, args.plot)):
+        warn("no scorecard values to plot" if card else "no per-group metrics to plot")
     for sweep in sweeps if args.sweep_plot else []:
         out = args.sweep_plot
-        if len(sweeps) > 1:
-            out = out.with_name(f"{out.stem}-{sweep.path.name}{out.suffix}")
+        out = out.with_name(f"{out.stem}-{sweep.path.name}{out.suffix}") if len(sweeps) > 1 else out
         if not plot_sweep(sweep, out):
             warn(f"{sweep.path}: no finished trials or swept parameters to plot")
-    for path in (
-        [
-            *sections.figures(runs, args.figures),
-            *confusion.figures(runs, args.figures),
-            *training_curves.figures(runs, args.figures),
-        ]
-        if args.figures
-        else []
-    ):
-        warn(f"wrote {path}")
+    for module in (sections, confusion, training_curves) if args.figures else ():
+        for path in module.figures(runs, args.figures):
+            warn(f"wrote {path}")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -72,7 +47,11 @@ def main(argv: list[str] | None = None) -> int:
     if argv[:1] == ["compare"]:  # two runs item by item
         compare.main(argv[1:])
         return 0
-    args = parse_args(argv)
+    parser = argparse.ArgumentParser(prog="python -m pragexp.report", description=DESCRIPTION)
+    parser.add_argument("dirs", nargs="+", help="run or multirun directories (searched for metrics.json)")
+    for option, text in OPTIONS.items():
+        parser.add_argument(option, type=Path, help=text)
+    args = parser.parse_args(argv)
     try:
         runs = find_runs(args.dirs)
     except (FileNotFoundError, ValueError) as e:
@@ -81,8 +60,7 @@ def main(argv: list[str] | None = None) -> int:
     sweeps = find_sweeps(args.dirs)  # multirun dirs: their trials ranked, the best as a command line
     text = "\n".join([markdown_report(runs), *map(sweep_report, sweeps)])
     extra = [*scoring_sections(runs), *sections.sections(runs)]
-    if extra:
-        text = text.rstrip("\n") + "\n\n" + "\n".join(extra)
+    text = text.rstrip("\n") + "\n\n" + "\n".join(extra) if extra else text
     card = scorecard.build(runs) if args.scorecard else None
     if card is not None:
         card_text = scorecard.markdown(card)

@@ -1,12 +1,6 @@
-"""Two runs on the same items, compared item by item (`python -m pragexp.report compare RUN_A RUN_B`).
-
-Reads each run's `predictions.jsonl` (a run directory or the file itself) and prints, per score its rows carry
-(`acc`: right or wrong, from `correct` or gold against predicted, R@1 for GRICE recovery; `p_true`, from the option
-probabilities; the scores a task writes per row), overall and per group (the row's `group`, `phenomenon`, or else
-its gold label), both runs' means with their standard error over items, the difference B - A with a paired
-bootstrap 95% interval and an exact paired test: McNemar's for right/wrong with one row per item, a sign-flip
-permutation test over items otherwise. Matching, interval and tests: pragexp.metrics.paired.
-"""
+"""Two runs on the same items, compared item by item (`python -m pragexp.report compare RUN_A RUN_B`): per score
+the rows of their `predictions.jsonl` carry, overall and per group, both means with their standard error, the
+difference B - A with a paired bootstrap 95% interval and an exact paired test (pragexp.metrics.paired)."""
 
 from __future__ import annotations
 

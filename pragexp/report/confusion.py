@@ -1,12 +1,7 @@
-"""A confusion matrix per classification report row (`--figures DIR`), so a model's errors are seen at once.
-
-For every row whose runs wrote `confusion/test.json` or `predictions.jsonl` (see label_shares): one PNG,
-`confusion-<task>-<row>.png` (test split; rows gold, columns predicted, and "no answer" where an LLM's
-reply named no label; colour and first number: the share of the gold row, in brackets: the count), averaged
-over the row's runs where they share a label set, else the first run's (the title says which); and
-`confusion-<task>.png` with all the task's rows side by side.
-Rows with more than 20 labels (GRICE QA's answer words) are left out: such a matrix cannot be read.
-"""
+"""A test confusion matrix per classification row (`--figures DIR`: `confusion-<task>-<row>.png`, and the task's
+rows side by side in `confusion-<task>.png`): rows gold, columns predicted ("no answer" where an LLM's reply named
+none), colour and first number the share of the gold row, the count in brackets; the mean over the row's runs
+where they share a label set, else the first run's. Rows of more than 20 labels cannot be read: left out."""
 
 from __future__ import annotations
 
@@ -17,7 +12,7 @@ import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 
-from pragexp.report.label_shares import NO_ANSWER, RunLabels, read_run_labels
+from pragexp.report.label_shares import NO_ANSWER, read_run_labels
 from pragexp.report.runs import Row, Run, group_runs
 from pragexp.utils.figures import pyplot, save_png
 
@@ -34,18 +29,10 @@ class RowMatrix:
     how: str  # "mean of 3 runs", "1 run", "first of 2 runs (label sets differ)"
 
 
-def _with_unanswered(run: RunLabels, labels: tuple[str, ...]) -> list[list[float]]:
-    """The run's matrix in the order of `labels` (the same set), with a last column of its unanswered items
-    (0 where not known)."""
-    at = [run.labels.index(label) for label in labels]  # runs read from predictions.jsonl alone may differ
-    unanswered = run.unanswered or [0.0] * len(run.labels)
-    return [[*(run.matrix[i][j] for j in at), unanswered[i]] for i in at]
-
-
 def row_matrix(row: Row) -> RowMatrix | None:
-    """The row's test confusion counts: the mean over its runs when they share one label set, else the
-    first run's; None when no run has them."""
-    counted = [c for c in map(read_run_labels, row.runs) if c is not None and c.matrix]
+    """The row's test confusion counts: the mean over its runs when they share one label set (in the first run's
+    order), else the first run's; None when no run has them."""
+    counted = [c for c in map(read_run_labels, row.runs) if c is not None and c.labels]
     if not counted or len(counted[0].labels) > MAX_LABELS:
         return None
     labels, n = counted[0].labels, len(counted)
@@ -53,11 +40,12 @@ def row_matrix(row: Row) -> RowMatrix | None:
         counted, how = counted[:1], f"first of {n} runs (label sets differ)"
     else:
         how = f"mean of {n} runs" if n > 1 else "1 run"
-    matrices = [_with_unanswered(c, labels) for c in counted]
-    mean = [
-        [statistics.fmean(m[i][j] for m in matrices) for j in range(len(labels) + 1)]
-        for i in range(len(labels))
+    orders = [[c.labels.index(label) for label in labels] for c in counted]  # from predictions: may differ
+    matrices = [
+        [[c.matrix[i][j] for j in (*at, -1)] for i in at] for c, at in zip(counted, orders, strict=True)
     ]
+    width = range(len(labels) + 1)
+    mean = [[statistics.fmean(m[i][j] for m in matrices) for j in width] for i in range(len(labels))]
     if not any(r[-1] for r in mean):  # every item answered: no such column
         return RowMatrix(row, labels, labels, [r[:-1] for r in mean], how)
     return RowMatrix(row, labels, (*labels, NO_ANSWER), mean, how)
@@ -88,31 +76,17 @@ def draw(ax, matrix: RowMatrix, title: str) -> None:
     ax.set_title("\n".join(textwrap.fill(line, 48) for line in title.split("\n")), fontsize=9)
 
 
-def file_slug(text: str, limit: int = 120) -> str:
-    """A row's label as a file name part: `bert_yn (model.pretrained=minilm)` ->
-    `bert_yn_model.pretrained-minilm`."""
-    slug = re.sub(r"[^A-Za-z0-9._-]+", "_", text.replace("=", "-")).strip("_.")
-    return slug[:limit] or "row"
-
-
-def _panel_size(matrix: RowMatrix) -> float:
-    return 2.5 + 0.75 * len(matrix.columns)
-
-
 def _row_figure(task: str, matrix: RowMatrix, out: Path) -> Path:
-    plt = pyplot()
-    size = _panel_size(matrix)
-    fig, ax = plt.subplots(figsize=(size, size))
+    size = 2.5 + 0.75 * len(matrix.columns)
+    fig, ax = pyplot().subplots(figsize=(size, size))
     draw(ax, matrix, f"{task}: {matrix.row.label}\ntest, rows gold, {matrix.how}")
     return save_png(fig, out)
 
 
 def _task_figure(task: str, matrices: list[RowMatrix], out: Path) -> Path:
-    plt = pyplot()
     ncols = min(len(matrices), PANELS_PER_LINE)
-    nrows = math.ceil(len(matrices) / ncols)
-    size = max(map(_panel_size, matrices))
-    fig, axes = plt.subplots(nrows, ncols, figsize=(size * ncols, size * nrows), squeeze=False)
+    nrows, size = math.ceil(len(matrices) / ncols), max(2.5 + 0.75 * len(m.columns) for m in matrices)
+    fig, axes = pyplot().subplots(nrows, ncols, figsize=(size * ncols, size * nrows), squeeze=False)
     for k, ax in enumerate(axes.flat):
         if k < len(matrices):
             draw(ax, matrices[k], f"{matrices[k].row.label}\n{matrices[k].how}")
@@ -129,7 +103,11 @@ def figures(runs: list[Run], folder: Path) -> list[Path]:
         matrices = [m for m in map(row_matrix, rows) if m is not None]
         used: set[str] = set()
         for matrix in matrices:
-            slug = file_slug(matrix.row.label)
+            # the label as a file name part: `bert_yn (model.pretrained=minilm)` -> `bert_yn_model.pretrained-minilm`
+            slug = (
+                re.sub(r"[^A-Za-z0-9._-]+", "_", matrix.row.label.replace("=", "-")).strip("_.")[:120]
+                or "row"
+            )
             while slug in used:  # two labels that differ only in characters a file name drops
                 slug += "_"
             used.add(slug)

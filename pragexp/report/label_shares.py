@@ -1,45 +1,46 @@
 """What a classifier predicts: per report row, the share of its test predictions per label beside the gold
-shares, and a warning when one label takes more than 90% of them (a model collapsed on one answer).
-
-Read from what a run already writes: `predictions.jsonl` (one record per test item with "gold" and
-"predicted" label names; a null prediction is an LLM reply that named no label), else the counts of
-`confusion/test.json` (its no-answer items are not in the matrix: their number comes from `test/no_answer`
-and `test/count`, and the gold shares are then unknown). The labels are in the task's order, that of
-`confusion/test.json`, else of their first appearance. A run with neither file is left out.
-"""
+shares, and a warning when one label takes more than 90% of them. Read from `predictions.jsonl` ("gold" and
+"predicted" label names; null: an LLM reply that named no label), else from `confusion/test.json` (whose
+unanswered items come from `test/no_answer` and `test/count`, the gold shares then unknown); labels in the
+order of `confusion/test.json`, else of their first appearance."""
 
 from __future__ import annotations
 
 import json
 import statistics
-from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
-from pragexp.report.runs import Row, Run
+from pragexp.report.runs import Row, Run, data_setting
 from pragexp.utils.markdown import table_section
 from pragexp.utils.results import data_facts
 
 NO_ANSWER = "no answer"  # the column of null predictions
 COLLAPSE = 0.9  # a row whose top label takes more than this share of its predictions is warned about
 MAX_COLUMNS = 12  # more labels than this (GRICE QA's answer words): the largest shares, then "other"
+CAPTION = (
+    "Share of the test predictions per label: mean over the row's runs that wrote predictions.jsonl or "
+    "confusion/test.json (runs: how many). gold: the test items' own labels, per data and label set."
+)
 
 
 @dataclass
 class RunLabels:
-    """One run's test predictions and gold labels, counted."""
+    """One run's test predictions counted: gold x predicted over `labels`, the last column the items with no
+    answer; `unplaced`: those whose gold labels are not known (confusion/test.json alone: gold shares unknown)."""
 
     labels: tuple[str, ...]
-    predicted: Counter  # label name, or None for no answer -> count
-    gold: Counter | None  # None where the files do not say
-    matrix: list[list[float]] | None = None  # gold x predicted over `labels`, answered items only
-    unanswered: list[float] | None = None  # per gold label, the items with no answer (None: not known)
+    matrix: list[list[float]]
+    unplaced: float = 0.0
 
     def shares(self) -> tuple[dict[str, float], dict[str, float] | None]:
-        total = sum(self.predicted.values())
-        predicted = {NO_ANSWER if k is None else k: v / total for k, v in self.predicted.items()}
-        gold = {k: v / sum(self.gold.values()) for k, v in self.gold.items()} if self.gold else None
-        return predicted, gold
+        columns = (*self.labels, NO_ANSWER)
+        counts = {label: sum(r[j] for r in self.matrix) for j, label in enumerate(columns)}
+        counts[NO_ANSWER] += self.unplaced
+        total = sum(counts.values())
+        gold = {label: sum(r) for label, r in zip(self.labels, self.matrix, strict=True)}
+        gold = None if self.unplaced else {k: v / total for k, v in gold.items() if v}
+        return {k: v / total for k, v in counts.items() if v}, gold
 
 
 def _read_confusion(run_dir: Path) -> tuple[tuple[str, ...], list[list[float]]] | None:
@@ -48,29 +49,23 @@ def _read_confusion(run_dir: Path) -> tuple[tuple[str, ...], list[list[float]]] 
         labels, matrix = tuple(str(x) for x in doc["labels"]), [[float(c) for c in r] for r in doc["matrix"]]
     except (OSError, ValueError, KeyError, TypeError):
         return None
-    if len(matrix) != len(labels) or any(len(r) != len(labels) for r in matrix):
-        return None
-    return labels, matrix
+    return (
+        (labels, matrix)
+        if len(matrix) == len(labels) and all(len(r) == len(labels) for r in matrix)
+        else None
+    )
 
 
 def _read_predictions(run_dir: Path) -> list[tuple[str, str | None]] | None:
     """(gold, predicted) per test record; None without a file or where a record names no labels (GRICE
     recovery's candidate numbers)."""
-    path = run_dir / "predictions.jsonl"
-    if not path.is_file():
-        return None
-    pairs = []
     try:
-        for line in path.read_text(encoding="utf-8").splitlines():
-            if line.strip():
-                record = json.loads(line)
-                gold, predicted = record.get("gold"), record.get("predicted")
-                if not isinstance(gold, str) or not (predicted is None or isinstance(predicted, str)):
-                    return None
-                pairs.append((gold, predicted))
+        lines = (run_dir / "predictions.jsonl").read_text(encoding="utf-8").splitlines()
+        pairs = [(r.get("gold"), r.get("predicted")) for r in map(json.loads, filter(str.strip, lines))]
     except (OSError, ValueError, AttributeError):
         return None
-    return pairs or None
+    named = all(isinstance(g, str) and (p is None or isinstance(p, str)) for g, p in pairs)
+    return pairs if pairs and named else None
 
 
 def read_run_labels(run: Run) -> RunLabels | None:
@@ -81,28 +76,19 @@ def read_run_labels(run: Run) -> RunLabels | None:
         labels = tuple(
             dict.fromkeys([*order, *(g for g, _ in pairs), *(p for _, p in pairs if p is not None)])
         )
-        index = {label: i for i, label in enumerate(labels)}
-        matrix = [[0.0] * len(labels) for _ in labels]
-        unanswered = [0.0] * len(labels)
+        at = {label: i for i, label in enumerate(labels)}
+        matrix = [[0.0] * (len(labels) + 1) for _ in labels]
         for gold, predicted in pairs:
-            if predicted is None:
-                unanswered[index[gold]] += 1
-            else:
-                matrix[index[gold]][index[predicted]] += 1
-        gold_counts = Counter(g for g, _ in pairs)
-        return RunLabels(labels, Counter(p for _, p in pairs), gold_counts, matrix, unanswered)
+            matrix[at[gold]][len(labels) if predicted is None else at[predicted]] += 1
+        return RunLabels(labels, matrix)
     if confusion is None:
         return None
     labels, matrix = confusion
-    answered = sum(map(sum, matrix))
     count, no_answer = run.metrics.get("test/count"), run.metrics.get("test/no_answer")
-    missing = round(no_answer * count) if count and no_answer else 0
-    if answered + missing == 0:
+    unplaced = round(no_answer * count) if count and no_answer else 0
+    if sum(map(sum, matrix)) + unplaced == 0:
         return None
-    predicted = Counter({label: sum(r[j] for r in matrix) for j, label in enumerate(labels)})
-    predicted[None] = missing
-    gold = None if missing else Counter({label: sum(r) for label, r in zip(labels, matrix, strict=True)})
-    return RunLabels(labels, +predicted, gold, matrix, None if missing else [0.0] * len(labels))
+    return RunLabels(labels, [[*r, 0.0] for r in matrix], unplaced)
 
 
 @dataclass
@@ -146,30 +132,12 @@ def collapse_text(shares: Shares) -> str:
     return f"predicts '{label}' for {share:.1%} of the test items (gold: {gold})"
 
 
-def data_description(row: Row) -> tuple[str, ...]:
-    """Which test items a row scored, as its runs declare them (run.json's data: labels and setting,
-    `data.labels=relaxed`), and its data files where they name its row (`data: circa-7-scenarios.tsv`)."""
-    facts = [f"{k}={v}" for k, v in data_facts(row.runs[0].record)] if row.runs else []
-    return (*facts, *(s for s in row.settings if s.startswith("data: ")))
-
-
-def _columns(labels: tuple[str, ...], shares: list[dict[str, float]]) -> tuple[list[str], bool]:
-    """The label columns, and whether an "other" column sums the labels left out (too many to show)."""
-    if len(labels) <= MAX_COLUMNS:
-        return list(labels), False
-    largest = {label: max(s.get(label, 0.0) for s in shares) for label in labels}
-    kept = set(sorted(labels, key=lambda label: -largest[label])[: MAX_COLUMNS - 1])
-    return [label for label in labels if label in kept], True
-
-
-def _cells(shares: dict[str, float], own: tuple[str, ...], columns: list[str], other: bool, no_answer: bool):
-    """A row's share cells: blank for a label outside its label set."""
+def _cells(shares: dict, own: tuple[str, ...], columns: list[str], other: bool, no_answer: bool, gold=False):
+    """A row's share cells: blank for a label outside its label set (and a gold row's no-answer cell)."""
     cells = [f"{shares.get(c, 0.0):.3f}" if c in own else "" for c in columns]
     if other:
         cells.append(f"{sum(v for k, v in shares.items() if k not in columns and k != NO_ANSWER):.3f}")
-    if no_answer:
-        cells.append(f"{shares.get(NO_ANSWER, 0.0):.3f}")
-    return cells
+    return cells + ([("" if gold else f"{shares.get(NO_ANSWER, 0.0):.3f}")] if no_answer else [])
 
 
 def gold_references(found: list[tuple[Row, Shares]]) -> list[tuple[str, Shares]]:
@@ -181,14 +149,16 @@ def gold_references(found: list[tuple[Row, Shares]]) -> list[tuple[str, Shares]]
         if shares.gold is not None:
             key = (shares.labels, tuple(sorted((k, round(v, 4)) for k, v in shares.gold.items())))
             groups.setdefault(key, []).append((row, shares))
-    shared = []
+    shared = []  # per reference: the facts all its rows declare, and their data files where they share them
     for members in groups.values():
-        common = set.intersection(*(set(data_description(row)) for row, _ in members))
-        shared.append([d for d in data_description(members[0][0]) if d in common])
-    everywhere = set.intersection(*map(set, shared)) if shared else set()
+        facts = [[f"{k}={v}" for k, v in data_facts(row.runs[0].record)] for row, _ in members]
+        common = set.intersection(*map(set, facts))
+        files = {row.data for row, _ in members}
+        shared.append(([f for f in facts[0] if f in common], files.pop() if len(files) == 1 else None))
+    everywhere = set.intersection(*(set(facts) for facts, _ in shared)) if shared else set()
     out: list[tuple[str, Shares]] = []
-    for members, said in zip(groups.values(), shared, strict=True):
-        said = [d for d in said if d.startswith("data: ") or d not in everywhere]
+    for members, (facts, files) in zip(groups.values(), shared, strict=True):
+        said = [f for f in facts if f not in everywhere] + list(data_setting(files))
         name = "gold" + (f" ({', '.join(said)})" if said else "")
         if name in {n for n, _ in out}:  # the same settings, other test items (a split seed)
             name += f", as for {members[0][0].label}"
@@ -205,25 +175,23 @@ def shares_section(task: str, rows: list[Row]) -> list[str]:
     references = gold_references(found)
     labels = tuple(dict.fromkeys(label for _, s in found for label in s.labels))
     every = [s.predicted for _, s in found] + [s.gold for _, s in references]
-    columns, other = _columns(labels, every)
+    columns, other = list(labels), len(labels) > MAX_COLUMNS  # too many: the largest shares, then "other"
+    if other:
+        largest = {label: max(s.get(label, 0.0) for s in every) for label in labels}
+        kept = set(sorted(labels, key=lambda label: -largest[label])[: MAX_COLUMNS - 1])
+        columns = [label for label in labels if label in kept]
     no_answer = any(s.predicted.get(NO_ANSWER, 0.0) > 0 for _, s in found)
     header = ["model", "runs", *columns, *(["other"] if other else []), *([NO_ANSWER] if no_answer else [])]
     lines = [
         [row.label, str(s.runs), *_cells(s.predicted, s.labels, columns, other, no_answer)]
         for row, s in found
     ]
-    for name, s in references:
-        lines.append(
-            [name, "", *_cells(s.gold, s.labels, columns, other, False), *([""] if no_answer else [])]
-        )
+    lines += [
+        [name, "", *_cells(s.gold, s.labels, columns, other, no_answer, gold=True)] for name, s in references
+    ]
     out = table_section(f"{task}: predicted label shares (test)", header, lines)
-    out.append(
-        "Share of the test predictions per label: mean over the row's runs that wrote predictions.jsonl or "
-        "confusion/test.json (runs: how many). gold: the test items' own labels, per data and label set."
-        + (f" {NO_ANSWER}: an LLM reply that named no label." if no_answer else "")
-    )
-    out.append("")
-    for row, s in found:
-        if not row.runs[0].majority and s.collapsed():
+    out += [CAPTION + (f" {NO_ANSWER}: an LLM reply that named no label." if no_answer else ""), ""]
+    for row, s in found:  # a model that predicts one label by construction is not warned about
+        if not row.runs[0].record.model.one_label and s.collapsed():
             out += [f"warning: {row.label} {collapse_text(s)}", ""]
     return out

@@ -1,12 +1,12 @@
-"""The one adapter for run directories made before runs wrote run.json: their `RunRecord` derived from what they
-kept (`.hydra/config.yaml`, `hydra.yaml`, `overrides.yaml`, metrics.json, predictions.jsonl), as the run would
-have declared it. The only module of pragexp.report that names tasks, models and config keys.
+"""The one adapter for run directories made before runs wrote run.json, or before its latest fields: their
+`RunRecord` derived from what they kept (`.hydra/config.yaml`, `hydra.yaml`, `overrides.yaml`, metrics.json,
+predictions.jsonl), as the run would have declared it. The only module of pragexp.report that names tasks,
+models and config keys.
 
-What an old run cannot say: the digest of the LLM's weight files (`model.llm.files`: null; the backend computed
-it when it loaded them), and where no `test/count` was logged, the items scored are counted from
-predictions.jsonl (null without one) instead of the test split's size. The task's declarations (headline, report
-section, paper file) are today's, from conf/task/<task>.yaml, where the run's config has none. An evaluation of a
-fine-tuned checkpoint reads the checkpoint's `llm.finetune` (the new runs say so themselves)."""
+What an old run cannot say: the digest of the LLM's weight files (null), and where no `test/count` was logged,
+the items scored are counted from predictions.jsonl (null without one). The task's declarations (headline,
+section, paper file and keys) are today's, from conf/task/<task>.yaml, where the run's config has none. An
+evaluation of a fine-tuned checkpoint reads the checkpoint's `llm.finetune`."""
 
 from __future__ import annotations
 
@@ -16,18 +16,20 @@ import warnings
 from dataclasses import replace
 from pathlib import Path
 
-import yaml
 from hydra.utils import get_class
-from omegaconf import DictConfig, ListConfig, OmegaConf
+from omegaconf import DictConfig, OmegaConf
 
 from pragexp.utils.command_line import RENAMED
+from pragexp.utils.io import load_yaml
 from pragexp.utils.run_record import (
     RUN_FILE,
+    SCHEMA,
     LLMRecord,
     ModelRecord,
     Prompting,
     RunRecord,
     llm_row,
+    paper_settings,
     read_run_record,
     task_record,
     trained_row,
@@ -36,48 +38,44 @@ from pragexp.utils.run_settings import split_settings
 
 CONF = Path(__file__).resolve().parents[2] / "conf"
 LLM_MODEL = "pragexp.models.llm.PromptedLLM"
-BACKENDS = {
-    "HFBackend": "hf",
-    "VLLMBackend": "vllm",
-    "OpenAIBackend": "openai",
-    "ReferenceBackend": "reference",
-}
+BACKENDS = dict(HFBackend="hf", VLLMBackend="vllm", OpenAIBackend="openai", ReferenceBackend="reference")
 NOT_LEARNING = ("majority", "transferred", "oracle", "lead", "none")  # models with no weights trained
+ONE_LABEL = "majority"  # the model that predicts one label by construction
 
 
 def run_record(run_dir: Path) -> RunRecord:
-    """The run's run.json, or for a run made before runs wrote one, its record derived here; a run.json made
-    before runs declared their monitored metric gets it from the config."""
+    """The run's run.json with the fields added since it was written (schema 2: the paper's settings and
+    `one_label`; the monitored metric, where it has none) derived from its config; for a run made before runs
+    wrote one, its whole record derived here."""
     run_dir = Path(run_dir)
     if not (run_dir / RUN_FILE).is_file():
         return legacy_record(run_dir)
     record = read_run_record(run_dir)
-    if record.task.monitor is None and (run_dir / ".hydra" / "config.yaml").is_file():
-        monitor = _monitor(OmegaConf.create(_yaml(run_dir / ".hydra" / "config.yaml", {})))
-        record = replace(record, task=replace(record.task, monitor=monitor[0], monitor_mode=monitor[1]))
-    return record
+    if record.schema >= SCHEMA:
+        return record
+    task, model = record.task, replace(record.model, one_label=record.model.name == ONE_LABEL)
+    config = _config(run_dir)
+    if config is not None:
+        monitor = (task.monitor, task.monitor_mode) if task.monitor else _monitor(config)
+        settings = paper_settings(declared_by_task(task.name), config)
+        task = replace(task, monitor=monitor[0], monitor_mode=monitor[1], paper_settings=settings)
+    return replace(record, task=task, model=model, schema=SCHEMA)
+
+
+def _config(run_dir: Path) -> DictConfig | None:
+    path = Path(run_dir) / ".hydra" / "config.yaml"
+    return OmegaConf.create(load_yaml(path, {})) if path.is_file() else None
 
 
 def _monitor(config: DictConfig) -> tuple[str | None, str | None]:
-    return tuple(
-        None if v is None else str(v) for v in (_value(config, "monitor"), _value(config, "monitor_mode"))
-    )
-
-
-def _yaml(path: Path, default):
-    if not path.is_file():
-        return default
-    with path.open(encoding="utf-8") as f:
-        return yaml.safe_load(f) or default
+    return tuple(None if (v := _value(config, k)) is None else str(v) for k in ("monitor", "monitor_mode"))
 
 
 def _value(node, key: str):
     """`node[key]` resolved where it can be (a `${hydra:...}` cannot be outside the run: None), plain types."""
     try:
         value = node[key]
-        if isinstance(value, (DictConfig, ListConfig)):
-            return OmegaConf.to_container(value, resolve=True)
-        return value
+        return OmegaConf.to_container(value, resolve=True) if OmegaConf.is_config(value) else value
     except Exception:  # an interpolation only the run could resolve
         return None
 
@@ -87,27 +85,21 @@ def _section(config: DictConfig, key: str) -> dict:
     return {k: _value(node, k) for k in node} if isinstance(node, DictConfig) else {}
 
 
-def _literal(value) -> str | None:
-    return value if isinstance(value, str) and value and "${" not in value else None
-
-
 @functools.cache
 def declared_by_task(task: str) -> dict:
     """Today's declarations of a task (its config's `declares`, over those of the shared bases it names)."""
-    path = CONF / "task" / f"{task}.yaml"
-    own = _yaml(path, {})
+    own = load_yaml(CONF / "task" / f"{task}.yaml", {})
     bases = [d for d in own.get("defaults", []) if isinstance(d, str) and d.startswith("_")]
-    merged = OmegaConf.merge(*(_yaml(CONF / "task" / f"{b}.yaml", {}).get("declares", {}) for b in bases), {})
-    return OmegaConf.to_container(OmegaConf.merge(merged, own.get("declares") or {}))
+    declares = [load_yaml(CONF / "task" / f"{b}.yaml", {}).get("declares", {}) for b in bases]
+    return OmegaConf.to_container(OmegaConf.merge({}, *declares, own.get("declares") or {}))
 
 
 def legacy_record(run_dir: Path) -> RunRecord:
-    hydra_dir = Path(run_dir) / ".hydra"
-    if not (hydra_dir / "config.yaml").is_file():
+    config, hydra_dir = _config(run_dir), Path(run_dir) / ".hydra"
+    if config is None:
         raise FileNotFoundError(f"{run_dir}: neither {RUN_FILE} nor .hydra/config.yaml: not a run directory")
-    config = OmegaConf.create(_yaml(hydra_dir / "config.yaml", {}))
-    choices = _yaml(hydra_dir / "hydra.yaml", {}).get("hydra", {}).get("runtime", {}).get("choices", {})
-    overrides = [str(o) for o in _yaml(hydra_dir / "overrides.yaml", [])]
+    choices = load_yaml(hydra_dir / "hydra.yaml", {}).get("hydra", {}).get("runtime", {}).get("choices", {})
+    overrides = [str(o) for o in load_yaml(hydra_dir / "overrides.yaml", [])]
     metrics = json.loads((Path(run_dir) / "metrics.json").read_text(encoding="utf-8"))
     task = choices.get("task") or "unknown"
     task = RENAMED["task"].get(task, task)
@@ -115,9 +107,9 @@ def legacy_record(run_dir: Path) -> RunRecord:
     experiment = None if experiment in (None, "none") else experiment
     data = _data_record(hydra_dir / "config.yaml", _section(config, "data"))
     model = _model(config, choices, experiment, run_dir)
-    declares = _section(config, "declares") or declared_by_task(task)
+    declares = {**declared_by_task(task), **_section(config, "declares")}
     return RunRecord(
-        task=task_record(task, declares, data, *_monitor(config)),
+        task=task_record(task, declares, data, config, *_monitor(config)),
         data=data,
         model=model,
         items=int(metrics["test/count"]) if "test/count" in metrics else _predictions(run_dir),
@@ -145,40 +137,27 @@ def _predictions(run_dir: Path) -> int | None:
     path = Path(run_dir) / "predictions.jsonl"
     if not path.is_file():
         return None
-    with path.open(encoding="utf-8") as f:
-        return sum(1 for line in f if line.strip())
+    return sum(1 for line in path.read_text(encoding="utf-8").splitlines() if line.strip())
 
 
 def _model(config: DictConfig, choices: dict, experiment: str | None, run_dir: Path) -> ModelRecord:
     name = choices.get("model") or "none"
     trained = bool(_value(config, "train") or _value(config, "ckpt_path"))
     if _value(config.get("model") or {}, "_target_") != LLM_MODEL:
-        label = _literal(
-            OmegaConf.to_container(config).get("model_label")
-        )  # unresolved: `${...}` is no label
-        row = trained_row(name, label, experiment)
-        return ModelRecord(name, row, "trained" if trained and name not in NOT_LEARNING else "none")
+        label = OmegaConf.to_container(config).get("model_label")  # unresolved: `${...}` is no label
+        label = label if isinstance(label, str) and label and "${" not in label else None
+        tuning = "trained" if trained and name not in NOT_LEARNING else "none"
+        return ModelRecord(name, trained_row(name, label, experiment), tuning, one_label=name == ONE_LABEL)
     llm, prompt = _section(config, "llm"), _section(config, "prompt")
     tuning = llm.get("finetune") or "none"
     if tuning == "none" and _value(config, "ckpt_path"):
         tuning = _checkpoint_finetune(str(_value(config, "ckpt_path")), run_dir)
     shots = int(prompt.get("shots") or 0)
-    prompting = Prompting(
-        choices.get("prompt"),
-        _template_name(prompt),
-        shots,
-        str(prompt.get("scoring") or "sum"),
-        bool(prompt.get("chat", True)),
-    )
+    scoring, chat = str(prompt.get("scoring") or "sum"), bool(prompt.get("chat", True))
+    prompting = Prompting(choices.get("prompt"), _template_name(prompt), shots, scoring, chat)
     backend = BACKENDS.get(str(llm.get("_target_", "")).rsplit(".", 1)[-1], str(llm.get("_target_")))
-    record = LLMRecord(
-        llm.get("model"),
-        backend,
-        None,  # the weight files' digest: not kept by an old run
-        llm.get("dtype"),
-        Path(str(llm["adapter"]).rstrip("/")).name if llm.get("adapter") else None,
-        prompting,
-    )
+    adapter = Path(str(llm["adapter"]).rstrip("/")).name if llm.get("adapter") else None
+    record = LLMRecord(llm.get("model"), backend, None, llm.get("dtype"), adapter, prompting)
     return ModelRecord(name, llm_row(record.name, shots, tuning), tuning, record)
 
 
@@ -198,8 +177,7 @@ def _checkpoint_finetune(path: str, run_dir: Path) -> str:
 
     try:
         model = checkpoint.read(path).model_config or {}
-        llm = model.get("llm") if isinstance(model.get("llm"), dict) else {}
-        said = llm.get("finetune")
+        said = (model.get("llm") if isinstance(model.get("llm"), dict) else {}).get("finetune")
         why = "it does not say how the LLM was tuned"
     except Exception as error:  # any file torch or pragexp cannot read: the row is still a tuned LLM's
         said, why = None, f"it cannot be read ({error})"

@@ -1,25 +1,15 @@
-"""The papers' published numbers beside our rows: which paper file covers a task, and which of its rows fits a
-row of runs. A paper file lives in its dataset's package, `pragexp/data/<dataset>/<dataset>.json` (format:
-pragexp.utils.papers)."""
+"""The papers' published numbers beside our rows: the paper file a task declares, in its dataset's package
+(`pragexp/data/<dataset>/<file>.json`, format: pragexp.utils.papers), and the paper row that fits a row of runs."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 from pragexp.report.runs import Row
-from pragexp.utils.papers import STAGES, family, read_paper_data, read_paper_table
-from pragexp.utils.results import config_value, parse_row_name
+from pragexp.utils.papers import read_paper_data, read_paper_table
+from pragexp.utils.results import parse_row_name
 
 DATA_DIR = Path(__file__).resolve().parent.parent / "data"
-__all__ = [
-    "STAGES",
-    "family",
-    "load_paper",
-    "matching_paper_row",
-    "paper_data",
-    "paper_row",
-    "parse_row_name",
-]
 
 
 def paper_file(record) -> Path | None:
@@ -40,44 +30,36 @@ def paper_files(paper_dir: Path | None = None, runs=()) -> list[Path]:
 
 def load_paper(task: str, paper_dir: Path | None = None, runs=()) -> dict:
     """The table of the paper file that covers `task` (see pragexp.utils.papers); {"rows": {}} when none does."""
-    for path in paper_files(paper_dir, runs):
-        table = read_paper_table(path, task)
-        if table is not None:
-            return table
-    return {"rows": {}}
+    tables = (read_paper_table(path, task) for path in paper_files(paper_dir, runs))
+    return next((table for table in tables if table is not None), {"rows": {}})
 
 
 def paper_data(paper: str, name: str, paper_dir: Path | None = None) -> dict:
     """The `name` entry of the "data" section of a dataset's paper file: `paper_data("grice",
     "implicature_types")` is GRICE's Table 4, {"train": {"explicit": 0.273, ...}, "dev": {...}}."""
-    path = Path(paper_dir) / f"{paper}.json" if paper_dir else DATA_DIR / paper / f"{paper}.json"
-    return read_paper_data(path, name)
+    return read_paper_data(Path(paper_dir or DATA_DIR / paper) / f"{paper}.json", name)
 
 
 def matching_paper_row(row: Row, paper: dict) -> str | None:
-    """The paper row that applies to `row`: named by its experiment, its name or its model, with every
-    setting of its name on the row's command line or in its config; the one with the most such settings."""
-    best, best_conditions = None, -1
+    """The paper row that applies to `row`: named by its experiment, its name or its model, each of its name's
+    conditions (`data.labels=strict`) on the row's command line or in what its run recorded of the paper's keys
+    (run.json's `task.paper_settings`); the one with the most conditions."""
+    recorded = row.runs[0].record.task.paper_settings if row.runs else {}
+    best, most = None, -1
     for key in paper.get("rows", {}):
         name, conditions = parse_row_name(key)
-        if (
-            name in (row.experiment, row.name, row.model)
-            and all(_holds(c, row) for c in conditions)
-            and len(conditions) > best_conditions
-        ):
-            best, best_conditions = key, len(conditions)
+        holds = all(c in row.settings or _recorded(c, recorded) for c in conditions)
+        if name in (row.experiment, row.name, row.model) and holds and len(conditions) > most:
+            best, most = key, len(conditions)
     return best
+
+
+def _recorded(condition: str, recorded: dict) -> bool:
+    key, _, wanted = condition.partition("=")
+    return recorded.get(key) == wanted
 
 
 def paper_row(row: Row, paper: dict) -> dict:
     """The paper's cells for a row ({} when no paper row applies)."""
     key = matching_paper_row(row, paper)
     return paper["rows"][key] if key else {}
-
-
-def _holds(condition: str, row: Row) -> bool:
-    if condition in row.settings:
-        return True
-    dotted, _, wanted = condition.partition("=")
-    value = config_value(row.runs[0].config, dotted) if row.runs else None
-    return value is not None and str(value) == wanted

@@ -1,4 +1,4 @@
-"""Figures drawn from run directories."""
+"""The task tables' per-group figure (`--plot` without `--scorecard`: GRICE's Fig. 5 for grice_qa)."""
 
 from __future__ import annotations
 
@@ -6,48 +6,35 @@ import math
 from pathlib import Path
 
 from pragexp.report.paper import load_paper, paper_row
-from pragexp.report.runs import Row, Run, group_runs
+from pragexp.report.runs import Run, group_runs
 from pragexp.report.tables import is_split
 from pragexp.utils.figures import legend_below, pyplot, save_png
 from pragexp.utils.results import published_value, runs_cell
 
 
-def _split_keys(rows: list[Row]) -> list[str]:
-    """Per-group test keys whose overall score the runs also have (test/acc/ignorance beside test/acc):
-    per-class scores such as Circa's test/f1/<label> have no overall twin."""
-    keys = {k for row in rows for k in row.metric_keys}
-    return sorted(k for k in keys if is_split(k) and k.rsplit("/", 1)[0] in keys)
-
-
 def plot_per_group(runs: list[Run], out: Path, paper_dir: Path | None = None) -> bool:
-    """Bars of the first test metric split by group (implicature type), one bar per row (its 95% interval over
-    items as an error bar, where the runs wrote it), with the paper's
-    value as a black diamond over a bar where the paper has one. False when no task has per-group
-    metrics."""
+    """Bars of the first task's first test metric split by group (implicature type) that has an overall twin
+    (Circa's per-class test/f1/<label> has none), a bar per row with its 95% interval over items where the runs
+    wrote it, the paper's value a black diamond over a bar where it has one. False when no task has such metrics."""
     for task, rows in group_runs(runs).items():
-        paper = load_paper(task, paper_dir, [r for row in rows for r in row.runs])
-        keys = _split_keys(rows)
+        found = {k for row in rows for k in row.metric_keys}
+        keys = sorted(k for k in found if is_split(k) and k.rsplit("/", 1)[0] in found)
         if not keys:
             continue
+        paper = load_paper(task, paper_dir, [r for row in rows for r in row.runs])
         metric = keys[0].split("/")[1]
         groups = [k.split("/", 2)[2] for k in keys if k.split("/")[1] == metric]
-        plt = pyplot()
-
-        fig, ax = plt.subplots(figsize=(max(6, 1.4 * len(groups)), 3.5))
-        width = 0.8 / len(rows)
-        paper_label = "paper"
+        fig, ax = pyplot().subplots(figsize=(max(6, 1.4 * len(groups)), 3.5))
+        width, paper_label = 0.8 / len(rows), "paper"
         for i, row in enumerate(rows):
             cells = [runs_cell(row.runs, f"test/{metric}/{g}") for g in groups]
             means = [c.mean if c else math.nan for c in cells]
             errors = [c.half if c and c.half is not None else math.nan for c in cells]  # 95% interval
             positions = [j + (i - (len(rows) - 1) / 2) * width for j in range(len(groups))]
             ax.bar(positions, means, width, yerr=errors, label=row.label, capsize=2)
-            published = paper_row(row, paper)
-            marks = [
-                (x, published_value(published[f"test/{metric}/{g}"]).mean)
-                for x, g in zip(positions, groups, strict=True)
-                if f"test/{metric}/{g}" in published
-            ]
+            published = {g: paper_row(row, paper).get(f"test/{metric}/{g}") for g in groups}
+            at = zip(positions, groups, strict=True)
+            marks = [(x, published_value(published[g]).mean) for x, g in at if published[g] is not None]
             if marks:
                 xs, ys = zip(*marks, strict=True)
                 ax.scatter(xs, ys, marker="D", s=28, color="black", label=paper_label, zorder=3)

@@ -1,6 +1,5 @@
-"""Run directories: what each run was, read from its run.json (for a run made before runs wrote one, the record
-pragexp.report.legacy_runs derives from its .hydra folder), its metrics, and rows of runs that differ only in
-seed or fold."""
+"""Run directories: what each run was, read from its run.json (pragexp.report.legacy_runs for older runs), its
+metrics, and rows of runs that differ only in seed or fold."""
 
 from __future__ import annotations
 
@@ -8,7 +7,6 @@ import json
 from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from functools import partial
 from pathlib import Path
 
 from pragexp.report.legacy_runs import run_record
@@ -16,13 +14,17 @@ from pragexp.utils.io import load_yaml
 from pragexp.utils.run_record import RunRecord
 
 
+def data_setting(files: str | None) -> tuple[str, ...]:
+    """How a row's name shows its data files: (`data: circa-7-scenarios.tsv`,); () for none."""
+    return (f"data: {files}",) if files else ()
+
+
 @dataclass
 class Run:
     path: Path
     record: RunRecord
     metrics: dict[str, float]
-    # the composed config (.hydra/config.yaml), where the run kept one
-    config: dict = field(default_factory=dict)
+    config: dict = field(default_factory=dict)  # .hydra/config.yaml, where kept: for the datasets' sections
 
     @property
     def task(self) -> str:
@@ -33,36 +35,26 @@ class Run:
         return self.record.model.name
 
     @property
-    def majority(self) -> bool:
-        """The majority-label baseline's run: one label by construction, never warned about or marked."""
-        return self.record.model.row == "majority"
-
-    @property
-    def experiment(self) -> str | None:
-        return self.record.experiment
-
-    @property
     def settings(self) -> tuple[str, ...]:
         """The command-line settings, all but what a row averages over (seed, fold) and where the data is."""
-        declared = self.record.settings
-        return tuple(sorted([*declared.model, *declared.task, *declared.other]))
+        return tuple(
+            sorted([*self.record.settings.model, *self.record.settings.task, *self.record.settings.other])
+        )
 
     @property
     def data_name(self) -> str | None:
         """The run's data files by name (`circa-7-scenarios.tsv`, `train.jsonl+dev.jsonl`); None without files."""
-        names = [name for split in self.record.data.files.values() for name in split]
-        return "+".join(dict.fromkeys(names)) or None
+        return "+".join(dict.fromkeys(n for split in self.record.data.files.values() for n in split)) or None
 
     @property
-    def data_text(self) -> str | None:
-        """`data: circa-7-scenarios.tsv` where the files are not the release's own, else None."""
-        own = self.record.data.source == "release"
-        return None if own or self.data_name is None else f"data: {self.data_name}"
+    def foreign_data(self) -> tuple[str, ...]:
+        """(`data: circa-7-scenarios.tsv`,) where the files are not the release's own, else ()."""
+        return () if self.record.data.source == "release" else data_setting(self.data_name)
 
 
-@dataclass(frozen=True, order=True)
+@dataclass(frozen=True)
 class Row:
-    """Runs that share a row: equal in every field but `experiment` and `runs` (which order rows by them)."""
+    """Runs that share a row: equal in every field but `experiment` and `runs`."""
 
     task: str  # the report's task, or the scorecard's column title
     name: str
@@ -72,10 +64,16 @@ class Row:
     runs: list[Run] = field(default_factory=list, compare=False)
     kind: str = ""  # the scorecard's: majority | trained | llm
     aside: tuple[str, ...] = ()  # the scorecard's task settings: they qualify a cell, not the row
+    data: str | None = None  # the data files that name the row (its task's runs differ in them)
+
+    @property
+    def shown(self) -> tuple[str, ...]:
+        """The settings its name shows: its own, then its data files where they name it."""
+        return (*self.settings, *data_setting(self.data))
 
     @property
     def label(self) -> str:
-        return self.name + (f" ({', '.join(self.settings)})" if self.settings else "")
+        return self.name + (f" ({', '.join(self.shown)})" if self.shown else "")
 
     @property
     def metric_keys(self) -> set[str]:
@@ -93,8 +91,7 @@ def read_run(metrics_path: Path) -> Run:
 
 def find_runs(dirs: list[str | Path]) -> list[Run]:
     runs = []
-    for d in dirs:
-        d = Path(d)
+    for d in map(Path, dirs):
         if not d.exists():
             raise FileNotFoundError(f"no such directory: {d}")
         paths = [d] if d.is_file() else sorted(d.rglob("metrics.json"))
@@ -102,37 +99,30 @@ def find_runs(dirs: list[str | Path]) -> list[Run]:
     return runs
 
 
-def _data_naming_tasks(runs: list[Run]) -> set[str]:
-    """The tasks whose rows name their data files: their runs differ in them, or some are not the release's."""
-    names: dict[str, set] = defaultdict(set)
-    for run in runs:
-        names[run.task].add(run.data_name)
-    return {t for t, found in names.items() if len(found) > 1} | {r.task for r in runs if r.data_text}
-
-
-def row_settings(run: Run, naming: set[str]) -> tuple[str, ...]:
-    """The run's settings as its row shows them: its data files by name last, where they name its rows."""
-    named = run.task in naming and run.data_name is not None
-    return run.settings + ((f"data: {run.data_name}",) if named else ())
-
-
-def report_row(run: Run, naming: set[str]) -> Row:
-    """The report's row of the run: its experiment (or model) and its settings."""
-    name = run.experiment.rsplit("/", 1)[-1] if run.experiment else run.model
-    return Row(run.task, name, run.model, run.experiment, row_settings(run, naming))
-
-
 def group_runs(runs: list[Run], key: Callable[[Run], Row | None] | None = None) -> dict[str, list[Row]]:
-    """{task: rows}, sorted; a row the runs whose `key` (a row without runs; None: left out) is equal, by
-    default the report's: everything but seed and fold (and the data files' directories)."""
+    """{task: rows}, sorted; a row the runs whose `key` (a row without runs; None: left out) is equal. By default
+    the report's: a run's experiment (or model) and settings, and its data files where they name its task's rows
+    (its runs differ in them, or some are not the release's)."""
     if key is None:
-        key = partial(report_row, naming=_data_naming_tasks(runs))
+        files: dict[str, set] = defaultdict(set)
+        for run in runs:
+            files[run.task].add(run.data_name)
+        naming = {t for t, found in files.items() if len(found) > 1} | {
+            r.task for r in runs if r.foreign_data
+        }
+
+        def key(run: Run) -> Row:
+            experiment = run.record.experiment
+            name = experiment.rsplit("/", 1)[-1] if experiment else run.model
+            data = run.data_name if run.task in naming else None
+            return Row(run.task, name, run.model, experiment, run.settings, data=data)
+
     rows: dict[Row, Row] = {}
     for run in runs:
         row = key(run)
         if row is not None:
             rows.setdefault(row, row).runs.append(run)
     by_task: dict[str, list[Row]] = defaultdict(list)
-    for row in sorted(rows):
+    for row in sorted(rows, key=lambda r: (r.task, r.name, r.model, r.shown, r.kind, r.aside)):
         by_task[row.task].append(row)
     return dict(by_task)

@@ -1,8 +1,6 @@
 """Generated answers beside log-likelihood ones: per task, each LLM that some run prompted to generate its answer
-(run.json's `model.llm.prompting.scoring`: `generate`) in one table with its runs of the other scorings on the same
-data, a row per scoring and template, with the task's headline metrics and what generation adds
-(pragexp.metrics.generation): `unparsed` (the share of items with no readable answer, scored wrong), `forced`
-(with a reasoning budget: the share whose reasoning hit it) and the mean reasoning tokens."""
+(run.json's `model.llm.prompting.scoring`) beside its runs of the other scorings on the same data, a row per
+scoring and template: the task's headline metrics and what generation adds (pragexp.metrics.generation)."""
 
 from __future__ import annotations
 
@@ -14,23 +12,22 @@ from pragexp.utils.results import runs_cell
 
 GENERATE = "generate"
 SHOWN = ("unparsed", "forced", "reasoning_tokens")  # of pragexp.metrics.generation's figures
-
-
-def _scoring(run: Run) -> tuple[str, str] | None:
-    """(scoring, template) of a prompted LLM's run; None for any other model."""
-    llm = run.record.model.llm
-    prompting = llm.prompting if llm is not None else None
-    return (prompting.scoring, prompting.template) if prompting is not None else None
+CAPTION = (
+    "unparsed: share of items with no readable answer (scored wrong); forced: share whose reasoning hit "
+    "`prompt.reasoning_budget`; reasoning_tokens: their mean per item."
+)
 
 
 def scoring_sections(runs: list[Run]) -> list[str]:
     """A table per task with a generating run: its LLMs' rows side by side ([] without such runs)."""
-    found: dict[str, dict[tuple, dict[tuple, list[Run]]]] = defaultdict(lambda: defaultdict(dict))
+    found: dict = defaultdict(
+        lambda: defaultdict(lambda: defaultdict(list))
+    )  # task -> same items -> how -> runs
     for run in runs:
-        how = _scoring(run)
-        if how is not None and run.record.model.row is not None:
-            same_items = (run.record.model.row, run.data_name, run.record.items)
-            found[run.task][same_items].setdefault(how, []).append(run)
+        llm, row = run.record.model.llm, run.record.model.row
+        if llm is not None and llm.prompting is not None and row is not None:
+            how = (llm.prompting.scoring, llm.prompting.template)
+            found[run.task][(row, run.data_name, run.record.items)][how].append(run)
     out = []
     for task, models in sorted(found.items()):
         compared = {key: rows for key, rows in models.items() if any(s == GENERATE for s, _ in rows)}
@@ -50,9 +47,5 @@ def scoring_sections(runs: list[Run]) -> list[str]:
                 lines.append([row, scoring, template, str(items or ""), str(len(group)), *texts])
         header = ["model", "scoring", "template", "items", "runs", *(t for _, t in headline), *shown]
         out += table_section(f"{task}: generated answers beside log-likelihood", header, lines)
-        out += [
-            "unparsed: share of items with no readable answer (scored wrong); forced: share whose reasoning hit "
-            "`prompt.reasoning_budget`; reasoning_tokens: their mean per item.",
-            "",
-        ]
+        out += [CAPTION, ""]
     return out

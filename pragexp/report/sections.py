@@ -1,6 +1,6 @@
-"""The datasets' own report sections, each a module a task declares (run.json's `task.section`, e.g. Hu et al.'s
-`pragexp.data.hu_pragmatics.report_section`) with `sections(runs)` (markdown lines), `figures(runs, folder)` (the
-paths written) and, where a scorecard column needs more than the mean of a headline metric, `columns(runs)`."""
+"""The datasets' own report sections: the modules the runs' tasks declare (run.json's `task.section`), each with
+`sections(runs)` (markdown lines), `figures(runs, folder)` (the paths written) and optionally `columns(runs)`
+(scorecard columns that need more than the mean of a headline metric)."""
 
 from __future__ import annotations
 

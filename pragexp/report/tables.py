@@ -1,4 +1,4 @@
-"""The markdown report: per task, our rows beside the paper's cells (see pragexp.report)."""
+"""The markdown report: per task, our rows beside the paper's cells (the README's "Reports")."""
 
 from __future__ import annotations
 
@@ -8,17 +8,17 @@ from pathlib import Path
 
 from pragexp.metrics.uncertainty import is_uncertainty_key
 from pragexp.report.label_shares import shares_section
-from pragexp.report.paper import STAGES, family, load_paper, matching_paper_row, parse_row_name
+from pragexp.report.paper import load_paper, matching_paper_row
 from pragexp.report.runs import Row, Run, group_runs
 from pragexp.utils.markdown import table_section
-from pragexp.utils.results import config_value, published_value, runs_cell
+from pragexp.utils.papers import STAGES, family
+from pragexp.utils.results import parse_row_name, published_value, runs_cell
 
 HIDDEN_METRICS = ("count", "loss")
-
-
-def format_paper_cell(cell: float | dict | None) -> str:
-    """A published number, or a published summary over folds in the form of ours."""
-    return "" if cell is None else published_value(cell).text
+CELLS = (
+    "- Ours: mean ± its standard error over items (n items), where the runs wrote it; over several seeds (or "
+    "folds) their mean, then `sd` their sample std, and [min, max] when a row has more than 3 runs."
+)
 
 
 def is_overall(key: str) -> bool:
@@ -51,14 +51,12 @@ class _Columns:
         keys_of: dict[str, set[str]] = defaultdict(set)  # collapsed name -> the keys behind it
         self.apart = set()  # collapsed names whose keys keep their own columns
         for keys in rows_keys:
-            in_row: dict[str, int] = defaultdict(int)
-            for key in keys:
-                keys_of[collapsed(key)].add(key)
-                in_row[collapsed(key)] += 1
-            self.apart |= {column for column, n in in_row.items() if n > 1}
-        self.apart |= {column for column, keys in keys_of.items() if len(keys) == 1}
-        order = list(dict.fromkeys(self.column(k) for k in paper_order))
-        rank = {c: i for i, c in enumerate(order)}
+            names = [collapsed(key) for key in keys]
+            for key, name in zip(keys, names, strict=True):
+                keys_of[name].add(key)
+            self.apart |= {name for name in names if names.count(name) > 1}
+        self.apart |= {name for name, keys in keys_of.items() if len(keys) == 1}
+        rank = {c: i for i, c in enumerate(dict.fromkeys(self.column(k) for k in paper_order))}
         columns = {self.column(k) for keys in rows_keys for k in keys}
         self.names = sorted(columns, key=lambda c: (STAGES.index(c.split("/")[0]), rank.get(c, len(rank)), c))
 
@@ -72,11 +70,7 @@ class _Columns:
 
 
 def _comparison_table(
-    title: str,
-    rows: list[Row],
-    published: list[dict],
-    selects: Callable[[str], bool],
-    paper_order: list[str],
+    title: str, rows: list[Row], published: list[dict], selects: Callable[[str], bool], paper_order: list[str]
 ) -> list[str]:
     """Our rows with the paper's cell after each of our columns where a matched paper row has the key.
     `published[i]` is the paper row of `rows[i]`; `selects(key)` picks the table's keys."""
@@ -85,47 +79,43 @@ def _comparison_table(
     columns = _Columns([a | b for a, b in zip(ours, theirs, strict=True)], paper_order)
     if not columns.names:
         return []
-    our_cells = [columns.cells(keys) for keys in ours]
-    paper_cells = [columns.cells(keys) for keys in theirs]
+    our_cells, paper_cells = [columns.cells(k) for k in ours], [columns.cells(k) for k in theirs]
     with_paper = {c for cells in paper_cells for c in cells}
-    header = ["model", "runs"]
-    for c in columns.names:
-        header += [c, f"paper {c}"] if c in with_paper else [c]
+    header = [
+        "model",
+        "runs",
+        *(h for c in columns.names for h in ([c, f"paper {c}"] if c in with_paper else [c])),
+    ]
     lines = []
     for i, row in enumerate(rows):
         cells = [row.label, str(len(row.runs))]
         for c in columns.names:
-            key = our_cells[i].get(c)
-            cell = runs_cell(row.runs, key, span=True) if key else None
+            cell = runs_cell(row.runs, our_cells[i][c], span=True) if c in our_cells[i] else None
             cells.append(cell.text if cell else "")
             if c in with_paper:
-                cells.append(format_paper_cell(published[i].get(paper_cells[i].get(c))))
+                cells.append(_paper_text(published[i].get(paper_cells[i].get(c))))
         lines.append(cells)
     return table_section(title, header, lines)
 
 
-def _published_table(title: str, paper_rows: dict[str, dict], paper_order: list[str]) -> list[str]:
-    columns = _Columns([set(cells) for cells in paper_rows.values()], paper_order)
-    lines = []
-    for name, cells in paper_rows.items():
-        by_column = columns.cells(cells)
-        lines.append([name, *(format_paper_cell(cells.get(by_column.get(c))) for c in columns.names)])
-    return table_section(title, ["paper row", *columns.names], lines)
+def _paper_text(cell: float | dict | None) -> str:
+    """A published number, or a published summary over folds in the form of ours."""
+    return "" if cell is None else published_value(cell).text
 
 
 def _settings_table(task: str, rows: list[Row], matched: list[str | None], paper: dict) -> list[str]:
-    """Per row: the paper row that applies (when the paper's rows carry settings) and the values of the
-    paper's `setting_keys` in the runs' configs, followed by the paper's own setting of those keys."""
-    header = ["model", "runs"]
-    columns = []
+    """Per row: the paper row that applies (when the paper's rows carry settings) and the runs' values of the
+    paper's `setting_keys` (run.json's `task.paper_settings`), then the paper's own setting of those keys."""
+    header, columns = ["model", "runs"], []
     if any(parse_row_name(key)[1] for key in paper["rows"]):
         header.append("paper row")
         columns.append([key or "" for key in matched])
     setting_keys = paper.get("setting_keys", {})
     for key in setting_keys:
         header.append(key)
+        values = [[r.record.task.paper_settings.get(key) for r in row.runs] for row in rows]
         columns.append(
-            [", ".join(dict.fromkeys(_config_text(run.config, key) for run in row.runs)) for row in rows]
+            [", ".join(dict.fromkeys("unset" if v is None else v for v in found)) for found in values]
         )
     if len(header) == 2:
         return []
@@ -141,11 +131,6 @@ def _settings_table(task: str, rows: list[Row], matched: list[str | None], paper
     return out
 
 
-def _config_text(config: dict, key: str) -> str:
-    value = config_value(config, key)
-    return "unset" if value is None else str(value)
-
-
 def task_report(task: str, rows: list[Row], paper: dict) -> list[str]:
     """The markdown section of one task: what the cells are, the rows' settings, dev, test and per-group
     tables, the predicted label shares of classifiers, then the paper's rows that no run matched."""
@@ -153,45 +138,34 @@ def task_report(task: str, rows: list[Row], paper: dict) -> list[str]:
     published = [paper["rows"][key] if key else {} for key in matched]
     paper_order = list(dict.fromkeys(k for cells in paper["rows"].values() for k in cells))
     paper_dev = {collapsed(k) for k in paper_order if k.startswith("val/")}
-
-    out = [f"## {task}", ""]
-    out.append(
-        "- Ours: mean ± its standard error over items (n items), where the runs wrote it; over several seeds (or"
-        " folds) their mean, then `sd` their sample std, and [min, max] when a row has more than 3 runs."
-    )
+    out = [f"## {task}", "", CELLS]
     if paper["rows"]:
-        out.append(
-            f"- Paper: {paper['paper']}, {paper.get('table', '')}. Percentages are shown as fractions."
-        )
-        out.append(f"- Source: {paper['source']}")
-        if paper.get("setting"):
-            out.append(f"- Measured under: {paper['setting']}")
-    out.append("")
-    out += _settings_table(task, rows, matched, paper)
-
-    def dev(key: str) -> bool:  # the best checkpoint's dev scores, where the paper has them
-        return key.startswith("val/") and is_overall(key) and collapsed(key) in paper_dev
-
-    def test(key: str) -> bool:
-        return key.startswith("test/") and is_overall(key)
-
-    out += _comparison_table(f"{task}: dev", rows, published, dev, paper_order)
-    out += _comparison_table(f"{task}: test", rows, published, test, paper_order)
-
+        out += [f"- Paper: {paper['paper']}, {paper.get('table', '')}. Percentages are shown as fractions."]
+        out += [
+            f"- Source: {paper['source']}",
+            *([f"- Measured under: {paper['setting']}"] if paper.get("setting") else []),
+        ]
+    out += ["", *_settings_table(task, rows, matched, paper)]
+    tables = {  # the best checkpoint's dev scores where the paper has them, test, one per split test metric
+        "dev": lambda k: k.startswith("val/") and is_overall(k) and collapsed(k) in paper_dev,
+        "test": lambda k: k.startswith("test/") and is_overall(k),
+    }
     split_metrics = {k.split("/")[1] for row in rows for k in row.metric_keys if is_split(k)}
     split_metrics |= {k.split("/")[1] for cells in published for k in cells if is_split(k)}
     rank = {key: i for i, key in enumerate(paper_order)}
     for metric in sorted(split_metrics, key=lambda m: (rank.get(f"test/{m}", len(rank)), m)):
-        prefix = f"test/{metric}/"
-        out += _comparison_table(
-            f"{task}: {prefix}<group>", rows, published, lambda k, p=prefix: k.startswith(p), paper_order
-        )
-
+        tables[f"test/{metric}/<group>"] = lambda k, p=f"test/{metric}/": k.startswith(p)
+    for name, selects in tables.items():
+        out += _comparison_table(f"{task}: {name}", rows, published, selects, paper_order)
     out += shares_section(task, rows)  # what the classifiers predict: a collapse on one label shows here
-
     unmatched = {key: cells for key, cells in paper["rows"].items() if key not in matched}
     if unmatched:
-        out += _published_table(f"{task}: published, not run here", unmatched, paper_order)
+        columns = _Columns([set(cells) for cells in unmatched.values()], paper_order)
+        lines = [
+            [name, *(_paper_text(cells.get(columns.cells(cells).get(c))) for c in columns.names)]
+            for name, cells in unmatched.items()
+        ]
+        out += table_section(f"{task}: published, not run here", ["paper row", *columns.names], lines)
     return out
 
 

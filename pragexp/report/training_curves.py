@@ -29,10 +29,8 @@ def read_curves(path: Path, dev_key: str) -> dict[str, dict[int, dict[str, float
                 elif key == dev_key:  # Lightning logs a validation at the step of the batch before it
                     curves[f"dev {dev_key}"].setdefault(step + 1, {})["acc"] = float(value)
     # The benchmarks are scored after the last step: a dev value past it is the best checkpoint's, after training.
-    last = max(
-        (s for name, points in curves.items() if not name.startswith("dev ") for s in points), default=0
-    )
     dev = curves.pop(f"dev {dev_key}", {})
+    last = max((s for points in curves.values() for s in points), default=0)
     return {**curves, **({f"dev {dev_key}": {s: v for s, v in dev.items() if s <= last}} if dev else {})}
 
 
@@ -42,8 +40,7 @@ def plot_run(run: Run, out: Path) -> Path | None:
     curves = read_curves(log, dev_key) if log.is_file() else {}
     if not any(not name.startswith("dev ") for name in curves):
         return None
-    plt = pyplot()
-    fig, ax = plt.subplots(figsize=(6, 3.5))
+    fig, ax = pyplot().subplots(figsize=(6, 3.5))
     for name, points in sorted(curves.items(), key=lambda item: item[0].startswith("dev ")):
         steps = sorted(s for s in points if "acc" in points[s])
         values = [points[s]["acc"] for s in steps]

@@ -54,7 +54,7 @@ def declare_run(cfg: DictConfig, task, datamodule, metrics: dict[str, float]) ->
         model = replace(model, llm=replace(model.llm, prompting=prompting))
     items = int(metrics["test/count"]) if "test/count" in metrics else datamodule.test_size()
     return RunRecord(
-        task=task_record(str(cfg.get("task_name")), _plain(cfg.get("declares")), data, *_monitor(cfg)),
+        task=task_record(str(cfg.get("task_name")), _plain(cfg.get("declares")), data, cfg, *_monitor(cfg)),
         data=data,
         model=model,
         items=items,

@@ -13,7 +13,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pragexp.utils.markdown import estimate_text
-from pragexp.utils.run_settings import DATA_LOCATION  # data.path, data.test_path: where the data is
 
 
 # The figures metrics.json holds beside a mean (pragexp.metrics.uncertainty writes them): read by every table.
@@ -253,20 +252,6 @@ class Column:
         return out
 
 
-# Settings a benchmark's row shows elsewhere (template, k), that name no other model, or say where the data is.
-NOT_SHOWN = (
-    "prompt.template",
-    "prompt.shots",
-    "llm.model",
-    "llm.batch_size",
-    "llm.device",
-    "threads",
-    "validate",
-    "print_config",
-    "data.types_file",  # LUDWIG's type labels: which per-type cells a run has, not its accuracy
-)
-
-
 def short_setting(setting: str) -> str:
     """A path-valued setting by its file name, a checkpoint by its run's folder too (`model.ckpt=<run>/best.ckpt`):
     a row's name, not a path to follow (the run's config holds the whole path)."""
@@ -284,13 +269,14 @@ def settings_text(settings) -> str:
     return f" ({', '.join(short_setting(s) for s in settings)})" if settings else ""
 
 
-def llm_label(run) -> str:
-    """A benchmark row's model: the LLM and the run's other settings, `smollm2 (prompt=ludwig_contrastive)`."""
-    kept = [
-        s for s in run.settings if (k := s.split("=", 1)[0]) not in NOT_SHOWN and not DATA_LOCATION.match(k)
-    ]
+def llm_label(run, hidden: tuple[str, ...] = ()) -> str:
+    """A benchmark row's model: the LLM and the run's settings that make another model or qualify its cells
+    (run.json's `settings.model` and `.task`), but for the `hidden` keys a section shows otherwise or that
+    change no score: `smollm2 (prompt=ludwig_contrastive)`."""
+    declared = run.record.settings
+    kept = [s for s in (*declared.model, *declared.task) if s.split("=", 1)[0] not in hidden]
     llm = run.record.model.llm
-    return f"{llm.name if llm and llm.name else run.model}" + settings_text(kept)
+    return f"{llm.name if llm and llm.name else run.model}" + settings_text(sorted(kept))
 
 
 def metric_suffixes(runs, prefix: str) -> list[str]:

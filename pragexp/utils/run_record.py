@@ -7,6 +7,8 @@ the model or LLM), so that a report reads facts instead of guessing them from th
                             "higher_is_better": true, "order": 30}],
               "section": null,              # dotted module path of the dataset's own report section
               "paper": "circa.json",        # the file of its published numbers (null: none)
+              "paper_settings": {"data.labels": "relaxed"},  # the config's values of the keys its paper
+                                            # names (`declares.paper_keys`), as text (null: unset)
               "monitor": "val/acc", "monitor_mode": "max"},  # the dev metric training selects on
      "data": {"dataset": "circa",
               "source": "release",          # release | sample | generated | hub
@@ -19,6 +21,7 @@ the model or LLM), so that a report reads facts instead of guessing them from th
                "row": "smollm2 0-shot",     # the row a report puts it in (null: not a model, e.g. a reference
                                             # backend that answers from the data)
                "tuning": "none",            # none | trained | lora | full
+               "one_label": false,          # predicts one label by construction (the majority baseline)
                "llm": {"name": "smollm2", "backend": "hf", "files": "3f2a...",  # the weight files' digest
                        "dtype": "float32", "adapter": null,     # an adapter folder applied for evaluation
                        "prompting": {"group": "circa", "template": "listed", "shots": 0, "scoring": "sum",
@@ -33,8 +36,9 @@ the model or LLM), so that a report reads facts instead of guessing them from th
 
 `headline` holds the task's declared headline metrics that apply to this run: a task's config declares them
 (`declares.headline`, each with an optional `when: {labels: strict, ...}` matched against the data's record),
-with the dotted module of its report section (`declares.section`) and its paper file (`declares.paper`);
-`task_record` picks them. A row is named by `llm_row` (an LLM) or `trained_row` (any other model). Seed and fold,
+with the dotted module of its report section (`declares.section`), its paper file (`declares.paper`) and the
+config keys that paper's rows and settings name (`declares.paper_keys`); `task_record` picks them. A row is
+named by `llm_row` (an LLM) or `trained_row` (any other model). Seed and fold,
 where the data was (`data.path`: see `data.files`) and how the run was launched are no settings (`run_settings`).
 The schema only grows: fields are added with a default, never renamed; `schema` counts the versions.
 `read_run_record` checks every field's type and fails naming the file and the field; runs made before run.json
@@ -51,10 +55,12 @@ from dataclasses import MISSING, asdict, dataclass, field, fields, is_dataclass
 from pathlib import Path
 from typing import Any
 
+from omegaconf import OmegaConf
+
 from pragexp.utils.io import atomic_write_text
 
 RUN_FILE = "run.json"
-SCHEMA = 1
+SCHEMA = 2  # 2: task.paper_settings, model.one_label
 SOURCES = ("release", "sample", "generated", "hub")
 TUNINGS = ("none", "trained", "lora", "full")
 
@@ -76,6 +82,7 @@ class TaskRecord:
     paper: str | None = None  # file name of its published numbers
     monitor: str | None = None  # the dev metric training selects on (`val/acc`), where the run had one
     monitor_mode: str | None = None  # max | min
+    paper_settings: dict[str, str | None] = field(default_factory=dict)  # paper key -> the run's value
 
 
 @dataclass(frozen=True)
@@ -114,6 +121,7 @@ class ModelRecord:
     row: str | None
     tuning: str = "none"  # one of TUNINGS
     llm: LLMRecord | None = None
+    one_label: bool = False  # the same label for every input (the majority baseline): never warned about
 
 
 @dataclass(frozen=True)
@@ -170,10 +178,11 @@ def trained_row(model: str, label: str | None, experiment: str | None) -> str:
 
 
 def task_record(
-    name: str, declares: dict | None, data: DataRecord, monitor=None, monitor_mode=None
+    name: str, declares: dict | None, data: DataRecord, config=None, monitor=None, monitor_mode=None
 ) -> TaskRecord:
-    """The task's declarations (its config's `declares`) as they apply to a run on `data`: the headline
-    metrics whose `when` matches the data's labels, fold, split, source or setting; and its monitored metric."""
+    """The task's declarations (its config's `declares`) as they apply to a run on `data` made with `config`
+    (an OmegaConf config): the headline metrics whose `when` matches the data's labels, fold, split, source or
+    setting; the values of its paper's keys; and its monitored metric."""
     declares = declares or {}
     facts = {
         **data.setting,
@@ -188,7 +197,24 @@ def task_record(
         if all(facts.get(k) == v for k, v in (h.get("when") or {}).items())
     ]
     monitor, monitor_mode = (None if v is None else str(v) for v in (monitor, monitor_mode))
-    return TaskRecord(name, headline, declares.get("section"), declares.get("paper"), monitor, monitor_mode)
+    settings = paper_settings(declares, config) if config is not None else {}
+    return TaskRecord(
+        name, headline, declares.get("section"), declares.get("paper"), monitor, monitor_mode, settings
+    )
+
+
+def paper_settings(declares: dict, config) -> dict[str, str | None]:
+    """The values in `config` (an OmegaConf config) of the keys the task's paper names (`declares.paper_keys`)
+    as text (`5`, `[1, 5]`); None where a key is unset or only the run could resolve it."""
+    out = {}
+    for key in declares.get("paper_keys") or []:
+        try:
+            value = OmegaConf.select(config, key, default=None, throw_on_missing=False)
+            value = OmegaConf.to_container(value, resolve=True) if OmegaConf.is_config(value) else value
+        except Exception:  # an interpolation only the run could resolve (`${hydra:...}`)
+            value = None
+        out[key] = None if value is None else str(value)
+    return out
 
 
 def _check_choice(value: str, choices: tuple[str, ...], path: str) -> None:

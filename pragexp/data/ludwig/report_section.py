@@ -38,6 +38,7 @@ PAPER = Path(__file__).resolve().parent / f"{TASK}.json"
 KS = (0, 1, 5, 10, 15, 30)  # the paper's k
 PEOPLE = ("human", "human_average", "human_best")
 SHOTS = "prompt.shots="
+TYPES_FILE = ("data.types_file",)  # which per-type cells a run has: no other model, no other accuracy
 
 
 def published_rows() -> dict[str, dict]:
@@ -55,7 +56,7 @@ def groups(runs) -> dict[str, dict[int, list]]:
     out: dict[str, dict[int, list]] = defaultdict(lambda: defaultdict(list))
     for run in runs:
         if run.task == TASK:
-            out[llm_label(run)][shots(run)].append(run)
+            out[llm_label(run, TYPES_FILE)][shots(run)].append(run)
     return {label: dict(sorted(by_k.items())) for label, by_k in sorted(out.items())}
 
 
