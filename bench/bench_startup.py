@@ -25,13 +25,14 @@ commands that answer without a job (`--cfg job`, `--help`, a config error) are t
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+
+from probed_eval import add_callback, emit, run_child, run_eval
 
 ROOT = Path(__file__).resolve().parents[1]
 HEAVY = ("peft", "faiss", "wandb", "lm_eval", "sentence_transformers")
@@ -86,22 +87,11 @@ def child(overrides: list[str]) -> None:
         def on_test_batch_end(self, trainer, module, outputs, batch, batch_idx, dataloader_idx=0):
             marks.setdefault("first batch", time.perf_counter())
 
-    init = pl.Trainer.__init__
-
-    def trainer_init(self, *args, **kwargs):
-        kwargs["callbacks"] = [*(kwargs.get("callbacks") or []), Probe()]
-        init(self, *args, **kwargs)
-
-    pl.Trainer.__init__ = trainer_init
-    sys.argv = ["pragexp.eval", *overrides]
-    try:
-        pragexp.eval.main()
-    except SystemExit as stop:
-        if stop.code:
-            raise
+    add_callback(Probe())
+    run_eval(overrides)
     marks["the rest"] = time.perf_counter()
     heavy = [m for m in HEAVY if m in sys.modules]
-    print("STARTUP " + json.dumps({"t0": t0, "marks": marks, "spans": spans, "heavy": heavy}), flush=True)
+    emit("STARTUP", {"t0": t0, "marks": marks, "spans": spans, "heavy": heavy})
 
 
 def phases(report: dict) -> dict[str, float]:
@@ -133,21 +123,8 @@ def timed_run(args, code: Path, outputs: Path, model_cache: Path) -> tuple[float
         f"hydra.run.dir={outputs / 'run'}",
     ]
     env = {**os.environ, "PRAGEXP_OUTPUTS": str(outputs), "PRAGEXP_MODEL_CACHE": str(model_cache)}
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(code), env.get("PYTHONPATH")]))
-    env.update(HF_HUB_OFFLINE="1", HF_DATASETS_OFFLINE="1", TRANSFORMERS_OFFLINE="1", WANDB_MODE="offline")
-    start = time.perf_counter()
-    done = subprocess.run(
-        [sys.executable, "-X", "importtime", __file__, "--child", *overrides],
-        env=env,
-        cwd=code,
-        capture_output=True,
-        text=True,
-    )
-    wall = time.perf_counter() - start
-    lines = [line for line in done.stdout.splitlines() if line.startswith("STARTUP ")]
-    if done.returncode or not lines:
-        raise SystemExit(f"the run failed ({done.returncode}):\n{done.stderr[-3000:]}")
-    return wall, {**json.loads(lines[-1].removeprefix("STARTUP ")), "imports": own_imports(done.stderr)}
+    wall, report, stderr = run_child(__file__, "STARTUP", overrides, code, env, flags=("-X", "importtime"))
+    return wall, {**report, "imports": own_imports(stderr)}
 
 
 def own_imports(stderr: str) -> dict:

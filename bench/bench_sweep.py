@@ -17,13 +17,13 @@ checkout, else the test fixture); `--code`: another checkout of pragexp to time 
 from __future__ import annotations
 
 import argparse
-import json
 import os
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+
+from probed_eval import add_callback, emit, run_child, run_eval
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT.parent / "shared" / "samples" / "ludwig"
@@ -69,19 +69,8 @@ def child(overrides: list[str]) -> None:
         def on_test_end(self, trainer, module):
             jobs[-1]["test end"] = time.perf_counter()
 
-    init = pl.Trainer.__init__
-
-    def trainer_init(self, *args, **kwargs):
-        kwargs["callbacks"] = [*(kwargs.get("callbacks") or []), Probe()]
-        init(self, *args, **kwargs)
-
-    pl.Trainer.__init__ = trainer_init
-    sys.argv = ["pragexp.eval", "-m", *overrides]
-    try:
-        pragexp.eval.main()
-    except SystemExit as stop:
-        if stop.code:
-            raise
+    add_callback(Probe())
+    run_eval(["-m", *overrides])
     end = time.perf_counter()
     try:
         from pragexp.utils.pretrained import loaded
@@ -89,7 +78,7 @@ def child(overrides: list[str]) -> None:
         loads = loaded.loads
     except ImportError:  # code from before the models were kept
         loads = sum(job["load"] > 0 for job in jobs)
-    print("SWEEP " + json.dumps({"t0": t0, "end": end, "jobs": jobs, "loads": loads}), flush=True)
+    emit("SWEEP", {"t0": t0, "end": end, "jobs": jobs, "loads": loads})
 
 
 def figures(report: dict) -> dict:
@@ -135,24 +124,10 @@ def main() -> None:
             "callbacks.progress_bar=null",
             f"hydra.sweep.dir={Path(tmp) / 'sweep'}",
         ]
-        env = {**os.environ, "PRAGEXP_OUTPUTS": tmp}
-        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(code), env.get("PYTHONPATH")]))
-        env.update(
-            HF_HUB_OFFLINE="1", HF_DATASETS_OFFLINE="1", TRANSFORMERS_OFFLINE="1", WANDB_MODE="offline"
+        wall, report, _ = run_child(
+            __file__, "SWEEP", overrides, code, {**os.environ, "PRAGEXP_OUTPUTS": tmp}
         )
-        start = time.perf_counter()
-        done = subprocess.run(
-            [sys.executable, __file__, "--child", *overrides],
-            env=env,
-            cwd=code,
-            capture_output=True,
-            text=True,
-        )
-        wall = time.perf_counter() - start
-    lines = [line for line in done.stdout.splitlines() if line.startswith("SWEEP ")]
-    if done.returncode or not lines:
-        raise SystemExit(f"the sweep failed ({done.returncode}):\n{done.stderr[-3000:]}")
-    out = figures(json.loads(lines[-1].removeprefix("SWEEP ")))
+    out = figures(report)
     print(f"pragexp from {code}, LUDWIG {path.name}/{test_file or 'test file'}, SmolLM2 float32, seconds")
     print("| job | set-up | model load | scoring | finish | to the next job |")
     print("|---|---|---|---|---|---|")
