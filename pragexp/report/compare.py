@@ -1,6 +1,4 @@
-"""Two runs on the same items, compared item by item (`python -m pragexp.report compare RUN_A RUN_B`): per score
-the rows of their `predictions.jsonl` carry, overall and per group, both means with their standard error, the
-difference B - A with a paired bootstrap 95% interval and an exact paired test (pragexp.metrics.paired)."""
+"""Two runs on the same items, compared item by item (pragexp.metrics.paired), from their `predictions.jsonl`."""
 
 from __future__ import annotations
 

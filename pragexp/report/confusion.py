@@ -1,7 +1,5 @@
-"""A test confusion matrix per classification row (`--figures DIR`: `confusion-<task>-<row>.png`, and the task's
-rows side by side in `confusion-<task>.png`): rows gold, columns predicted ("no answer" where an LLM's reply named
-none), colour and first number the share of the gold row, the count in brackets; the mean over the row's runs
-where they share a label set, else the first run's. Rows of more than 20 labels cannot be read: left out."""
+"""A test confusion matrix per classification row (`confusion-<task>-<row>.png`) and per task (its rows side by
+side, `confusion-<task>.png`): colour and number the share of the gold row, the count in brackets."""
 
 from __future__ import annotations
 

@@ -1,8 +1,5 @@
-"""What a classifier predicts: per report row, the share of its test predictions per label beside the gold
-shares, and a warning when one label takes more than 90% of them. Read from `predictions.jsonl` ("gold" and
-"predicted" label names; null: an LLM reply that named no label), else from `confusion/test.json` (whose
-unanswered items come from `test/no_answer` and `test/count`, the gold shares then unknown); labels in the
-order of `confusion/test.json`, else of their first appearance."""
+"""What a classifier predicts: per row the share of its test predictions per label beside the gold shares, from
+`predictions.jsonl` ("gold", "predicted"; null: no label named), else `confusion/test.json` (gold then unknown)."""
 
 from __future__ import annotations
 

@@ -1,12 +1,7 @@
-"""The one adapter for run directories made before runs wrote run.json, or before its latest fields: their
-`RunRecord` derived from what they kept (`.hydra/config.yaml`, `hydra.yaml`, `overrides.yaml`, metrics.json,
-predictions.jsonl), as the run would have declared it. The only module of pragexp.report that names tasks,
-models and config keys.
-
-What an old run cannot say: the digest of the LLM's weight files (null), and where no `test/count` was logged,
-the items scored are counted from predictions.jsonl (null without one). The task's declarations (headline,
-section, paper file and keys) are today's, from conf/task/<task>.yaml, where the run's config has none. An
-evaluation of a fine-tuned checkpoint reads the checkpoint's `llm.finetune`."""
+"""The one adapter for run directories made before runs wrote run.json or its latest fields: their `RunRecord`
+derived from what they kept (`.hydra`, metrics.json, predictions.jsonl), as the run would have declared it; the
+only module of pragexp.report that names tasks, models and config keys. An old run cannot say its weight files'
+digest (null); the task's declarations are today's (conf/task/<task>.yaml) where its config has none."""
 
 from __future__ import annotations
 

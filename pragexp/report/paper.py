@@ -1,5 +1,5 @@
-"""The papers' published numbers beside our rows: the paper file a task declares, in its dataset's package
-(`pragexp/data/<dataset>/<file>.json`, format: pragexp.utils.papers), and the paper row that fits a row of runs."""
+"""The paper file a task declares, in its dataset's package (format: pragexp.utils.papers), and the paper row
+that fits a row of runs."""
 
 from __future__ import annotations
 

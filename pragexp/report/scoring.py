@@ -1,6 +1,5 @@
-"""Generated answers beside log-likelihood ones: per task, each LLM that some run prompted to generate its answer
-(run.json's `model.llm.prompting.scoring`) beside its runs of the other scorings on the same data, a row per
-scoring and template: the task's headline metrics and what generation adds (pragexp.metrics.generation)."""
+"""Generated answers beside log-likelihood ones: per task, each generating LLM's rows beside its other scorings'
+on the same data, a row per scoring and template (the README's "Reports")."""
 
 from __future__ import annotations
 

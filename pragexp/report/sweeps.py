@@ -1,8 +1,5 @@
-"""Sweeps (Hydra multirun dirs, grid or Optuna): every trial ranked by the metric the trials
-declare they monitor (run.json's `task.monitor`), the best as a command line that re-runs it, and the metric
-against each swept parameter. A trial is a job dir with `.hydra/overrides.yaml` below a `multirun.yaml`; one
-without metrics.json failed or was interrupted (listed last); the swept parameters are the overrides whose values
-differ between trials."""
+"""Sweeps (the job dirs below a `multirun.yaml`): trials ranked by the metric they monitor (run.json), the best as
+a command line, the metric against each swept parameter (an override whose values differ between trials)."""
 
 from __future__ import annotations
 

@@ -1,15 +1,18 @@
-"""The markdown report: per task, our rows beside the paper's cells (the README's "Reports")."""
+"""The markdown report: per task, our rows beside the paper's cells (the README's "Reports"), and the per-group
+figure (`--plot` without `--scorecard`: GRICE's Fig. 5 for grice_qa)."""
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from pragexp.metrics.uncertainty import is_uncertainty_key
 from pragexp.report.label_shares import shares_section
-from pragexp.report.paper import load_paper, matching_paper_row
+from pragexp.report.paper import load_paper, matching_paper_row, paper_row
 from pragexp.report.runs import Row, Run, group_runs
+from pragexp.utils.figures import bar_groups, legend_below, pyplot, save_png
 from pragexp.utils.markdown import table_section
 from pragexp.utils.papers import STAGES, family
 from pragexp.utils.results import parse_row_name, published_value, runs_cell
@@ -176,3 +179,37 @@ def markdown_report(runs: list[Run], paper_dir: Path | None = None) -> str:
     for task, rows in group_runs(runs).items():
         out += task_report(task, rows, load_paper(task, paper_dir, [r for row in rows for r in row.runs]))
     return "\n".join(out)
+
+
+def plot_per_group(runs: list[Run], out: Path, paper_dir: Path | None = None) -> bool:
+    """Bars of the first task's first test metric split by group (implicature type) with an overall twin (Circa's
+    per-class f1 has none), a bar per row, the paper's values black diamonds. False when no task has one."""
+    for task, rows in group_runs(runs).items():
+        found = {k for row in rows for k in row.metric_keys}
+        keys = sorted(k for k in found if is_split(k) and k.rsplit("/", 1)[0] in found)
+        if not keys:
+            continue
+        paper = load_paper(task, paper_dir, [r for row in rows for r in row.runs])
+        metric = keys[0].split("/")[1]
+        groups = [k.split("/", 2)[2] for k in keys if k.split("/")[1] == metric]
+        fig, ax = pyplot().subplots(figsize=(max(6, 1.4 * len(groups)), 3.5))
+        series = []
+        for row in rows:
+            cells = [runs_cell(row.runs, f"test/{metric}/{g}") for g in groups]
+            errors = [c.half if c and c.half is not None else math.nan for c in cells]
+            series.append((row.label, [c.mean if c else math.nan for c in cells], errors, {"capsize": 2}))
+        places = bar_groups(ax, groups, series, f"test {metric}")
+        marks = [
+            (x, published_value(cell).mean)
+            for row, xs in zip(rows, places, strict=True)
+            for x, g in zip(xs, groups, strict=True)
+            if (cell := paper_row(row, paper).get(f"test/{metric}/{g}")) is not None
+        ]
+        if marks:
+            xs, ys = zip(*marks, strict=True)
+            ax.scatter(xs, ys, marker="D", s=28, color="black", label="paper", zorder=3)
+        ax.set_title(f"{task}: {metric} per implicature type")
+        legend_below(fig, ax, max(6, 1.4 * len(groups)), 3.5)
+        save_png(fig, out)
+        return True
+    return False

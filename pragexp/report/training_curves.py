@@ -1,6 +1,5 @@
-"""Benchmarks scored while a model trained (`callbacks.benchmarks`, pragexp.training.benchmarks): per run, each
-benchmark's accuracy against the step with its 95% interval, beside the task's own dev curve (its monitored metric),
-read from the run's CSV log (`csv/metrics.csv`): `training-curves-<task>-<run dir>.png`."""
+"""Benchmarks scored while a model trained (pragexp.training.benchmarks) against the step, beside the task's dev
+curve, from the run's `csv/metrics.csv`: `training-curves-<task>-<run dir>.png`."""
 
 from __future__ import annotations
 
