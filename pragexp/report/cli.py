@@ -7,7 +7,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from pragexp.report import compare, confusion, scorecard, training_curves
+from pragexp.report import compare, label_shares, scorecard, training_curves
 from pragexp.report.runs import find_runs, section_modules
 from pragexp.report.scoring import scoring_sections
 from pragexp.report.sweeps import find_sweeps, plot_sweep, sweep_report
@@ -36,7 +36,7 @@ def write_plots(args: argparse.Namespace, runs, card, sweeps) -> None:
         out = out.with_name(f"{out.stem}-{sweep.path.name}{out.suffix}") if len(sweeps) > 1 else out
         if not plot_sweep(sweep, out):
             warn(f"{sweep.path}: no finished trials or swept parameters to plot")
-    for module in (*section_modules(runs), confusion, training_curves) if args.figures else ():
+    for module in (*section_modules(runs), label_shares, training_curves) if args.figures else ():
         for path in module.figures(runs, args.figures):
             warn(f"wrote {path}")
 
