@@ -16,7 +16,7 @@ from pragexp.utils.run_record import write_run_record
 def record(scoring: str, template: str, row: str = "tiny 2-shot"):
     base = llm_record()
     llm = base.model.llm
-    prompting = replace(llm.prompting, scoring=scoring, template=template)
+    prompting = replace(llm.prompting, scoring=scoring, template=template, generates=scoring == "generate")
     return replace(base, model=replace(base.model, row=row, llm=replace(llm, prompting=prompting)))
 
 

@@ -36,20 +36,25 @@ LLM_MODEL = "pragexp.models.llm.PromptedLLM"
 BACKENDS = dict(HFBackend="hf", VLLMBackend="vllm", OpenAIBackend="openai", ReferenceBackend="reference")
 NOT_LEARNING = ("majority", "transferred", "oracle", "lead", "none")  # models with no weights trained
 ONE_LABEL = "majority"  # the model that predicts one label by construction
+GENERATE = "generate"  # the scoring of an LLM that answers in text
 
 
 def run_record(run_dir: Path) -> RunRecord:
-    """The run's run.json with the fields added since it was written (schema 2: the paper's settings and
-    `one_label`; the monitored metric, where it has none) derived from its config; for a run made before runs
-    wrote one, its whole record derived here."""
+    """The run's run.json with the fields added since it was written (schema 2: the paper's settings, `one_label`
+    and the monitored metric where it has none, from its config; 3: whether the LLM generates); for a run made
+    before runs wrote one, its whole record derived here."""
     run_dir = Path(run_dir)
     if not (run_dir / RUN_FILE).is_file():
         return legacy_record(run_dir)
     record = read_run_record(run_dir)
     if record.schema >= SCHEMA:
         return record
-    task, model = record.task, replace(record.model, one_label=record.model.name == ONE_LABEL)
-    config = _config(run_dir)
+    task, model, llm = record.task, record.model, record.model.llm
+    if llm is not None and llm.prompting is not None:
+        llm = replace(llm, prompting=replace(llm.prompting, generates=llm.prompting.scoring == GENERATE))
+    old = record.schema < 2
+    model = replace(model, llm=llm, one_label=model.name == ONE_LABEL if old else model.one_label)
+    config = _config(run_dir) if old else None
     if config is not None:
         monitor = (task.monitor, task.monitor_mode) if task.monitor else _monitor(config)
         settings = paper_settings(declared_by_task(task.name), config)
@@ -149,7 +154,9 @@ def _model(config: DictConfig, choices: dict, experiment: str | None, run_dir: P
         tuning = _checkpoint_finetune(str(_value(config, "ckpt_path")), run_dir)
     shots = int(prompt.get("shots") or 0)
     scoring, chat = str(prompt.get("scoring") or "sum"), bool(prompt.get("chat", True))
-    prompting = Prompting(choices.get("prompt"), _template_name(prompt), shots, scoring, chat)
+    prompting = Prompting(
+        choices.get("prompt"), _template_name(prompt), shots, scoring, chat, scoring == GENERATE
+    )
     backend = BACKENDS.get(str(llm.get("_target_", "")).rsplit(".", 1)[-1], str(llm.get("_target_")))
     adapter = Path(str(llm["adapter"]).rstrip("/")).name if llm.get("adapter") else None
     record = LLMRecord(llm.get("model"), backend, None, llm.get("dtype"), adapter, prompting)

@@ -39,9 +39,8 @@ class Run:
     @property
     def settings(self) -> tuple[str, ...]:
         """The command-line settings, all but what a row averages over (seed, fold) and where the data is."""
-        return tuple(
-            sorted([*self.record.settings.model, *self.record.settings.task, *self.record.settings.other])
-        )
+        declared = self.record.settings
+        return tuple(sorted([*declared.model, *declared.task, *declared.other]))
 
     @property
     def data_name(self) -> str | None:
@@ -109,7 +108,7 @@ def group_runs(runs: list[Run], key: Callable[[Run], Row | None] | None = None) 
         files: dict[str, set] = defaultdict(set)
         for run in runs:
             files[run.task].add(run.data_name)
-        naming = {t for t, found in files.items() if len(found) > 1} | {
+        naming = {t for t, names in files.items() if len(names) > 1} | {
             r.task for r in runs if r.foreign_data
         }
 

@@ -26,12 +26,8 @@ CELLS = (
 
 def is_overall(key: str) -> bool:
     parts = key.split("/")
-    return (
-        len(parts) == 2
-        and parts[0] in STAGES
-        and parts[1] not in HIDDEN_METRICS
-        and not is_uncertainty_key(key)
-    )
+    overall = len(parts) == 2 and parts[0] in STAGES and parts[1] not in HIDDEN_METRICS
+    return overall and not is_uncertainty_key(key)
 
 
 def is_split(key: str) -> bool:
@@ -84,11 +80,8 @@ def _comparison_table(
         return []
     our_cells, paper_cells = [columns.cells(k) for k in ours], [columns.cells(k) for k in theirs]
     with_paper = {c for cells in paper_cells for c in cells}
-    header = [
-        "model",
-        "runs",
-        *(h for c in columns.names for h in ([c, f"paper {c}"] if c in with_paper else [c])),
-    ]
+    shown = [h for c in columns.names for h in ([c, f"paper {c}"] if c in with_paper else [c])]
+    header = ["model", "runs", *shown]
     lines = []
     for i, row in enumerate(rows):
         cells = [row.label, str(len(row.runs))]
@@ -117,21 +110,13 @@ def _settings_table(task: str, rows: list[Row], matched: list[str | None], paper
     for key in setting_keys:
         header.append(key)
         values = [[r.record.task.paper_settings.get(key) for r in row.runs] for row in rows]
-        columns.append(
-            [", ".join(dict.fromkeys("unset" if v is None else v for v in found)) for found in values]
-        )
+        columns.append([", ".join(dict.fromkeys("unset" if v is None else v for v in vs)) for vs in values])
     if len(header) == 2:
         return []
-    lines = [
-        [row.label, str(len(row.runs)), *(column[i] for column in columns)] for i, row in enumerate(rows)
-    ]
+    lines = [[row.label, str(len(row.runs)), *(c[i] for c in columns)] for i, row in enumerate(rows)]
     out = table_section(f"{task}: settings", header, lines)
-    if setting_keys:
-        out += [
-            "Paper's setting: " + "; ".join(f"`{k}`: {text}" for k, text in setting_keys.items()) + ".",
-            "",
-        ]
-    return out
+    said = "; ".join(f"`{k}`: {text}" for k, text in setting_keys.items())
+    return out + ([f"Paper's setting: {said}.", ""] if said else [])
 
 
 def task_report(task: str, rows: list[Row], paper: dict) -> list[str]:
@@ -144,10 +129,8 @@ def task_report(task: str, rows: list[Row], paper: dict) -> list[str]:
     out = [f"## {task}", "", CELLS]
     if paper["rows"]:
         out += [f"- Paper: {paper['paper']}, {paper.get('table', '')}. Percentages are shown as fractions."]
-        out += [
-            f"- Source: {paper['source']}",
-            *([f"- Measured under: {paper['setting']}"] if paper.get("setting") else []),
-        ]
+        out += [f"- Source: {paper['source']}"]
+        out += [f"- Measured under: {paper['setting']}"] if paper.get("setting") else []
     out += ["", *_settings_table(task, rows, matched, paper)]
     tables = {  # the best checkpoint's dev scores where the paper has them, test, one per split test metric
         "dev": lambda k: k.startswith("val/") and is_overall(k) and collapsed(k) in paper_dev,
