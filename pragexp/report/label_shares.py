@@ -269,10 +269,8 @@ def figures(runs: list[Run], folder: Path) -> list[Path]:
         used: set[str] = set()
         for matrix in matrices:
             # the label as a file name part: `bert_yn (model.pretrained=minilm)` -> `bert_yn_model.pretrained-minilm`
-            slug = (
-                re.sub(r"[^A-Za-z0-9._-]+", "_", matrix.row.label.replace("=", "-")).strip("_.")[:120]
-                or "row"
-            )
+            name = matrix.row.label.replace("=", "-")
+            slug = re.sub(r"[^A-Za-z0-9._-]+", "_", name).strip("_.")[:120] or "row"
             while slug in used:  # two labels that differ only in characters a file name drops
                 slug += "_"
             used.add(slug)

@@ -27,8 +27,8 @@ PAPER_PREFIX = re.compile(r"^table\d+_")  # GRICE's `table5_memnn`: named like o
 CAPTION = (
     "Test scores as fractions. Ours: mean ± its standard error over items (n items), where the runs wrote "
     "it; over several runs, or prompt templates for an LLM row with several, their mean, then `sd` their "
-    "sample std (`pop. sd`: population std). chance: a uniform guess; majority: model=majority runs, else "
-    "the training split's most frequent label scored on the test split (data_report.json); (paper): "
+    "sample std (`pop. sd`: population std). chance: a uniform guess; majority: the runs of a model that "
+    "predicts one label, else the training split's most frequent label scored on the test split (data_report.json); (paper): "
     f"published. {MISSING}: no value."
 )
 
@@ -54,10 +54,8 @@ def columns_for(runs: list[Run]) -> list[Column]:
     found: dict[str, tuple[int, Column]] = {}
     for run in runs:
         for h in run.record.task.headline:
-            column = own.get(h.title) or Column(
-                h.title, run.task, h.key, h.chance, facts=data_facts(run.record)
-            )
-            found.setdefault(h.title, (h.order, column))
+            column = Column(h.title, run.task, h.key, h.chance, facts=data_facts(run.record))
+            found.setdefault(h.title, (h.order, own.get(h.title) or column))
     return [column for _, column in sorted(found.values(), key=lambda found: found[0])]
 
 
@@ -161,15 +159,13 @@ def markdown(card: Scorecard) -> str:
     lines = [[row.name, *(text(row, c.title) for c in card.columns)] for row in card.rows]
     notes = [f"{row.name}, {title}: {note}" for row in card.rows for title, note in row.notes.items()]
     covers = [f"{column.title}: {column.note}" for column in card.columns if column.note]
-    collapsed = [
-        f"{r.name}, {title}: {c.collapse}" for r in card.rows for title, c in r.cells.items() if c.collapse
-    ]
+    marked = [f"{r.name}, {t}: {c.collapse}" for r in card.rows for t, c in r.cells.items() if c.collapse]
     out = ["## Scorecard", "", *markdown_table(header, lines), "", CAPTION]
     out += ["", "Columns: " + "; ".join(covers) + "."] if covers else []
     out += ["", "Task settings of a cell's runs: " + "; ".join(notes) + "."] if notes else []
-    if collapsed:
+    if marked:
         out += ["", f"{COLLAPSE_MARK} One label takes more than 90% of the cell's test predictions: "]
-        out[-1] += "; ".join(collapsed) + "."
+        out[-1] += "; ".join(marked) + "."
     return "\n".join([*out, ""])
 
 
@@ -177,15 +173,12 @@ def _colors(rows: list[ScoreRow]) -> dict[str, tuple]:
     """A color per row: ours from tab10 then tab20, the papers' from tab20b and tab20c (never one of ours)."""
     from matplotlib import colormaps
 
-    palettes = {
-        "ours": [*colormaps["tab10"].colors, *colormaps["tab20"].colors[1::2]],
-        "paper": [*colormaps["tab20b"].colors, *colormaps["tab20c"].colors[:16]],
-    }
-    out, counts = {}, {"paper": 0, "ours": 0}
-    for row in rows:
-        side = "paper" if row.kind == "paper" else "ours"
-        out[row.name] = palettes[side][counts[side] % len(palettes[side])]
-        counts[side] += 1
+    ours = [*colormaps["tab10"].colors, *colormaps["tab20"].colors[1::2]]
+    papers = [*colormaps["tab20b"].colors, *colormaps["tab20c"].colors[:16]]
+    out = {}
+    for paper, palette in ((False, ours), (True, papers)):
+        names = [row.name for row in rows if (row.kind == "paper") == paper]
+        out |= {name: palette[i % len(palette)] for i, name in enumerate(names)}
     return out
 
 

@@ -60,11 +60,9 @@ def read_trial(job_dir: Path) -> Trial:
 
 def find_sweeps(dirs: list[str | Path]) -> list[Sweep]:
     """The sweeps at or below the given dirs (each dir holding a `multirun.yaml`)."""
-    roots = [
-        p for d in map(Path, dirs) if d.is_dir() for p in sorted(m.parent for m in d.rglob("multirun.yaml"))
-    ]
+    found = (sorted(m.parent for m in d.rglob("multirun.yaml")) for d in map(Path, dirs) if d.is_dir())
     sweeps = []
-    for root in dict.fromkeys(roots):
+    for root in dict.fromkeys(root for roots in found for root in roots):
         jobs = [p.parent.parent for p in root.glob("*/.hydra/overrides.yaml")]
         jobs.sort(key=lambda p: (int(p.name), "") if p.name.isdigit() else (1 << 30, p.name))
         sweeps.append(Sweep(root, [read_trial(job) for job in jobs]))
@@ -99,12 +97,8 @@ def sweep_report(sweep: Sweep) -> str:
     if best is not None:
         out += [f"Best: trial {best.path.name}, {monitor} = {best.metrics[monitor]:.4f}. Re-run it with:", ""]
         kept = [f"{k}={v}" for k, v in best.overrides.items() if not f"{k}=".startswith(LAUNCH_OVERRIDES)]
-        out += [
-            "```",
-            " ".join(["python", "-m", f"pragexp.{best.entry}", *map(shlex.quote, kept)]),
-            "```",
-            "",
-        ]
+        command = " ".join(["python", "-m", f"pragexp.{best.entry}", *map(shlex.quote, kept)])
+        out += ["```", command, "```", ""]
     return "\n".join(out)
 
 
