@@ -2,20 +2,8 @@
 `python -m pragexp.report DIR [DIR ...]` (cli). Runs come from runs, the task tables from tables and paper."""
 
 from pragexp.report.cli import main
-from pragexp.report.paper import load_paper, paper_data, paper_files, paper_row, parse_row_name
+from pragexp.report.paper import load_paper, paper_row
 from pragexp.report.runs import Row, Run, find_runs, group_runs
 from pragexp.report.tables import markdown_report
 
-__all__ = [
-    "Row",
-    "Run",
-    "find_runs",
-    "group_runs",
-    "load_paper",
-    "main",
-    "markdown_report",
-    "paper_data",
-    "paper_files",
-    "paper_row",
-    "parse_row_name",
-]
+__all__ = ["Row", "Run", "find_runs", "group_runs", "load_paper", "main", "markdown_report", "paper_row"]

@@ -9,9 +9,8 @@ from pathlib import Path
 
 from pragexp.report import compare, label_shares, scorecard, training_curves
 from pragexp.report.runs import find_runs, section_modules
-from pragexp.report.scoring import scoring_sections
 from pragexp.report.sweeps import find_sweeps, plot_sweep, sweep_report
-from pragexp.report.tables import markdown_report, plot_per_group
+from pragexp.report.tables import markdown_report, plot_per_group, scoring_sections
 from pragexp.utils.io import atomic_write_text
 
 DESCRIPTION = "Results tables from run directories, beside the papers' published numbers."
