@@ -56,9 +56,7 @@ def format_comparison(differences: Sequence[PairedDifference], run_a: str, run_b
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(
-        prog="python -m pragexp.report compare", description=__doc__.split("\n")[0]
-    )
+    parser = argparse.ArgumentParser(prog="python -m pragexp.report compare", description=__doc__)
     parser.add_argument("run_a", help=f"a run directory holding {PREDICTIONS}, or the file")
     parser.add_argument("run_b", help="the other run, on the same items")
     parser.add_argument("--seed", type=int, default=0, help="of the bootstrap and the random sign flips")

@@ -103,20 +103,14 @@ def legacy_record(run_dir: Path) -> RunRecord:
     metrics = json.loads((Path(run_dir) / "metrics.json").read_text(encoding="utf-8"))
     task = choices.get("task") or "unknown"
     task = RENAMED["task"].get(task, task)
-    experiment = choices.get("experiment")
-    experiment = None if experiment in (None, "none") else experiment
+    experiment = None if choices.get("experiment") == "none" else choices.get("experiment")
     data = _data_record(hydra_dir / "config.yaml", _section(config, "data"))
     model = _model(config, choices, experiment, run_dir)
     declares = {**declared_by_task(task), **_section(config, "declares")}
-    return RunRecord(
-        task=task_record(task, declares, data, config, *_monitor(config)),
-        data=data,
-        model=model,
-        items=int(metrics["test/count"]) if "test/count" in metrics else _predictions(run_dir),
-        seed=_value(config, "seed"),
-        settings=split_settings(overrides, model.tuning in ("lora", "full")),
-        experiment=experiment,
-    )
+    declared = task_record(task, declares, data, config, *_monitor(config))
+    items = int(metrics["test/count"]) if "test/count" in metrics else _predictions(run_dir)
+    settings = split_settings(overrides, model.tuning in ("lora", "full"))
+    return RunRecord(declared, data, model, items, _value(config, "seed"), settings, experiment)
 
 
 def _data_record(config_path: Path, settings: dict):
@@ -152,11 +146,9 @@ def _model(config: DictConfig, choices: dict, experiment: str | None, run_dir: P
     tuning = llm.get("finetune") or "none"
     if tuning == "none" and _value(config, "ckpt_path"):
         tuning = _checkpoint_finetune(str(_value(config, "ckpt_path")), run_dir)
-    shots = int(prompt.get("shots") or 0)
-    scoring, chat = str(prompt.get("scoring") or "sum"), bool(prompt.get("chat", True))
-    prompting = Prompting(
-        choices.get("prompt"), _template_name(prompt), shots, scoring, chat, scoring == GENERATE
-    )
+    shots, scoring = int(prompt.get("shots") or 0), str(prompt.get("scoring") or "sum")
+    chat, template = bool(prompt.get("chat", True)), _template_name(prompt)
+    prompting = Prompting(choices.get("prompt"), template, shots, scoring, chat, scoring == GENERATE)
     backend = BACKENDS.get(str(llm.get("_target_", "")).rsplit(".", 1)[-1], str(llm.get("_target_")))
     adapter = Path(str(llm["adapter"]).rstrip("/")).name if llm.get("adapter") else None
     record = LLMRecord(llm.get("model"), backend, None, llm.get("dtype"), adapter, prompting)
@@ -185,8 +177,6 @@ def _checkpoint_finetune(path: str, run_dir: Path) -> str:
         said, why = None, f"it cannot be read ({error})"
     if said:
         return str(said)
-    warnings.warn(
-        f"{run_dir}: ckpt_path={path}: {why}; the run's row is named '<llm> trained' (tuned, how not known)",
-        stacklevel=2,
-    )
+    text = f"{run_dir}: ckpt_path={path}: {why}; the run's row is named '<llm> trained' (tuning unknown)"
+    warnings.warn(text, stacklevel=2)
     return "trained"

@@ -45,18 +45,14 @@ def matching_paper_row(row: Row, paper: dict) -> str | None:
     conditions (`data.labels=strict`) on the row's command line or in what its run recorded of the paper's keys
     (run.json's `task.paper_settings`); the one with the most conditions."""
     recorded = row.runs[0].record.task.paper_settings if row.runs else {}
+    holding = {*row.settings, *(f"{k}={v}" for k, v in recorded.items() if v is not None)}
     best, most = None, -1
     for key in paper.get("rows", {}):
         name, conditions = parse_row_name(key)
-        holds = all(c in row.settings or _recorded(c, recorded) for c in conditions)
+        holds = all(c in holding for c in conditions)
         if name in (row.experiment, row.name, row.model) and holds and len(conditions) > most:
             best, most = key, len(conditions)
     return best
-
-
-def _recorded(condition: str, recorded: dict) -> bool:
-    key, _, wanted = condition.partition("=")
-    return recorded.get(key) == wanted
 
 
 def paper_row(row: Row, paper: dict) -> dict:

@@ -19,9 +19,7 @@ def read_curves(path: Path, dev_key: str) -> dict[str, dict[int, dict[str, float
     with open(path, newline="") as f:
         for row in csv.DictReader(f):
             step = int(row["step"])
-            for key, value in row.items():
-                if value in ("", None):
-                    continue
+            for key, value in ((k, v) for k, v in row.items() if v not in ("", None)):
                 if key.startswith(PREFIX):
                     name, figure = key[len(PREFIX) :].split("/", 1)
                     curves[name].setdefault(step, {})[figure] = float(value)
