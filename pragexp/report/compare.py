@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import json
 from collections.abc import Sequence
 from pathlib import Path
 
+from pragexp.data.common.files.jsonl import iter_jsonl
 from pragexp.metrics.paired import PairedDifference, compare_records
 from pragexp.metrics.uncertainty import format_estimate
 from pragexp.utils.markdown import markdown_table
@@ -21,14 +21,8 @@ def read_predictions(run: str | Path) -> list[dict]:
     if not path.is_file():
         raise FileNotFoundError(f"{path}: no such file (a run directory holding {PREDICTIONS}, or the file)")
     records = []
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as error:
-            raise ValueError(f"{path}, line {number}: not JSON ({error.msg})") from None
-        if not isinstance(record, dict) or "index" not in record:
+    for number, record in iter_jsonl(path):  # errors name the file and the line
+        if "index" not in record:
             raise ValueError(f"{path}, line {number}: a prediction record needs the field 'index'")
         records.append(record)
     return records

@@ -12,6 +12,7 @@ import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 
+from pragexp.data.common.files.jsonl import iter_jsonl
 from pragexp.report.runs import Row, Run, data_setting, group_runs
 from pragexp.utils.figures import pyplot, save_png
 from pragexp.utils.markdown import table_section
@@ -60,9 +61,8 @@ def _read_predictions(run_dir: Path) -> list[tuple[str, str | None]] | None:
     """(gold, predicted) per test record; None without a file or where a record names no labels (GRICE
     recovery's candidate numbers)."""
     try:
-        lines = (run_dir / "predictions.jsonl").read_text(encoding="utf-8").splitlines()
-        pairs = [(r.get("gold"), r.get("predicted")) for r in map(json.loads, filter(str.strip, lines))]
-    except (OSError, ValueError, AttributeError):
+        pairs = [(r.get("gold"), r.get("predicted")) for _, r in iter_jsonl(run_dir / "predictions.jsonl")]
+    except (OSError, ValueError):  # no file, or not one JSON object per line
         return None
     named = all(isinstance(g, str) and (p is None or isinstance(p, str)) for g, p in pairs)
     return pairs if pairs and named else None
@@ -176,11 +176,8 @@ def shares_section(task: str, rows: list[Row]) -> list[str]:
     def cells(shares: dict, own: tuple[str, ...], gold=False) -> list[str]:
         """Blank for a label outside the row's label set (and a gold row's no-answer cell)."""
         out = [f"{shares.get(c, 0.0):.3f}" if c in own else "" for c in columns]
-        out += (
-            [f"{sum(v for k, v in shares.items() if k not in columns and k != NO_ANSWER):.3f}"]
-            if other
-            else []
-        )
+        rest = sum(v for k, v in shares.items() if k not in columns and k != NO_ANSWER)
+        out += [f"{rest:.3f}"] if other else []
         return out + ([("" if gold else f"{shares.get(NO_ANSWER, 0.0):.3f}")] if no_answer else [])
 
     lines = [[row.label, str(s.runs), *cells(s.predicted, s.labels)] for row, s in found]
@@ -209,16 +206,14 @@ def row_matrix(row: Row) -> RowMatrix | None:
     if not counted or len(counted[0].labels) > MAX_LABELS:
         return None
     labels, n = counted[0].labels, len(counted)
-    if any(set(c.labels) != set(labels) for c in counted):
-        counted, how = counted[:1], f"first of {n} runs (label sets differ)"
-    else:
-        how = f"mean of {n} runs" if n > 1 else "1 run"
-    orders = [[c.labels.index(label) for label in labels] for c in counted]  # from predictions: may differ
-    matrices = [
-        [[c.matrix[i][j] for j in (*at, -1)] for i in at] for c, at in zip(counted, orders, strict=True)
-    ]
-    width = range(len(labels) + 1)
-    mean = [[statistics.fmean(m[i][j] for m in matrices) for j in width] for i in range(len(labels))]
+    same = all(set(c.labels) == set(labels) for c in counted)
+    how = (f"mean of {n} runs" if n > 1 else "1 run") if same else f"first of {n} runs (label sets differ)"
+    matrices = []  # in the first run's order (from predictions, the orders may differ)
+    for c in counted if same else counted[:1]:
+        at = [c.labels.index(label) for label in labels]
+        matrices.append([[c.matrix[i][j] for j in (*at, -1)] for i in at])
+    stacked = zip(*matrices, strict=True)  # per gold label: its row in each run
+    mean = [[statistics.fmean(column) for column in zip(*rows, strict=True)] for rows in stacked]
     if not any(r[-1] for r in mean):  # every item answered: no such column
         return RowMatrix(row, labels, labels, [r[:-1] for r in mean], how)
     return RowMatrix(row, labels, (*labels, NO_ANSWER), mean, how)

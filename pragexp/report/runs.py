@@ -108,9 +108,8 @@ def group_runs(runs: list[Run], key: Callable[[Run], Row | None] | None = None) 
         files: dict[str, set] = defaultdict(set)
         for run in runs:
             files[run.task].add(run.data_name)
-        naming = {t for t, names in files.items() if len(names) > 1} | {
-            r.task for r in runs if r.foreign_data
-        }
+        naming = {t for t, names in files.items() if len(names) > 1}
+        naming |= {r.task for r in runs if r.foreign_data}
 
         def key(run: Run) -> Row:
             experiment = run.record.experiment

@@ -121,9 +121,8 @@ def majority_row(runs: list[Run], columns: list[Column], from_runs: ScoreRow | N
                 per_data[json.dumps(counts, sort_keys=True)] = share
         if per_data:
             s = summarise(list(per_data.values()))
-            row.cells[column.title] = Cell(
-                s["mean"], s["std"] if s["n"] > 1 else None, s["n"], unit="data sets"
-            )
+            std = s["std"] if s["n"] > 1 else None
+            row.cells[column.title] = Cell(s["mean"], std, s["n"], unit="data sets")
     return row
 
 

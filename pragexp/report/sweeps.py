@@ -79,8 +79,7 @@ def _short(value: str) -> str:
 
 def sweep_report(sweep: Sweep) -> str:
     monitor, swept = sweep.monitor, sweep.swept
-    test_key = "test/" + monitor.split("/", 1)[1] if monitor.startswith("val/") else None
-    keys = [monitor, *([test_key] if test_key else [])]
+    keys = [monitor, *(["test/" + monitor.split("/", 1)[1]] if monitor.startswith("val/") else [])]
     header = ["trial", *swept, f"{monitor} ({'max' if sweep.maximize else 'min'})", *keys[1:]]
     lines = []
     for trial in sweep.ranked():
