@@ -20,7 +20,7 @@ from pragexp import report
 from pragexp.data.hu_pragmatics import report_section as hu
 from pragexp.data.ludwig import report_section as ludwig
 from pragexp.report import find_runs, main
-from pragexp.report.paper import paper_data
+from pragexp.report.tables import paper_data
 from pragexp.utils.results import llm_label, short_setting
 from pragexp.utils.run_record import Settings
 

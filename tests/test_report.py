@@ -8,7 +8,7 @@ import pytest
 import yaml
 
 from pragexp import report
-from pragexp.report.paper import paper_data, paper_files
+from pragexp.report.tables import paper_data, paper_files
 from pragexp.utils.results import parse_row_name
 
 
@@ -126,7 +126,7 @@ def test_table_groups_seeds_and_folds_and_shows_the_paper(runs_dir, tmp_path, mo
         json.dumps({"source": "test", "unit": "percent", "tasks": {"grice_qa": {"rows": rows}}})
     )
     fake = {"grice.json": paper_dir_files / "grice.json"}  # the paper file grice_qa declares: this one
-    monkeypatch.setattr(report.paper, "paper_file", lambda record: fake.get(record.task.paper))
+    monkeypatch.setattr(report.tables, "paper_file", lambda record: fake.get(record.task.paper))
     from matplotlib.axes import Axes
 
     ticks = []

@@ -1,6 +1,6 @@
 """What a classifier predicts, from `predictions.jsonl` ("gold", "predicted"; null: no label named), else
 `confusion/test.json` (gold then unknown): per row the share of its test predictions per label beside the gold
-shares, and its confusion matrix (`--figures`: `confusion-<task>-<row>.png`, its task's in `confusion-<task>.png`)."""
+shares, and its confusion matrix (`--figures`: `confusion-<task>-<row>.png`, the task's `confusion-<task>.png`)."""
 
 from __future__ import annotations
 
@@ -263,7 +263,7 @@ def figures(runs: list[Run], folder: Path) -> list[Path]:
         matrices = [m for m in map(row_matrix, rows) if m is not None]
         used: set[str] = set()
         for matrix in matrices:
-            # the label as a file name part: `bert_yn (model.pretrained=minilm)` -> `bert_yn_model.pretrained-minilm`
+            # a file name part: `bert_yn (model.pretrained=minilm)` -> `bert_yn_model.pretrained-minilm`
             name = matrix.row.label.replace("=", "-")
             slug = re.sub(r"[^A-Za-z0-9._-]+", "_", name).strip("_.")[:120] or "row"
             while slug in used:  # two labels that differ only in characters a file name drops

@@ -14,6 +14,7 @@ from pathlib import Path
 from hydra.utils import get_class
 from omegaconf import DictConfig, OmegaConf
 
+from pragexp.data.common.files.jsonl import iter_lines
 from pragexp.utils.command_line import RENAMED
 from pragexp.utils.io import load_yaml
 from pragexp.utils.run_record import (
@@ -117,9 +118,7 @@ def _data_record(config_path: Path, settings: dict):
     """The run's data as its data module declares it; a ValueError names the file and the field it lacks."""
     target = settings.get("_target_")
     if not isinstance(target, str) or not target:
-        raise ValueError(
-            f"{config_path}: data._target_: missing (which data module the run read cannot be told)"
-        )
+        raise ValueError(f"{config_path}: data._target_: missing (the run's data module cannot be told)")
     try:
         data_class = get_class(target)
     except Exception as error:  # moved or removed since the run: hydra's error names the class only
@@ -129,9 +128,7 @@ def _data_record(config_path: Path, settings: dict):
 
 def _predictions(run_dir: Path) -> int | None:
     path = Path(run_dir) / "predictions.jsonl"
-    if not path.is_file():
-        return None
-    return sum(1 for line in path.read_text(encoding="utf-8").splitlines() if line.strip())
+    return sum(1 for _ in iter_lines(path)) if path.is_file() else None  # a record per non-blank line
 
 
 def _model(config: DictConfig, choices: dict, experiment: str | None, run_dir: Path) -> ModelRecord:

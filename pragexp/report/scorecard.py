@@ -13,8 +13,8 @@ from functools import partial
 from pathlib import Path
 
 from pragexp.report.label_shares import collapse_text, mean_shares
-from pragexp.report.paper import load_paper
 from pragexp.report.runs import Row, Run, group_runs, section_modules
+from pragexp.report.tables import load_paper
 from pragexp.utils.figures import bar_groups
 from pragexp.utils.io import atomic_output
 from pragexp.utils.markdown import markdown_table
@@ -28,8 +28,8 @@ CAPTION = (
     "Test scores as fractions. Ours: mean ± its standard error over items (n items), where the runs wrote "
     "it; over several runs, or prompt templates for an LLM row with several, their mean, then `sd` their "
     "sample std (`pop. sd`: population std). chance: a uniform guess; majority: the runs of a model that "
-    "predicts one label, else the training split's most frequent label scored on the test split (data_report.json); (paper): "
-    f"published. {MISSING}: no value."
+    "predicts one label, else the training split's most frequent label scored on the test split "
+    f"(data_report.json); (paper): published. {MISSING}: no value."
 )
 
 

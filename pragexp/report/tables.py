@@ -1,5 +1,6 @@
-"""The markdown report (the README's "Reports"): per task, our rows beside the paper's cells, and generated answers
-beside log-likelihood ones; the per-group figure (`--plot` without `--scorecard`: GRICE's Fig. 5 for grice_qa)."""
+"""The markdown report (the README's "Reports"): per task, our rows beside the cells of the paper file its task
+declares (in its dataset's package, format: pragexp.utils.papers), and generated answers beside log-likelihood
+ones; the per-group figure (`--plot` without `--scorecard`: GRICE's Fig. 5 for grice_qa)."""
 
 from __future__ import annotations
 
@@ -10,13 +11,13 @@ from pathlib import Path
 
 from pragexp.metrics.uncertainty import is_uncertainty_key
 from pragexp.report.label_shares import shares_section
-from pragexp.report.paper import load_paper, matching_paper_row, paper_row
 from pragexp.report.runs import Row, Run, group_runs
 from pragexp.utils.figures import bar_groups, legend_below, pyplot, save_png
 from pragexp.utils.markdown import table_section
-from pragexp.utils.papers import STAGES, family
+from pragexp.utils.papers import STAGES, family, read_paper_data, read_paper_table
 from pragexp.utils.results import parse_row_name, published_value, runs_cell
 
+DATA_DIR = Path(__file__).resolve().parent.parent / "data"
 HIDDEN_METRICS = ("count", "loss")
 CELLS = (
     "- Ours: mean ± its standard error over items (n items), where the runs wrote it; over several seeds (or "
@@ -27,6 +28,55 @@ GENERATION_CAPTION = (
     "unparsed: share of items with no readable answer (scored wrong); forced: share whose reasoning hit "
     "`prompt.reasoning_budget`; reasoning_tokens: their mean per item."
 )
+
+
+def paper_file(record) -> Path | None:
+    """The paper file a run's task declares (run.json's `task.paper`), in its dataset's package."""
+    return DATA_DIR / record.data.dataset / record.task.paper if record.task.paper else None
+
+
+def paper_files(paper_dir: Path | None = None, runs=()) -> list[Path]:
+    """The paper files the runs' tasks declare; without such runs, every dataset package's (or the `*.json` of
+    `paper_dir`)."""
+    declared = {paper_file(run.record) for run in runs} - {None}
+    if declared:
+        return sorted(declared)
+    if paper_dir:
+        return sorted(Path(paper_dir).glob("*.json"))
+    return sorted(p for p in DATA_DIR.glob("*/*.json") if p.stem == p.parent.name)
+
+
+def load_paper(task: str, paper_dir: Path | None = None, runs=()) -> dict:
+    """The table of the paper file that covers `task` (see pragexp.utils.papers); {"rows": {}} when none does."""
+    tables = (read_paper_table(path, task) for path in paper_files(paper_dir, runs))
+    return next((table for table in tables if table is not None), {"rows": {}})
+
+
+def paper_data(paper: str, name: str, paper_dir: Path | None = None) -> dict:
+    """The `name` entry of the "data" section of a dataset's paper file: `paper_data("grice",
+    "implicature_types")` is GRICE's Table 4, {"train": {"explicit": 0.273, ...}, "dev": {...}}."""
+    return read_paper_data(Path(paper_dir or DATA_DIR / paper) / f"{paper}.json", name)
+
+
+def matching_paper_row(row: Row, paper: dict) -> str | None:
+    """The paper row that applies to `row`: named by its experiment, its name or its model, each of its name's
+    conditions (`data.labels=strict`) on the row's command line or in what its run recorded of the paper's keys
+    (run.json's `task.paper_settings`); the one with the most conditions."""
+    recorded = row.runs[0].record.task.paper_settings if row.runs else {}
+    holding = {*row.settings, *(f"{k}={v}" for k, v in recorded.items() if v is not None)}
+    best, most = None, -1
+    for key in paper.get("rows", {}):
+        name, conditions = parse_row_name(key)
+        holds = all(c in holding for c in conditions)
+        if name in (row.experiment, row.name, row.model) and holds and len(conditions) > most:
+            best, most = key, len(conditions)
+    return best
+
+
+def paper_row(row: Row, paper: dict) -> dict:
+    """The paper's cells for a row ({} when no paper row applies)."""
+    key = matching_paper_row(row, paper)
+    return paper["rows"][key] if key else {}
 
 
 def is_overall(key: str) -> bool:
