@@ -219,10 +219,6 @@ def row_matrix(row: Row) -> RowMatrix | None:
     return RowMatrix(row, labels, (*labels, NO_ANSWER), mean, how)
 
 
-def _count_text(value: float) -> str:
-    return str(int(value)) if float(value).is_integer() else f"{value:.1f}"
-
-
 def draw(ax, matrix: RowMatrix, title: str) -> None:
     """The matrix on `ax`, each gold row normalised to shares, the counts printed under them."""
     counts = matrix.counts
@@ -238,8 +234,8 @@ def draw(ax, matrix: RowMatrix, title: str) -> None:
     ax.set_ylabel("gold")
     for i in range(len(matrix.labels)):
         for j in range(len(matrix.columns)):
-            color = "white" if shares[i][j] > 0.5 else "black"
-            text = f"{shares[i][j]:.2f}\n({_count_text(counts[i][j])})"
+            color, count = "white" if shares[i][j] > 0.5 else "black", counts[i][j]
+            text = f"{shares[i][j]:.2f}\n({int(count) if float(count).is_integer() else f'{count:.1f}'})"
             ax.text(j, i, text, ha="center", va="center", color=color, fontsize=7)
     ax.set_title("\n".join(textwrap.fill(line, 48) for line in title.split("\n")), fontsize=9)
 
