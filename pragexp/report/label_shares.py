@@ -234,9 +234,10 @@ def draw(ax, matrix: RowMatrix, title: str) -> None:
     ax.set_ylabel("gold")
     for i in range(len(matrix.labels)):
         for j in range(len(matrix.columns)):
-            color, count = "white" if shares[i][j] > 0.5 else "black", counts[i][j]
-            text = f"{shares[i][j]:.2f}\n({int(count) if float(count).is_integer() else f'{count:.1f}'})"
-            ax.text(j, i, text, ha="center", va="center", color=color, fontsize=7)
+            count = counts[i][j]  # a mean over runs may be fractional
+            count = str(int(count)) if float(count).is_integer() else f"{count:.1f}"
+            color = "white" if shares[i][j] > 0.5 else "black"
+            ax.text(j, i, f"{shares[i][j]:.2f}\n({count})", ha="center", va="center", color=color, fontsize=7)
     ax.set_title("\n".join(textwrap.fill(line, 48) for line in title.split("\n")), fontsize=9)
 
 
