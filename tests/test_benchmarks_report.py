@@ -20,6 +20,7 @@ from pragexp import report
 from pragexp.data.hu_pragmatics import report_section as hu
 from pragexp.data.ludwig import report_section as ludwig
 from pragexp.report import find_runs, main
+from pragexp.report.tables import paper_data
 from pragexp.utils.results import llm_label, short_setting
 from pragexp.utils.run_record import Settings
 
@@ -48,8 +49,8 @@ def test_the_paper_files_hold_every_transcribed_cell():
     assert list(rows)[0] == "chance" and list(rows)[-1] == "human" and len(rows) == 10
     assert all(len(cells) == 7 for cells in rows.values())
     items, options = (
-        report.paper_data("hu_pragmatics", "items"),
-        report.paper_data("hu_pragmatics", "options"),
+        paper_data("hu_pragmatics", "items"),
+        paper_data("hu_pragmatics", "options"),
     )
     assert list(items.values()) == [40, 20, 25, 20, 25, 19, 20]
     for phenomenon, n in options.items():  # the chance row is 1 / options

@@ -125,7 +125,7 @@ def test_the_command_prints_a_table_and_names_bad_lines(tmp_path, capsys):
     assert "| acc | yes |" in out  # Circa-like records: grouped by gold label
     (tmp_path / "bad").mkdir()
     (tmp_path / "bad" / "predictions.jsonl").write_text('{"index": 0}\nnot json\n')
-    with pytest.raises(ValueError, match=r"bad/predictions.jsonl, line 2: not JSON"):
+    with pytest.raises(ValueError, match=r"bad/predictions.jsonl:2: not valid JSON"):
         read_predictions(tmp_path / "bad")
     with pytest.raises(SystemExit):
         main([str(run_a), str(tmp_path / "missing")])

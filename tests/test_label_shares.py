@@ -9,7 +9,7 @@ from test_report import data_target, row_cells, table, write_run
 from test_scorecard import llm_run, parse
 
 from pragexp import report
-from pragexp.report import confusion, label_shares, scorecard
+from pragexp.report import label_shares, scorecard
 
 RELAXED = ("Yes", "No", "Yes, subject to some conditions", "In the middle, neither yes nor no")
 YES, NO, COND, MID = RELAXED
@@ -196,8 +196,8 @@ def test_the_scorecard_marks_a_collapsed_cell_and_names_the_excerpt(circa_runs):
 
 def test_figures_write_a_confusion_matrix_per_row_and_one_per_task(circa_runs, tmp_path, monkeypatch):
     titles = []
-    draw = confusion.draw
-    monkeypatch.setattr(confusion, "draw", lambda ax, m, title: (titles.append(title), draw(ax, m, title)))
+    draw = label_shares.draw
+    monkeypatch.setattr(label_shares, "draw", lambda ax, m, title: (titles.append(title), draw(ax, m, title)))
     folder = tmp_path / "figures"
     assert report.main([str(circa_runs), "--figures", str(folder)]) == 0
     written = sorted(p.name for p in folder.glob("*.png"))
@@ -217,7 +217,7 @@ def test_a_row_matrix_is_the_mean_of_its_runs_or_the_first_runs_when_label_sets_
     classifier_outputs(minilm_run(tmp_path, "a", 0), GOLD, {YES: 100})
     classifier_outputs(minilm_run(tmp_path, "b", 1), GOLD, {YES: 50, NO: 50})
     (row,) = report.group_runs(report.find_runs([tmp_path]))["circa"]
-    matrix = confusion.row_matrix(row)
+    matrix = label_shares.row_matrix(row)
     assert matrix.how == "mean of 2 runs" and matrix.labels == RELAXED
     assert matrix.counts[0] == [50.0, 0.0, 0.0, 0.0]  # gold Yes: always predicted Yes
     assert matrix.counts[1] == [15.0, 15.0, 0.0, 0.0]  # gold No: Yes in a, No in b
@@ -226,14 +226,14 @@ def test_a_row_matrix_is_the_mean_of_its_runs_or_the_first_runs_when_label_sets_
         strict, {YES: 2}, {"Probably no": 2}, (*RELAXED, "Probably yes / sometimes yes", "Probably no")
     )
     (row,) = report.group_runs(report.find_runs([tmp_path]))["circa"]
-    assert confusion.row_matrix(row).how == "first of 3 runs (label sets differ)"
+    assert label_shares.row_matrix(row).how == "first of 3 runs (label sets differ)"
 
 
 def test_replies_naming_no_label_get_their_own_column_in_the_matrix(tmp_path):
     llm = llm_run(tmp_path, "llm", "circa", {"test/acc": 0.5}, 0, 0, config=circa_config())
     classifier_outputs(llm, {YES: 3, MID: 2}, {YES: 3, None: 2})
     (row,) = report.group_runs(report.find_runs([tmp_path]))["circa"]
-    matrix = confusion.row_matrix(row)
+    matrix = label_shares.row_matrix(row)
     assert matrix.columns == (*RELAXED, "no answer") and matrix.labels == RELAXED
     assert matrix.counts[3] == [0.0, 0.0, 0.0, 0.0, 2.0]  # gold "In the middle": both unanswered
     assert matrix.counts[0] == [3.0, 0.0, 0.0, 0.0, 0.0]
@@ -246,7 +246,7 @@ def test_runs_read_from_predictions_alone_are_averaged_in_one_label_order(tmp_pa
     )
     assert label_shares.read_run_labels(report.find_runs([second])[0]).labels == (NO, YES)
     (row,) = report.group_runs(report.find_runs([tmp_path]))["circa"]
-    matrix = confusion.row_matrix(row)
+    matrix = label_shares.row_matrix(row)
     assert first.name == "a" and matrix.labels == (YES, NO) and matrix.how == "mean of 2 runs"
     assert matrix.counts == [[0.0, 1.0], [0.0, 1.0]]  # both gold rows predicted No in both runs
 

@@ -8,6 +8,8 @@ import pytest
 import yaml
 
 from pragexp import report
+from pragexp.report.tables import paper_data, paper_files
+from pragexp.utils.results import parse_row_name
 
 
 def data_target(task: str) -> str:
@@ -124,7 +126,7 @@ def test_table_groups_seeds_and_folds_and_shows_the_paper(runs_dir, tmp_path, mo
         json.dumps({"source": "test", "unit": "percent", "tasks": {"grice_qa": {"rows": rows}}})
     )
     fake = {"grice.json": paper_dir_files / "grice.json"}  # the paper file grice_qa declares: this one
-    monkeypatch.setattr(report.paper, "paper_file", lambda record: fake.get(record.task.paper))
+    monkeypatch.setattr(report.tables, "paper_file", lambda record: fake.get(record.task.paper))
     from matplotlib.axes import Axes
 
     ticks = []
@@ -211,7 +213,7 @@ def test_the_shipped_paper_files_load_and_name_existing_tasks_and_presets():
         p.stem for p in (CONF / "model").glob("*.yaml")
     }
     covered = set()
-    for path in report.paper_files():
+    for path in paper_files():
         assert path == path.parent / f"{path.parent.name}.json"  # in its dataset's package
         doc = json.loads(path.read_text())
         assert doc["paper"] and doc["source"] and doc["tasks"], path
@@ -221,7 +223,7 @@ def test_the_shipped_paper_files_load_and_name_existing_tasks_and_presets():
             assert paper["source"] == doc["source"] and paper["table"] and paper["rows"]
             covered.add(task)
             for key, row in paper["rows"].items():
-                name, conditions = report.parse_row_name(key)
+                name, conditions = parse_row_name(key)
                 assert name in presets | PUBLISHED_ONLY, f"{path.name}: {key}"
                 assert all(re.fullmatch(r"[\w.]+=\w+", c) for c in conditions), key
                 for metric, cell in row.items():
@@ -252,7 +254,7 @@ def test_the_shipped_tables_are_complete():
     circa = report.load_paper("circa")["rows"]
     assert len(circa) == 9 * 2 * 2  # nine models, RELAXED and STRICT, matched and leave-one-scenario-out
     for key, row in circa.items():
-        _, conditions = report.parse_row_name(key)
+        _, conditions = parse_row_name(key)
         labels = next(c.split("=")[1] for c in conditions if c.startswith("data.labels="))
         if "data.setting=matched" in conditions:
             slugs = {LABEL_SLUGS[label] for label in LABELS[labels]}
@@ -260,9 +262,7 @@ def test_the_shipped_tables_are_complete():
         else:
             assert set(row) == {"test/acc"} and set(row["test/acc"]) == {"mean", "std", "min", "max"}, key
     fid = report.load_paper("pragmaticqa")["rows"]
-    assert [report.parse_row_name(k)[1] for k in fid] == [
-        {f"retriever.top_k={k}"} for k in (1, 5, 10, 20, 50)
-    ]
+    assert [parse_row_name(k)[1] for k in fid] == [{f"retriever.top_k={k}"} for k in (1, 5, 10, 20, 50)]
     for k, row in zip((1, 5, 10, 20, 50), fid.values(), strict=True):
         names = (f"r@{k}", f"r_all@{k}", "f1_lit", "f1_prag", "q")
         assert set(row) == {f"{stage}/{name}" for stage in ("val", "test") for name in names}
@@ -271,7 +271,7 @@ def test_the_shipped_tables_are_complete():
 def test_grice_table4_is_data_not_a_row():
     from pragexp.data.grice.schema import IMPLICATURE_TYPES
 
-    mix = report.paper_data("grice", "implicature_types")
+    mix = paper_data("grice", "implicature_types")
     assert set(mix) == {"train", "dev"}
     for split in mix.values():
         assert set(split) == set(IMPLICATURE_TYPES) and sum(split.values()) == pytest.approx(1.0, abs=0.005)

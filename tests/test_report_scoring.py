@@ -1,4 +1,4 @@
-"""The report's table of generated answers beside log-likelihood ones (pragexp/report/scoring.py), from run
+"""The report's table of generated answers beside log-likelihood ones (pragexp/report/tables.py), from run
 directories in today's format (run.json)."""
 
 from __future__ import annotations
@@ -9,14 +9,14 @@ from dataclasses import replace
 from test_run_record import llm_record
 
 from pragexp.report import find_runs, main
-from pragexp.report.scoring import scoring_sections
+from pragexp.report.tables import scoring_sections
 from pragexp.utils.run_record import write_run_record
 
 
 def record(scoring: str, template: str, row: str = "tiny 2-shot"):
     base = llm_record()
     llm = base.model.llm
-    prompting = replace(llm.prompting, scoring=scoring, template=template)
+    prompting = replace(llm.prompting, scoring=scoring, template=template, generates=scoring == "generate")
     return replace(base, model=replace(base.model, row=row, llm=replace(llm, prompting=prompting)))
 
 

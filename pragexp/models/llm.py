@@ -189,7 +189,7 @@ class PromptedLLM(PragexpModel):
         one across tasks. The prompt group's name is the run's to fill (the config names it, not the prompt)."""
         identity = self.backend.identity()
         adapter = getattr(self.backend, "adapter", None)
-        prompting = Prompting(None, self.template.name, self.shots, self.scoring, self.chat)
+        prompting = Prompting(None, self.template.name, self.shots, self.scoring, self.chat, self.generates)
         llm = LLMRecord(
             identity.get("model"),
             identity.get("backend", self.backend.name),

@@ -1,7 +1,5 @@
 """python -m pragexp.report ..."""
 
-import sys
-
 from pragexp.report.cli import main
 
-sys.exit(main())
+raise SystemExit(main())

@@ -7,12 +7,10 @@ import argparse
 import sys
 from pathlib import Path
 
-from pragexp.report import compare, confusion, scorecard, sections, training_curves
-from pragexp.report.plots import plot_per_group
-from pragexp.report.runs import find_runs
-from pragexp.report.scoring import scoring_sections
+from pragexp.report import compare, label_shares, scorecard, training_curves
+from pragexp.report.runs import find_runs, section_modules
 from pragexp.report.sweeps import find_sweeps, plot_sweep, sweep_report
-from pragexp.report.tables import markdown_report
+from pragexp.report.tables import markdown_report, plot_per_group, scoring_sections
 from pragexp.utils.io import atomic_write_text
 
 DESCRIPTION = "Results tables from run directories, beside the papers' published numbers."
@@ -37,7 +35,7 @@ def write_plots(args: argparse.Namespace, runs, card, sweeps) -> None:
         out = out.with_name(f"{out.stem}-{sweep.path.name}{out.suffix}") if len(sweeps) > 1 else out
         if not plot_sweep(sweep, out):
             warn(f"{sweep.path}: no finished trials or swept parameters to plot")
-    for module in (sections, confusion, training_curves) if args.figures else ():
+    for module in (*section_modules(runs), label_shares, training_curves) if args.figures else ():
         for path in module.figures(runs, args.figures):
             warn(f"wrote {path}")
 
@@ -59,7 +57,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     sweeps = find_sweeps(args.dirs)  # multirun dirs: their trials ranked, the best as a command line
     text = "\n".join([markdown_report(runs), *map(sweep_report, sweeps)])
-    extra = [*scoring_sections(runs), *sections.sections(runs)]
+    extra = [*scoring_sections(runs), *(line for m in section_modules(runs) for line in m.sections(runs))]
     text = text.rstrip("\n") + "\n\n" + "\n".join(extra) if extra else text
     card = scorecard.build(runs) if args.scorecard else None
     if card is not None:

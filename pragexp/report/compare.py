@@ -1,14 +1,12 @@
-"""Two runs on the same items, compared item by item (`python -m pragexp.report compare RUN_A RUN_B`): per score
-the rows of their `predictions.jsonl` carry, overall and per group, both means with their standard error, the
-difference B - A with a paired bootstrap 95% interval and an exact paired test (pragexp.metrics.paired)."""
+"""Two runs on the same items, compared item by item (pragexp.metrics.paired), from their `predictions.jsonl`."""
 
 from __future__ import annotations
 
 import argparse
-import json
 from collections.abc import Sequence
 from pathlib import Path
 
+from pragexp.data.common.files.jsonl import iter_jsonl
 from pragexp.metrics.paired import PairedDifference, compare_records
 from pragexp.metrics.uncertainty import format_estimate
 from pragexp.utils.markdown import markdown_table
@@ -23,14 +21,8 @@ def read_predictions(run: str | Path) -> list[dict]:
     if not path.is_file():
         raise FileNotFoundError(f"{path}: no such file (a run directory holding {PREDICTIONS}, or the file)")
     records = []
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as error:
-            raise ValueError(f"{path}, line {number}: not JSON ({error.msg})") from None
-        if not isinstance(record, dict) or "index" not in record:
+    for number, record in iter_jsonl(path):  # errors name the file and the line
+        if "index" not in record:
             raise ValueError(f"{path}, line {number}: a prediction record needs the field 'index'")
         records.append(record)
     return records
@@ -58,9 +50,7 @@ def format_comparison(differences: Sequence[PairedDifference], run_a: str, run_b
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(
-        prog="python -m pragexp.report compare", description=__doc__.split("\n")[0]
-    )
+    parser = argparse.ArgumentParser(prog="python -m pragexp.report compare", description=__doc__)
     parser.add_argument("run_a", help=f"a run directory holding {PREDICTIONS}, or the file")
     parser.add_argument("run_b", help="the other run, on the same items")
     parser.add_argument("--seed", type=int, default=0, help="of the bootstrap and the random sign flips")

@@ -1,12 +1,7 @@
-"""The one adapter for run directories made before runs wrote run.json, or before its latest fields: their
-`RunRecord` derived from what they kept (`.hydra/config.yaml`, `hydra.yaml`, `overrides.yaml`, metrics.json,
-predictions.jsonl), as the run would have declared it. The only module of pragexp.report that names tasks,
-models and config keys.
-
-What an old run cannot say: the digest of the LLM's weight files (null), and where no `test/count` was logged,
-the items scored are counted from predictions.jsonl (null without one). The task's declarations (headline,
-section, paper file and keys) are today's, from conf/task/<task>.yaml, where the run's config has none. An
-evaluation of a fine-tuned checkpoint reads the checkpoint's `llm.finetune`."""
+"""The one adapter for run directories made before runs wrote run.json or its latest fields: their `RunRecord`
+derived from what they kept (`.hydra`, metrics.json, predictions.jsonl), as the run would have declared it; the
+only module of pragexp.report that names tasks, models and config keys. An old run cannot say its weight files'
+digest (null); the task's declarations are today's (conf/task/<task>.yaml) where its config has none."""
 
 from __future__ import annotations
 
@@ -19,6 +14,7 @@ from pathlib import Path
 from hydra.utils import get_class
 from omegaconf import DictConfig, OmegaConf
 
+from pragexp.data.common.files.jsonl import iter_lines
 from pragexp.utils.command_line import RENAMED
 from pragexp.utils.io import load_yaml
 from pragexp.utils.run_record import (
@@ -41,20 +37,25 @@ LLM_MODEL = "pragexp.models.llm.PromptedLLM"
 BACKENDS = dict(HFBackend="hf", VLLMBackend="vllm", OpenAIBackend="openai", ReferenceBackend="reference")
 NOT_LEARNING = ("majority", "transferred", "oracle", "lead", "none")  # models with no weights trained
 ONE_LABEL = "majority"  # the model that predicts one label by construction
+GENERATE = "generate"  # the scoring of an LLM that answers in text
 
 
 def run_record(run_dir: Path) -> RunRecord:
-    """The run's run.json with the fields added since it was written (schema 2: the paper's settings and
-    `one_label`; the monitored metric, where it has none) derived from its config; for a run made before runs
-    wrote one, its whole record derived here."""
+    """The run's run.json with the fields added since it was written (schema 2: the paper's settings, `one_label`
+    and the monitored metric where it has none, from its config; 3: whether the LLM generates); for a run made
+    before runs wrote one, its whole record derived here."""
     run_dir = Path(run_dir)
     if not (run_dir / RUN_FILE).is_file():
         return legacy_record(run_dir)
     record = read_run_record(run_dir)
     if record.schema >= SCHEMA:
         return record
-    task, model = record.task, replace(record.model, one_label=record.model.name == ONE_LABEL)
-    config = _config(run_dir)
+    task, model, llm = record.task, record.model, record.model.llm
+    if llm is not None and llm.prompting is not None:
+        llm = replace(llm, prompting=replace(llm.prompting, generates=llm.prompting.scoring == GENERATE))
+    old = record.schema < 2
+    model = replace(model, llm=llm, one_label=model.name == ONE_LABEL if old else model.one_label)
+    config = _config(run_dir) if old else None
     if config is not None:
         monitor = (task.monitor, task.monitor_mode) if task.monitor else _monitor(config)
         settings = paper_settings(declared_by_task(task.name), config)
@@ -103,29 +104,21 @@ def legacy_record(run_dir: Path) -> RunRecord:
     metrics = json.loads((Path(run_dir) / "metrics.json").read_text(encoding="utf-8"))
     task = choices.get("task") or "unknown"
     task = RENAMED["task"].get(task, task)
-    experiment = choices.get("experiment")
-    experiment = None if experiment in (None, "none") else experiment
+    experiment = None if choices.get("experiment") == "none" else choices.get("experiment")
     data = _data_record(hydra_dir / "config.yaml", _section(config, "data"))
     model = _model(config, choices, experiment, run_dir)
     declares = {**declared_by_task(task), **_section(config, "declares")}
-    return RunRecord(
-        task=task_record(task, declares, data, config, *_monitor(config)),
-        data=data,
-        model=model,
-        items=int(metrics["test/count"]) if "test/count" in metrics else _predictions(run_dir),
-        seed=_value(config, "seed"),
-        settings=split_settings(overrides, model.tuning in ("lora", "full")),
-        experiment=experiment,
-    )
+    declared = task_record(task, declares, data, config, *_monitor(config))
+    items = int(metrics["test/count"]) if "test/count" in metrics else _predictions(run_dir)
+    settings = split_settings(overrides, model.tuning in ("lora", "full"))
+    return RunRecord(declared, data, model, items, _value(config, "seed"), settings, experiment)
 
 
 def _data_record(config_path: Path, settings: dict):
     """The run's data as its data module declares it; a ValueError names the file and the field it lacks."""
     target = settings.get("_target_")
     if not isinstance(target, str) or not target:
-        raise ValueError(
-            f"{config_path}: data._target_: missing (which data module the run read cannot be told)"
-        )
+        raise ValueError(f"{config_path}: data._target_: missing (the run's data module cannot be told)")
     try:
         data_class = get_class(target)
     except Exception as error:  # moved or removed since the run: hydra's error names the class only
@@ -135,9 +128,7 @@ def _data_record(config_path: Path, settings: dict):
 
 def _predictions(run_dir: Path) -> int | None:
     path = Path(run_dir) / "predictions.jsonl"
-    if not path.is_file():
-        return None
-    return sum(1 for line in path.read_text(encoding="utf-8").splitlines() if line.strip())
+    return sum(1 for _ in iter_lines(path)) if path.is_file() else None  # a record per non-blank line
 
 
 def _model(config: DictConfig, choices: dict, experiment: str | None, run_dir: Path) -> ModelRecord:
@@ -152,9 +143,9 @@ def _model(config: DictConfig, choices: dict, experiment: str | None, run_dir: P
     tuning = llm.get("finetune") or "none"
     if tuning == "none" and _value(config, "ckpt_path"):
         tuning = _checkpoint_finetune(str(_value(config, "ckpt_path")), run_dir)
-    shots = int(prompt.get("shots") or 0)
-    scoring, chat = str(prompt.get("scoring") or "sum"), bool(prompt.get("chat", True))
-    prompting = Prompting(choices.get("prompt"), _template_name(prompt), shots, scoring, chat)
+    shots, scoring = int(prompt.get("shots") or 0), str(prompt.get("scoring") or "sum")
+    chat, template = bool(prompt.get("chat", True)), _template_name(prompt)
+    prompting = Prompting(choices.get("prompt"), template, shots, scoring, chat, scoring == GENERATE)
     backend = BACKENDS.get(str(llm.get("_target_", "")).rsplit(".", 1)[-1], str(llm.get("_target_")))
     adapter = Path(str(llm["adapter"]).rstrip("/")).name if llm.get("adapter") else None
     record = LLMRecord(llm.get("model"), backend, None, llm.get("dtype"), adapter, prompting)
@@ -183,8 +174,6 @@ def _checkpoint_finetune(path: str, run_dir: Path) -> str:
         said, why = None, f"it cannot be read ({error})"
     if said:
         return str(said)
-    warnings.warn(
-        f"{run_dir}: ckpt_path={path}: {why}; the run's row is named '<llm> trained' (tuned, how not known)",
-        stacklevel=2,
-    )
+    text = f"{run_dir}: ckpt_path={path}: {why}; the run's row is named '<llm> trained' (tuning unknown)"
+    warnings.warn(text, stacklevel=2)
     return "trained"

@@ -1,13 +1,15 @@
-"""Run directories: what each run was, read from its run.json (pragexp.report.legacy_runs for older runs), its
-metrics, and rows of runs that differ only in seed or fold."""
+"""Run directories: each run's run.json (legacy_runs for older runs) and metrics, rows of runs that differ only in
+seed or fold, and the datasets' own report sections the runs' tasks declare."""
 
 from __future__ import annotations
 
+import importlib
 import json
 from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import ModuleType
 
 from pragexp.report.legacy_runs import run_record
 from pragexp.utils.io import load_yaml
@@ -37,9 +39,8 @@ class Run:
     @property
     def settings(self) -> tuple[str, ...]:
         """The command-line settings, all but what a row averages over (seed, fold) and where the data is."""
-        return tuple(
-            sorted([*self.record.settings.model, *self.record.settings.task, *self.record.settings.other])
-        )
+        declared = self.record.settings
+        return tuple(sorted([*declared.model, *declared.task, *declared.other]))
 
     @property
     def data_name(self) -> str | None:
@@ -107,9 +108,8 @@ def group_runs(runs: list[Run], key: Callable[[Run], Row | None] | None = None) 
         files: dict[str, set] = defaultdict(set)
         for run in runs:
             files[run.task].add(run.data_name)
-        naming = {t for t, found in files.items() if len(found) > 1} | {
-            r.task for r in runs if r.foreign_data
-        }
+        naming = {t for t, names in files.items() if len(names) > 1}
+        naming |= {r.task for r in runs if r.foreign_data}
 
         def key(run: Run) -> Row:
             experiment = run.record.experiment
@@ -126,3 +126,10 @@ def group_runs(runs: list[Run], key: Callable[[Run], Row | None] | None = None) 
     for row in sorted(rows, key=lambda r: (r.task, r.name, r.model, r.shown, r.kind, r.aside)):
         by_task[row.task].append(row)
     return dict(by_task)
+
+
+def section_modules(runs: list[Run]) -> list[ModuleType]:
+    """The sections the runs' tasks declare (run.json's `task.section`), by task: each with `sections(runs)`,
+    `figures(runs, folder)` and optionally `columns(runs)` (scorecard columns beyond a headline metric's mean)."""
+    declared = (run.record.task.section for run in sorted(runs, key=lambda r: r.task))
+    return [importlib.import_module(name) for name in dict.fromkeys(declared) if name]

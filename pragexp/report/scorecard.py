@@ -1,37 +1,35 @@
-"""The scorecard (`--scorecard FILE.md`, the README's "Scorecard"): a column per headline test metric the runs'
-tasks declare (run.json's `task.headline`, in their `order`; a dataset section may give its own kind of column),
-and the rows chance, majority (the runs of a model that predicts one label, else the training split's most
-frequent label scored on each data's test split, from `data_report.json`), the papers' rows, then ours: a row per
-`model.row`, trained models first. Model settings make another row; task settings qualify a cell (noted under
-the table), or get a row of their own where a column's runs differ in them. A cell whose runs predict one label
-for more than 90% of their items is marked (label_shares)."""
+"""The scorecard (`--scorecard FILE.md`, the README's "Scorecard"): a column per headline metric the runs' tasks
+declare (or their section's own Column), rows chance, majority, the papers', then ours by run.json's `model.row`:
+model settings make another row, task settings note a cell or, where a column's runs differ in them, a row."""
 
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections import defaultdict
 from dataclasses import dataclass, field, replace
 from functools import partial
 from pathlib import Path
 
-from pragexp.report import sections
 from pragexp.report.label_shares import collapse_text, mean_shares
-from pragexp.report.paper import load_paper
-from pragexp.report.runs import Row, Run, group_runs
+from pragexp.report.runs import Row, Run, group_runs, section_modules
+from pragexp.report.tables import load_paper
+from pragexp.utils.figures import bar_groups
 from pragexp.utils.io import atomic_output
 from pragexp.utils.markdown import markdown_table
 from pragexp.utils.results import Cell, Column, data_facts, data_report, settings_text, summarise
 
 MISSING = "–"
 COLLAPSE_MARK = "†"  # a cell whose runs predict one label for more than 90% of the test items
+HATCHED = {"hatch": "//", "edgecolor": "white"}  # a published bar
 PAPER_PREFIX = re.compile(r"^table\d+_")  # GRICE's `table5_memnn`: named like our experiments' rows
 CAPTION = (
     "Test scores as fractions. Ours: mean ± its standard error over items (n items), where the runs wrote "
     "it; over several runs, or prompt templates for an LLM row with several, their mean, then `sd` their "
-    "sample std (`pop. sd`: population std). chance: a uniform guess; majority: model=majority runs, else "
-    "the training split's most frequent label scored on the test split (data_report.json); (paper): "
-    f"published. {MISSING}: no value."
+    "sample std (`pop. sd`: population std). chance: a uniform guess; majority: the runs of a model that "
+    "predicts one label, else the training split's most frequent label scored on the test split "
+    f"(data_report.json); (paper): published. {MISSING}: no value."
 )
 
 
@@ -51,14 +49,13 @@ class Scorecard:
 
 def columns_for(runs: list[Run]) -> list[Column]:
     """The headline columns the runs declare, in their declared order; a dataset section's own where it has one."""
-    own = {column.title: column for column in sections.columns(runs)}
+    sections = [m for m in section_modules(runs) if hasattr(m, "columns")]
+    own = {column.title: column for module in sections for column in module.columns(runs)}
     found: dict[str, tuple[int, Column]] = {}
     for run in runs:
         for h in run.record.task.headline:
-            column = own.get(h.title) or Column(
-                h.title, run.task, h.key, h.chance, facts=data_facts(run.record)
-            )
-            found.setdefault(h.title, (h.order, column))
+            column = Column(h.title, run.task, h.key, h.chance, facts=data_facts(run.record))
+            found.setdefault(h.title, (h.order, own.get(h.title) or column))
     return [column for _, column in sorted(found.values(), key=lambda found: found[0])]
 
 
@@ -124,9 +121,8 @@ def majority_row(runs: list[Run], columns: list[Column], from_runs: ScoreRow | N
                 per_data[json.dumps(counts, sort_keys=True)] = share
         if per_data:
             s = summarise(list(per_data.values()))
-            row.cells[column.title] = Cell(
-                s["mean"], s["std"] if s["n"] > 1 else None, s["n"], unit="data sets"
-            )
+            std = s["std"] if s["n"] > 1 else None
+            row.cells[column.title] = Cell(s["mean"], std, s["n"], unit="data sets")
     return row
 
 
@@ -162,15 +158,13 @@ def markdown(card: Scorecard) -> str:
     lines = [[row.name, *(text(row, c.title) for c in card.columns)] for row in card.rows]
     notes = [f"{row.name}, {title}: {note}" for row in card.rows for title, note in row.notes.items()]
     covers = [f"{column.title}: {column.note}" for column in card.columns if column.note]
-    collapsed = [
-        f"{r.name}, {title}: {c.collapse}" for r in card.rows for title, c in r.cells.items() if c.collapse
-    ]
+    marked = [f"{r.name}, {t}: {c.collapse}" for r in card.rows for t, c in r.cells.items() if c.collapse]
     out = ["## Scorecard", "", *markdown_table(header, lines), "", CAPTION]
     out += ["", "Columns: " + "; ".join(covers) + "."] if covers else []
     out += ["", "Task settings of a cell's runs: " + "; ".join(notes) + "."] if notes else []
-    if collapsed:
+    if marked:
         out += ["", f"{COLLAPSE_MARK} One label takes more than 90% of the cell's test predictions: "]
-        out[-1] += "; ".join(collapsed) + "."
+        out[-1] += "; ".join(marked) + "."
     return "\n".join([*out, ""])
 
 
@@ -178,61 +172,47 @@ def _colors(rows: list[ScoreRow]) -> dict[str, tuple]:
     """A color per row: ours from tab10 then tab20, the papers' from tab20b and tab20c (never one of ours)."""
     from matplotlib import colormaps
 
-    palettes = {
-        "ours": [*colormaps["tab10"].colors, *colormaps["tab20"].colors[1::2]],
-        "paper": [*colormaps["tab20b"].colors, *colormaps["tab20c"].colors[:16]],
-    }
-    out, counts = {}, {"paper": 0, "ours": 0}
-    for row in rows:
-        side = "paper" if row.kind == "paper" else "ours"
-        out[row.name] = palettes[side][counts[side] % len(palettes[side])]
-        counts[side] += 1
+    ours = [*colormaps["tab10"].colors, *colormaps["tab20"].colors[1::2]]
+    papers = [*colormaps["tab20b"].colors, *colormaps["tab20c"].colors[:16]]
+    out = {}
+    for paper, palette in ((False, ours), (True, papers)):
+        names = [row.name for row in rows if (row.kind == "paper") == paper]
+        out |= {name: palette[i % len(palette)] for i, name in enumerate(names)}
     return out
 
 
 def plot(card: Scorecard, out: Path) -> bool:
-    """Grouped bars: a group per column, a bar per row with a value (published ones hatched), the 95% interval
-    over items as an error bar where the runs wrote it, chance a dashed line across its group. False when no row
-    but chance has a value."""
+    """Grouped bars: a group per column, a bar per row with a value (published ones hatched) and its 95% interval
+    over items, chance dashed across its group. False when no row but chance has a value."""
     from matplotlib.figure import Figure
 
     bars = [row for row in card.rows if row.kind != "chance" and row.cells]
     if not bars:
         return False
     chance = next((row for row in card.rows if row.kind == "chance"), ScoreRow("chance", "chance"))
-    color = _colors(bars)
-    most = max(max(sum(c.title in row.cells for row in bars) for c in card.columns), 4)
-    width = 0.8 / most  # the same for every bar: a lone bar does not fill its group
-    fig = Figure(figsize=(max(8.0, 0.12 * most * len(card.columns) + 2), 5.0))
+    titles, color = [c.title for c in card.columns], _colors(bars)
+    most = max(max(sum(title in row.cells for row in bars) for title in titles), 4)
+    fig = Figure(figsize=(max(8.0, 0.12 * most * len(titles) + 2), 5.0))
     ax = fig.subplots()
     ax.grid(axis="y", alpha=0.3)
     ax.set_axisbelow(True)
-    labelled, chance_label = set(), "chance"
-    for j, column in enumerate(card.columns):
-        here = [row for row in bars if column.title in row.cells]
-        for i, row in enumerate(here):
-            cell, x = row.cells[column.title], j + (i - (len(here) - 1) / 2) * width
-            label = None if row.name in labelled else row.name
-            style = {"hatch": "//", "edgecolor": "white"} if row.kind == "paper" else {}
-            ax.bar(
-                x, cell.mean, width, yerr=cell.half, capsize=1.5, color=color[row.name], label=label, **style
-            )
-            labelled.add(row.name)
-        if column.title in chance.cells:
-            half = max(len(here), 1) * width / 2 + 0.05
-            mean = chance.cells[column.title].mean
-            ax.hlines(mean, j - half, j + half, colors="black", linestyles="--", label=chance_label, zorder=3)
-            chance_label = None
-    ax.set_xticks(range(len(card.columns)), [c.title for c in card.columns], rotation=20, ha="right")
-    ax.set_xlim(-0.5, len(card.columns) - 0.5)
-    ax.set_ylim(0, 1.05)
-    ax.set_ylabel("test score (fraction)")
+    series = []
+    for row in bars:
+        cells = [row.cells.get(title) for title in titles]
+        errors = [math.nan if c is None or c.half is None else c.half for c in cells]
+        style = {"color": color[row.name], **(HATCHED if row.kind == "paper" else {})}
+        series.append((row.name, [c and c.mean for c in cells], errors, style))
+    width = 0.8 / most  # the same for every bar: a lone bar does not fill its group
+    bar_groups(ax, titles, series, "test score (fraction)", width, packed=True, rotation=20, ha="right")
+    labels = iter(["chance"])  # one legend entry for every group's line
+    for j, title in enumerate(titles):
+        if title in chance.cells:
+            half = max(sum(title in row.cells for row in bars), 1) * width / 2 + 0.05
+            mean, label = chance.cells[title].mean, next(labels, None)
+            ax.hlines(mean, j - half, j + half, colors="black", linestyles="--", label=label, zorder=3)
+    ax.set_xlim(-0.5, len(titles) - 0.5)
     ax.set_title("Scorecard (hatched: published)")
-    order = {name: i for i, name in enumerate(["chance", *(row.name for row in bars)])}
-    handles = sorted(zip(*ax.get_legend_handles_labels(), strict=True), key=lambda h: order[h[1]])
-    ax.legend(
-        *zip(*handles, strict=True), fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.25), ncol=4
-    )
+    ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.25), ncol=4)
     with atomic_output(out, binary=True) as f:  # no tight_layout: the legend below keeps the axes as drawn
         fig.savefig(f, format="png", dpi=120, bbox_inches="tight")
     return True

@@ -1,8 +1,5 @@
-"""Sweeps (Hydra multirun dirs, grid or Optuna): every trial ranked by the metric the trials
-declare they monitor (run.json's `task.monitor`), the best as a command line that re-runs it, and the metric
-against each swept parameter. A trial is a job dir with `.hydra/overrides.yaml` below a `multirun.yaml`; one
-without metrics.json failed or was interrupted (listed last); the swept parameters are the overrides whose values
-differ between trials."""
+"""Sweeps (the job dirs below a `multirun.yaml`): trials ranked by the metric they monitor (run.json), the best as
+a command line, the metric against each swept parameter (an override whose values differ between trials)."""
 
 from __future__ import annotations
 
@@ -63,11 +60,9 @@ def read_trial(job_dir: Path) -> Trial:
 
 def find_sweeps(dirs: list[str | Path]) -> list[Sweep]:
     """The sweeps at or below the given dirs (each dir holding a `multirun.yaml`)."""
-    roots = [
-        p for d in map(Path, dirs) if d.is_dir() for p in sorted(m.parent for m in d.rglob("multirun.yaml"))
-    ]
+    found = (sorted(m.parent for m in d.rglob("multirun.yaml")) for d in map(Path, dirs) if d.is_dir())
     sweeps = []
-    for root in dict.fromkeys(roots):
+    for root in dict.fromkeys(root for roots in found for root in roots):
         jobs = [p.parent.parent for p in root.glob("*/.hydra/overrides.yaml")]
         jobs.sort(key=lambda p: (int(p.name), "") if p.name.isdigit() else (1 << 30, p.name))
         sweeps.append(Sweep(root, [read_trial(job) for job in jobs]))
@@ -84,8 +79,7 @@ def _short(value: str) -> str:
 
 def sweep_report(sweep: Sweep) -> str:
     monitor, swept = sweep.monitor, sweep.swept
-    test_key = "test/" + monitor.split("/", 1)[1] if monitor.startswith("val/") else None
-    keys = [monitor, *([test_key] if test_key else [])]
+    keys = [monitor, *(["test/" + monitor.split("/", 1)[1]] if monitor.startswith("val/") else [])]
     header = ["trial", *swept, f"{monitor} ({'max' if sweep.maximize else 'min'})", *keys[1:]]
     lines = []
     for trial in sweep.ranked():
@@ -102,12 +96,8 @@ def sweep_report(sweep: Sweep) -> str:
     if best is not None:
         out += [f"Best: trial {best.path.name}, {monitor} = {best.metrics[monitor]:.4f}. Re-run it with:", ""]
         kept = [f"{k}={v}" for k, v in best.overrides.items() if not f"{k}=".startswith(LAUNCH_OVERRIDES)]
-        out += [
-            "```",
-            " ".join(["python", "-m", f"pragexp.{best.entry}", *map(shlex.quote, kept)]),
-            "```",
-            "",
-        ]
+        command = " ".join(["python", "-m", f"pragexp.{best.entry}", *map(shlex.quote, kept)])
+        out += ["```", command, "```", ""]
     return "\n".join(out)
 
 

@@ -1,34 +1,88 @@
-"""The markdown report: per task, our rows beside the paper's cells (the README's "Reports")."""
+"""The markdown report (the README's "Reports"): per task, our rows beside the cells of the paper file its task
+declares (in its dataset's package, format: pragexp.utils.papers), and generated answers beside log-likelihood
+ones; the per-group figure (`--plot` without `--scorecard`: GRICE's Fig. 5 for grice_qa)."""
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from pragexp.metrics.uncertainty import is_uncertainty_key
 from pragexp.report.label_shares import shares_section
-from pragexp.report.paper import load_paper, matching_paper_row
 from pragexp.report.runs import Row, Run, group_runs
+from pragexp.utils.figures import bar_groups, legend_below, pyplot, save_png
 from pragexp.utils.markdown import table_section
-from pragexp.utils.papers import STAGES, family
+from pragexp.utils.papers import STAGES, family, read_paper_data, read_paper_table
 from pragexp.utils.results import parse_row_name, published_value, runs_cell
 
+DATA_DIR = Path(__file__).resolve().parent.parent / "data"
 HIDDEN_METRICS = ("count", "loss")
 CELLS = (
     "- Ours: mean ± its standard error over items (n items), where the runs wrote it; over several seeds (or "
     "folds) their mean, then `sd` their sample std, and [min, max] when a row has more than 3 runs."
 )
+GENERATION = ("unparsed", "forced", "reasoning_tokens")  # of pragexp.metrics.generation's figures
+GENERATION_CAPTION = (
+    "unparsed: share of items with no readable answer (scored wrong); forced: share whose reasoning hit "
+    "`prompt.reasoning_budget`; reasoning_tokens: their mean per item."
+)
+
+
+def paper_file(record) -> Path | None:
+    """The paper file a run's task declares (run.json's `task.paper`), in its dataset's package."""
+    return DATA_DIR / record.data.dataset / record.task.paper if record.task.paper else None
+
+
+def paper_files(paper_dir: Path | None = None, runs=()) -> list[Path]:
+    """The paper files the runs' tasks declare; without such runs, every dataset package's (or the `*.json` of
+    `paper_dir`)."""
+    declared = {paper_file(run.record) for run in runs} - {None}
+    if declared:
+        return sorted(declared)
+    if paper_dir:
+        return sorted(Path(paper_dir).glob("*.json"))
+    return sorted(p for p in DATA_DIR.glob("*/*.json") if p.stem == p.parent.name)
+
+
+def load_paper(task: str, paper_dir: Path | None = None, runs=()) -> dict:
+    """The table of the paper file that covers `task` (see pragexp.utils.papers); {"rows": {}} when none does."""
+    tables = (read_paper_table(path, task) for path in paper_files(paper_dir, runs))
+    return next((table for table in tables if table is not None), {"rows": {}})
+
+
+def paper_data(paper: str, name: str, paper_dir: Path | None = None) -> dict:
+    """The `name` entry of the "data" section of a dataset's paper file: `paper_data("grice",
+    "implicature_types")` is GRICE's Table 4, {"train": {"explicit": 0.273, ...}, "dev": {...}}."""
+    return read_paper_data(Path(paper_dir or DATA_DIR / paper) / f"{paper}.json", name)
+
+
+def matching_paper_row(row: Row, paper: dict) -> str | None:
+    """The paper row that applies to `row`: named by its experiment, its name or its model, each of its name's
+    conditions (`data.labels=strict`) on the row's command line or in what its run recorded of the paper's keys
+    (run.json's `task.paper_settings`); the one with the most conditions."""
+    recorded = row.runs[0].record.task.paper_settings if row.runs else {}
+    holding = {*row.settings, *(f"{k}={v}" for k, v in recorded.items() if v is not None)}
+    best, most = None, -1
+    for key in paper.get("rows", {}):
+        name, conditions = parse_row_name(key)
+        holds = all(c in holding for c in conditions)
+        if name in (row.experiment, row.name, row.model) and holds and len(conditions) > most:
+            best, most = key, len(conditions)
+    return best
+
+
+def paper_row(row: Row, paper: dict) -> dict:
+    """The paper's cells for a row ({} when no paper row applies)."""
+    key = matching_paper_row(row, paper)
+    return paper["rows"][key] if key else {}
 
 
 def is_overall(key: str) -> bool:
     parts = key.split("/")
-    return (
-        len(parts) == 2
-        and parts[0] in STAGES
-        and parts[1] not in HIDDEN_METRICS
-        and not is_uncertainty_key(key)
-    )
+    overall = len(parts) == 2 and parts[0] in STAGES and parts[1] not in HIDDEN_METRICS
+    return overall and not is_uncertainty_key(key)
 
 
 def is_split(key: str) -> bool:
@@ -81,11 +135,8 @@ def _comparison_table(
         return []
     our_cells, paper_cells = [columns.cells(k) for k in ours], [columns.cells(k) for k in theirs]
     with_paper = {c for cells in paper_cells for c in cells}
-    header = [
-        "model",
-        "runs",
-        *(h for c in columns.names for h in ([c, f"paper {c}"] if c in with_paper else [c])),
-    ]
+    shown = [h for c in columns.names for h in ([c, f"paper {c}"] if c in with_paper else [c])]
+    header = ["model", "runs", *shown]
     lines = []
     for i, row in enumerate(rows):
         cells = [row.label, str(len(row.runs))]
@@ -114,21 +165,13 @@ def _settings_table(task: str, rows: list[Row], matched: list[str | None], paper
     for key in setting_keys:
         header.append(key)
         values = [[r.record.task.paper_settings.get(key) for r in row.runs] for row in rows]
-        columns.append(
-            [", ".join(dict.fromkeys("unset" if v is None else v for v in found)) for found in values]
-        )
+        columns.append([", ".join(dict.fromkeys("unset" if v is None else v for v in vs)) for vs in values])
     if len(header) == 2:
         return []
-    lines = [
-        [row.label, str(len(row.runs)), *(column[i] for column in columns)] for i, row in enumerate(rows)
-    ]
+    lines = [[row.label, str(len(row.runs)), *(c[i] for c in columns)] for i, row in enumerate(rows)]
     out = table_section(f"{task}: settings", header, lines)
-    if setting_keys:
-        out += [
-            "Paper's setting: " + "; ".join(f"`{k}`: {text}" for k, text in setting_keys.items()) + ".",
-            "",
-        ]
-    return out
+    said = "; ".join(f"`{k}`: {text}" for k, text in setting_keys.items())
+    return out + ([f"Paper's setting: {said}.", ""] if said else [])
 
 
 def task_report(task: str, rows: list[Row], paper: dict) -> list[str]:
@@ -141,10 +184,8 @@ def task_report(task: str, rows: list[Row], paper: dict) -> list[str]:
     out = [f"## {task}", "", CELLS]
     if paper["rows"]:
         out += [f"- Paper: {paper['paper']}, {paper.get('table', '')}. Percentages are shown as fractions."]
-        out += [
-            f"- Source: {paper['source']}",
-            *([f"- Measured under: {paper['setting']}"] if paper.get("setting") else []),
-        ]
+        out += [f"- Source: {paper['source']}"]
+        out += [f"- Measured under: {paper['setting']}"] if paper.get("setting") else []
     out += ["", *_settings_table(task, rows, matched, paper)]
     tables = {  # the best checkpoint's dev scores where the paper has them, test, one per split test metric
         "dev": lambda k: k.startswith("val/") and is_overall(k) and collapsed(k) in paper_dev,
@@ -176,3 +217,67 @@ def markdown_report(runs: list[Run], paper_dir: Path | None = None) -> str:
     for task, rows in group_runs(runs).items():
         out += task_report(task, rows, load_paper(task, paper_dir, [r for row in rows for r in row.runs]))
     return "\n".join(out)
+
+
+def scoring_sections(runs: list[Run]) -> list[str]:
+    """A table per task with a generating run: its LLMs' rows side by side ([] without such runs)."""
+    # task -> the same LLM on the same items -> (generates, scoring, template) -> runs
+    found: dict = defaultdict(lambda: defaultdict(lambda: defaultdict(list)))
+    for run in runs:
+        llm, row = run.record.model.llm, run.record.model.row
+        if llm is not None and llm.prompting is not None and row is not None:
+            how = (llm.prompting.generates, llm.prompting.scoring, llm.prompting.template)
+            found[run.task][(row, run.data_name, run.record.items)][how].append(run)
+    out = []
+    for task, models in sorted(found.items()):
+        compared = {key: rows for key, rows in models.items() if any(generates for generates, *_ in rows)}
+        if not compared:
+            continue
+        every = [r for rows in compared.values() for group in rows.values() for r in group]
+        headline = list(dict.fromkeys((h.key, h.title) for r in every for h in r.record.task.headline))
+        shown = [f for f in GENERATION if any(f"test/{f}" in r.metrics for r in every)]
+        lines = []
+        for (row, _, items), rows in sorted(compared.items(), key=lambda found: str(found[0])):
+            for (_, scoring, template), group in sorted(rows.items()):  # generating last
+                cells = [runs_cell(group, key) for key, _ in headline]
+                cells += [runs_cell(group, f"test/{f}") for f in shown]
+                texts = [c.text if c is not None else "" for c in cells]
+                lines.append([row, scoring, template, str(items or ""), str(len(group)), *texts])
+        header = ["model", "scoring", "template", "items", "runs", *(t for _, t in headline), *shown]
+        out += table_section(f"{task}: generated answers beside log-likelihood", header, lines)
+        out += [GENERATION_CAPTION, ""]
+    return out
+
+
+def plot_per_group(runs: list[Run], out: Path, paper_dir: Path | None = None) -> bool:
+    """Bars of the first task's first test metric split by group (implicature type) with an overall twin (Circa's
+    per-class f1 has none), a bar per row, the paper's values black diamonds. False when no task has one."""
+    for task, rows in group_runs(runs).items():
+        found = {k for row in rows for k in row.metric_keys}
+        keys = sorted(k for k in found if is_split(k) and k.rsplit("/", 1)[0] in found)
+        if not keys:
+            continue
+        paper = load_paper(task, paper_dir, [r for row in rows for r in row.runs])
+        metric = keys[0].split("/")[1]
+        groups = [k.split("/", 2)[2] for k in keys if k.split("/")[1] == metric]
+        fig, ax = pyplot().subplots(figsize=(max(6, 1.4 * len(groups)), 3.5))
+        series = []
+        for row in rows:
+            cells = [runs_cell(row.runs, f"test/{metric}/{g}") for g in groups]
+            errors = [c.half if c and c.half is not None else math.nan for c in cells]
+            series.append((row.label, [c.mean if c else math.nan for c in cells], errors, {"capsize": 2}))
+        places = bar_groups(ax, groups, series, f"test {metric}")
+        marks = [
+            (x, published_value(cell).mean)
+            for row, xs in zip(rows, places, strict=True)
+            for x, g in zip(xs, groups, strict=True)
+            if (cell := paper_row(row, paper).get(f"test/{metric}/{g}")) is not None
+        ]
+        if marks:
+            xs, ys = zip(*marks, strict=True)
+            ax.scatter(xs, ys, marker="D", s=28, color="black", label="paper", zorder=3)
+        ax.set_title(f"{task}: {metric} per implicature type")
+        legend_below(fig, ax, max(6, 1.4 * len(groups)), 3.5)
+        save_png(fig, out)
+        return True
+    return False

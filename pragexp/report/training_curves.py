@@ -1,6 +1,5 @@
-"""Benchmarks scored while a model trained (`callbacks.benchmarks`, pragexp.training.benchmarks): per run, each
-benchmark's accuracy against the step with its 95% interval, beside the task's own dev curve (its monitored metric),
-read from the run's CSV log (`csv/metrics.csv`): `training-curves-<task>-<run dir>.png`."""
+"""Benchmarks scored while a model trained (pragexp.training.benchmarks) against the step, beside the task's dev
+curve, from the run's `csv/metrics.csv`: `training-curves-<task>-<run dir>.png`."""
 
 from __future__ import annotations
 
@@ -20,9 +19,7 @@ def read_curves(path: Path, dev_key: str) -> dict[str, dict[int, dict[str, float
     with open(path, newline="") as f:
         for row in csv.DictReader(f):
             step = int(row["step"])
-            for key, value in row.items():
-                if value in ("", None):
-                    continue
+            for key, value in ((k, v) for k, v in row.items() if v not in ("", None)):
                 if key.startswith(PREFIX):
                     name, figure = key[len(PREFIX) :].split("/", 1)
                     curves[name].setdefault(step, {})[figure] = float(value)

@@ -25,7 +25,8 @@ the model or LLM), so that a report reads facts instead of guessing them from th
                "llm": {"name": "smollm2", "backend": "hf", "files": "3f2a...",  # the weight files' digest
                        "dtype": "float32", "adapter": null,     # an adapter folder applied for evaluation
                        "prompting": {"group": "circa", "template": "listed", "shots": 0, "scoring": "sum",
-                                     "chat": true}}},        # llm: null for a model that is no LLM
+                                     "chat": true, "generates": false}}},  # generates: answers as text
+                                                               # llm: null for a model that is no LLM
      "items": 1000,                         # items scored (test)
      "seed": 0,
      "settings": {"model": ["optimizer.lr=0.1"],    # command-line settings that make another model
@@ -60,7 +61,7 @@ from omegaconf import OmegaConf
 from pragexp.utils.io import atomic_write_text
 
 RUN_FILE = "run.json"
-SCHEMA = 2  # 2: task.paper_settings, model.one_label
+SCHEMA = 3  # 2: task.paper_settings, model.one_label; 3: model.llm.prompting.generates
 SOURCES = ("release", "sample", "generated", "hub")
 TUNINGS = ("none", "trained", "lora", "full")
 
@@ -103,6 +104,7 @@ class Prompting:
     shots: int
     scoring: str
     chat: bool
+    generates: bool = False  # chooses by generating text (prompt.scoring=generate), not by likelihood
 
 
 @dataclass(frozen=True)

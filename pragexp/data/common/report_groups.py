@@ -10,7 +10,7 @@ import math
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from pragexp.utils.figures import pyplot, save_png
+from pragexp.utils.figures import bar_groups, pyplot, save_png
 from pragexp.utils.results import figure_key, llm_label, metrics_cell, template_name
 
 ACC = "test/acc"
@@ -48,19 +48,14 @@ def bar_panels(
     `group(x, bar)` (None: the whole run), with its 95% interval as a whisker; chance dashed."""
     plt = pyplot()
     fig, axes = plt.subplots(len(runs), 1, figsize=(max(7.0, 1.2 * len(xs)), 2.8 * len(runs)), squeeze=False)
-    width = 0.8 / len(bars)
     for ax, run in zip(axes[:, 0], runs, strict=True):
-        for b, bar in enumerate(bars):
+        series = []
+        for bar in bars:
             found = [acc_estimate(run.metrics, group(x, bar)) for x in xs]
-            offsets = [j + (b - (len(bars) - 1) / 2) * width for j in range(len(xs))]
             whiskers = [0.0 if math.isnan(se) else se for _, se in found]
-            ax.bar(
-                offsets, [m for m, _ in found], width, yerr=whiskers, capsize=1.5, label=bar.replace("_", " ")
-            )
+            series.append((bar.replace("_", " "), [m for m, _ in found], whiskers, {}))
+        bar_groups(ax, xs, series, "accuracy")
         ax.axhline(chance, color="black", linestyle="--", linewidth=1, label="chance")
-        ax.set_xticks(range(len(xs)), xs)
-        ax.set_ylim(0, 1.05)
-        ax.set_ylabel("accuracy")
         ax.set_title(run_label(run), fontsize=8)
     axes[0, 0].legend(fontsize=7, ncol=len(bars) + 1, loc="upper center", bbox_to_anchor=(0.5, 1.45))
     fig.suptitle(title, fontsize=10)

@@ -18,7 +18,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 
-from pragexp.utils.figures import pyplot, save_png
+from pragexp.utils.figures import bar_groups, pyplot, save_png
 from pragexp.utils.markdown import stats_text, table_section
 from pragexp.utils.papers import read_paper_data, read_paper_table
 from pragexp.utils.results import (
@@ -189,21 +189,18 @@ def figures(runs, folder: Path) -> list[Path]:
     shown = phenomena(runs, items)
     bars = _bars(runs, shown)
     fig, ax = pyplot().subplots(figsize=(max(8.0, 1.4 * len(shown)), 4.2 + 0.15 * len(bars)))
-    width = 0.8 / len(bars)
-    for b, (label, cells, style) in enumerate(bars):
-        xs = [j + (b - (len(bars) - 1) / 2) * width for j in range(len(shown))]
+    series = []
+    for label, cells, style in bars:
         ys = [cells[p][0] if cells[p][0] is not None else float("nan") for p in shown]
         errors = [cells[p][1] or 0.0 for p in shown]
-        ax.bar(xs, ys, width, yerr=errors if any(errors) else None, capsize=1.5, label=label, **style)
+        series.append((label, ys, errors if any(errors) else None, style))
+    bar_groups(ax, shown, series, "accuracy", rotation=15)
     for j, p in enumerate(shown):
         if p in options:
             label = "chance" if j == 0 else None
             ax.hlines(
                 1 / options[p], j - 0.45, j + 0.45, colors="black", linestyles="--", label=label, zorder=3
             )
-    ax.set_xticks(range(len(shown)), shown, rotation=15)
-    ax.set_ylim(0, 1.05)
-    ax.set_ylabel("accuracy")
     ax.set_title("Hu et al. 2022: accuracy per phenomenon (hatched: published)")
     ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.15), ncol=3)
     return [save_png(fig, Path(folder) / "hu_pragmatics_phenomena.png")]

@@ -21,7 +21,7 @@ import torch
 from torchmetrics.functional.classification import multiclass_cohen_kappa
 
 from pragexp.prompting.parsing import INVALID, LITERAL, NEITHER, NO_REPLY, TRUE
-from pragexp.utils.figures import pyplot, save_png
+from pragexp.utils.figures import bar_groups, pyplot, save_png
 from pragexp.utils.markdown import table_section
 from pragexp.utils.results import Cell, runs_cell
 
@@ -214,15 +214,11 @@ def _figure2(runs, folder: Path) -> list[Path]:
     if not bars or not phenomena:
         return []
     fig, ax = pyplot().subplots(figsize=(max(6, 1.6 * len(phenomena)), 3.6 + 0.2 * len(bars)))
-    width = 0.8 / len(bars)
-    for b, (llm, kind, scores) in enumerate(bars):
-        xs = [p + (b - (len(bars) - 1) / 2) * width for p in range(len(phenomena))]
+    series = []
+    for llm, kind, scores in bars:
         ys, errors = zip(*(_mean_and_error(scores.get(p)) for p in phenomena), strict=True)
-        hatch = "//" if kind == "discriminative" else None
-        ax.bar(xs, ys, width, yerr=errors, capsize=1.5, label=f"{llm} {kind}", hatch=hatch)
-    ax.set_xticks(range(len(phenomena)), phenomena)
-    ax.set_ylim(0, 1.05)
-    ax.set_ylabel("accuracy")
+        series.append((f"{llm} {kind}", ys, errors, {"hatch": "//" if kind == "discriminative" else None}))
+    bar_groups(ax, phenomena, series, "accuracy")
     ax.set_title("Generative vs discriminative intention resolution")
     ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.1), ncol=2)
     return [save_png(fig, Path(folder) / "intentions_fig2.png")]
