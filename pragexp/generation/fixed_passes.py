@@ -1,0 +1,65 @@
+"""Which forward passes score a call's contexts (`scorer.score_choices`), laid out so that each context's numbers
+depend on the context alone: not on the other contexts of the call, their order, the response cache (it asks only
+for what it lacks) or a batch-size setting (issue 27). Float rounding follows a pass's shapes (in bfloat16 up to
+0.35 in a log-likelihood), so every shape here is a function of the context alone:
+
+- a context is (its token ids, its head: how many of its leading tokens its prompt shares with the prompt's other
+  items, `EncodedRequest.head`). The head runs once per distinct head (batch of one) and its KV cache serves
+  every row on it;
+- the rest of the context (its own part, at least its last token) is right-padded to its width, the next multiple
+  of `BUCKET` tokens above its length (at least one pad: transformers may drop a mask of ones, and with it
+  change the attention kernel, only where no row has a pad); the logits are kept at the `BUCKET` positions where
+  a row of that width may end, whose last real one scores the options' first token;
+- a pass holds `SCORING_ROWS` rows of one (head, bucket), a short pass filled with repeats of its first row,
+  whose results are dropped.
+
+Fixed shapes, not the batch-size invariance of a BLAS (which GPUs do not promise), make a row's numbers the same
+whatever shares its pass: a row of a matrix product of a given shape is computed the same way whatever the other
+rows hold, and attention is per row.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+
+import torch
+
+SCORING_ROWS = 4  # rows per pass: what a row costs is mostly its tokens, and a call's buckets are often short
+BUCKET = 8  # own parts are padded to a multiple of this many tokens
+Context = tuple[tuple[int, ...], int]  # (token ids, head length in tokens)
+
+
+@dataclass(frozen=True)
+class Pass:
+    head: tuple[int, ...]  # the token ids every row starts with
+    width: int  # the own parts' padded length
+    rows: tuple[Context, ...]  # SCORING_ROWS contexts: the real ones, then repeats of the first
+    real: int  # how many rows are real
+
+
+def bucket(own_tokens: int) -> int:
+    """The padded length of an own part of `own_tokens` tokens (at least one pad)."""
+    return BUCKET * (own_tokens // BUCKET + 1)
+
+
+def last_positions(width: int) -> torch.Tensor:
+    """The positions where an own part padded to `width` may end, in order."""
+    return torch.arange(max(0, width - BUCKET - 1), width - 1)
+
+
+def plan(contexts) -> list[tuple[tuple[int, ...], list[Pass]]]:
+    """[(head, [its passes])] for the distinct `contexts` (an iterable of `Context`), in an order that depends on
+    the set only."""
+    groups: dict[tuple[tuple[int, ...], int], list[Context]] = {}
+    for ids, head in sorted(set(contexts)):
+        if not 0 <= head < len(ids):
+            raise ValueError(f"a context of {len(ids)} tokens cannot have a head of {head}")
+        groups.setdefault((ids[:head], bucket(len(ids) - head)), []).append((ids, head))
+    passes = []
+    for (head, width), rows in sorted(groups.items()):
+        for start in range(0, len(rows), SCORING_ROWS):
+            chunk = rows[start : start + SCORING_ROWS]
+            padded = tuple(chunk + chunk[:1] * (SCORING_ROWS - len(chunk)))
+            passes.append(Pass(head, width, padded, len(chunk)))
+    return [(head, list(group)) for head, group in itertools.groupby(passes, key=lambda p: p.head)]
