@@ -81,7 +81,7 @@ def test_the_head_runs_once_and_gives_a_plain_forward_pass_numbers(monkeypatch):
     got = logliks(score_choices(model, tokenizer, reqs))
     head = encode_request(tokenizer, reqs[0]).head
     assert head > 5 and shapes.count((1, head)) == 1  # the head once, as a row of its own
-    assert all(rows == fixed_passes.SCORING_ROWS for rows, _ in shapes[1:])  # then fixed-shape passes
+    assert all(rows == fixed_passes.rows_for(width) for rows, width in shapes[1:])  # then fixed-shape passes
     for request, row in zip(reqs, got, strict=True):
         assert row == pytest.approx(plain(model, tokenizer, request), abs=1e-4)
 

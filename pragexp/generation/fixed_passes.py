@@ -10,8 +10,11 @@ for what it lacks) or a batch-size setting (issue 27). Float rounding follows a 
   of `BUCKET` tokens above its length (at least one pad: transformers may drop a mask of ones, and with it
   change the attention kernel, only where no row has a pad); the logits are kept at the `BUCKET` positions where
   a row of that width may end, whose last real one scores the options' first token;
-- a pass holds `SCORING_ROWS` rows of one (head, bucket), a short pass filled with repeats of its first row,
-  whose results are dropped.
+- a pass holds rows of one (head, width), as many as `PASS_TOKENS` make at that width (at least one), a short
+  pass filled with repeats of its first row, whose results are dropped. A forward pass costs a fixed part (the
+  weights read once) and a part per token (most of it on a CPU), and a call's rows of a width are often few: a
+  pass of short rows holds many, a pass of long rows (demonstrations drawn for each item) one, so that the
+  dummies never cost more than `PASS_TOKENS` tokens per width.
 
 Fixed shapes, not the batch-size invariance of a BLAS (which GPUs do not promise), make a row's numbers the same
 whatever shares its pass: a row of a matrix product of a given shape is computed the same way whatever the other
@@ -25,7 +28,7 @@ from dataclasses import dataclass
 
 import torch
 
-SCORING_ROWS = 4  # rows per pass: what a row costs is mostly its tokens, and a call's buckets are often short
+PASS_TOKENS = 128  # a pass's rows x width, at least one row
 BUCKET = 8  # own parts are padded to a multiple of this many tokens
 Context = tuple[tuple[int, ...], int]  # (token ids, head length in tokens)
 
@@ -34,13 +37,29 @@ Context = tuple[tuple[int, ...], int]  # (token ids, head length in tokens)
 class Pass:
     head: tuple[int, ...]  # the token ids every row starts with
     width: int  # the own parts' padded length
-    rows: tuple[Context, ...]  # SCORING_ROWS contexts: the real ones, then repeats of the first
+    rows: tuple[Context, ...]  # `rows_for(width)` contexts: the real ones, then repeats of the first
     real: int  # how many rows are real
 
 
 def bucket(own_tokens: int) -> int:
     """The padded length of an own part of `own_tokens` tokens (at least one pad)."""
     return BUCKET * (own_tokens // BUCKET + 1)
+
+
+def rows_for(width: int) -> int:
+    """How many rows a pass of this width holds."""
+    return max(1, PASS_TOKENS // width)
+
+
+def filled(rows: list, size: int) -> list[tuple[list, int]]:
+    """`rows` in passes of `size`, the last one filled with repeats of its first row: [(pass rows, real ones)]."""
+    return [
+        (
+            rows[start : start + size] + rows[start : start + 1] * (start + size - len(rows)),
+            min(size, len(rows) - start),
+        )
+        for start in range(0, len(rows), size)
+    ]
 
 
 def last_positions(width: int) -> torch.Tensor:
@@ -56,10 +75,9 @@ def plan(contexts) -> list[tuple[tuple[int, ...], list[Pass]]]:
         if not 0 <= head < len(ids):
             raise ValueError(f"a context of {len(ids)} tokens cannot have a head of {head}")
         groups.setdefault((ids[:head], bucket(len(ids) - head)), []).append((ids, head))
-    passes = []
-    for (head, width), rows in sorted(groups.items()):
-        for start in range(0, len(rows), SCORING_ROWS):
-            chunk = rows[start : start + SCORING_ROWS]
-            padded = tuple(chunk + chunk[:1] * (SCORING_ROWS - len(chunk)))
-            passes.append(Pass(head, width, padded, len(chunk)))
+    passes = [
+        Pass(head, width, tuple(chunk), real)
+        for (head, width), rows in sorted(groups.items())
+        for chunk, real in filled(rows, rows_for(width))
+    ]
     return [(head, list(group)) for head, group in itertools.groupby(passes, key=lambda p: p.head)]

@@ -160,9 +160,9 @@ def _score_fixed(lm: CausalLM, wanted: dict) -> dict[Pair, torch.Tensor]:
 
 def _options_fixed(lm: CausalLM, items: _ItemBatch, real: int, wanted: dict) -> dict[Pair, torch.Tensor]:
     """Step 3 for scoring: an option's first token from the item pass, the rest of a longer option in a row of its
-    own on a copy of its item's cache, its tokens padded as an own part is (`fixed_passes.bucket`), rows of one
-    width in passes of SCORING_ROWS (dummies: repeats): an option's numbers depend on its context and its tokens
-    only, not on the request's other options (the response cache keeps each option apart)."""
+    own on a copy of its item's cache, its tokens padded as an own part is, rows of one width in fixed passes
+    (`fixed_passes`; at most OPTION_CACHE_BYTES of copies): an option's numbers depend on its context and its
+    tokens only, not on the request's other options (the response cache keeps each option apart)."""
     results: dict[Pair, torch.Tensor] = {}
     longer: dict[int, list[tuple[int, tuple[int, ...]]]] = {}  # padded width -> (item, continuation) rows
     for i in range(real):
@@ -171,12 +171,11 @@ def _options_fixed(lm: CausalLM, items: _ItemBatch, real: int, wanted: dict) -> 
                 results[(items.keys[i], cont)] = items.last[i, cont[0]]
             else:
                 longer.setdefault(fixed_passes.bucket(len(cont) - 1), []).append((i, cont))
+    copies = max(1, OPTION_CACHE_BYTES // max(1, _row_bytes(items)))  # the same for every item of the pass
     for width, rows in sorted(longer.items()):
-        for start in range(0, len(rows), fixed_passes.SCORING_ROWS):
-            chunk = rows[start : start + fixed_passes.SCORING_ROWS]
-            filled = chunk + chunk[:1] * (fixed_passes.SCORING_ROWS - len(chunk))
-            values = _first_tokens(items, chunk) + _rowwise_rest(lm, items, filled, width)[: len(chunk)]
-            results.update(((items.keys[i], cont), values[r]) for r, (i, cont) in enumerate(chunk))
+        for chunk, n in fixed_passes.filled(rows, min(fixed_passes.rows_for(width), copies)):
+            values = _first_tokens(items, chunk[:n]) + _rowwise_rest(lm, items, chunk, width)[:n]
+            results.update(((items.keys[i], cont), values[r]) for r, (i, cont) in enumerate(chunk[:n]))
     return results
 
 
