@@ -6,15 +6,18 @@ for what it lacks) or a batch-size setting (issue 27). Float rounding follows a 
 - a context is (its token ids, its head: how many of its leading tokens its prompt shares with the prompt's other
   items, `EncodedRequest.head`). The head runs once per distinct head (batch of one) and its KV cache serves
   every row on it;
-- the rest of the context (its own part, at least its last token) is right-padded to its width, the next multiple
-  of `BUCKET` tokens above its length (at least one pad: transformers may drop a mask of ones, and with it
-  change the attention kernel, only where no row has a pad); the logits are kept at the `BUCKET` positions where
-  a row of that width may end, whose last real one scores the options' first token;
+- the rest of the context (its own part, at least its last token) is right-padded to its width, a multiple of
+  `BUCKET` tokens (without a head, at least one pad: transformers may drop a mask of ones, and with it change
+  the attention kernel, where no row has a pad and queries and keys are as many); the logits are kept at the
+  `BUCKET` positions where a row of that width may end, whose last real one scores the options' first token;
 - a pass holds rows of one (head, width), as many as `PASS_TOKENS` make at that width (at least one), a short
   pass filled with repeats of its first row, whose results are dropped. A forward pass costs a fixed part (the
   weights read once) and a part per token (most of it on a CPU), and a call's rows of a width are often few: a
   pass of short rows holds many, a pass of long rows (demonstrations drawn for each item) one, so that the
   dummies never cost more than `PASS_TOKENS` tokens per width.
+
+The rest of a longer option (its tokens after the first) runs the same way on a copy of its item's cache: padded
+as an own part, rows of one width in passes that `rows_for` and `filled` lay out (`scorer._options_fixed`).
 
 Fixed shapes, not the batch-size invariance of a BLAS (which GPUs do not promise), make a row's numbers the same
 whatever shares its pass: a row of a matrix product of a given shape is computed the same way whatever the other
@@ -41,9 +44,10 @@ class Pass:
     real: int  # how many rows are real
 
 
-def bucket(own_tokens: int) -> int:
-    """The padded length of an own part of `own_tokens` tokens (at least one pad)."""
-    return BUCKET * (own_tokens // BUCKET + 1)
+def bucket(own_tokens: int, headless: bool = False) -> int:
+    """The padded length of an own part of `own_tokens` tokens; at least one pad where the context has no head
+    (only there would a pass without pads have a mask of ones: its queries as many as its keys)."""
+    return BUCKET * ((own_tokens + headless + BUCKET - 1) // BUCKET)
 
 
 def rows_for(width: int) -> int:
@@ -62,9 +66,9 @@ def filled(rows: list, size: int) -> list[tuple[list, int]]:
     ]
 
 
-def last_positions(width: int) -> torch.Tensor:
-    """The positions where an own part padded to `width` may end, in order."""
-    return torch.arange(max(0, width - BUCKET - 1), width - 1)
+def last_positions(width: int, headless: bool) -> torch.Tensor:
+    """The positions where an own part padded to `width` (`bucket`) may end, in order."""
+    return torch.arange(max(0, width - BUCKET - headless), width - headless)
 
 
 def plan(contexts) -> list[tuple[tuple[int, ...], list[Pass]]]:
@@ -74,7 +78,7 @@ def plan(contexts) -> list[tuple[tuple[int, ...], list[Pass]]]:
     for ids, head in sorted(set(contexts)):
         if not 0 <= head < len(ids):
             raise ValueError(f"a context of {len(ids)} tokens cannot have a head of {head}")
-        groups.setdefault((ids[:head], bucket(len(ids) - head)), []).append((ids, head))
+        groups.setdefault((ids[:head], bucket(len(ids) - head, not head)), []).append((ids, head))
     passes = [
         Pass(head, width, tuple(chunk), real)
         for (head, width), rows in sorted(groups.items())

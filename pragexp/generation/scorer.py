@@ -20,14 +20,16 @@ How it is fast:
 Identical contexts (a content-free input used for every item) run once.
 
 Scoring (`score_choices`, answers the response cache keeps) makes a context's scores a function of the request and
-the model only, the same cold or warm, alone or beside any other requests (issue 27): the prefix of step 1 is the
-request's own head (`ChoiceRequest.head`: the system turn, instructions and demonstrations its prompt shares with
-the prompt's other items), never what the call's contexts happen to share; step 2's batches have shapes that
-depend on the item alone (`fixed_passes`: own parts padded to a length bucket, a constant number of rows, dummy
-rows filling a short batch); step 3 runs per item. Fine-tuning (`option_logliks`, with gradients, never cached)
-shares the longest token prefix of the call's contexts and batches `batch_size` items of similar length. A model
-in training mode with gradient checkpointing keeps no KV cache (transformers turns it off), so each (context,
-option) then runs as one whole sequence (scoring: one at a time).
+the model only, the same cold or warm, alone or beside any other requests, whatever their order (issue 27): the
+prefix of step 1 is the request's own head (`ChoiceRequest.head`: the system turn, instructions and
+demonstrations its prompt shares with the prompt's other items), never what the call's contexts happen to share;
+step 2's passes have shapes that depend on the item alone (`fixed_passes`: own parts padded to a length bucket,
+as many rows as the bucket's width allows, repeats filling a short pass); in step 3 each longer option has a row
+of its own on a copy of its item's cache, in fixed passes likewise (a packed row would make an option's numbers
+depend on the request's other options, and the cache keeps each option apart). Fine-tuning (`option_logliks`, with
+gradients, never cached) shares the longest token prefix of the call's contexts and batches `batch_size` items of
+similar length. A model in training mode with gradient checkpointing keeps no KV cache (transformers turns it
+off), so each (context, option) then runs as one whole sequence (in scoring, one at a time).
 """
 
 from __future__ import annotations
@@ -215,7 +217,7 @@ def _run_items(
     expanded = [(k.expand(len(keys), -1, -1, -1), v.expand(len(keys), -1, -1, -1)) for k, v in prefix]
     # Each item's last position predicts its options' first token: only those positions' logits are needed (with
     # fixed shapes, every position where a row of that width may end).
-    at = torch.unique(lengths - 1) if width is None else fixed_passes.last_positions(width)
+    at = torch.unique(lengths - 1) if width is None else fixed_passes.last_positions(width, not shared)
     logp, cache = lm.forward(own, mask, positions, expanded, keep=at if lm.keeps_logits else None)
     column = torch.searchsorted(at, lengths - 1) if lm.keeps_logits else lengths - 1
     last = logp[torch.arange(len(keys)), column.to(logp.device)]
