@@ -67,6 +67,26 @@ def test_an_item_scores_the_same_alone_beside_others_and_shuffled(dtype):
     assert logliks(score_choices(model, tokenizer, many))[: len(reqs)] == alone
 
 
+def test_the_plan_depends_on_the_set_of_contexts_and_each_pass_on_its_width():
+    rng = random.Random(0)
+    head = tuple(range(100, 110))
+    contexts = [(head + tuple(rng.randrange(50) for _ in range(n)), len(head)) for n in range(1, 40)]
+    contexts += [(tuple(rng.randrange(50) for _ in range(n)), 0) for n in (1, 7, 8, 9, 16)]
+    planned = fixed_passes.plan(contexts)
+    assert fixed_passes.plan(rng.sample(contexts, len(contexts))) == planned
+    seen = []
+    for shared, passes in planned:
+        for p in passes:
+            assert len(p.rows) == fixed_passes.rows_for(p.width) and 1 <= p.real <= len(p.rows)
+            assert all(row == p.rows[0] for row in p.rows[p.real :])  # dummies repeat the first row
+            for ids, h in p.rows[: p.real]:
+                own = len(ids) - h
+                assert ids[:h] == shared and p.width % fixed_passes.BUCKET == 0
+                assert p.width - fixed_passes.BUCKET < own + (h == 0) <= p.width  # headless: one pad at least
+                seen.append((ids, h))
+    assert sorted(seen) == sorted(contexts)
+
+
 def test_the_head_runs_once_and_gives_a_plain_forward_pass_numbers(monkeypatch):
     model, tokenizer = tiny_causal_lm()
     reqs = ludwig_like()

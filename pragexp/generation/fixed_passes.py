@@ -57,13 +57,11 @@ def rows_for(width: int) -> int:
 
 def filled(rows: list, size: int) -> list[tuple[list, int]]:
     """`rows` in passes of `size`, the last one filled with repeats of its first row: [(pass rows, real ones)]."""
-    return [
-        (
-            rows[start : start + size] + rows[start : start + 1] * (start + size - len(rows)),
-            min(size, len(rows) - start),
-        )
-        for start in range(0, len(rows), size)
-    ]
+    passes = []
+    for start in range(0, len(rows), size):
+        chunk = rows[start : start + size]
+        passes.append((chunk + chunk[:1] * (size - len(chunk)), len(chunk)))
+    return passes
 
 
 def last_positions(width: int, headless: bool) -> torch.Tensor:
