@@ -297,3 +297,9 @@ def test_a_request_s_head_is_what_every_item_of_the_prompt_shares(chat):
     for request, (q, _) in zip(reqs, pairs, strict=True):
         assert request.context[request.head :].startswith(f" {q}\nresponse: ")
     assert (reqs[0].context == model.template.render(items[0]).plain) != chat
+    # demonstrations drawn for each item: no head is shared, the whole prompt is the item's own
+    config = {"templates": templates, "chat": chat, "shots": 1, "demonstrations": "per_item"}
+    per_item = PromptedLLM(backend, config, use_cache=False)
+    demo = PromptItem(9, {"q": "Is it late?", "r": "The sun is up."}, label=1)
+    items = [PromptItem(i, {"q": q, "r": r}, demonstrations=(demo,)) for i, (q, r) in enumerate(pairs)]
+    assert [r.head for r in per_item._requests(items, backend)] == [0, 0]

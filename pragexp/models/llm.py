@@ -215,9 +215,12 @@ class PromptedLLM(PragexpModel):
     def _requests(self, items: Sequence[PromptItem], llm: PromptBackend) -> list[ChoiceRequest]:
         rendered = [self.template.render(item, self.demonstrations_for(item)) for item in items]
         texts = [self.text(r, llm) for r in rendered]
+        # Demonstrations drawn for each item make each head its own, and a head shared by no other item only costs
+        # (the scorer's passes hold items of one head): there, the whole prompt is the item's.
+        shared = self.demonstration_mode == "shared" or not self.shots
         pairing = self.template.pairing
         return [
-            ChoiceRequest(t, r.continuations, pairing, _head(r, t))
+            ChoiceRequest(t, r.continuations, pairing, _head(r, t) if shared else 0)
             for r, t in zip(rendered, texts, strict=True)
         ]
 
