@@ -51,6 +51,14 @@ class CausalLM:
         logp = torch.log_softmax(out.logits.float(), dim=-1)
         return logp, (None if self.whole_sequences else cache_layers(out[self.cache_name]))
 
+    def prefix_cache(self, prefix: tuple[int, ...]) -> list:
+        """The KV cache of `prefix` run alone ([] for an empty one)."""
+        if not prefix:
+            return []
+        ids = torch.tensor([prefix], dtype=torch.long)
+        _, cache = self.forward(ids, torch.ones_like(ids), torch.arange(len(prefix)).unsqueeze(0), keep=1)
+        return cache
+
     def additive_mask(self, allowed: torch.Tensor) -> torch.Tensor:
         """A boolean (b, q, kv) attention pattern as the 4D additive mask transformers takes as it is."""
         dtype = self.model.dtype if self.model.dtype.is_floating_point else torch.float32

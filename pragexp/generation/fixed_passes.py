@@ -6,10 +6,11 @@ for what it lacks) or a batch-size setting (issue 27). Float rounding follows a 
 - a context is (its token ids, its head: how many of its leading tokens its prompt shares with the prompt's other
   items, `EncodedRequest.head`). The head runs once per distinct head (batch of one) and its KV cache serves
   every row on it;
-- the rest of the context (its own part, at least its last token) is right-padded to its width, a multiple of
-  `BUCKET` tokens (without a head, at least one pad: transformers may drop a mask of ones, and with it change
-  the attention kernel, where no row has a pad and queries and keys are as many); the logits are kept at the
-  `BUCKET` positions where a row of that width may end, whose last real one scores the options' first token;
+- the rest of the context (its own part, at least its last token) is padded to its width, a multiple of `BUCKET`
+  tokens: on the left after a head, so that every row's last token, whose logits score the options' first token,
+  is the pass's last position; on the right without one (a left pad would attend to nothing), with at least one
+  pad (transformers may drop a mask of ones, and with it change the attention kernel, where no row has a pad
+  and queries and keys are as many), the logits kept at the `BUCKET` positions where such a row may end;
 - a pass holds rows of one (head, width), as many as `PASS_TOKENS` make at that width (at least one), a short
   pass filled with repeats of its first row, whose results are dropped. A forward pass costs a fixed part (the
   weights read once) and a part per token (most of it on a CPU), and a call's rows of a width are often few: a
@@ -64,9 +65,15 @@ def filled(rows: list, size: int) -> list[tuple[list, int]]:
     return passes
 
 
-def last_positions(width: int, headless: bool) -> torch.Tensor:
-    """The positions where an own part padded to `width` (`bucket`) may end, in order."""
-    return torch.arange(max(0, width - BUCKET - headless), width - headless)
+def to_the_left(rows: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
+    """Right-padded rows (the first `lengths` entries of each real) as left-padded ones."""
+    width = rows.shape[1]
+    return torch.stack([row.roll(int(width - n)) for row, n in zip(rows, lengths, strict=True)])
+
+
+def last_positions(width: int) -> torch.Tensor:
+    """The positions where a headless own part right-padded to `width` (`bucket`: at least one pad) may end."""
+    return torch.arange(max(0, width - BUCKET - 1), width - 1)
 
 
 def plan(contexts) -> list[tuple[tuple[int, ...], list[Pass]]]:

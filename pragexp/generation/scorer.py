@@ -152,7 +152,7 @@ def _score_fixed(lm: CausalLM, wanted: dict) -> dict[Pair, torch.Tensor]:
     options."""
     results: dict[Pair, torch.Tensor] = {}
     for head, passes in fixed_passes.plan(wanted):
-        prefix = _prefix_cache(lm, head)
+        prefix = lm.prefix_cache(head)
         for one_pass in passes:
             owns = [list(context[len(head) :]) for context, _ in one_pass.rows]
             items = _run_items(lm, list(one_pass.rows), owns, len(head), prefix, one_pass.width)
@@ -188,16 +188,7 @@ def _shared_prefix(lm: CausalLM, keys: list[tuple[int, ...]]) -> tuple[int, list
     shared = 0
     while shared < limit and all(k[shared] == first[shared] for k in keys):
         shared += 1
-    return shared, _prefix_cache(lm, first[:shared])
-
-
-def _prefix_cache(lm: CausalLM, prefix: tuple[int, ...]) -> list:
-    """The KV cache of `prefix` run alone ([] for an empty one)."""
-    if not prefix:
-        return []
-    ids = torch.tensor([prefix], dtype=torch.long)
-    _, cache = lm.forward(ids, torch.ones_like(ids), torch.arange(len(prefix)).unsqueeze(0), keep=1)
-    return cache
+    return shared, lm.prefix_cache(first[:shared])
 
 
 def _run_items(
@@ -208,18 +199,24 @@ def _run_items(
     prefix: list,
     width: int | None = None,
 ) -> _ItemBatch:
-    """Each item's own part of its context, on the shared prefix's cache expanded over the batch, right-padded
-    to `width` (scoring's fixed shapes: `fixed_passes`) or else to the longest."""
+    """Each item's own part of its context, on the shared prefix's cache expanded over the batch, padded to
+    `width` (scoring's fixed shapes: `fixed_passes`) or else to the longest."""
     own, own_mask = pad_right(owns, lm.pad_id, width)
     lengths = own_mask.sum(1)
-    mask = torch.cat([torch.ones(len(keys), shared, dtype=torch.long), own_mask], dim=1)
     positions = shared + torch.arange(own.shape[1]).expand(len(keys), -1)
+    ends_at = lengths - 1  # each row's last position: it predicts the options' first token ...
+    keep = torch.unique(ends_at)  # ... and only those positions' logits are needed
+    if width is not None and shared:  # left-padded: every row ends at the last position
+        own, own_mask = fixed_passes.to_the_left(own, lengths), fixed_passes.to_the_left(own_mask, lengths)
+        positions = shared + (own_mask.cumsum(1) - 1).clamp(min=0)
+        ends_at = torch.full_like(lengths, width - 1)
+        keep = ends_at[:1]
+    elif width is not None:  # right-padded (a left pad would attend to nothing): wherever a row may end
+        keep = fixed_passes.last_positions(width)
+    mask = torch.cat([torch.ones(len(keys), shared, dtype=torch.long), own_mask], dim=1)
     expanded = [(k.expand(len(keys), -1, -1, -1), v.expand(len(keys), -1, -1, -1)) for k, v in prefix]
-    # Each item's last position predicts its options' first token: only those positions' logits are needed (with
-    # fixed shapes, every position where a row of that width may end).
-    at = torch.unique(lengths - 1) if width is None else fixed_passes.last_positions(width, not shared)
-    logp, cache = lm.forward(own, mask, positions, expanded, keep=at if lm.keeps_logits else None)
-    column = torch.searchsorted(at, lengths - 1) if lm.keeps_logits else lengths - 1
+    logp, cache = lm.forward(own, mask, positions, expanded, keep=keep if lm.keeps_logits else None)
+    column = torch.searchsorted(keep, ends_at) if lm.keeps_logits else ends_at
     last = logp[torch.arange(len(keys)), column.to(logp.device)]
     return _ItemBatch(keys, cache, mask, shared + lengths, last)
 
