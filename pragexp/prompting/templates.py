@@ -55,9 +55,8 @@ class RenderedPrompt:
     messages: tuple[dict, ...]  # chat turns (role, content)
     plain: str  # the same as one completion prompt, ending with the answer prefix and a space
     continuations: tuple[str, ...]  # per option, as the answer is written (no leading space)
-    own: str = (
-        ""  # the item's own text: its input from the first slot on, ending the last user turn's content
-    )
+    # the item's own text: its input from the first slot on, ending the last user turn's content
+    own: str = ""
     head: int = 0  # how many leading characters of `plain` every item shares (all before `own`)
 
 
