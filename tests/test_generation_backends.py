@@ -374,8 +374,8 @@ def test_answers_stored_in_the_file_format_of_before_are_found(tmp_path):
             "INSERT INTO responses VALUES (?, ?)",
             (key(identity, "generate", "a", params.key(), 1), json.dumps("a reply from before")),
         )
-        pairing = ChoiceRequest("ctx", ("1",)).pairing
-        scoring = {"scoring": SCORING, "pairing": pairing}
+        request = ChoiceRequest("ctx", ("1",))
+        scoring = {"scoring": SCORING, "pairing": request.pairing, "head": request.head}
         db.execute(
             "INSERT INTO responses VALUES (?, ?)",
             (key(identity, "loglikelihood_many", ["ctx", "1"], scoring, None), json.dumps([-1.5, 2, 3])),

@@ -269,3 +269,37 @@ def test_a_sampled_draw_is_the_same_whether_the_model_or_the_backend_applies_the
         [Prompt(f"She asks: {i.fields['question']}\n\nHe replies, ") for i in items], params
     )
     assert ours == raw and len({r for draws in ours for r in draws}) > 1
+
+
+@pytest.mark.parametrize("chat", [False, True])
+def test_a_request_s_head_is_what_every_item_of_the_prompt_shares(chat):
+    """The scorer runs a request's head once for the prompt's items: instruction, demonstrations and the input's
+    opening words (its trailing space left to the item), in the plain prompt or found in the chat rendering."""
+    from pragexp.generation.hf import HFBackend
+    from pragexp.models.llm import PromptedLLM
+
+    backend = HFBackend(model="tiny", batch_size=4)
+    templates = [
+        {
+            "name": "t",
+            "instruction": "Does the response imply yes or no?",
+            "input": "question: {q}\nresponse: {r}",
+            "options": ["yes", "no"],
+            "answer_prefix": "implicature:",
+        }
+    ]
+    model = PromptedLLM(backend, {"templates": templates, "chat": chat}, use_cache=False)
+    pairs = [("Is it cold?", "Take a coat."), ("Did you eat?", "I'm starving.")]
+    items = [PromptItem(i, {"q": q, "r": r}) for i, (q, r) in enumerate(pairs)]
+    reqs = model._requests(items, backend)
+    heads = {r.context[: r.head] for r in reqs}
+    assert len(heads) == 1 and heads.pop().endswith("Does the response imply yes or no?\n\nquestion:")
+    for request, (q, _) in zip(reqs, pairs, strict=True):
+        assert request.context[request.head :].startswith(f" {q}\nresponse: ")
+    assert (reqs[0].context == model.template.render(items[0]).plain) != chat
+    # demonstrations drawn for each item: no head is shared, the whole prompt is the item's own
+    config = {"templates": templates, "chat": chat, "shots": 1, "demonstrations": "per_item"}
+    per_item = PromptedLLM(backend, config, use_cache=False)
+    demo = PromptItem(9, {"q": "Is it late?", "r": "The sun is up."}, label=1)
+    items = [PromptItem(i, {"q": q, "r": r}, demonstrations=(demo,)) for i, (q, r) in enumerate(pairs)]
+    assert [r.head for r in per_item._requests(items, backend)] == [0, 0]

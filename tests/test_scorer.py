@@ -10,8 +10,9 @@ import random
 import pytest
 import torch
 
-from pragexp.generation import scorer
+from pragexp.generation import causal_lm, scorer
 from pragexp.generation.cache import CachedBackend, open_cache
+from pragexp.generation.causal_lm import CausalLM
 from pragexp.generation.hf import HFBackend
 from pragexp.generation.ranking import calibrate, choose, normalized, rank
 from pragexp.generation.requests import ChoiceRequest, OptionScore
@@ -57,7 +58,7 @@ def tiny():
 def test_scores_equal_a_plain_forward_pass_per_option(tiny):
     model, tokenizer = tiny.load()
     reqs = requests()
-    got = score_choices(model, tokenizer, reqs, batch_size=3)
+    got = score_choices(model, tokenizer, reqs)
     assert any(s.tokens > 1 for row in got for s in row) and any(s.tokens == 1 for row in got for s in row)
     for request, scores in zip(reqs, got, strict=True):
         for option, score in zip(request.options, scores, strict=True):
@@ -71,7 +72,7 @@ def test_option_logliks_carry_gradients_and_equal_the_inference_scores(tiny, che
     checkpointing (which keeps no cache) is on."""
     model, tokenizer = tiny_causal_lm()
     reqs = requests()
-    expected = score_choices(model, tokenizer, reqs, batch_size=3)
+    expected = score_choices(model, tokenizer, reqs)
     if checkpointing:
         model.gradient_checkpointing_enable()
     model.train()
@@ -94,7 +95,7 @@ def test_without_a_shared_prefix_and_with_an_empty_context(tiny):
         ChoiceRequest("What did he want to convey? Answer: ", ("1", "the speaker is being ironic")),
         ChoiceRequest("Options: 1) 2)", (" 1", " 2")),
     ]
-    got = score_choices(model, tokenizer, reqs, batch_size=8)
+    got = score_choices(model, tokenizer, reqs)
     for request, scores in zip(reqs, got, strict=True):
         for option, score in zip(request.options, scores, strict=True):
             assert score.loglik == pytest.approx(naive(model, tokenizer, request.context, option), abs=1e-4)
@@ -110,17 +111,17 @@ def test_token_and_byte_counts(tiny):
     )
 
 
-def test_results_do_not_depend_on_batch_size_or_order(tiny):
+def test_scoring_and_fine_tuning_batches_agree_whatever_the_order(tiny):
     model, tokenizer = tiny.load()
     reqs = requests()
-    one = score_choices(model, tokenizer, reqs, batch_size=1)
+    one = score_choices(model, tokenizer, reqs)
     order = list(range(len(reqs)))
     random.Random(0).shuffle(order)
     eight = batched(model, tokenizer, [reqs[i] for i in order], batch_size=8)
     for position, i in enumerate(order):
         for a, b in zip(one[i], eight[position], strict=True):
             assert (a.tokens, a.bytes) == (b.tokens, b.bytes)
-            assert a.loglik == pytest.approx(b.loglik, abs=1e-5)
+            assert a.loglik == pytest.approx(b.loglik, abs=1e-4)  # two recipes: float rounding apart
 
 
 def test_the_option_rows_of_a_model_that_does_not_honour_4d_masks_give_the_same_results(tiny, monkeypatch):
@@ -129,10 +130,10 @@ def test_the_option_rows_of_a_model_that_does_not_honour_4d_masks_give_the_same_
     model, tokenizer = tiny.load()
     reqs = requests()
     calls = {"packed": [], "rows": []}
-    packed = score_choices(model, tokenizer, reqs, batch_size=8, on_call=lambda: calls["packed"].append(1))
-    monkeypatch.setitem(scorer._PACKING, scorer._LM(model, tokenizer, None).packing_key, False)
+    packed = batched(model, tokenizer, reqs, 8, on_call=lambda: calls["packed"].append(1))
+    monkeypatch.setitem(scorer._PACKING, CausalLM(model, tokenizer, None).packing_key, False)
     monkeypatch.setattr(scorer, "OPTION_CACHE_BYTES", 1)
-    rows = score_choices(model, tokenizer, reqs, batch_size=8, on_call=lambda: calls["rows"].append(1))
+    rows = batched(model, tokenizer, reqs, 8, on_call=lambda: calls["rows"].append(1))
     assert len(calls["rows"]) > len(calls["packed"]) + 10  # the options went in many small passes
     for a_row, b_row in zip(packed, rows, strict=True):
         for a, b in zip(a_row, b_row, strict=True):
@@ -149,9 +150,11 @@ def test_the_packed_pass_reads_each_item_cache_once_not_once_per_option(tiny, mo
     model, tokenizer = tiny.load()
     reqs = requests()[:5]  # 5 items x 4 options
     batches = []
-    real = scorer._cache
+    real = causal_lm.dynamic_cache
     monkeypatch.setattr(
-        scorer, "_cache", lambda layers, config: batches.append(layers[0][0].shape[0]) or real(layers, config)
+        causal_lm,
+        "dynamic_cache",
+        lambda layers, config: batches.append(layers[0][0].shape[0]) or real(layers, config),
     )
     batched(model, tokenizer, reqs, batch_size=8)
     # the items' own parts (5 rows on the shared prefix) and then their options: 5 rows, not 20
@@ -161,14 +164,14 @@ def test_the_packed_pass_reads_each_item_cache_once_not_once_per_option(tiny, mo
 def test_a_model_that_ignores_the_packed_mask_is_found_out_and_scored_row_by_row(tiny, monkeypatch, caplog):
     model, tokenizer = tiny.load()
     reqs = requests()
-    key = scorer._LM(model, tokenizer, None).packing_key
+    key = CausalLM(model, tokenizer, None).packing_key
     monkeypatch.delitem(scorer._PACKING, key, raising=False)
     # A model that treats the 4D mask as if there were none: every option token would see the other options.
     monkeypatch.setattr(
-        scorer._LM, "additive_mask", lambda self, allowed: torch.zeros(allowed.shape).unsqueeze(1)
+        CausalLM, "additive_mask", lambda self, allowed: torch.zeros(allowed.shape).unsqueeze(1)
     )
     with caplog.at_level("WARNING"):
-        got = score_choices(model, tokenizer, reqs, batch_size=8)
+        got = batched(model, tokenizer, reqs, 8)
     assert scorer._PACKING[key] is False and "does not honour a 4D attention mask" in caplog.text
     for request, scores in zip(reqs, got, strict=True):
         for option, score in zip(request.options, scores, strict=True):
@@ -310,13 +313,15 @@ def test_the_packing_check_copies_a_few_option_rows_not_one_per_option(tiny, mon
     model, tokenizer = tiny.load()
     options = tuple(f"option number {n}" for n in range(30))
     reqs = [ChoiceRequest(SHOTS + "Q: Which one?\nA:", options)]
-    monkeypatch.delitem(scorer._PACKING, scorer._LM(model, tokenizer, None).packing_key, raising=False)
+    monkeypatch.delitem(scorer._PACKING, CausalLM(model, tokenizer, None).packing_key, raising=False)
     rows = []
-    real = scorer._cache
+    real = causal_lm.dynamic_cache
     monkeypatch.setattr(
-        scorer, "_cache", lambda layers, config: rows.append(layers[0][0].shape[0]) or real(layers, config)
+        causal_lm,
+        "dynamic_cache",
+        lambda layers, config: rows.append(layers[0][0].shape[0]) or real(layers, config),
     )
-    got = score_choices(model, tokenizer, reqs, batch_size=8)
+    got = batched(model, tokenizer, reqs, 8)
     assert max(rows) <= scorer.OPTION_ROWS
     for option, score in zip(options, got[0], strict=True):
         assert score.loglik == pytest.approx(naive(model, tokenizer, reqs[0].context, option), abs=1e-4)

@@ -186,34 +186,30 @@ class CachedBackend(LLMBackend):
         return [found[k] for k in keys]
 
     def loglikelihood_many(self, requests: list[ChoiceRequest]) -> list[list[OptionScore]]:
-        """One key per (context, option, pairing): an option scored under one prompt answers for every request
-        that asks it again (a content-free prompt, a re-run with more options); the backend scores the rest in
-        one call, each request it lacks an option of asked whole (its options are scored together: the same
+        """One key per (context, option, pairing, head): an option scored under one prompt answers for every
+        request that asks it again (a content-free prompt, a re-run with more options); the backend scores the rest
+        in one call, each request it lacks an option of asked whole (its options are scored together: the same
         numbers as a cold run's). The key also names the scorer's recipe (`SCORING`), so that numbers from another
-        recipe never answer."""
+        recipe never answer, and the head (`ChoiceRequest.head`: the part a scorer may run once for the prompt's
+        items), part of the request."""
         keys = [
-            [
-                self._key("loglikelihood_many", [r.context, o], {"scoring": SCORING, "pairing": r.pairing})
-                for o in r.options
-            ]
+            [self._key("loglikelihood_many", [r.context, o], _choice_params(r)) for o in r.options]
             for r in requests
         ]
         found = self.cache.get_many([k for row in keys for k in row])
-        todo: dict[
-            tuple[str, str], dict[str, str]
-        ] = {}  # (context, pairing) -> {option: key}, first-asked order
+        # (context, pairing, head) -> {option: key}, in first-asked order
+        todo: dict[tuple[str, str, int], dict[str, str]] = {}
         for request, row in zip(requests, keys, strict=True):
             if any(key not in found for key in row):
-                todo.setdefault((request.context, request.pairing), {}).update(
-                    zip(request.options, row, strict=True)
-                )
+                asked_as = (request.context, request.pairing, request.head)
+                todo.setdefault(asked_as, {}).update(zip(request.options, row, strict=True))
         if todo:
-            asked = [ChoiceRequest(c, tuple(options), pairing) for (c, pairing), options in todo.items()]
+            asked = [ChoiceRequest(c, tuple(options), p, h) for (c, p, h), options in todo.items()]
             answers = self.backend.loglikelihood_many(asked)
             fresh = {
-                todo[(r.context, r.pairing)][o]: [float(s.loglik), int(s.tokens), int(s.bytes)]
-                for r, scores in zip(asked, answers, strict=True)
-                for o, s in zip(r.options, scores, strict=True)
+                key: [float(s.loglik), int(s.tokens), int(s.bytes)]
+                for keyed, scores in zip(todo.values(), answers, strict=True)
+                for key, s in zip(keyed.values(), scores, strict=True)
             }
             fresh = {key: value for key, value in fresh.items() if key not in found}  # stored answers stand
             self.cache.put_many(fresh)
@@ -230,6 +226,10 @@ class CachedBackend(LLMBackend):
             self.cache.put_many(fresh)
             found.update(fresh)
         return torch.tensor([found[k] for k in keys], dtype=torch.float)
+
+
+def _choice_params(request: ChoiceRequest) -> dict:
+    return {"scoring": SCORING, "pairing": request.pairing, "head": request.head}
 
 
 def _prompt_key(prompt: Prompt):

@@ -267,7 +267,8 @@ class HFBackend(LLMBackend):
         return options
 
     def loglikelihood_many(self, requests: list[ChoiceRequest]) -> list[list[OptionScore]]:
-        """[[OptionScore per option] per request]; `batch_size` distinct contexts per batch."""
+        """[[OptionScore per option] per request], each a function of its request (`scorer.score_choices`: not
+        of `batch_size` nor of the other requests)."""
         model, tokenizer = self.load()
 
         def count() -> None:
@@ -275,7 +276,7 @@ class HFBackend(LLMBackend):
 
         if self.encoder_decoder:
             return score_seq2seq(model, tokenizer, requests, on_call=count)
-        return score_choices(model, tokenizer, requests, batch_size=self.batch_size, on_call=count)
+        return score_choices(model, tokenizer, requests, on_call=count)
 
     def count_tokens(self, text: str) -> int:
         return len(self.tokenizer()(text, add_special_tokens=False)["input_ids"])

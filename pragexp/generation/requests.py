@@ -1,8 +1,13 @@
 """What a log-likelihood request is, what its answer is, and the one rule that pairs a context with a
 continuation (lm-evaluation-harness's, `lm_eval.api.model.TemplateLM._encode_pair`), for every backend.
 
-- `ChoiceRequest(context, options)`: the context exactly as the model reads it (after any chat template) and
-  the option continuations;
+- `ChoiceRequest(context, options, pairing, head)`: the context exactly as the model reads it (after any chat
+  template), the option continuations, and `head`: how many leading characters of the context its prompt shares
+  with the prompt's other items (system turn, instructions, demonstrations; 0: none). A scorer may run that
+  part once for every item on it (`scorer.score_choices`); it is the request's own, so the numbers stay a
+  function of the request. Its tokens (`EncodedRequest.head`) are the longest prefix that the head's own
+  encoding and the context's share (where a byte-pair merge crosses the boundary, the two differ from there
+  on), never the context's last token;
 - `OptionScore(loglik, tokens, bytes)`: one option's answer, plain numbers: log p(continuation | context)
   summed over the continuation's tokens, their number, and the UTF-8 bytes of the scored continuation;
 - the pairing (`lm-eval`, the default): whitespace that ends the context moves into the continuation
@@ -31,9 +36,12 @@ class ChoiceRequest:
     context: str
     options: tuple[str, ...]
     pairing: str = "lm-eval"
+    head: int = 0
 
     def __post_init__(self):
         object.__setattr__(self, "options", tuple(self.options))
+        if not 0 <= self.head <= len(self.context):
+            raise ValueError(f"a head of {self.head} characters in a context of {len(self.context)}")
         if not self.options:
             raise ValueError(f"a choice request needs options (context {self.context[-60:]!r})")
         if self.pairing not in PAIRINGS:
@@ -59,6 +67,7 @@ class EncodedRequest:
     context: tuple[int, ...]  # the context's token ids (the end-of-text token for an empty context)
     continuations: tuple[tuple[int, ...], ...]  # per option, the ids scored after the context
     texts: tuple[str, ...]  # per option, the continuation text scored (for byte counts)
+    head: int = 0  # how many leading context tokens are the prompt's shared head
 
 
 def encode_request(tokenizer, request: ChoiceRequest) -> EncodedRequest:
@@ -83,7 +92,25 @@ def encode_request(tokenizer, request: ChoiceRequest) -> EncodedRequest:
         texts.append(cont)
     if bos and ctx_ids[:1] != bos:
         ctx_ids = bos + ctx_ids
-    return EncodedRequest(tuple(ctx_ids or [tokenizer.eos_token_id]), tuple(conts), tuple(texts))
+    context = tuple(ctx_ids or [tokenizer.eos_token_id])
+
+    def encode_head(text: str) -> list[int]:
+        ids = encode(text)
+        return bos + ids if bos and ids[:1] != bos else ids
+
+    return EncodedRequest(context, tuple(conts), tuple(texts), _head_tokens(request, context, encode_head))
+
+
+def _head_tokens(request: ChoiceRequest, context: tuple[int, ...], encode) -> int:
+    """How many leading tokens of `context` are the request's head (see the module's docstring)."""
+    if not request.head:
+        return 0
+    common = 0
+    for a, b in zip(encode(request.context[: request.head]), context, strict=False):
+        if a != b:
+            break
+        common += 1
+    return min(common, len(context) - 1)
 
 
 def _bos(tokenizer) -> list[int]:
@@ -104,4 +131,5 @@ def _next_token(tokenizer, request: ChoiceRequest) -> EncodedRequest:
                 f"the next-token pairing scores one token per option, and {option!r} is {len(ids)} tokens"
             )
         conts.append(tuple(ids))
-    return EncodedRequest(tuple(context), tuple(conts), tuple(request.options))
+    head = _head_tokens(request, tuple(context), lambda text: tokenizer(text)["input_ids"])
+    return EncodedRequest(tuple(context), tuple(conts), tuple(request.options), head)

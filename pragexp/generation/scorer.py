@@ -6,10 +6,9 @@ Requests are paired as `requests.encode_request` says (lm-evaluation-harness's r
 forward pass per (context, option) up to float rounding (~1e-6 in float32; tests/test_scorer.py checks 1e-4).
 How it is fast:
 
-1. the longest token prefix shared by every context of the call (a system prompt, few-shot demonstrations) runs
-   once, and its KV cache is reused by every item;
-2. items run in batches of similar length, each item's own part of the context once, on that cache expanded
-   over the batch (right-padded; masked pads, explicit positions);
+1. a prefix of the contexts runs once, and its KV cache is reused by every item on it;
+2. items run in batches, each item's own part of the context once, on that cache expanded over the batch
+   (padded; masked pads, explicit positions);
 3. the options of each item run on the item's cache in one row: the options' tokens side by side, each
    attending to the context and to its own earlier tokens only (a 4D attention mask, positions restarting after
    the context), so an item's cache is read once for all its options, not copied per option: the items of a
@@ -18,53 +17,64 @@ How it is fast:
    not honour such a mask (checked once per model class against the plain way, `_packing_works`), each option
    gets its own row on a copy of the item's cache, at most `OPTION_CACHE_BYTES` of copies at a time.
 
-Identical contexts (a content-free input used for every item) run once. Which items share a batch depends only on
-the set of requests and `batch_size`, never on their order. A model in training mode with gradient checkpointing
-keeps no KV cache (transformers turns it off), so each (context, option) then runs as one whole sequence.
+Identical contexts (a content-free input used for every item) run once.
 
-Scoring (`score_choices`) runs each context alone (`per_item`): its own pass over the whole context, unpadded, then
-its options in one row, steps 1 and 2 without other items. Batch shapes change float rounding (in bfloat16 up to
-0.35 in a log-likelihood, issue 27), and the response cache asks only for what it lacks, so a batch of other items
-would make a score depend on what the cache held; alone, a context's scores are a function of the request and the
-model only, the same cold or warm. Fine-tuning (`option_logliks` with gradients, never cached) keeps the batches.
+Scoring (`score_choices`, answers the response cache keeps) makes a context's scores a function of the request and
+the model only, the same cold or warm, alone or beside any other requests, whatever their order (issue 27): the
+prefix of step 1 is the request's own head (`ChoiceRequest.head`: the system turn, instructions and
+demonstrations its prompt shares with the prompt's other items), never what the call's contexts happen to share;
+step 2's passes have shapes that depend on the item alone (`fixed_passes`: own parts padded to a length bucket,
+as many rows as the bucket's width allows, repeats filling a short pass); in step 3 each longer option has a row
+of its own on a copy of its item's cache, in fixed passes likewise (a packed row would make an option's numbers
+depend on the request's other options, and the cache keeps each option apart). Fine-tuning (`option_logliks`, with
+gradients, never cached) shares the longest token prefix of the call's contexts and batches `batch_size` items of
+similar length. A model in training mode with gradient checkpointing keeps no KV cache (transformers turns it
+off), so each (context, option) then runs as one whole sequence (in scoring, one at a time).
 """
 
 from __future__ import annotations
 
-import inspect
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import torch
 
+from pragexp.generation import fixed_passes
+from pragexp.generation.causal_lm import CausalLM
 from pragexp.generation.requests import ChoiceRequest, EncodedRequest, OptionScore, encode_request
 from pragexp.utils.tensors import pad_right
 
 log = logging.getLogger(__name__)
 # The recipe (pairing and computation), in the response cache's key: v2 reads each item's cache once for all its options
-# (issue 25); v3 scores each context alone (the same numbers whatever the cache holds), so answers stored by an
-# earlier recipe never answer for it.
-SCORING = "lm-eval-pair/v3"
+# (issue 25); v3 scores each context alone (the same numbers whatever the cache holds); v4 runs the request's head
+# once and the own parts in fixed-shape batches (`fixed_passes`), so answers stored by an earlier recipe never
+# answer for it.
+SCORING = "lm-eval-pair/v4"
 OPTION_TOKENS = 4096  # packed option pass: at most this many (items x option tokens) positions at once ...
 OPTION_ROWS = 8  # per-row option pass: option rows per item of a batch in one forward pass ...
 # ... and, in either pass, at most this many bytes of KV cache copied at once (a 5-shot GRICE QA prompt of ~2,100
 # tokens is ~97 MB a row for SmolLM2: 128 rows ran out of 24 GB)
 OPTION_CACHE_BYTES = 1 << 30
-Pair = tuple[tuple[int, ...], tuple[int, ...]]  # (context ids, continuation ids)
+Pair = tuple[tuple, tuple[int, ...]]  # (context key, continuation ids)
 # (model class, attention implementation, dtype) -> packed options give the same
 _PACKING: dict[tuple, bool] = {}
 
 
 @torch.inference_mode()
 def score_choices(
-    model, tokenizer, requests: Sequence[ChoiceRequest], batch_size: int = 16, on_call: Callable | None = None
+    model, tokenizer, requests: Sequence[ChoiceRequest], on_call: Callable | None = None
 ) -> list[list[OptionScore]]:
-    """[[OptionScore per option] per request], each context scored alone (`per_item`: the numbers do not depend
-    on the other requests of the call); `batch_size` bounds the option rows of a model that cannot pack them;
-    `on_call()` is called once per model forward (a backend's call counter)."""
-    scored = option_logliks(model, tokenizer, requests, batch_size, on_call, False, per_item=True)
-    return [scores for _, scores in scored]
+    """[[OptionScore per option] per request], each a function of its request and the model only (the numbers
+    do not depend on the other requests of the call); `on_call()` is called once per model forward (a backend's
+    call counter)."""
+    lm = CausalLM(model, tokenizer, on_call)
+    encoded = [encode_request(tokenizer, r) for r in requests]
+    if lm.whole_sequences:  # no KV cache: each (context, option) whole, alone
+        results = _score_whole(lm, _wanted(encoded, lambda e: e.context), 1)
+        return [_collect(e, results, False, e.context)[1] for e in encoded]
+    results = _score_fixed(lm, _wanted(encoded, lambda e: (e.context, e.head)))
+    return [_collect(e, results, False, (e.context, e.head))[1] for e in encoded]
 
 
 def option_logliks(
@@ -74,80 +84,38 @@ def option_logliks(
     batch_size: int = 16,
     on_call: Callable | None = None,
     on_device: bool = True,
-    per_item: bool = False,
 ) -> list[tuple[torch.Tensor, list[OptionScore]]]:
     """Per request: its options' log-likelihoods as one (n,) tensor, differentiable when autograd is on, and
     their `OptionScore`s. The tensors stay on the model's device (`on_device`, training) or come to the CPU a
-    chunk at a time (scoring). `per_item`: each context alone (no shared prefix, no batch of contexts)."""
-    lm = _LM(model, tokenizer, on_call)
+    chunk at a time. The call's contexts share a prefix and batches (the numbers' rounding depends on them)."""
+    lm = CausalLM(model, tokenizer, on_call)
     encoded = [encode_request(tokenizer, r) for r in requests]
-    wanted: dict[tuple[int, ...], dict[tuple[int, ...], None]] = {}  # context -> its distinct continuations
-    for e in encoded:
-        wanted.setdefault(e.context, {}).update(dict.fromkeys(e.continuations))
+    wanted = _wanted(encoded, lambda e: e.context)
     if lm.whole_sequences:
         results = _score_whole(lm, wanted, batch_size)
     else:
-        results = _score_on_cache(lm, wanted, batch_size, per_item)
-    return [_collect(e, results, on_device) for e in encoded]
+        results = _score_on_cache(lm, wanted, batch_size)
+    return [_collect(e, results, on_device, e.context) for e in encoded]
 
 
-def _collect(e: EncodedRequest, results: dict, on_device: bool) -> tuple[torch.Tensor, list[OptionScore]]:
-    values = torch.stack([results[(e.context, c)] for c in e.continuations])
+def _wanted(encoded: list[EncodedRequest], key: Callable) -> dict[tuple, dict[tuple[int, ...], None]]:
+    """context key -> its distinct continuations."""
+    wanted: dict[tuple, dict[tuple[int, ...], None]] = {}
+    for e in encoded:
+        wanted.setdefault(key(e), {}).update(dict.fromkeys(e.continuations))
+    return wanted
+
+
+def _collect(
+    e: EncodedRequest, results: dict, on_device: bool, key
+) -> tuple[torch.Tensor, list[OptionScore]]:
+    values = torch.stack([results[(key, c)] for c in e.continuations])
     values = values if on_device else values.cpu()
     counts = [
         OptionScore(v, len(c), len(t.encode("utf-8")))
         for v, c, t in zip(values.detach().cpu().tolist(), e.continuations, e.texts, strict=True)
     ]
     return values, counts
-
-
-class _LM:
-    """The model as the scorer calls it: log-probabilities (at chosen positions only, where the model can skip
-    the rest of the output layer, its costliest part for short continuations) and the KV cache."""
-
-    def __init__(self, model, tokenizer, on_call: Callable | None):
-        self.model, self.tokenizer, self.on_call = model, tokenizer, on_call
-        self.device = model.device
-        self.pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
-        base = model.get_base_model() if hasattr(model, "get_base_model") else model  # peft wraps the model
-        parameters = inspect.signature(base.forward).parameters
-        self.keeps_logits = "logits_to_keep" in parameters
-        self.cache_name = (
-            "cache" if "cache" in parameters else "past_key_values"
-        )  # transformers >= 5.2x: cache
-        checkpointing = getattr(model, "is_activation_checkpointing", None)  # transformers >= 5 names it so
-        if checkpointing is None:
-            checkpointing = getattr(model, "is_gradient_checkpointing", False)
-        self.whole_sequences = bool(checkpointing) and model.training
-        self.packing_key = (
-            type(base).__name__,
-            getattr(base.config, "_attn_implementation", None),
-            base.dtype,
-        )
-
-    def forward(self, ids, mask, positions, layers=None, keep=None):
-        extra = {}
-        if self.keeps_logits and keep is not None:
-            extra["logits_to_keep"] = keep.to(self.device) if torch.is_tensor(keep) else keep
-        if layers:
-            extra[self.cache_name] = _cache(layers, self.model.config)
-        out = self.model(
-            input_ids=ids.to(self.device),
-            attention_mask=mask.to(self.device),
-            position_ids=positions.to(self.device),
-            use_cache=not self.whole_sequences,
-            **extra,
-        )
-        if self.on_call:
-            self.on_call()
-        logp = torch.log_softmax(out.logits.float(), dim=-1)
-        return logp, (None if self.whole_sequences else _layers(out[self.cache_name]))
-
-    def additive_mask(self, allowed: torch.Tensor) -> torch.Tensor:
-        """A boolean (b, q, kv) attention pattern as the 4D additive mask transformers takes as it is."""
-        dtype = self.model.dtype if self.model.dtype.is_floating_point else torch.float32
-        blocked = torch.zeros(allowed.shape, dtype=dtype).masked_fill(~allowed, torch.finfo(dtype).min)
-        return blocked.unsqueeze(1)
 
 
 # -- scoring on the KV cache ----------------------------------------------------------------------------------
@@ -157,23 +125,20 @@ class _LM:
 class _ItemBatch:
     """Step 2's result for a batch of items: their caches and where each item's context ends."""
 
-    keys: list[tuple[int, ...]]  # the items' context ids
+    keys: list[tuple]  # the items' context keys (their ids; in scoring, (ids, head))
     cache: list[tuple[torch.Tensor, torch.Tensor]]  # per layer (keys, values): (items, heads, length, dim)
     mask: torch.Tensor  # (items, length): 1 for a real context token
     ends: torch.Tensor  # (items,): each context's length (shared prefix included)
     last: torch.Tensor  # (items, vocab): log p(next token) after each context
 
 
-def _score_on_cache(lm: _LM, wanted: dict, batch_size: int, per_item: bool) -> dict[Pair, torch.Tensor]:
+def _score_on_cache(lm: CausalLM, wanted: dict, batch_size: int) -> dict[Pair, torch.Tensor]:
     keys = sorted(wanted, key=lambda k: (-len(k), k))  # longest first; independent of request order
-    if per_item:
-        batches, shared, prefix = [[k] for k in keys], 0, []
-    else:
-        shared, prefix = _shared_prefix(lm, keys)
-        batches = [keys[start : start + batch_size] for start in range(0, len(keys), batch_size)]
+    shared, prefix = _shared_prefix(lm, keys)
     results: dict[Pair, torch.Tensor] = {}
-    for batch in batches:
-        items = _run_items(lm, batch, shared, prefix)
+    for start in range(0, len(keys), batch_size):
+        keys_now = keys[start : start + batch_size]
+        items = _run_items(lm, keys_now, [list(k[shared:]) for k in keys_now], shared, prefix)
         options = [list(wanted[k]) for k in items.keys]
         if any(len(c) > 1 for conts in options for c in conts) and not _packing_works(lm, items, options):
             results.update(_options_rowwise(lm, items, options, batch_size))
@@ -182,31 +147,76 @@ def _score_on_cache(lm: _LM, wanted: dict, batch_size: int, per_item: bool) -> d
     return results
 
 
-def _shared_prefix(lm: _LM, keys: list[tuple[int, ...]]) -> tuple[int, list]:
+def _score_fixed(lm: CausalLM, wanted: dict) -> dict[Pair, torch.Tensor]:
+    """Scoring's way (`fixed_passes`): per head, its cache once; per pass, the rows' own parts; then their
+    options."""
+    results: dict[Pair, torch.Tensor] = {}
+    for head, passes in fixed_passes.plan(wanted):
+        prefix = lm.prefix_cache(head)
+        for one_pass in passes:
+            owns = [list(context[len(head) :]) for context, _ in one_pass.rows]
+            items = _run_items(lm, list(one_pass.rows), owns, len(head), prefix, one_pass.width)
+            results.update(_options_fixed(lm, items, one_pass.real, wanted))
+    return results
+
+
+def _options_fixed(lm: CausalLM, items: _ItemBatch, real: int, wanted: dict) -> dict[Pair, torch.Tensor]:
+    """Step 3 for scoring: an option's first token from the item pass, the rest of a longer option in a row of its
+    own on a copy of its item's cache, its tokens padded as an own part is, rows of one width in fixed passes
+    (`fixed_passes`; at most OPTION_CACHE_BYTES of copies): an option's numbers depend on its context and its
+    tokens only, not on the request's other options (the response cache keeps each option apart)."""
+    results: dict[Pair, torch.Tensor] = {}
+    longer: dict[int, list[tuple[int, tuple[int, ...]]]] = {}  # padded width -> (item, continuation) rows
+    for i in range(real):
+        for cont in wanted[items.keys[i]]:
+            if len(cont) == 1:
+                results[(items.keys[i], cont)] = items.last[i, cont[0]]
+            else:
+                longer.setdefault(fixed_passes.bucket(len(cont) - 1), []).append((i, cont))
+    copies = max(1, OPTION_CACHE_BYTES // max(1, _row_bytes(items)))  # the same for every item of the pass
+    for width, rows in sorted(longer.items()):
+        for chunk, n in fixed_passes.filled(rows, min(fixed_passes.rows_for(width), copies)):
+            values = _first_tokens(items, chunk[:n]) + _rowwise_rest(lm, items, chunk, width)[:n]
+            results.update(((items.keys[i], cont), values[r]) for r, (i, cont) in enumerate(chunk[:n]))
+    return results
+
+
+def _shared_prefix(lm: CausalLM, keys: list[tuple[int, ...]]) -> tuple[int, list]:
     """The length of the token prefix every context shares (each keeps at least its last token, whose logits
     score its options' first token) and that prefix's KV cache."""
     first, limit = keys[0], min(len(k) for k in keys) - 1
     shared = 0
     while shared < limit and all(k[shared] == first[shared] for k in keys):
         shared += 1
-    if not shared:
-        return 0, []
-    ids = torch.tensor([first[:shared]], dtype=torch.long)
-    _, prefix = lm.forward(ids, torch.ones_like(ids), torch.arange(shared).unsqueeze(0), keep=1)
-    return shared, prefix
+    return shared, lm.prefix_cache(first[:shared])
 
 
-def _run_items(lm: _LM, keys: list[tuple[int, ...]], shared: int, prefix: list) -> _ItemBatch:
-    """Each item's own part of its context, on the shared prefix's cache expanded over the batch."""
-    own, own_mask = pad_right([list(k[shared:]) for k in keys], lm.pad_id)
+def _run_items(
+    lm: CausalLM,
+    keys: list[tuple],
+    owns: list[list[int]],
+    shared: int,
+    prefix: list,
+    width: int | None = None,
+) -> _ItemBatch:
+    """Each item's own part of its context, on the shared prefix's cache expanded over the batch, padded to
+    `width` (scoring's fixed shapes: `fixed_passes`) or else to the longest."""
+    own, own_mask = pad_right(owns, lm.pad_id, width)
     lengths = own_mask.sum(1)
-    mask = torch.cat([torch.ones(len(keys), shared, dtype=torch.long), own_mask], dim=1)
     positions = shared + torch.arange(own.shape[1]).expand(len(keys), -1)
+    ends_at = lengths - 1  # each row's last position: it predicts the options' first token ...
+    keep = torch.unique(ends_at)  # ... and only those positions' logits are needed
+    if width is not None and shared:  # left-padded: every row ends at the last position
+        own, own_mask = fixed_passes.to_the_left(own, lengths), fixed_passes.to_the_left(own_mask, lengths)
+        positions = shared + (own_mask.cumsum(1) - 1).clamp(min=0)
+        ends_at = torch.full_like(lengths, width - 1)
+        keep = ends_at[:1]
+    elif width is not None:  # right-padded (a left pad would attend to nothing): wherever a row may end
+        keep = fixed_passes.last_positions(width)
+    mask = torch.cat([torch.ones(len(keys), shared, dtype=torch.long), own_mask], dim=1)
     expanded = [(k.expand(len(keys), -1, -1, -1), v.expand(len(keys), -1, -1, -1)) for k, v in prefix]
-    # Each item's last position predicts its options' first token: only those positions' logits are needed.
-    at = torch.unique(lengths - 1)
-    logp, cache = lm.forward(own, mask, positions, expanded, keep=at if lm.keeps_logits else None)
-    column = torch.searchsorted(at, lengths - 1) if lm.keeps_logits else lengths - 1
+    logp, cache = lm.forward(own, mask, positions, expanded, keep=keep if lm.keeps_logits else None)
+    column = torch.searchsorted(keep, ends_at) if lm.keeps_logits else ends_at
     last = logp[torch.arange(len(keys)), column.to(logp.device)]
     return _ItemBatch(keys, cache, mask, shared + lengths, last)
 
@@ -219,7 +229,7 @@ def _first_tokens(items: _ItemBatch, rows: list[tuple[int, tuple[int, ...]]]) ->
     return items.last[item, token]
 
 
-def _options_packed(lm: _LM, items: _ItemBatch, options: list[list[tuple]]) -> dict[Pair, torch.Tensor]:
+def _options_packed(lm: CausalLM, items: _ItemBatch, options: list[list[tuple]]) -> dict[Pair, torch.Tensor]:
     """Step 3 with one row per item: the options' tokens side by side (each but its last token is fed), each
     attending to the context and its own earlier tokens, at most `OPTION_TOKENS` positions per pass."""
     results: dict[Pair, torch.Tensor] = {}
@@ -254,7 +264,9 @@ def _row_bytes(items: _ItemBatch) -> int:
     return sum(t[0].numel() * t.element_size() for layer in items.cache for t in layer)
 
 
-def _packed_rest(lm: _LM, items: _ItemBatch, chunk: list[int], options: list[list[tuple]]) -> torch.Tensor:
+def _packed_rest(
+    lm: CausalLM, items: _ItemBatch, chunk: list[int], options: list[list[tuple]]
+) -> torch.Tensor:
     """log p(option tokens after the first | context, earlier option tokens), per (item, option) row of
     `chunk`, in row order, from one forward pass over the chunk's packed options."""
     # per item: fed ids; per item: next ids; per option: (item row, start, n)
@@ -285,7 +297,7 @@ def _packed_rest(lm: _LM, items: _ItemBatch, chunk: list[int], options: list[lis
     return torch.stack([picked[r, start : start + n].sum() for r, start, n in spans])
 
 
-def _options_rowwise(lm: _LM, items: _ItemBatch, options: list[list[tuple]], batch_size: int) -> dict:
+def _options_rowwise(lm: CausalLM, items: _ItemBatch, options: list[list[tuple]], batch_size: int) -> dict:
     """Step 3 with one row per (item, option), each on a copy of its item's cache (models that do not honour
     a 4D attention mask), at most `batch_size * OPTION_ROWS` rows and OPTION_CACHE_BYTES of copies at once."""
     rows_all = [(i, c) for i, conts in enumerate(options) for c in conts]
@@ -299,13 +311,16 @@ def _options_rowwise(lm: _LM, items: _ItemBatch, options: list[list[tuple]], bat
     return results
 
 
-def _rowwise_rest(lm: _LM, items: _ItemBatch, rows: list[tuple[int, tuple]]) -> torch.Tensor:
-    """log p(option tokens after the first | context, earlier option tokens), one row per option."""
+def _rowwise_rest(
+    lm: CausalLM, items: _ItemBatch, rows: list[tuple[int, tuple]], width: int | None = None
+) -> torch.Tensor:
+    """log p(option tokens after the first | context, earlier option tokens), one row per option, its fed tokens
+    right-padded to `width` (or the longest)."""
     if all(len(c) == 1 for _, c in rows):
         return torch.zeros(len(rows), device=items.last.device)
     item = torch.tensor([i for i, _ in rows])
     layers = [(k[item.to(k.device)], v[item.to(v.device)]) for k, v in items.cache]
-    inputs, in_mask = pad_right([list(c[:-1]) or [lm.pad_id] for _, c in rows], lm.pad_id)
+    inputs, in_mask = pad_right([list(c[:-1]) or [lm.pad_id] for _, c in rows], lm.pad_id, width)
     for r, (_, cont) in enumerate(rows):
         in_mask[r, len(cont) - 1 :] = 0  # a one-token option feeds nothing
     mask = torch.cat([items.mask[item], in_mask], dim=1)
@@ -314,16 +329,17 @@ def _rowwise_rest(lm: _LM, items: _ItemBatch, rows: list[tuple[int, tuple]]) -> 
     return _picked_sum(lm, logp, [list(c[1:]) for _, c in rows])
 
 
-def _picked_sum(lm: _LM, logp: torch.Tensor, targets: list[list[int]]) -> torch.Tensor:
-    """Per row: the sum of log p(target token) over the row's targets (rows right-padded)."""
-    ids, mask = pad_right([t or [lm.pad_id] for t in targets], lm.pad_id)
+def _picked_sum(lm: CausalLM, logp: torch.Tensor, targets: list[list[int]]) -> torch.Tensor:
+    """Per row: the sum of log p(target token) over the row's targets (rows right-padded; the sum runs over all
+    of `logp`'s positions, so that its order depends on the pass's shape, not on the longest target)."""
+    ids, mask = pad_right([t or [lm.pad_id] for t in targets], lm.pad_id, logp.shape[1])
     for r, t in enumerate(targets):
         mask[r, len(t) :] = 0
-    picked = logp[:, : ids.shape[1]].gather(2, ids.to(logp.device).unsqueeze(2)).squeeze(2)
+    picked = logp.gather(2, ids.to(logp.device).unsqueeze(2)).squeeze(2)
     return (picked * mask.to(picked.device)).sum(1)
 
 
-def _packing_works(lm: _LM, items: _ItemBatch, options: list[list[tuple]]) -> bool:
+def _packing_works(lm: CausalLM, items: _ItemBatch, options: list[list[tuple]]) -> bool:
     """Whether this kind of model honours the packed pass's 4D mask: checked once per (class, attention
     implementation, dtype) on the first item with a multi-token option, its longest options packed against one
     row each (at most OPTION_ROWS of them, or OPTION_CACHE_BYTES of copies: 52 rows of a 5-shot GRICE QA prompt
@@ -357,7 +373,7 @@ def _packing_works(lm: _LM, items: _ItemBatch, options: list[list[tuple]]) -> bo
 # -- whole sequences (gradient checkpointing) --------------------------------------------------------------------
 
 
-def _score_whole(lm: _LM, wanted: dict, batch_size: int) -> dict[Pair, torch.Tensor]:
+def _score_whole(lm: CausalLM, wanted: dict, batch_size: int) -> dict[Pair, torch.Tensor]:
     """Every (context, option) as one whole sequence, `batch_size` sequences per forward pass."""
     pairs = sorted((key, cont) for key, conts in wanted.items() for cont in conts)
     results = {}
@@ -375,25 +391,3 @@ def _score_whole(lm: _LM, wanted: dict, batch_size: int) -> dict[Pair, torch.Ten
         for r, pair in enumerate(chunk):
             results[pair] = sums[r]
     return results
-
-
-# -- transformers' cache, any version ---------------------------------------------------------------------------
-
-
-def _layers(cache) -> list[tuple[torch.Tensor, torch.Tensor]]:
-    """The (keys, values) of each layer of a transformers DynamicCache."""
-    if hasattr(cache, "layers"):  # transformers >= 4.56
-        return [(layer.keys, layer.values) for layer in cache.layers]
-    if hasattr(cache, "key_cache"):
-        return list(zip(cache.key_cache, cache.value_cache, strict=True))
-    return [(k, v) for k, v, *_ in cache]
-
-
-def _cache(layers: list[tuple[torch.Tensor, torch.Tensor]], config):
-    """A fresh DynamicCache holding `layers` (the model's forward appends to it in place)."""
-    from transformers import DynamicCache
-
-    try:
-        return DynamicCache(ddp_cache_data=layers, config=config)
-    except TypeError:  # transformers < 4.56
-        return DynamicCache.from_legacy_cache(tuple(layers))

@@ -11,7 +11,7 @@ score the sum of its tokens' log-probabilities (`OptionScore.tokens` lets `ranki
   the tokenizer's defaults, trailing whitespace kept, each option one token read at the decoder's first step
   (the logits their `generate(max_new_tokens=1, output_scores=True)` returns).
 
-Each context is scored alone, like the causal scorer's `per_item`: one encoder pass, then each option's decoder
+Each context is scored alone: one encoder pass, then each option's decoder
 input in a pass of its own over that encoding (one-token options share the start token's pass). Batch shapes
 change float rounding (~1e-6 in float32 on a CPU, more in bfloat16), so no row is batched with another: an option's
 numbers are a function of its context, its tokens and the model only, whatever else the call or the response

@@ -214,7 +214,15 @@ class PromptedLLM(PragexpModel):
 
     def _requests(self, items: Sequence[PromptItem], llm: PromptBackend) -> list[ChoiceRequest]:
         rendered = [self.template.render(item, self.demonstrations_for(item)) for item in items]
-        return [ChoiceRequest(self.text(r, llm), r.continuations, self.template.pairing) for r in rendered]
+        texts = [self.text(r, llm) for r in rendered]
+        # Demonstrations drawn for each item make each head its own, and a head shared by no other item only costs
+        # (the scorer's passes hold items of one head): there, the whole prompt is the item's.
+        shared = self.demonstration_mode == "shared" or not self.shots
+        pairing = self.template.pairing
+        return [
+            ChoiceRequest(t, r.continuations, pairing, _head(r, t) if shared else 0)
+            for r, t in zip(rendered, texts, strict=True)
+        ]
 
     def _writing_prompts(self, items: Sequence[PromptItem], llm: PromptBackend) -> list[Prompt]:
         """What a writer sends: the text the model reads, its draws named by the prompt's content before the
@@ -369,3 +377,14 @@ def _padded(rows: list[list[float]]) -> torch.Tensor:
     for i, row in enumerate(rows):
         out[i, : len(row)] = torch.tensor(row, dtype=torch.float)
     return out
+
+
+def _head(rendered: RenderedPrompt, text: str) -> int:
+    """How many leading characters of `text` (the plain prompt or its chat rendering) come before the item's own
+    text: in a chat rendering, where the last user turn's content is found verbatim (its last occurrence) up to
+    its own text; 0 where it is not."""
+    if text == rendered.plain:
+        return rendered.head
+    turn = rendered.messages[-1]["content"]
+    start = text.rfind(turn)
+    return start + len(turn) - len(rendered.own) if start >= 0 else 0

@@ -29,7 +29,9 @@ assistant turn, then the item's input; the model's chat template turns these int
 does it, so the text it reads is known). Plain: instruction, shots instruction, then each demonstration as
 input, answer prefix and answer, then the item instruction, the item's input and the answer prefix, separated by
 blank lines. In both, an option's continuation is what follows the prompt: the answer as written (plain: after
-a space).
+a space). A rendered prompt also says where the item's own text starts (`own`, `head`): what comes before it
+(system turn, instructions, demonstrations, the input's opening words) is the same for every item, and a scorer
+runs it once (`generation.requests`: a request's head).
 """
 
 from __future__ import annotations
@@ -53,6 +55,9 @@ class RenderedPrompt:
     messages: tuple[dict, ...]  # chat turns (role, content)
     plain: str  # the same as one completion prompt, ending with the answer prefix and a space
     continuations: tuple[str, ...]  # per option, as the answer is written (no leading space)
+    # the item's own text: its input from the first slot on, ending the last user turn's content
+    own: str = ""
+    head: int = 0  # how many leading characters of `plain` every item shares (all before `own`)
 
 
 @dataclass(frozen=True)
@@ -139,9 +144,17 @@ class PromptTemplate:
             *opening,
             *(self._plain_turn(self.user_text(d)) + self.gold_answer(d) for d in demonstrations),
         ]
-        blocks += [self.item_instruction, self._plain_turn(self.user_text(item))]
+        user = self.user_text(item)
+        blocks += [self.item_instruction, self._plain_turn(user)]
         continuations = () if generate else self.continuations(item)
-        return RenderedPrompt(tuple(turns), _joined(blocks), continuations)
+        plain, own = _joined(blocks), user[len(self._input_opening()) :]
+        head = len(plain) - len(self._plain_turn(user)) + len(user) - len(own)
+        return RenderedPrompt(tuple(turns), plain, continuations, own, head)
+
+    def _input_opening(self) -> str:
+        """The input's text before its first slot (every item's input starts with it), less the whitespace that
+        ends it (a tokenizer may glue it to the item's first word, and the head would end inside a token)."""
+        return next(string.Formatter().parse(self.input), ("",))[0].rstrip()
 
     def _plain_turn(self, text: str) -> str:
         """An input as a plain prompt writes it, up to where the answer goes."""

@@ -1,0 +1,160 @@
+"""Scoring's guarantee (pragexp/generation/fixed_passes.py, issue 27 and 40): a request's scores are a function of
+the request and the model only, bit for bit: the same alone, beside other requests, shuffled, cold or from a
+half-filled response cache; the request's head (the part its prompt shares with the prompt's other items) runs
+once and gives the numbers of a plain forward pass."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+import torch
+
+from pragexp.generation import causal_lm, fixed_passes
+from pragexp.generation.cache import CachedBackend, open_cache
+from pragexp.generation.hf import HFBackend
+from pragexp.generation.requests import ChoiceRequest, encode_request
+from pragexp.generation.scorer import score_choices
+from pragexp.utils.pretrained.causal import tiny_causal_lm
+
+# as templates.py cuts it: up to the input's opening words, their trailing space left to the item's own text
+HEAD = "Does the following response to the question imply yes or no?\n\nquestion:"
+PAIRS = [
+    ("Is Marci grumpy?", "he's as gentle as a lamb"),
+    ("Are you coming tonight?", "I wouldn't miss it."),
+    ("Did you finish the report that was due on Monday morning?", "Almost, one page to go."),
+    ("Shall we eat out?", "Sure."),
+    ("Is the dress too long?", "It could sweep the floor, and it is the colour of a lemon."),
+    ("Do you like it?", "It has its good and bad points."),
+]
+OPTIONS = ("yes", "no", "in the middle, neither yes nor no", "yes, subject to some conditions")
+
+
+def ludwig_like(head: bool = True, options=OPTIONS) -> list[ChoiceRequest]:
+    texts = [f"{HEAD} {q}\nresponse: {a}\nimplicature:" for q, a in PAIRS]
+    return [ChoiceRequest(t, options, head=len(HEAD) if head else 0) for t in texts]
+
+
+def plain(model, tokenizer, request: ChoiceRequest) -> list[float]:
+    """One whole forward pass per (context, option), no cache, no head."""
+    e = encode_request(tokenizer, request)
+    out = []
+    for cont in e.continuations:
+        with torch.no_grad():
+            logp = torch.log_softmax(model(torch.tensor([[*e.context, *cont]])).logits[0].float(), -1)
+        out.append(sum(float(logp[len(e.context) + j - 1, t]) for j, t in enumerate(cont)))
+    return out
+
+
+def logliks(rows) -> list[list[float]]:
+    return [[s.loglik for s in row] for row in rows]
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_an_item_scores_the_same_alone_beside_others_and_shuffled(dtype):
+    model, tokenizer = tiny_causal_lm()
+    model = model.to(dtype)
+    reqs = ludwig_like() + ludwig_like(head=False)[:2] + [ChoiceRequest("Label: ", ("no", "yes, it is"))]
+    alone = [logliks(score_choices(model, tokenizer, [r]))[0] for r in reqs]
+    together = logliks(score_choices(model, tokenizer, reqs))
+    assert together == alone
+    order = list(range(len(reqs)))
+    random.Random(1).shuffle(order)
+    shuffled = logliks(score_choices(model, tokenizer, [reqs[i] for i in order]))
+    assert [shuffled[order.index(i)] for i in range(len(reqs))] == alone
+    # more items than a pass holds, and other options of the same context beside them
+    many = [*reqs, *ludwig_like(options=("no", "maybe so")), *ludwig_like(head=False)]
+    assert logliks(score_choices(model, tokenizer, many))[: len(reqs)] == alone
+
+
+def test_the_plan_depends_on_the_set_of_contexts_and_each_pass_on_its_width():
+    rng = random.Random(0)
+    head = tuple(range(100, 110))
+    contexts = [(head + tuple(rng.randrange(50) for _ in range(n)), len(head)) for n in range(1, 40)]
+    contexts += [(tuple(rng.randrange(50) for _ in range(n)), 0) for n in (1, 7, 8, 9, 16)]
+    planned = fixed_passes.plan(contexts)
+    assert fixed_passes.plan(rng.sample(contexts, len(contexts))) == planned
+    seen = []
+    for shared, passes in planned:
+        for p in passes:
+            assert len(p.rows) == fixed_passes.rows_for(p.width) and 1 <= p.real <= len(p.rows)
+            assert all(row == p.rows[0] for row in p.rows[p.real :])  # dummies repeat the first row
+            for ids, h in p.rows[: p.real]:
+                own = len(ids) - h
+                assert ids[:h] == shared and p.width % fixed_passes.BUCKET == 0
+                assert p.width - fixed_passes.BUCKET < own + (h == 0) <= p.width  # headless: one pad at least
+                seen.append((ids, h))
+    assert sorted(seen) == sorted(contexts)
+
+
+def test_the_head_runs_once_and_gives_a_plain_forward_pass_numbers(monkeypatch):
+    model, tokenizer = tiny_causal_lm()
+    reqs = ludwig_like()
+    shapes = []
+    real = causal_lm.CausalLM.forward
+
+    def recorded(self, ids, *args, **kwargs):
+        shapes.append(tuple(ids.shape))
+        return real(self, ids, *args, **kwargs)
+
+    monkeypatch.setattr(causal_lm.CausalLM, "forward", recorded)
+    got = logliks(score_choices(model, tokenizer, reqs))
+    head = encode_request(tokenizer, reqs[0]).head
+    assert head > 5 and shapes.count((1, head)) == 1  # the head once, as a row of its own
+    assert all(rows == fixed_passes.rows_for(width) for rows, width in shapes[1:])  # then fixed-shape passes
+    for request, row in zip(reqs, got, strict=True):
+        assert row == pytest.approx(plain(model, tokenizer, request), abs=1e-4)
+
+
+def test_a_head_is_the_token_prefix_that_head_and_context_share():
+    _, tokenizer = tiny_causal_lm()
+    encode = lambda t: tokenizer(t, add_special_tokens=False)["input_ids"]  # noqa: E731
+    [request] = ludwig_like()[:1]
+    e = encode_request(tokenizer, request)
+    head_ids = encode(HEAD)
+    assert e.head == len(head_ids) and e.context[: e.head] == tuple(head_ids)
+    # a head that ends inside a token: the shared tokens stop before it
+    assert encode("Answ")[0] != encode("Answer")[0]
+    inside = ChoiceRequest("Answer the question: yes", ("no",), head=len("Answ"))
+    assert encode_request(tokenizer, inside).head == 0
+    inside = ChoiceRequest("Say it. Answer the question: yes", ("no",), head=len("Say it. Answ"))
+    e, head_ids = encode_request(tokenizer, inside), encode("Say it. Answ")
+    assert len(encode("Say it.")) <= e.head < len(head_ids) and e.context[: e.head] == tuple(
+        head_ids[: e.head]
+    )
+    # the whole context as head: its last token stays the item's own
+    whole = ChoiceRequest("Answer the question:", ("no",), head=len("Answer the question:"))
+    assert encode_request(tokenizer, whole).head == len(encode("Answer the question:")) - 1
+    assert encode_request(tokenizer, ChoiceRequest("Answer:", ("no",))).head == 0
+    with pytest.raises(ValueError, match="head of 99"):
+        ChoiceRequest("Answer:", ("no",), head=99)
+
+
+def test_a_head_that_is_no_token_prefix_falls_back_to_the_plain_numbers():
+    """A head that ends inside a word, or text that the context does not start with: the split moves to where the
+    tokens agree (nothing at all for the latter), and the numbers stay those of a plain pass."""
+    model, tokenizer = tiny_causal_lm()
+    context = "Answer the question: is it raining?\nLabel:"
+    reqs = [
+        ChoiceRequest(context, OPTIONS, head=len("Answer the question: is it rai")),
+        ChoiceRequest(context, OPTIONS, head=3),
+        ChoiceRequest(context, OPTIONS),
+    ]
+    got = logliks(score_choices(model, tokenizer, reqs))
+    for request, row in zip(reqs, got, strict=True):
+        assert row == pytest.approx(plain(model, tokenizer, request), abs=1e-4)
+
+
+def test_the_same_numbers_cold_and_half_cached_and_keys_differ_by_head(tmp_path):
+    backend = HFBackend(model="tiny", device="cpu", batch_size=4)
+    model, _ = backend.load()
+    backend._model = model.to(torch.bfloat16)
+    reqs = [*ludwig_like(), *ludwig_like(head=False)[:3]]
+    cold = CachedBackend(backend, tmp_path / "cold.sqlite").loglikelihood_many(reqs)
+    warm = CachedBackend(backend, tmp_path / "warm.sqlite")
+    warm.loglikelihood_many(reqs[1::2])
+    assert logliks(warm.loglikelihood_many(reqs)) == logliks(cold)
+    # the head is part of the request: the same context with another head is another key
+    misses = open_cache(tmp_path / "warm.sqlite").misses
+    warm.loglikelihood_many([ChoiceRequest(reqs[0].context, reqs[0].options, head=3)])
+    assert open_cache(tmp_path / "warm.sqlite").misses - misses == len(OPTIONS)
