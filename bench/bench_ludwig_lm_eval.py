@@ -132,23 +132,24 @@ def pragexp_command(folder: Path, args, templates: str) -> list[str]:
     return command + ([f"threads={args.threads}"] if args.threads else [])
 
 
-def recorded(predictions: Path) -> dict[int, tuple[str, list[float], dict]]:
-    """{pair index: (the context the model read, its options' log-likelihoods in the record's order, the record)}"""
+def recorded(
+    predictions: Path, order: tuple[str, ...] | None = None
+) -> dict[int, tuple[str, list[float], dict]]:
+    """{pair index: (the context the model read, its options' log-likelihoods, the record)}: in `order` (the
+    continuations as named there: LUDWIG draws each pair's option order), else in the record's own."""
     scores = {}
     for line in predictions.read_text(encoding="utf-8").splitlines():
         record = json.loads(line)
-        scores[record["index"]] = (record["prompt"], record["loglik"], record)
+        logliks = dict(zip(record["continuations"], record["loglik"], strict=True))
+        scored = [logliks[c] for c in order] if order else record["loglik"]
+        scores[record["index"]] = (record["prompt"], scored, record)
     return scores
 
 
 def run_pragexp(folder: Path, args, env: dict) -> tuple[float, dict]:
     out = folder / "pragexp_run"
     seconds = timed([*pragexp_command(folder, args, "0"), f"hydra.run.dir={out}"], env)
-    scores = recorded(out / "predictions.jsonl")
-    assert all(r["continuations"] == [" yes", " no"] for _, _, r in scores.values()), (
-        "lm-eval's task: yes, no"
-    )
-    return seconds, scores
+    return seconds, recorded(out / "predictions.jsonl", order=(" yes", " no"))  # the task YAML's choices
 
 
 def run_lm_eval(
