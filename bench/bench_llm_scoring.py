@@ -81,7 +81,8 @@ def whole_command(args, out: Path) -> float:
 def recorded(out: Path, items: int) -> tuple[list[ChoiceRequest], list[list[float]]]:
     lines = (out / "predictions.jsonl").read_text(encoding="utf-8").splitlines()[:items]
     records = [json.loads(line) for line in lines]
-    requests = [ChoiceRequest(r["prompt"], tuple(r["continuations"])) for r in records]
+    # the request as the command asked it: its head (the characters its prompt shares with the others) included
+    requests = [ChoiceRequest(r["prompt"], tuple(r["continuations"]), head=r.get("head", 0)) for r in records]
     return requests, [r["loglik"] for r in records]
 
 

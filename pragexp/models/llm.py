@@ -263,6 +263,7 @@ class PromptedLLM(PragexpModel):
             record = {
                 **self.describe(),
                 "prompt": request.context,
+                "head": request.head,  # the prompt's leading characters its items share: part of the request
                 "continuations": list(request.options),
                 "loglik": [round(s.loglik, 6) for s in option_scores],
                 "tokens": [s.tokens for s in option_scores],
