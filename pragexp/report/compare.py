@@ -60,7 +60,3 @@ def main(argv: Sequence[str] | None = None) -> None:
     except (OSError, ValueError) as error:
         parser.exit(2, f"compare: {error}\n")
     print(format_comparison(differences, args.run_a, args.run_b), end="")
-
-
-if __name__ == "__main__":
-    main()

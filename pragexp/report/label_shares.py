@@ -42,9 +42,8 @@ class RunLabels:
         counts = {label: sum(r[j] for r in self.matrix) for j, label in enumerate(columns)}
         counts[NO_ANSWER] += self.unplaced
         total = sum(counts.values())
-        gold = {label: sum(r) for label, r in zip(self.labels, self.matrix, strict=True)}
-        gold = None if self.unplaced else {k: v / total for k, v in gold.items() if v}
-        return {k: v / total for k, v in counts.items() if v}, gold
+        gold = {label: sum(r) / total for label, r in zip(self.labels, self.matrix, strict=True) if sum(r)}
+        return {k: v / total for k, v in counts.items() if v}, None if self.unplaced else gold
 
 
 def _read_confusion(run_dir: Path) -> tuple[tuple[str, ...], list[list[float]]] | None:
@@ -84,9 +83,8 @@ def read_run_labels(run: Run) -> RunLabels | None:
     labels, matrix = confusion
     count, no_answer = run.metrics.get("test/count"), run.metrics.get("test/no_answer")
     unplaced = round(no_answer * count) if count and no_answer else 0
-    if sum(map(sum, matrix)) + unplaced == 0:
-        return None
-    return RunLabels(labels, [[*r, 0.0] for r in matrix], unplaced)
+    placed = sum(map(sum, matrix))
+    return RunLabels(labels, [[*r, 0.0] for r in matrix], unplaced) if placed + unplaced else None
 
 
 @dataclass

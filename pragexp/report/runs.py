@@ -119,8 +119,7 @@ def group_runs(runs: list[Run], key: Callable[[Run], Row | None] | None = None) 
 
     rows: dict[Row, Row] = {}
     for run in runs:
-        row = key(run)
-        if row is not None:
+        if (row := key(run)) is not None:
             rows.setdefault(row, row).runs.append(run)
     by_task: dict[str, list[Row]] = defaultdict(list)
     for row in sorted(rows, key=lambda r: (r.task, r.name, r.model, r.shown, r.kind, r.aside)):

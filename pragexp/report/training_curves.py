@@ -16,6 +16,7 @@ PREFIX = "bench/"
 def read_curves(path: Path, dev_key: str) -> dict[str, dict[int, dict[str, float]]]:
     """{curve: {step: {figure: value}}}: each benchmark's (`bench/<name>/<figure>`) and the dev key's."""
     curves: dict[str, dict[int, dict[str, float]]] = defaultdict(dict)
+    dev: dict[int, dict[str, float]] = {}
     with open(path, newline="") as f:
         for row in csv.DictReader(f):
             step = int(row["step"])
@@ -24,9 +25,8 @@ def read_curves(path: Path, dev_key: str) -> dict[str, dict[int, dict[str, float
                     name, figure = key[len(PREFIX) :].split("/", 1)
                     curves[name].setdefault(step, {})[figure] = float(value)
                 elif key == dev_key:  # Lightning logs a validation at the step of the batch before it
-                    curves[f"dev {dev_key}"].setdefault(step + 1, {})["acc"] = float(value)
+                    dev[step + 1] = {"acc": float(value)}
     # The benchmarks are scored after the last step: a dev value past it is the best checkpoint's, after training.
-    dev = curves.pop(f"dev {dev_key}", {})
     last = max((s for points in curves.values() for s in points), default=0)
     return {**curves, **({f"dev {dev_key}": {s: v for s, v in dev.items() if s <= last}} if dev else {})}
 
