@@ -1,6 +1,5 @@
 """What a classifier predicts, from `predictions.jsonl` ("gold", "predicted"; null: no label named), else
-`confusion/test.json` (gold then unknown): per row the share of its test predictions per label beside the gold
-shares, and its confusion matrix (`--figures`: `confusion-<task>-<row>.png`, the task's `confusion-<task>.png`)."""
+`confusion/test.json` (gold then unknown): a row's label shares beside the gold ones, its confusion matrix."""
 
 from __future__ import annotations
 

@@ -1,6 +1,5 @@
 """The scorecard (`--scorecard FILE.md`, the README's "Scorecard"): a column per headline metric the runs' tasks
-declare (or their section's own Column), rows chance, majority, the papers', then ours by run.json's `model.row`:
-model settings make another row, task settings note a cell or, where a column's runs differ in them, a row."""
+declare, rows chance, majority, the papers', then ours by run.json's `model.row` and model settings."""
 
 from __future__ import annotations
 
@@ -22,6 +21,7 @@ from pragexp.utils.results import Cell, Column, data_facts, data_report, setting
 
 MISSING = "–"
 COLLAPSE_MARK = "†"  # a cell whose runs predict one label for more than 90% of the test items
+COLLAPSED = f"{COLLAPSE_MARK} One label takes more than 90% of the cell's test predictions"
 HATCHED = {"hatch": "//", "edgecolor": "white"}  # a published bar
 PAPER_PREFIX = re.compile(r"^table\d+_")  # GRICE's `table5_memnn`: named like our experiments' rows
 CAPTION = (
@@ -62,8 +62,7 @@ def columns_for(runs: list[Run]) -> list[Column]:
 def _score_row(run: Run, column: Column) -> Row | None:
     """The run's row in the column: its model's row and model settings; its task settings aside. The majority
     baseline (one label by construction) has one row whatever its settings."""
-    name = column.row(run) if column.takes(run) else None
-    if name is None:
+    if not column.takes(run) or (name := column.row(run)) is None:
         return None
     if run.record.model.one_label:
         return Row(column.title, name, "", None, (), kind="majority")
@@ -84,8 +83,7 @@ def model_rows(runs: list[Run], columns: list[Column]) -> dict[str, list[ScoreRo
         for column in columns:
             variants = by_column.get(column.title, [])
             for variant in variants:
-                cell = column.cell(variant.runs)
-                if cell is None:
+                if (cell := column.cell(variant.runs)) is None:
                     continue
                 shares = mean_shares(variant.runs) if kind != "majority" else None
                 if shares and shares.collapsed():
@@ -95,8 +93,8 @@ def model_rows(runs: list[Run], columns: list[Column]) -> dict[str, list[ScoreRo
                     text = settings_text((*own, *variant.aside))
                     target, noted = apart.setdefault(variant.aside, ScoreRow(name + text, kind)), ()
                 target.cells[column.title] = cell
-                if noted or cell.note:
-                    target.notes[column.title] = ", ".join([*noted, *([cell.note] if cell.note else [])])
+                if said := ", ".join(filter(None, (*noted, cell.note))):
+                    target.notes[column.title] = said
         out[kind] += [r for r in (row, *apart.values()) if r.cells]
     return out
 
@@ -160,11 +158,8 @@ def markdown(card: Scorecard) -> str:
     covers = [f"{column.title}: {column.note}" for column in card.columns if column.note]
     marked = [f"{r.name}, {t}: {c.collapse}" for r in card.rows for t, c in r.cells.items() if c.collapse]
     out = ["## Scorecard", "", *markdown_table(header, lines), "", CAPTION]
-    out += ["", "Columns: " + "; ".join(covers) + "."] if covers else []
-    out += ["", "Task settings of a cell's runs: " + "; ".join(notes) + "."] if notes else []
-    if marked:
-        out += ["", f"{COLLAPSE_MARK} One label takes more than 90% of the cell's test predictions: "]
-        out[-1] += "; ".join(marked) + "."
+    for head, said in (("Columns", covers), ("Task settings of a cell's runs", notes), (COLLAPSED, marked)):
+        out += ["", f"{head}: {'; '.join(said)}."] if said else []
     return "\n".join([*out, ""])
 
 

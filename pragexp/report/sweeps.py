@@ -91,8 +91,7 @@ def sweep_report(sweep: Sweep) -> str:
     finished = sum(t.metrics is not None for t in sweep.trials)
     out = [f"## sweep {sweep.path}", "", f"{finished} of {len(sweep.trials)} trials finished.", ""]
     out += table_section(None, header, lines)
-    best = sweep.best()
-    if best is not None:
+    if (best := sweep.best()) is not None:
         out += [f"Best: trial {best.path.name}, {monitor} = {best.metrics[monitor]:.4f}. Re-run it with:", ""]
         kept = [f"{k}={v}" for k, v in best.overrides.items() if not f"{k}=".startswith(LAUNCH_OVERRIDES)]
         command = " ".join(["python", "-m", f"pragexp.{best.entry}", *map(shlex.quote, kept)])
@@ -101,9 +100,8 @@ def sweep_report(sweep: Sweep) -> str:
 
 
 def plot_sweep(sweep: Sweep, out: Path) -> bool:
-    """One panel per swept parameter: the monitored metric of every finished trial against the parameter's value
-    (log scale for positive values spanning a factor of 10 or more), the best trial circled. False when there
-    is nothing to plot."""
+    """One panel per swept parameter: the monitored metric of each finished trial against its value (log scale
+    for positive values over a factor of 10 or more), the best circled. False when there is nothing to plot."""
     trials = [t for t in sweep.trials if t.metrics and sweep.monitor in t.metrics]
     if not trials or not sweep.swept:
         return False

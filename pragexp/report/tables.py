@@ -1,6 +1,5 @@
 """The markdown report (the README's "Reports"): per task, our rows beside the cells of the paper file its task
-declares (in its dataset's package, format: pragexp.utils.papers), and generated answers beside log-likelihood
-ones; the per-group figure (`--plot` without `--scorecard`: GRICE's Fig. 5 for grice_qa)."""
+declares (pragexp.utils.papers), generated answers beside log-likelihood ones, and the per-group figure."""
 
 from __future__ import annotations
 
@@ -96,9 +95,8 @@ def collapsed(key: str) -> str:
 
 
 class _Columns:
-    """The columns of one table, ordered by stage, then as the paper lists its metrics. Keys that differ only
-    in a cut-off (`r@1`, `r@5`) share one column `r@k` when the rows have different cut-offs and none has
-    two of them."""
+    """The columns of one table, by stage, then in the paper's order; keys that differ only in a cut-off (`r@1`,
+    `r@5`) share a column `r@k` where the rows' cut-offs differ and no row has two of them."""
 
     def __init__(self, rows_keys: list[set[str]], paper_order: list[str]):
         behind = Counter(collapsed(key) for key in set().union(*rows_keys))  # name -> its distinct keys
