@@ -132,24 +132,22 @@ def gold_references(found: list[tuple[Row, Shares]]) -> list[tuple[str, Shares]]
     share: the declared facts that tell the table's references apart, and its data files where they name its
     rows: `gold (data.labels=relaxed, data.setting=matched, data: circa-7-scenarios.tsv)`."""
     groups: dict[tuple, list[tuple[Row, Shares]]] = {}
+    facts: dict[Row, list[str]] = {}  # what each row's data declares (data.labels=relaxed)
     for row, shares in found:
         if shares.gold is not None:
             key = (shares.labels, tuple(sorted((k, round(v, 4)) for k, v in shares.gold.items())))
             groups.setdefault(key, []).append((row, shares))
-    shared = []  # per reference: the facts all its rows declare, and their data files where they share them
-    for members in groups.values():
-        facts = [[f"{k}={v}" for k, v in data_facts(row.runs[0].record)] for row, _ in members]
-        common = set.intersection(*map(set, facts))
-        files = {row.data for row, _ in members}
-        shared.append(([f for f in facts[0] if f in common], files.pop() if len(files) == 1 else None))
-    everywhere = set.intersection(*(set(facts) for facts, _ in shared)) if shared else set()
+            facts[row] = [f"{k}={v}" for k, v in data_facts(row.runs[0].record)]
+    everywhere = set.intersection(*map(set, facts.values())) if facts else set()
     out: list[tuple[str, Shares]] = []
-    for members, (facts, files) in zip(groups.values(), shared, strict=True):
-        said = [f for f in facts if f not in everywhere] + list(data_setting(files))
+    for (row, shares), *others in groups.values():  # the facts all its rows declare, but not every reference
+        said = [f for f in facts[row] if f not in everywhere and all(f in facts[o] for o, _ in others)]
+        files = {row.data, *(o.data for o, _ in others)}  # its data files, where its rows share them
+        said += data_setting(files.pop() if len(files) == 1 else None)
         name = "gold" + (f" ({', '.join(said)})" if said else "")
         if name in {n for n, _ in out}:  # the same settings, other test items (a split seed)
-            name += f", as for {members[0][0].label}"
-        out.append((name, members[0][1]))
+            name += f", as for {row.label}"
+        out.append((name, shares))
     return out
 
 

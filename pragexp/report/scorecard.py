@@ -9,6 +9,7 @@ import re
 from collections import defaultdict
 from dataclasses import dataclass, field, replace
 from functools import partial
+from itertools import cycle
 from pathlib import Path
 
 from pragexp.report.label_shares import collapse_text, mean_shares
@@ -167,13 +168,9 @@ def _colors(rows: list[ScoreRow]) -> dict[str, tuple]:
     """A color per row: ours from tab10 then tab20, the papers' from tab20b and tab20c (never one of ours)."""
     from matplotlib import colormaps
 
-    ours = [*colormaps["tab10"].colors, *colormaps["tab20"].colors[1::2]]
-    papers = [*colormaps["tab20b"].colors, *colormaps["tab20c"].colors[:16]]
-    out = {}
-    for paper, palette in ((False, ours), (True, papers)):
-        names = [row.name for row in rows if (row.kind == "paper") == paper]
-        out |= {name: palette[i % len(palette)] for i, name in enumerate(names)}
-    return out
+    ours = cycle([*colormaps["tab10"].colors, *colormaps["tab20"].colors[1::2]])
+    papers = cycle([*colormaps["tab20b"].colors, *colormaps["tab20c"].colors[:16]])
+    return {row.name: next(papers if row.kind == "paper" else ours) for row in rows}
 
 
 def plot(card: Scorecard, out: Path) -> bool:
