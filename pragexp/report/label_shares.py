@@ -128,9 +128,8 @@ def collapse_text(shares: Shares) -> str:
 
 
 def gold_references(found: list[tuple[Row, Shares]]) -> list[tuple[str, Shares]]:
-    """One reference row per distinct gold distribution (a data set and label set), named by the data its rows
-    share: the declared facts that tell the table's references apart, and its data files where they name its
-    rows: `gold (data.labels=relaxed, data.setting=matched, data: circa-7-scenarios.tsv)`."""
+    """A reference row per distinct gold distribution (data and label set), named by what tells the references
+    apart: `gold (data.labels=relaxed, data.setting=matched, data: circa-7-scenarios.tsv)`."""
     groups: dict[tuple, list[tuple[Row, Shares]]] = {}
     facts: dict[Row, list[str]] = {}  # what each row's data declares (data.labels=relaxed)
     for row, shares in found:
@@ -225,8 +224,7 @@ def draw(ax, matrix: RowMatrix, title: str) -> None:
 
     ax.set_xticks(range(len(matrix.columns)), short(matrix.columns), rotation=40, ha="right", fontsize=8)
     ax.set_yticks(range(len(matrix.labels)), short(matrix.labels), fontsize=8)
-    ax.set_xlabel("predicted")
-    ax.set_ylabel("gold")
+    ax.set(xlabel="predicted", ylabel="gold")
     for i in range(len(matrix.labels)):
         for j in range(len(matrix.columns)):
             count = counts[i][j]  # a mean over runs may be fractional

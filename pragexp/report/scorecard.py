@@ -202,8 +202,7 @@ def plot(card: Scorecard, out: Path) -> bool:
             half = max(sum(title in row.cells for row in bars), 1) * width / 2 + 0.05
             mean, label = chance.cells[title].mean, next(labels, None)
             ax.hlines(mean, j - half, j + half, colors="black", linestyles="--", label=label, zorder=3)
-    ax.set_xlim(-0.5, len(titles) - 0.5)
-    ax.set_title("Scorecard (hatched: published)")
+    ax.set(xlim=(-0.5, len(titles) - 0.5), title="Scorecard (hatched: published)")
     ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.25), ncol=4)
     with atomic_output(out, binary=True) as f:  # no tight_layout: the legend below keeps the axes as drawn
         fig.savefig(f, format="png", dpi=120, bbox_inches="tight")

@@ -35,8 +35,7 @@ def paper_file(record) -> Path | None:
 
 
 def paper_files(paper_dir: Path | None = None, runs=()) -> list[Path]:
-    """The paper files the runs' tasks declare; without such runs, every dataset package's (or the `*.json` of
-    `paper_dir`)."""
+    """The paper files the runs' tasks declare; without such runs, every dataset's (or `paper_dir`'s *.json)."""
     declared = {paper_file(run.record) for run in runs} - {None}
     if declared:
         return sorted(declared)
@@ -58,9 +57,8 @@ def paper_data(paper: str, name: str, paper_dir: Path | None = None) -> dict:
 
 
 def matching_paper_row(row: Row, paper: dict) -> str | None:
-    """The paper row that applies to `row`: named by its experiment, its name or its model, each of its name's
-    conditions (`data.labels=strict`) on the row's command line or in what its run recorded of the paper's keys
-    (run.json's `task.paper_settings`); the one with the most conditions."""
+    """The paper row of `row` with the most conditions: named by its experiment, name or model, each condition
+    (`data.labels=strict`) on the row's command line or in run.json's `task.paper_settings`."""
     recorded = row.runs[0].record.task.paper_settings if row.runs else {}
     holding = {*row.settings, *(f"{k}={v}" for k, v in recorded.items() if v is not None)}
     best, most = None, -1

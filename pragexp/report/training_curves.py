@@ -47,8 +47,7 @@ def plot_run(run: Run, out: Path) -> Path | None:
         if bands and not dev:
             low = [points[s]["acc_ci95_low"] for s in bands]
             ax.fill_between(bands, low, [points[s]["acc_ci95_high"] for s in bands], alpha=0.15)
-    ax.set_xlabel("training step")
-    ax.set_ylabel("accuracy (bands: 95% interval)")
+    ax.set(xlabel="training step", ylabel="accuracy (bands: 95% interval)")
     ax.set_title(f"{run.task}: benchmarks while training")
     legend_below(fig, ax, 6, 3.5)
     return save_png(fig, out)
