@@ -1,6 +1,6 @@
 """The one adapter for run directories made before runs wrote run.json or its latest fields: their `RunRecord` as
-the run would have declared it, from `.hydra`, metrics.json and predictions.jsonl (weight files' digest: null; the
-task's declarations today's where its config has none); the only module here that names tasks and config keys."""
+the run would have declared it, from `.hydra`, metrics.json and predictions.jsonl (weight files' digest: null;
+the task's declarations today's where its config has none); the only report module naming tasks and models."""
 
 from __future__ import annotations
 

@@ -97,9 +97,9 @@ class _Columns:
     `r@5`) share a column `r@k` where the rows' cut-offs differ and no row has two of them."""
 
     def __init__(self, rows_keys: list[set[str]], paper_order: list[str]):
-        behind = Counter(collapsed(key) for key in set().union(*rows_keys))  # name -> its distinct keys
+        behind = Counter(collapsed(key) for key in set().union(*rows_keys))  # name -> how many distinct keys
         # a key keeps its own column where it is its name's only key or a row has two keys of its name
-        self.apart = {name for name, keys in behind.items() if keys == 1}
+        self.apart = {name for name, count in behind.items() if count == 1}
         for keys in rows_keys:
             names = [collapsed(key) for key in keys]
             self.apart |= {name for name in names if names.count(name) > 1}
