@@ -45,8 +45,7 @@ def format_comparison(differences: Sequence[PairedDifference], run_a: str, run_b
         a, b = (format_estimate(e.mean, e.stderr, e.items) for e in (d.a, d.b))
         cells = [d.metric, d.group, a, b, f"{d.difference:+.3f}", ci, d.test, f"{d.p_value:.4g}"]
         rows.append([*cells, f"{d.items} ({d.rows})"])
-    lines = [f"A: {run_a}", f"B: {run_b}", "", *markdown_table(header, rows)]
-    return "\n".join(lines) + "\n"
+    return "\n".join([f"A: {run_a}", f"B: {run_b}", "", *markdown_table(header, rows), ""])
 
 
 def main(argv: Sequence[str] | None = None) -> None:
@@ -60,7 +59,3 @@ def main(argv: Sequence[str] | None = None) -> None:
     except (OSError, ValueError) as error:
         parser.exit(2, f"compare: {error}\n")
     print(format_comparison(differences, args.run_a, args.run_b), end="")
-
-
-if __name__ == "__main__":
-    main()

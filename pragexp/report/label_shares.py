@@ -1,6 +1,5 @@
 """What a classifier predicts, from `predictions.jsonl` ("gold", "predicted"; null: no label named), else
-`confusion/test.json` (gold then unknown): per row the share of its test predictions per label beside the gold
-shares, and its confusion matrix (`--figures`: `confusion-<task>-<row>.png`, the task's `confusion-<task>.png`)."""
+`confusion/test.json` (gold then unknown): a row's label shares beside the gold ones, its confusion matrix."""
 
 from __future__ import annotations
 
@@ -42,9 +41,8 @@ class RunLabels:
         counts = {label: sum(r[j] for r in self.matrix) for j, label in enumerate(columns)}
         counts[NO_ANSWER] += self.unplaced
         total = sum(counts.values())
-        gold = {label: sum(r) for label, r in zip(self.labels, self.matrix, strict=True)}
-        gold = None if self.unplaced else {k: v / total for k, v in gold.items() if v}
-        return {k: v / total for k, v in counts.items() if v}, gold
+        gold = {label: sum(r) / total for label, r in zip(self.labels, self.matrix, strict=True) if sum(r)}
+        return {k: v / total for k, v in counts.items() if v}, None if self.unplaced else gold
 
 
 def _read_confusion(run_dir: Path) -> tuple[tuple[str, ...], list[list[float]]] | None:
@@ -84,9 +82,8 @@ def read_run_labels(run: Run) -> RunLabels | None:
     labels, matrix = confusion
     count, no_answer = run.metrics.get("test/count"), run.metrics.get("test/no_answer")
     unplaced = round(no_answer * count) if count and no_answer else 0
-    if sum(map(sum, matrix)) + unplaced == 0:
-        return None
-    return RunLabels(labels, [[*r, 0.0] for r in matrix], unplaced)
+    placed = sum(map(sum, matrix))
+    return RunLabels(labels, [[*r, 0.0] for r in matrix], unplaced) if placed + unplaced else None
 
 
 @dataclass
@@ -131,28 +128,25 @@ def collapse_text(shares: Shares) -> str:
 
 
 def gold_references(found: list[tuple[Row, Shares]]) -> list[tuple[str, Shares]]:
-    """One reference row per distinct gold distribution (a data set and label set), named by the data its rows
-    share: the declared facts that tell the table's references apart, and its data files where they name its
-    rows: `gold (data.labels=relaxed, data.setting=matched, data: circa-7-scenarios.tsv)`."""
+    """A reference row per distinct gold distribution (data and label set), named by what tells the references
+    apart: `gold (data.labels=relaxed, data.setting=matched, data: circa-7-scenarios.tsv)`."""
     groups: dict[tuple, list[tuple[Row, Shares]]] = {}
+    facts: dict[Row, list[str]] = {}  # what each row's data declares (data.labels=relaxed)
     for row, shares in found:
         if shares.gold is not None:
             key = (shares.labels, tuple(sorted((k, round(v, 4)) for k, v in shares.gold.items())))
             groups.setdefault(key, []).append((row, shares))
-    shared = []  # per reference: the facts all its rows declare, and their data files where they share them
-    for members in groups.values():
-        facts = [[f"{k}={v}" for k, v in data_facts(row.runs[0].record)] for row, _ in members]
-        common = set.intersection(*map(set, facts))
-        files = {row.data for row, _ in members}
-        shared.append(([f for f in facts[0] if f in common], files.pop() if len(files) == 1 else None))
-    everywhere = set.intersection(*(set(facts) for facts, _ in shared)) if shared else set()
+            facts[row] = [f"{k}={v}" for k, v in data_facts(row.runs[0].record)]
+    everywhere = set.intersection(*map(set, facts.values())) if facts else set()
     out: list[tuple[str, Shares]] = []
-    for members, (facts, files) in zip(groups.values(), shared, strict=True):
-        said = [f for f in facts if f not in everywhere] + list(data_setting(files))
+    for (row, shares), *others in groups.values():  # the facts all its rows declare, but not every reference
+        said = [f for f in facts[row] if f not in everywhere and all(f in facts[o] for o, _ in others)]
+        files = {row.data, *(o.data for o, _ in others)}  # its data files, where its rows share them
+        said += data_setting(files.pop() if len(files) == 1 else None)
         name = "gold" + (f" ({', '.join(said)})" if said else "")
         if name in {n for n, _ in out}:  # the same settings, other test items (a split seed)
-            name += f", as for {members[0][0].label}"
-        out.append((name, members[0][1]))
+            name += f", as for {row.label}"
+        out.append((name, shares))
     return out
 
 
@@ -230,8 +224,7 @@ def draw(ax, matrix: RowMatrix, title: str) -> None:
 
     ax.set_xticks(range(len(matrix.columns)), short(matrix.columns), rotation=40, ha="right", fontsize=8)
     ax.set_yticks(range(len(matrix.labels)), short(matrix.labels), fontsize=8)
-    ax.set_xlabel("predicted")
-    ax.set_ylabel("gold")
+    ax.set(xlabel="predicted", ylabel="gold")
     for i in range(len(matrix.labels)):
         for j in range(len(matrix.columns)):
             count = counts[i][j]  # a mean over runs may be fractional

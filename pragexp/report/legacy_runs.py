@@ -1,7 +1,6 @@
-"""The one adapter for run directories made before runs wrote run.json or its latest fields: their `RunRecord`
-derived from what they kept (`.hydra`, metrics.json, predictions.jsonl), as the run would have declared it; the
-only module of pragexp.report that names tasks, models and config keys. An old run cannot say its weight files'
-digest (null); the task's declarations are today's (conf/task/<task>.yaml) where its config has none."""
+"""The one adapter for run directories made before runs wrote run.json or its latest fields: their `RunRecord` as
+the run would have declared it, from `.hydra`, metrics.json and predictions.jsonl (weight files' digest: null;
+the task's declarations today's where its config has none); the only report module naming tasks and models."""
 
 from __future__ import annotations
 
@@ -41,9 +40,8 @@ GENERATE = "generate"  # the scoring of an LLM that answers in text
 
 
 def run_record(run_dir: Path) -> RunRecord:
-    """The run's run.json with the fields added since it was written (schema 2: the paper's settings, `one_label`
-    and the monitored metric where it has none, from its config; 3: whether the LLM generates); for a run made
-    before runs wrote one, its whole record derived here."""
+    """The run's run.json with the fields added since (schema 2: the paper's settings, `one_label`, the monitor
+    where it has none, from its config; 3: whether the LLM generates); without one, the whole record derived."""
     run_dir = Path(run_dir)
     if not (run_dir / RUN_FILE).is_file():
         return legacy_record(run_dir)
@@ -161,9 +159,8 @@ def _template_name(prompt: dict) -> str:
 
 
 def _checkpoint_finetune(path: str, run_dir: Path) -> str:
-    """The `llm.finetune` a checkpoint was trained with. Where the checkpoint cannot be read (moved, another
-    format) or does not say, the run still evaluated tuned weights: `trained` (its row `<llm> trained`), said in a
-    warning that names the run and the checkpoint."""
+    """The `llm.finetune` a checkpoint was trained with; where it cannot be read or does not say, `trained` (the
+    run still evaluated tuned weights: row `<llm> trained`), with a warning naming the run and the checkpoint."""
     from pragexp.utils import checkpoint
 
     try:

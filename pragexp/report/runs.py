@@ -105,11 +105,9 @@ def group_runs(runs: list[Run], key: Callable[[Run], Row | None] | None = None) 
     the report's: a run's experiment (or model) and settings, and its data files where they name its task's rows
     (its runs differ in them, or some are not the release's)."""
     if key is None:
-        files: dict[str, set] = defaultdict(set)
-        for run in runs:
-            files[run.task].add(run.data_name)
-        naming = {t for t, names in files.items() if len(names) > 1}
-        naming |= {r.task for r in runs if r.foreign_data}
+        files = {(run.task, run.data_name) for run in runs}
+        naming = {task for task, _ in files if sum(t == task for t, _ in files) > 1}
+        naming |= {run.task for run in runs if run.foreign_data}
 
         def key(run: Run) -> Row:
             experiment = run.record.experiment
@@ -119,8 +117,7 @@ def group_runs(runs: list[Run], key: Callable[[Run], Row | None] | None = None) 
 
     rows: dict[Row, Row] = {}
     for run in runs:
-        row = key(run)
-        if row is not None:
+        if (row := key(run)) is not None:
             rows.setdefault(row, row).runs.append(run)
     by_task: dict[str, list[Row]] = defaultdict(list)
     for row in sorted(rows, key=lambda r: (r.task, r.name, r.model, r.shown, r.kind, r.aside)):

@@ -1,6 +1,5 @@
 """The scorecard (`--scorecard FILE.md`, the README's "Scorecard"): a column per headline metric the runs' tasks
-declare (or their section's own Column), rows chance, majority, the papers', then ours by run.json's `model.row`:
-model settings make another row, task settings note a cell or, where a column's runs differ in them, a row."""
+declare, rows chance, majority, the papers', then ours by run.json's `model.row` and model settings."""
 
 from __future__ import annotations
 
@@ -10,6 +9,7 @@ import re
 from collections import defaultdict
 from dataclasses import dataclass, field, replace
 from functools import partial
+from itertools import cycle
 from pathlib import Path
 
 from pragexp.report.label_shares import collapse_text, mean_shares
@@ -22,6 +22,7 @@ from pragexp.utils.results import Cell, Column, data_facts, data_report, setting
 
 MISSING = "–"
 COLLAPSE_MARK = "†"  # a cell whose runs predict one label for more than 90% of the test items
+COLLAPSED = f"{COLLAPSE_MARK} One label takes more than 90% of the cell's test predictions"
 HATCHED = {"hatch": "//", "edgecolor": "white"}  # a published bar
 PAPER_PREFIX = re.compile(r"^table\d+_")  # GRICE's `table5_memnn`: named like our experiments' rows
 CAPTION = (
@@ -62,8 +63,7 @@ def columns_for(runs: list[Run]) -> list[Column]:
 def _score_row(run: Run, column: Column) -> Row | None:
     """The run's row in the column: its model's row and model settings; its task settings aside. The majority
     baseline (one label by construction) has one row whatever its settings."""
-    name = column.row(run) if column.takes(run) else None
-    if name is None:
+    if not column.takes(run) or (name := column.row(run)) is None:
         return None
     if run.record.model.one_label:
         return Row(column.title, name, "", None, (), kind="majority")
@@ -84,8 +84,7 @@ def model_rows(runs: list[Run], columns: list[Column]) -> dict[str, list[ScoreRo
         for column in columns:
             variants = by_column.get(column.title, [])
             for variant in variants:
-                cell = column.cell(variant.runs)
-                if cell is None:
+                if (cell := column.cell(variant.runs)) is None:
                     continue
                 shares = mean_shares(variant.runs) if kind != "majority" else None
                 if shares and shares.collapsed():
@@ -95,8 +94,8 @@ def model_rows(runs: list[Run], columns: list[Column]) -> dict[str, list[ScoreRo
                     text = settings_text((*own, *variant.aside))
                     target, noted = apart.setdefault(variant.aside, ScoreRow(name + text, kind)), ()
                 target.cells[column.title] = cell
-                if noted or cell.note:
-                    target.notes[column.title] = ", ".join([*noted, *([cell.note] if cell.note else [])])
+                if said := ", ".join(filter(None, (*noted, cell.note))):
+                    target.notes[column.title] = said
         out[kind] += [r for r in (row, *apart.values()) if r.cells]
     return out
 
@@ -160,11 +159,8 @@ def markdown(card: Scorecard) -> str:
     covers = [f"{column.title}: {column.note}" for column in card.columns if column.note]
     marked = [f"{r.name}, {t}: {c.collapse}" for r in card.rows for t, c in r.cells.items() if c.collapse]
     out = ["## Scorecard", "", *markdown_table(header, lines), "", CAPTION]
-    out += ["", "Columns: " + "; ".join(covers) + "."] if covers else []
-    out += ["", "Task settings of a cell's runs: " + "; ".join(notes) + "."] if notes else []
-    if marked:
-        out += ["", f"{COLLAPSE_MARK} One label takes more than 90% of the cell's test predictions: "]
-        out[-1] += "; ".join(marked) + "."
+    for head, said in (("Columns", covers), ("Task settings of a cell's runs", notes), (COLLAPSED, marked)):
+        out += ["", f"{head}: {'; '.join(said)}."] if said else []
     return "\n".join([*out, ""])
 
 
@@ -172,13 +168,9 @@ def _colors(rows: list[ScoreRow]) -> dict[str, tuple]:
     """A color per row: ours from tab10 then tab20, the papers' from tab20b and tab20c (never one of ours)."""
     from matplotlib import colormaps
 
-    ours = [*colormaps["tab10"].colors, *colormaps["tab20"].colors[1::2]]
-    papers = [*colormaps["tab20b"].colors, *colormaps["tab20c"].colors[:16]]
-    out = {}
-    for paper, palette in ((False, ours), (True, papers)):
-        names = [row.name for row in rows if (row.kind == "paper") == paper]
-        out |= {name: palette[i % len(palette)] for i, name in enumerate(names)}
-    return out
+    ours = cycle([*colormaps["tab10"].colors, *colormaps["tab20"].colors[1::2]])
+    papers = cycle([*colormaps["tab20b"].colors, *colormaps["tab20c"].colors[:16]])
+    return {row.name: next(papers if row.kind == "paper" else ours) for row in rows}
 
 
 def plot(card: Scorecard, out: Path) -> bool:
@@ -210,8 +202,7 @@ def plot(card: Scorecard, out: Path) -> bool:
             half = max(sum(title in row.cells for row in bars), 1) * width / 2 + 0.05
             mean, label = chance.cells[title].mean, next(labels, None)
             ax.hlines(mean, j - half, j + half, colors="black", linestyles="--", label=label, zorder=3)
-    ax.set_xlim(-0.5, len(titles) - 0.5)
-    ax.set_title("Scorecard (hatched: published)")
+    ax.set(xlim=(-0.5, len(titles) - 0.5), title="Scorecard (hatched: published)")
     ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.25), ncol=4)
     with atomic_output(out, binary=True) as f:  # no tight_layout: the legend below keeps the axes as drawn
         fig.savefig(f, format="png", dpi=120, bbox_inches="tight")

@@ -46,8 +46,7 @@ class Sweep:
         return scored + [t for t in self.trials if t not in scored]
 
     def best(self) -> Trial | None:
-        ranked = self.ranked()
-        return ranked[0] if ranked and ranked[0].metrics and self.monitor in ranked[0].metrics else None
+        return next((t for t in self.ranked() if t.metrics and self.monitor in t.metrics), None)
 
 
 def read_trial(job_dir: Path) -> Trial:
@@ -92,8 +91,7 @@ def sweep_report(sweep: Sweep) -> str:
     finished = sum(t.metrics is not None for t in sweep.trials)
     out = [f"## sweep {sweep.path}", "", f"{finished} of {len(sweep.trials)} trials finished.", ""]
     out += table_section(None, header, lines)
-    best = sweep.best()
-    if best is not None:
+    if (best := sweep.best()) is not None:
         out += [f"Best: trial {best.path.name}, {monitor} = {best.metrics[monitor]:.4f}. Re-run it with:", ""]
         kept = [f"{k}={v}" for k, v in best.overrides.items() if not f"{k}=".startswith(LAUNCH_OVERRIDES)]
         command = " ".join(["python", "-m", f"pragexp.{best.entry}", *map(shlex.quote, kept)])
@@ -102,13 +100,12 @@ def sweep_report(sweep: Sweep) -> str:
 
 
 def plot_sweep(sweep: Sweep, out: Path) -> bool:
-    """One panel per swept parameter: the monitored metric of every finished trial against the parameter's value
-    (log scale for positive values spanning a factor of 10 or more), the best trial circled. False when there
-    is nothing to plot."""
+    """One panel per swept parameter: the monitored metric of each finished trial against its value (log scale
+    for positive values over a factor of 10 or more), the best circled. False when there is nothing to plot."""
     trials = [t for t in sweep.trials if t.metrics and sweep.monitor in t.metrics]
     if not trials or not sweep.swept:
         return False
-    best, swept = sweep.best(), sweep.swept
+    best, swept = sweep.best(), sweep.swept  # one of `trials`: they are the ones with the metric
     fig, axes = pyplot().subplots(1, len(swept), figsize=(3.6 * len(swept), 3.2), squeeze=False, sharey=True)
     for ax, key in zip(axes[0], swept, strict=True):
         values = [t.overrides.get(key, "") for t in trials]
@@ -122,14 +119,12 @@ def plot_sweep(sweep: Sweep, out: Path) -> bool:
             xs = [float(labels.index(v)) for v in values]
             ax.set_xticks(range(len(labels)), labels, rotation=30)
         ax.scatter(xs, ys, s=22)
-        if best is not None:
-            i = trials.index(best)
-            ax.scatter([xs[i]], [ys[i]], s=120, facecolors="none", edgecolors="red", label="best")
+        i = trials.index(best)
+        ax.scatter([xs[i]], [ys[i]], s=120, facecolors="none", edgecolors="red", label="best")
         ax.set_xlabel(key)
         ax.grid(alpha=0.3)
     axes[0][0].set_ylabel(sweep.monitor)
-    if best is not None:
-        axes[0][0].legend(fontsize=8)
+    axes[0][0].legend(fontsize=8)
     fig.suptitle(f"{sweep.path.name}: {len(trials)} trials", fontsize=10)
     save_png(fig, out, dpi=110)
     return True

@@ -1,11 +1,10 @@
 """The markdown report (the README's "Reports"): per task, our rows beside the cells of the paper file its task
-declares (in its dataset's package, format: pragexp.utils.papers), and generated answers beside log-likelihood
-ones; the per-group figure (`--plot` without `--scorecard`: GRICE's Fig. 5 for grice_qa)."""
+declares (pragexp.utils.papers), generated answers beside log-likelihood ones, and the per-group figure."""
 
 from __future__ import annotations
 
 import math
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
@@ -36,8 +35,7 @@ def paper_file(record) -> Path | None:
 
 
 def paper_files(paper_dir: Path | None = None, runs=()) -> list[Path]:
-    """The paper files the runs' tasks declare; without such runs, every dataset package's (or the `*.json` of
-    `paper_dir`)."""
+    """The paper files the runs' tasks declare; without such runs, every dataset's (or `paper_dir`'s *.json)."""
     declared = {paper_file(run.record) for run in runs} - {None}
     if declared:
         return sorted(declared)
@@ -59,9 +57,8 @@ def paper_data(paper: str, name: str, paper_dir: Path | None = None) -> dict:
 
 
 def matching_paper_row(row: Row, paper: dict) -> str | None:
-    """The paper row that applies to `row`: named by its experiment, its name or its model, each of its name's
-    conditions (`data.labels=strict`) on the row's command line or in what its run recorded of the paper's keys
-    (run.json's `task.paper_settings`); the one with the most conditions."""
+    """The paper row of `row` with the most conditions: named by its experiment, name or model, each condition
+    (`data.labels=strict`) on the row's command line or in run.json's `task.paper_settings`."""
     recorded = row.runs[0].record.task.paper_settings if row.runs else {}
     holding = {*row.settings, *(f"{k}={v}" for k, v in recorded.items() if v is not None)}
     best, most = None, -1
@@ -96,20 +93,16 @@ def collapsed(key: str) -> str:
 
 
 class _Columns:
-    """The columns of one table, ordered by stage, then as the paper lists its metrics. Keys that differ only
-    in a cut-off (`r@1`, `r@5`) share one column `r@k` when the rows have different cut-offs and none has
-    two of them."""
+    """The columns of one table, by stage, then in the paper's order; keys that differ only in a cut-off (`r@1`,
+    `r@5`) share a column `r@k` where the rows' cut-offs differ and no row has two of them."""
 
-    def __init__(self, rows_keys: Iterable[set[str]], paper_order: list[str]):
-        rows_keys = list(rows_keys)
-        keys_of: dict[str, set[str]] = defaultdict(set)  # collapsed name -> the keys behind it
-        self.apart = set()  # collapsed names whose keys keep their own columns
+    def __init__(self, rows_keys: list[set[str]], paper_order: list[str]):
+        behind = Counter(collapsed(key) for key in set().union(*rows_keys))  # name -> how many distinct keys
+        # a key keeps its own column where it is its name's only key or a row has two keys of its name
+        self.apart = {name for name, count in behind.items() if count == 1}
         for keys in rows_keys:
             names = [collapsed(key) for key in keys]
-            for key, name in zip(keys, names, strict=True):
-                keys_of[name].add(key)
             self.apart |= {name for name in names if names.count(name) > 1}
-        self.apart |= {name for name, keys in keys_of.items() if len(keys) == 1}
         rank = {c: i for i, c in enumerate(dict.fromkeys(self.column(k) for k in paper_order))}
         columns = {self.column(k) for keys in rows_keys for k in keys}
         self.names = sorted(columns, key=lambda c: (STAGES.index(c.split("/")[0]), rank.get(c, len(rank)), c))
@@ -135,17 +128,13 @@ def _comparison_table(
         return []
     our_cells, paper_cells = [columns.cells(k) for k in ours], [columns.cells(k) for k in theirs]
     with_paper = {c for cells in paper_cells for c in cells}
-    shown = [h for c in columns.names for h in ([c, f"paper {c}"] if c in with_paper else [c])]
-    header = ["model", "runs", *shown]
-    lines = []
-    for i, row in enumerate(rows):
-        cells = [row.label, str(len(row.runs))]
-        for c in columns.names:
-            cell = runs_cell(row.runs, our_cells[i][c], span=True) if c in our_cells[i] else None
-            cells.append(cell.text if cell else "")
+    header, lines = ["model", "runs"], [[row.label, str(len(row.runs))] for row in rows]
+    for c in columns.names:
+        header += [c, f"paper {c}"] if c in with_paper else [c]
+        for i, row in enumerate(rows):  # our_cells[i] holds keys the row's runs have: a cell each
+            lines[i].append(runs_cell(row.runs, our_cells[i][c], span=True).text if c in our_cells[i] else "")
             if c in with_paper:
-                cells.append(_paper_text(published[i].get(paper_cells[i].get(c))))
-        lines.append(cells)
+                lines[i].append(_paper_text(published[i].get(paper_cells[i].get(c))))
     return table_section(title, header, lines)
 
 
@@ -157,19 +146,17 @@ def _paper_text(cell: float | dict | None) -> str:
 def _settings_table(task: str, rows: list[Row], matched: list[str | None], paper: dict) -> list[str]:
     """Per row: the paper row that applies (when the paper's rows carry settings) and the runs' values of the
     paper's `setting_keys` (run.json's `task.paper_settings`), then the paper's own setting of those keys."""
-    header, columns = ["model", "runs"], []
+    columns: dict[str, list[str]] = {}  # title -> a cell per row
     if any(parse_row_name(key)[1] for key in paper["rows"]):
-        header.append("paper row")
-        columns.append([key or "" for key in matched])
+        columns["paper row"] = [key or "" for key in matched]
     setting_keys = paper.get("setting_keys", {})
     for key in setting_keys:
-        header.append(key)
         values = [[r.record.task.paper_settings.get(key) for r in row.runs] for row in rows]
-        columns.append([", ".join(dict.fromkeys("unset" if v is None else v for v in vs)) for vs in values])
-    if len(header) == 2:
+        columns[key] = [", ".join(dict.fromkeys("unset" if v is None else v for v in vs)) for vs in values]
+    if not columns:
         return []
-    lines = [[row.label, str(len(row.runs)), *(c[i] for c in columns)] for i, row in enumerate(rows)]
-    out = table_section(f"{task}: settings", header, lines)
+    lines = [[row.label, str(len(row.runs)), *(c[i] for c in columns.values())] for i, row in enumerate(rows)]
+    out = table_section(f"{task}: settings", ["model", "runs", *columns], lines)
     said = "; ".join(f"`{k}`: {text}" for k, text in setting_keys.items())
     return out + ([f"Paper's setting: {said}.", ""] if said else [])
 
@@ -236,12 +223,10 @@ def scoring_sections(runs: list[Run]) -> list[str]:
         every = [r for rows in compared.values() for group in rows.values() for r in group]
         headline = list(dict.fromkeys((h.key, h.title) for r in every for h in r.record.task.headline))
         shown = [f for f in GENERATION if any(f"test/{f}" in r.metrics for r in every)]
-        lines = []
+        keys, lines = [*(key for key, _ in headline), *(f"test/{f}" for f in shown)], []
         for (row, _, items), rows in sorted(compared.items(), key=lambda found: str(found[0])):
             for (_, scoring, template), group in sorted(rows.items()):  # generating last
-                cells = [runs_cell(group, key) for key, _ in headline]
-                cells += [runs_cell(group, f"test/{f}") for f in shown]
-                texts = [c.text if c is not None else "" for c in cells]
+                texts = [cell.text if (cell := runs_cell(group, key)) else "" for key in keys]
                 lines.append([row, scoring, template, str(items or ""), str(len(group)), *texts])
         header = ["model", "scoring", "template", "items", "runs", *(t for _, t in headline), *shown]
         out += table_section(f"{task}: generated answers beside log-likelihood", header, lines)

@@ -16,6 +16,7 @@ PREFIX = "bench/"
 def read_curves(path: Path, dev_key: str) -> dict[str, dict[int, dict[str, float]]]:
     """{curve: {step: {figure: value}}}: each benchmark's (`bench/<name>/<figure>`) and the dev key's."""
     curves: dict[str, dict[int, dict[str, float]]] = defaultdict(dict)
+    dev: dict[int, dict[str, float]] = {}
     with open(path, newline="") as f:
         for row in csv.DictReader(f):
             step = int(row["step"])
@@ -24,9 +25,8 @@ def read_curves(path: Path, dev_key: str) -> dict[str, dict[int, dict[str, float
                     name, figure = key[len(PREFIX) :].split("/", 1)
                     curves[name].setdefault(step, {})[figure] = float(value)
                 elif key == dev_key:  # Lightning logs a validation at the step of the batch before it
-                    curves[f"dev {dev_key}"].setdefault(step + 1, {})["acc"] = float(value)
+                    dev[step + 1] = {"acc": float(value)}
     # The benchmarks are scored after the last step: a dev value past it is the best checkpoint's, after training.
-    dev = curves.pop(f"dev {dev_key}", {})
     last = max((s for points in curves.values() for s in points), default=0)
     return {**curves, **({f"dev {dev_key}": {s: v for s, v in dev.items() if s <= last}} if dev else {})}
 
@@ -47,8 +47,7 @@ def plot_run(run: Run, out: Path) -> Path | None:
         if bands and not dev:
             low = [points[s]["acc_ci95_low"] for s in bands]
             ax.fill_between(bands, low, [points[s]["acc_ci95_high"] for s in bands], alpha=0.15)
-    ax.set_xlabel("training step")
-    ax.set_ylabel("accuracy (bands: 95% interval)")
+    ax.set(xlabel="training step", ylabel="accuracy (bands: 95% interval)")
     ax.set_title(f"{run.task}: benchmarks while training")
     legend_below(fig, ax, 6, 3.5)
     return save_png(fig, out)
