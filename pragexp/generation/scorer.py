@@ -34,6 +34,7 @@ off), so each (context, option) then runs as one whole sequence (in scoring, one
 
 from __future__ import annotations
 
+import itertools
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -42,6 +43,14 @@ import torch
 
 from pragexp.generation import fixed_passes
 from pragexp.generation.causal_lm import CausalLM
+from pragexp.generation.item_passes import (
+    ItemBatch,
+    first_tokens,
+    picked_sum,
+    row_bytes,
+    rowwise_rest,
+    run_items,
+)
 from pragexp.generation.requests import ChoiceRequest, EncodedRequest, OptionScore, encode_request
 from pragexp.utils.tensors import pad_right
 
@@ -121,24 +130,13 @@ def _collect(
 # -- scoring on the KV cache ----------------------------------------------------------------------------------
 
 
-@dataclass
-class _ItemBatch:
-    """Step 2's result for a batch of items: their caches and where each item's context ends."""
-
-    keys: list[tuple]  # the items' context keys (their ids; in scoring, (ids, head))
-    cache: list[tuple[torch.Tensor, torch.Tensor]]  # per layer (keys, values): (items, heads, length, dim)
-    mask: torch.Tensor  # (items, length): 1 for a real context token
-    ends: torch.Tensor  # (items,): each context's length (shared prefix included)
-    last: torch.Tensor  # (items, vocab): log p(next token) after each context
-
-
 def _score_on_cache(lm: CausalLM, wanted: dict, batch_size: int) -> dict[Pair, torch.Tensor]:
     keys = sorted(wanted, key=lambda k: (-len(k), k))  # longest first; independent of request order
     shared, prefix = _shared_prefix(lm, keys)
     results: dict[Pair, torch.Tensor] = {}
     for start in range(0, len(keys), batch_size):
         keys_now = keys[start : start + batch_size]
-        items = _run_items(lm, keys_now, [list(k[shared:]) for k in keys_now], shared, prefix)
+        items = run_items(lm, keys_now, [list(k[shared:]) for k in keys_now], shared, prefix)
         options = [list(wanted[k]) for k in items.keys]
         if any(len(c) > 1 for conts in options for c in conts) and not _packing_works(lm, items, options):
             results.update(_options_rowwise(lm, items, options, batch_size))
@@ -148,36 +146,80 @@ def _score_on_cache(lm: CausalLM, wanted: dict, batch_size: int) -> dict[Pair, t
 
 
 def _score_fixed(lm: CausalLM, wanted: dict) -> dict[Pair, torch.Tensor]:
-    """Scoring's way (`fixed_passes`): per head, its cache once; per pass, the rows' own parts; then their
-    options."""
+    """Scoring's way (`fixed_passes`): per head, its cache once; per pass, the rows' own parts; then the rest of
+    the longer options, gathered over the passes of one (head, width) so that their passes are full."""
     results: dict[Pair, torch.Tensor] = {}
     for head, passes in fixed_passes.plan(wanted):
         prefix = lm.prefix_cache(head)
-        for one_pass in passes:
-            owns = [list(context[len(head) :]) for context, _ in one_pass.rows]
-            items = _run_items(lm, list(one_pass.rows), owns, len(head), prefix, one_pass.width)
-            results.update(_options_fixed(lm, items, one_pass.real, wanted))
+        for width, group in itertools.groupby(passes, key=lambda p: p.width):
+            pending: dict[int, list[_OptionRow]] = {}  # an option's padded width -> rows waiting for a pass
+            for one_pass in group:
+                owns = [list(context[len(head) :]) for context, _ in one_pass.rows]
+                items = run_items(lm, list(one_pass.rows), owns, len(head), prefix, width)
+                for row in _first_tokens_fixed(items, one_pass.real, wanted, results):
+                    rows = pending.setdefault(fixed_passes.bucket(len(row.cont) - 1), [])
+                    rows.append(row)
+                    if len(rows) == _option_pass_rows(rows):
+                        results.update(
+                            _options_fixed(lm, pending.pop(fixed_passes.bucket(len(row.cont) - 1)))
+                        )
+            for rows in pending.values():
+                results.update(_options_fixed(lm, rows))
     return results
 
 
-def _options_fixed(lm: CausalLM, items: _ItemBatch, real: int, wanted: dict) -> dict[Pair, torch.Tensor]:
-    """Step 3 for scoring: an option's first token from the item pass, the rest of a longer option in a row of its
-    own on a copy of its item's cache, its tokens padded as an own part is, rows of one width in fixed passes
-    (`fixed_passes`; at most OPTION_CACHE_BYTES of copies): an option's numbers depend on its context and its
-    tokens only, not on the request's other options (the response cache keeps each option apart)."""
-    results: dict[Pair, torch.Tensor] = {}
-    longer: dict[int, list[tuple[int, tuple[int, ...]]]] = {}  # padded width -> (item, continuation) rows
+@dataclass(frozen=True)
+class _OptionRow:
+    """A longer option waiting for its pass: its item's pass, the item's row there, the option's tokens."""
+
+    items: ItemBatch
+    row: int
+    cont: tuple[int, ...]
+
+
+def _first_tokens_fixed(items: ItemBatch, real: int, wanted: dict, results: dict) -> list[_OptionRow]:
+    """Step 3's first part: every option's first token from the item pass (a one-token option's whole score, into
+    `results`); the longer options' rows, for `_options_fixed`."""
+    longer = []
     for i in range(real):
         for cont in wanted[items.keys[i]]:
             if len(cont) == 1:
                 results[(items.keys[i], cont)] = items.last[i, cont[0]]
             else:
-                longer.setdefault(fixed_passes.bucket(len(cont) - 1), []).append((i, cont))
-    copies = max(1, OPTION_CACHE_BYTES // max(1, _row_bytes(items)))  # the same for every item of the pass
-    for width, rows in sorted(longer.items()):
-        for chunk, n in fixed_passes.filled(rows, min(fixed_passes.rows_for(width), copies)):
-            values = _first_tokens(items, chunk[:n]) + _rowwise_rest(lm, items, chunk, width)[:n]
-            results.update(((items.keys[i], cont), values[r]) for r, (i, cont) in enumerate(chunk[:n]))
+                longer.append(_OptionRow(items, i, cont))
+    return longer
+
+
+def _option_pass_rows(rows: list[_OptionRow]) -> int:
+    """The rows of a pass of these options (one width, one cache length): `fixed_passes.rows_for`, at most
+    OPTION_CACHE_BYTES of cache copies."""
+    width, items = fixed_passes.bucket(len(rows[0].cont) - 1), rows[0].items
+    return min(fixed_passes.rows_for(width), max(1, OPTION_CACHE_BYTES // max(1, row_bytes(items))))
+
+
+def _options_fixed(lm: CausalLM, rows: list[_OptionRow]) -> dict[Pair, torch.Tensor]:
+    """The rest of longer options of one width on items of one (head, width): a row each on a copy of its
+    item's cache, in passes of `_option_pass_rows` rows (the last filled with repeats of its first row), so that
+    an option's numbers depend on its context and its tokens only: not on the other options of its request (the
+    response cache keeps each option apart) nor on which items shared a pass."""
+    results: dict[Pair, torch.Tensor] = {}
+    width = fixed_passes.bucket(len(rows[0].cont) - 1)
+    for chunk, n in fixed_passes.filled(rows, _option_pass_rows(rows)):
+        items = ItemBatch(
+            [r.items.keys[r.row] for r in chunk],
+            [
+                tuple(
+                    torch.cat([r.items.cache[layer][kv][r.row : r.row + 1] for r in chunk]) for kv in (0, 1)
+                )
+                for layer in range(len(chunk[0].items.cache))
+            ],
+            torch.cat([r.items.mask[r.row : r.row + 1] for r in chunk]),
+            torch.cat([r.items.ends[r.row : r.row + 1] for r in chunk]),
+            torch.cat([r.items.last[r.row : r.row + 1] for r in chunk]),
+        )
+        indexed = [(j, r.cont) for j, r in enumerate(chunk)]
+        values = first_tokens(items, indexed[:n]) + rowwise_rest(lm, items, indexed, width)[:n]
+        results.update(((items.keys[j], cont), values[j]) for j, cont in indexed[:n])
     return results
 
 
@@ -191,54 +233,16 @@ def _shared_prefix(lm: CausalLM, keys: list[tuple[int, ...]]) -> tuple[int, list
     return shared, lm.prefix_cache(first[:shared])
 
 
-def _run_items(
-    lm: CausalLM,
-    keys: list[tuple],
-    owns: list[list[int]],
-    shared: int,
-    prefix: list,
-    width: int | None = None,
-) -> _ItemBatch:
-    """Each item's own part of its context, on the shared prefix's cache expanded over the batch, padded to
-    `width` (scoring's fixed shapes: `fixed_passes`) or else to the longest."""
-    own, own_mask = pad_right(owns, lm.pad_id, width)
-    lengths = own_mask.sum(1)
-    positions = shared + torch.arange(own.shape[1]).expand(len(keys), -1)
-    ends_at = lengths - 1  # each row's last position: it predicts the options' first token ...
-    keep = torch.unique(ends_at)  # ... and only those positions' logits are needed
-    if width is not None and shared:  # left-padded: every row ends at the last position
-        own, own_mask = fixed_passes.to_the_left(own, lengths), fixed_passes.to_the_left(own_mask, lengths)
-        positions = shared + (own_mask.cumsum(1) - 1).clamp(min=0)
-        ends_at = torch.full_like(lengths, width - 1)
-        keep = ends_at[:1]
-    elif width is not None:  # right-padded (a left pad would attend to nothing): wherever a row may end
-        keep = fixed_passes.last_positions(width)
-    mask = torch.cat([torch.ones(len(keys), shared, dtype=torch.long), own_mask], dim=1)
-    expanded = [(k.expand(len(keys), -1, -1, -1), v.expand(len(keys), -1, -1, -1)) for k, v in prefix]
-    logp, cache = lm.forward(own, mask, positions, expanded, keep=keep if lm.keeps_logits else None)
-    column = torch.searchsorted(keep, ends_at) if lm.keeps_logits else ends_at
-    last = logp[torch.arange(len(keys)), column.to(logp.device)]
-    return _ItemBatch(keys, cache, mask, shared + lengths, last)
-
-
-def _first_tokens(items: _ItemBatch, rows: list[tuple[int, tuple[int, ...]]]) -> torch.Tensor:
-    """log p(first option token | context) per (item, continuation) row."""
-    device = items.last.device
-    item = torch.tensor([i for i, _ in rows], device=device)
-    token = torch.tensor([c[0] for _, c in rows], device=device)
-    return items.last[item, token]
-
-
-def _options_packed(lm: CausalLM, items: _ItemBatch, options: list[list[tuple]]) -> dict[Pair, torch.Tensor]:
+def _options_packed(lm: CausalLM, items: ItemBatch, options: list[list[tuple]]) -> dict[Pair, torch.Tensor]:
     """Step 3 with one row per item: the options' tokens side by side (each but its last token is fed), each
     attending to the context and its own earlier tokens, at most `OPTION_TOKENS` positions per pass."""
     results: dict[Pair, torch.Tensor] = {}
     width = [sum(len(c) - 1 for c in conts) for conts in options]
-    order, row_bytes = list(range(len(items.keys))), _row_bytes(items)
+    order, item_bytes = list(range(len(items.keys))), row_bytes(items)
     while order:
-        chunk = _take_chunk(order, width, row_bytes)
+        chunk = _take_chunk(order, width, item_bytes)
         rows = [(i, c) for i in chunk for c in options[i]]
-        values = _first_tokens(items, rows)
+        values = first_tokens(items, rows)
         if max(width[i] for i in chunk) > 0:
             values = values + _packed_rest(lm, items, chunk, options)
         for r, (i, cont) in enumerate(rows):
@@ -259,13 +263,8 @@ def _take_chunk(order: list[int], width: list[int], row_bytes: int) -> list[int]
     return chunk
 
 
-def _row_bytes(items: _ItemBatch) -> int:
-    """The bytes of one item's KV cache."""
-    return sum(t[0].numel() * t.element_size() for layer in items.cache for t in layer)
-
-
 def _packed_rest(
-    lm: CausalLM, items: _ItemBatch, chunk: list[int], options: list[list[tuple]]
+    lm: CausalLM, items: ItemBatch, chunk: list[int], options: list[list[tuple]]
 ) -> torch.Tensor:
     """log p(option tokens after the first | context, earlier option tokens), per (item, option) row of
     `chunk`, in row order, from one forward pass over the chunk's packed options."""
@@ -297,49 +296,21 @@ def _packed_rest(
     return torch.stack([picked[r, start : start + n].sum() for r, start, n in spans])
 
 
-def _options_rowwise(lm: CausalLM, items: _ItemBatch, options: list[list[tuple]], batch_size: int) -> dict:
+def _options_rowwise(lm: CausalLM, items: ItemBatch, options: list[list[tuple]], batch_size: int) -> dict:
     """Step 3 with one row per (item, option), each on a copy of its item's cache (models that do not honour
     a 4D attention mask), at most `batch_size * OPTION_ROWS` rows and OPTION_CACHE_BYTES of copies at once."""
     rows_all = [(i, c) for i, conts in enumerate(options) for c in conts]
-    step = max(1, min(batch_size * OPTION_ROWS, OPTION_CACHE_BYTES // max(1, _row_bytes(items))))
+    step = max(1, min(batch_size * OPTION_ROWS, OPTION_CACHE_BYTES // max(1, row_bytes(items))))
     results: dict[Pair, torch.Tensor] = {}
     for start in range(0, len(rows_all), step):
         rows = rows_all[start : start + step]
-        values = _first_tokens(items, rows) + _rowwise_rest(lm, items, rows)
+        values = first_tokens(items, rows) + rowwise_rest(lm, items, rows)
         for r, (i, cont) in enumerate(rows):
             results[(items.keys[i], cont)] = values[r]
     return results
 
 
-def _rowwise_rest(
-    lm: CausalLM, items: _ItemBatch, rows: list[tuple[int, tuple]], width: int | None = None
-) -> torch.Tensor:
-    """log p(option tokens after the first | context, earlier option tokens), one row per option, its fed tokens
-    right-padded to `width` (or the longest)."""
-    if all(len(c) == 1 for _, c in rows):
-        return torch.zeros(len(rows), device=items.last.device)
-    item = torch.tensor([i for i, _ in rows])
-    layers = [(k[item.to(k.device)], v[item.to(v.device)]) for k, v in items.cache]
-    inputs, in_mask = pad_right([list(c[:-1]) or [lm.pad_id] for _, c in rows], lm.pad_id, width)
-    for r, (_, cont) in enumerate(rows):
-        in_mask[r, len(cont) - 1 :] = 0  # a one-token option feeds nothing
-    mask = torch.cat([items.mask[item], in_mask], dim=1)
-    positions = items.ends[item].unsqueeze(1) + torch.arange(inputs.shape[1])
-    logp, _ = lm.forward(inputs, mask, positions, layers)
-    return _picked_sum(lm, logp, [list(c[1:]) for _, c in rows])
-
-
-def _picked_sum(lm: CausalLM, logp: torch.Tensor, targets: list[list[int]]) -> torch.Tensor:
-    """Per row: the sum of log p(target token) over the row's targets (rows right-padded; the sum runs over all
-    of `logp`'s positions, so that its order depends on the pass's shape, not on the longest target)."""
-    ids, mask = pad_right([t or [lm.pad_id] for t in targets], lm.pad_id, logp.shape[1])
-    for r, t in enumerate(targets):
-        mask[r, len(t) :] = 0
-    picked = logp.gather(2, ids.to(logp.device).unsqueeze(2)).squeeze(2)
-    return (picked * mask.to(picked.device)).sum(1)
-
-
-def _packing_works(lm: CausalLM, items: _ItemBatch, options: list[list[tuple]]) -> bool:
+def _packing_works(lm: CausalLM, items: ItemBatch, options: list[list[tuple]]) -> bool:
     """Whether this kind of model honours the packed pass's 4D mask: checked once per (class, attention
     implementation, dtype) on the first item with a multi-token option, its longest options packed against one
     row each (at most OPTION_ROWS of them, or OPTION_CACHE_BYTES of copies: 52 rows of a 5-shot GRICE QA prompt
@@ -347,7 +318,7 @@ def _packing_works(lm: CausalLM, items: _ItemBatch, options: list[list[tuple]]) 
     if lm.packing_key not in _PACKING:
         i = next(i for i, conts in enumerate(options) if any(len(c) > 1 for c in conts))
         # A few of its options (at least two, so that one could see another): each plain row copies the cache.
-        few = max(2, min(OPTION_ROWS, OPTION_CACHE_BYTES // max(1, _row_bytes(items))))
+        few = max(2, min(OPTION_ROWS, OPTION_CACHE_BYTES // max(1, row_bytes(items))))
         checked = [*options[:i], sorted(options[i], key=len, reverse=True)[:few], *options[i + 1 :]]
         rows = [(i, c) for c in checked[i]]
         mode = lm.model.training
@@ -355,7 +326,7 @@ def _packing_works(lm: CausalLM, items: _ItemBatch, options: list[list[tuple]]) 
         try:
             with torch.no_grad():
                 packed = _packed_rest(lm, items, [i], checked)
-                plain = _rowwise_rest(lm, items, rows)
+                plain = rowwise_rest(lm, items, rows)
         finally:
             lm.model.train(mode)
         tolerance = 1e-3 if lm.packing_key[2] == torch.float32 else 0.25
@@ -387,7 +358,7 @@ def _score_whole(lm: CausalLM, wanted: dict, batch_size: int) -> dict[Pair, torc
         rows = torch.stack(
             [padded[r, len(key) - 1 : len(key) - 1 + width] for r, (key, _) in enumerate(chunk)]
         )
-        sums = _picked_sum(lm, rows, [list(cont) for _, cont in chunk])
+        sums = picked_sum(lm, rows, [list(cont) for _, cont in chunk])
         for r, pair in enumerate(chunk):
             results[pair] = sums[r]
     return results
