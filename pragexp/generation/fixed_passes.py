@@ -18,7 +18,7 @@ for what it lacks) or a batch-size setting (issue 27). Float rounding follows a 
   dummies never cost more than `PASS_TOKENS` tokens per width.
 
 The rest of a longer option (its tokens after the first) runs the same way on a copy of its item's cache: padded
-as an own part, rows of one width in passes that `rows_for` and `filled` lay out (`scorer._options_fixed`).
+as an own part, rows of one width in passes that `rows_for` and `filled` lay out (`scorer._options_fixed`, gathered over the item passes of one head and width).
 
 Fixed shapes, not the batch-size invariance of a BLAS (which GPUs do not promise), make a row's numbers the same
 whatever shares its pass: a row of a matrix product of a given shape is computed the same way whatever the other
