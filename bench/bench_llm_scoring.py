@@ -2,13 +2,14 @@
 `HFLM.loglikelihood` on the very requests the command recorded.
 
     python bench/bench_llm_scoring.py --path circa-data.tsv [--items 256] [--threads 2] [--batch-size 16]
-                                      [--model smollm2|tiny] [--lm-eval-batch-size 16] [--no-lm-eval]
+                                      [--model smollm2|tiny] [--lm-eval-batch-size 16] [--no-lm-eval] [--eval-batch 64]
 
 Needs lm-evaluation-harness: `pip install 'pragexp[bench]'` (not part of `make install`).
 
 1. The whole command, from a cold process: `python -m pragexp.eval task=circa model=llm data.path=<path>`
    (RELAXED, matched, template 0, chat template, 4 options, float32 on the CPU, no response cache), limited to
-   the first `--items` test items (batches of 64); items per second of wall time, start-up and loading
+   the first `--items` test items (batches of `--eval-batch`, 64 as Circa's config: each batch one scorer call,
+   whose fixed-shape passes fill better with more items); items per second of wall time, start-up and loading
    included. Its predictions.jsonl records, per item, the text the model read and each option's continuation:
    those are the recorded requests.
 2. The scorer alone: `HFBackend.loglikelihood_many` on the recorded requests, in this process (after a warm-up
@@ -44,7 +45,7 @@ import torch  # noqa: E402
 from pragexp.generation.hf import HFBackend  # noqa: E402
 from pragexp.generation.requests import ChoiceRequest  # noqa: E402
 
-EVAL_BATCH = 64  # items per Lightning batch of the command
+EVAL_BATCH = 64  # items per Lightning batch of the command: Circa's data.eval_batch_size, what a user gets
 FIXTURE = ROOT / "tests" / "fixtures" / "circa" / "circa-data.tsv"
 
 
@@ -61,8 +62,8 @@ def whole_command(args, out: Path) -> float:
         "llm.device=cpu",
         f"llm.batch_size={args.batch_size}",
         f"data.path={args.path}",
-        f"data.eval_batch_size={EVAL_BATCH}",
-        f"trainer.limit_test_batches={math.ceil(args.items / EVAL_BATCH)}",
+        f"data.eval_batch_size={args.eval_batch}",
+        f"trainer.limit_test_batches={math.ceil(args.items / args.eval_batch)}",
         "model.use_cache=false",
         "logger=csv",
         "print_config=false",
@@ -141,6 +142,12 @@ def main() -> None:
         "--batch-size", type=int, default=16, help="llm.batch_size: contexts per scoring pass"
     )
     parser.add_argument("--lm-eval-batch-size", type=int, default=16)
+    parser.add_argument(
+        "--eval-batch",
+        type=int,
+        default=EVAL_BATCH,
+        help="data.eval_batch_size: items per scorer call of the command",
+    )
     parser.add_argument("--threads", type=int, default=None)
     parser.add_argument("--bf16", action="store_true", help="also time the scorer in bfloat16")
     parser.add_argument("--no-lm-eval", action="store_true", help="leave out lm-evaluation-harness (step 3)")
