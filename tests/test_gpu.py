@@ -119,26 +119,15 @@ def test_scores_on_the_gpu_do_not_depend_on_the_other_requests_of_the_call(dtype
     """Scoring's fixed-shape passes (pragexp/generation/fixed_passes.py) on cuBLAS, whose kernels change with a
     matrix's shape: an item's scores alone, beside others and shuffled are the same bits, and they agree with the
     CPU's within float rounding."""
-    import random
+    from test_scorer_shapes import logliks, scores_independent_of_the_call, varied_requests
 
-    from test_scorer_shapes import logliks, ludwig_like
-
-    from pragexp.generation.requests import ChoiceRequest
     from pragexp.generation.scorer import score_choices
     from pragexp.utils.pretrained.causal import tiny_causal_lm
 
     model, tokenizer = tiny_causal_lm()
-    reqs = ludwig_like() + ludwig_like(head=False)[:2] + [ChoiceRequest("Label: ", ("no", "yes, it is"))]
+    reqs = varied_requests()
     on_cpu = logliks(score_choices(model.float(), tokenizer, reqs))
-    model = model.to("cuda", dtype)
-    alone = [logliks(score_choices(model, tokenizer, [r]))[0] for r in reqs]
-    assert logliks(score_choices(model, tokenizer, reqs)) == alone
-    order = list(range(len(reqs)))
-    random.Random(1).shuffle(order)
-    shuffled = logliks(score_choices(model, tokenizer, [reqs[i] for i in order]))
-    assert [shuffled[order.index(i)] for i in range(len(reqs))] == alone
-    many = [*reqs, *ludwig_like(options=("no", "maybe so")), *ludwig_like(head=False)]
-    assert logliks(score_choices(model, tokenizer, many))[: len(reqs)] == alone
+    alone = scores_independent_of_the_call(model.to("cuda", dtype), tokenizer, reqs)
     # float32: cuBLAS without TF32 (torch's default) rounds apart from the CPU by ~1e-5; bfloat16 by its 8 bits
     close = (
         (lambda a, b: abs(a - b) < 1e-3)

@@ -53,18 +53,26 @@ def logliks(rows) -> list[list[float]]:
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
 def test_an_item_scores_the_same_alone_beside_others_and_shuffled(dtype):
     model, tokenizer = tiny_causal_lm()
-    model = model.to(dtype)
-    reqs = ludwig_like() + ludwig_like(head=False)[:2] + [ChoiceRequest("Label: ", ("no", "yes, it is"))]
+    scores_independent_of_the_call(model.to(dtype), tokenizer, varied_requests())
+
+
+def varied_requests() -> list[ChoiceRequest]:
+    """Requests with and without a head, one- and several-token options."""
+    return ludwig_like() + ludwig_like(head=False)[:2] + [ChoiceRequest("Label: ", ("no", "yes, it is"))]
+
+
+def scores_independent_of_the_call(model, tokenizer, reqs: list[ChoiceRequest]) -> list[list[float]]:
+    """Asserts each request's scores are the same bits alone, all together, shuffled, and beside more items than a
+    pass holds (other options of the same contexts among them); returns the scores alone."""
     alone = [logliks(score_choices(model, tokenizer, [r]))[0] for r in reqs]
-    together = logliks(score_choices(model, tokenizer, reqs))
-    assert together == alone
+    assert logliks(score_choices(model, tokenizer, reqs)) == alone
     order = list(range(len(reqs)))
     random.Random(1).shuffle(order)
     shuffled = logliks(score_choices(model, tokenizer, [reqs[i] for i in order]))
     assert [shuffled[order.index(i)] for i in range(len(reqs))] == alone
-    # more items than a pass holds, and other options of the same context beside them
     many = [*reqs, *ludwig_like(options=("no", "maybe so")), *ludwig_like(head=False)]
     assert logliks(score_choices(model, tokenizer, many))[: len(reqs)] == alone
+    return alone
 
 
 def test_the_plan_depends_on_the_set_of_contexts_and_each_pass_on_its_width():
