@@ -166,3 +166,30 @@ def test_the_same_numbers_cold_and_half_cached_and_keys_differ_by_head(tmp_path)
     misses = open_cache(tmp_path / "warm.sqlite").misses
     warm.loglikelihood_many([ChoiceRequest(reqs[0].context, reqs[0].options, head=3)])
     assert open_cache(tmp_path / "warm.sqlite").misses - misses == len(OPTIONS)
+
+
+def test_a_head_is_kept_for_the_next_call_until_the_weights_change():
+    """A run's batches share their head: the backend runs it once and keeps its cache (`head_cache`), which gives
+    the numbers of a fresh pass bit for bit; a weight updated in place (an optimizer step) or training mode runs
+    it again."""
+    backend = HFBackend(model="tiny", device="cpu", batch_size=4)
+    reqs = ludwig_like()
+    first = logliks(backend.loglikelihood_many(reqs[:3]))
+    calls = backend.calls
+    second = logliks(backend.loglikelihood_many(reqs[3:]))
+    assert backend._heads.hits == 1
+    fresh = HFBackend(model="tiny", device="cpu", batch_size=4)
+    fresh._model, fresh._tokenizer = backend.load()
+    assert logliks(fresh.loglikelihood_many(reqs[3:])) == second and fresh.calls == backend.calls - calls + 1
+    assert first + second == logliks(fresh.loglikelihood_many(reqs))
+
+    model, tokenizer = backend.load()
+    with torch.no_grad():
+        next(model.parameters()).mul_(1.5)  # what an optimizer step does: in place
+    changed = logliks(backend.loglikelihood_many(reqs[:3]))
+    assert backend._heads.hits == 1 and changed != first  # not served from the kept head
+    assert changed == logliks(score_choices(model, tokenizer, reqs[:3]))
+    model.train()
+    backend.loglikelihood_many(reqs[:3])
+    backend.loglikelihood_many(reqs[:3])
+    assert backend._heads.hits == 1  # dropout on: nothing kept

@@ -43,6 +43,7 @@ from pragexp.generation.backend import (
     template_kwargs,
     with_system,
 )
+from pragexp.generation.head_cache import HeadCache
 from pragexp.generation.finetune import check_finetune, lora_settings, make_trainable, quantization_config
 from pragexp.generation.requests import ChoiceRequest, OptionScore
 from pragexp.generation.sampling import RowSampler
@@ -99,6 +100,7 @@ class HFBackend(LLMBackend):
         self.pretrained = resolve(model, "llm.model", gguf_file, revision)
         self._model = self._tokenizer = self._encoder_decoder = None
         self._trainable = False
+        self._heads = HeadCache()  # the heads' KV caches, from one scoring call to the next
         self._identity: dict | None = None
         self._base: dict | None = None
 
@@ -276,7 +278,7 @@ class HFBackend(LLMBackend):
 
         if self.encoder_decoder:
             return score_seq2seq(model, tokenizer, requests, on_call=count)
-        return score_choices(model, tokenizer, requests, on_call=count)
+        return score_choices(model, tokenizer, requests, on_call=count, heads=self._heads)
 
     def count_tokens(self, text: str) -> int:
         return len(self.tokenizer()(text, add_special_tokens=False)["input_ids"])

@@ -6,7 +6,8 @@ Requests are paired as `requests.encode_request` says (lm-evaluation-harness's r
 forward pass per (context, option) up to float rounding (~1e-6 in float32; tests/test_scorer.py checks 1e-4).
 How it is fast:
 
-1. a prefix of the contexts runs once, and its KV cache is reused by every item on it;
+1. a prefix of the contexts runs once, and its KV cache is reused by every item on it (in scoring, by the next
+   calls too: `head_cache`);
 2. items run in batches, each item's own part of the context once, on that cache expanded over the batch
    (padded; masked pads, explicit positions);
 3. the options of each item run on the item's cache in one row: the options' tokens side by side, each
@@ -43,6 +44,7 @@ import torch
 
 from pragexp.generation import fixed_passes
 from pragexp.generation.causal_lm import CausalLM
+from pragexp.generation.head_cache import HeadCache
 from pragexp.generation.item_passes import (
     ItemBatch,
     first_tokens,
@@ -72,17 +74,21 @@ _PACKING: dict[tuple, bool] = {}
 
 @torch.inference_mode()
 def score_choices(
-    model, tokenizer, requests: Sequence[ChoiceRequest], on_call: Callable | None = None
+    model,
+    tokenizer,
+    requests: Sequence[ChoiceRequest],
+    on_call: Callable | None = None,
+    heads: HeadCache | None = None,
 ) -> list[list[OptionScore]]:
     """[[OptionScore per option] per request], each a function of its request and the model only (the numbers
     do not depend on the other requests of the call); `on_call()` is called once per model forward (a backend's
-    call counter)."""
+    call counter); `heads` keeps the heads' caches for the next call (a backend's, across a run's batches)."""
     lm = CausalLM(model, tokenizer, on_call)
     encoded = [encode_request(tokenizer, r) for r in requests]
     if lm.whole_sequences:  # no KV cache: each (context, option) whole, alone
         results = _score_whole(lm, _wanted(encoded, lambda e: e.context), 1)
         return [_collect(e, results, False, e.context)[1] for e in encoded]
-    results = _score_fixed(lm, _wanted(encoded, lambda e: (e.context, e.head)))
+    results = _score_fixed(lm, _wanted(encoded, lambda e: (e.context, e.head)), heads or HeadCache(0))
     return [_collect(e, results, False, (e.context, e.head))[1] for e in encoded]
 
 
@@ -145,12 +151,13 @@ def _score_on_cache(lm: CausalLM, wanted: dict, batch_size: int) -> dict[Pair, t
     return results
 
 
-def _score_fixed(lm: CausalLM, wanted: dict) -> dict[Pair, torch.Tensor]:
-    """Scoring's way (`fixed_passes`): per head, its cache once; per pass, the rows' own parts; then the rest of
-    the longer options, gathered over the passes of one (head, width) so that their passes are full."""
+def _score_fixed(lm: CausalLM, wanted: dict, heads: HeadCache) -> dict[Pair, torch.Tensor]:
+    """Scoring's way (`fixed_passes`): per head, its cache once (or kept from an earlier call); per pass, the
+    rows' own parts; then the rest of the longer options, gathered over the passes of one (head, width) so that
+    their passes are full."""
     results: dict[Pair, torch.Tensor] = {}
     for head, passes in fixed_passes.plan(wanted):
-        prefix = lm.prefix_cache(head)
+        prefix = heads.prefix(lm, head)
         for width, group in itertools.groupby(passes, key=lambda p: p.width):
             pending: dict[int, list[_OptionRow]] = {}  # an option's padded width -> rows waiting for a pass
             for one_pass in group:
