@@ -10,7 +10,8 @@ Needs lm-evaluation-harness: `pip install 'pragexp[bench]'` (not part of `make i
    (RELAXED, matched, template 0, chat template, 4 options, float32 on the CPU, no response cache), limited to
    the first `--items` test items (batches of `--eval-batch`, 64 as Circa's config: each batch one scorer call,
    whose fixed-shape passes fill better with more items); items per second of wall time, start-up and loading
-   included. Its predictions.jsonl records, per item, the text the model read and each option's continuation:
+   included, and where that time went (a probe on the scorer in the child process: up to its first call, inside
+   its calls, the rest). Its predictions.jsonl records, per item, the text the model read and each option's continuation:
    those are the recorded requests.
 2. The scorer alone: `HFBackend.loglikelihood_many` on the recorded requests, in this process (after a warm-up
    on two of them).
@@ -31,16 +32,17 @@ import argparse
 import json
 import math
 import os
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
+STARTED = time.perf_counter()  # the child's clock starts here, before its imports
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 import torch  # noqa: E402
+from probed_eval import emit, run_child, run_eval  # noqa: E402
 
 from pragexp.generation.hf import HFBackend  # noqa: E402
 from pragexp.generation.requests import ChoiceRequest  # noqa: E402
@@ -49,12 +51,10 @@ EVAL_BATCH = 64  # items per Lightning batch of the command: Circa's data.eval_b
 FIXTURE = ROOT / "tests" / "fixtures" / "circa" / "circa-data.tsv"
 
 
-def whole_command(args, out: Path) -> float:
-    """Seconds of wall time of `pragexp.eval` from a cold process (its own output is in `out`)."""
-    command = [
-        sys.executable,
-        "-m",
-        "pragexp.eval",
+def whole_command(args, out: Path) -> tuple[float, dict]:
+    """Seconds of wall time of `pragexp.eval` from a cold process (its own output is in `out`), and where they
+    went: the child's seconds to its first scorer call, inside the scorer, and the rest."""
+    overrides = [
         "task=circa",
         "model=llm",
         f"llm.model={args.model}",
@@ -70,13 +70,39 @@ def whole_command(args, out: Path) -> float:
         f"hydra.run.dir={out}",
         *([f"threads={args.threads}"] if args.threads else []),
     ]
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
-    start = time.perf_counter()
-    done = subprocess.run(command, env=env, capture_output=True, text=True)
-    seconds = time.perf_counter() - start
-    if done.returncode != 0:
-        sys.exit(f"pragexp.eval failed ({done.returncode}):\n{done.stderr[-3000:]}")
-    return seconds
+    wall, report, _ = run_child(__file__, "SCORING", overrides, ROOT, dict(os.environ))
+    return wall, report
+
+
+def child(overrides: list[str]) -> None:
+    """Inside the timed process: `pragexp.eval` with a probe on the scorer (`score_choices` as the backend
+    calls it), timing from the process's start."""
+    import pragexp.generation.hf as hf
+
+    spans = {"calls": 0, "scoring": 0.0, "first": None}
+    score = hf.score_choices
+
+    def probed(*args, **kwargs):
+        start = time.perf_counter()
+        spans["first"] = spans["first"] or start
+        try:
+            return score(*args, **kwargs)
+        finally:
+            spans["calls"] += 1
+            spans["scoring"] += time.perf_counter() - start
+
+    hf.score_choices = probed
+    run_eval(overrides)
+    end = time.perf_counter()
+    emit(
+        "SCORING",
+        {
+            "to first call": spans["first"] - STARTED,
+            "scoring": spans["scoring"],
+            "calls": spans["calls"],
+            "rest": end - spans["first"] - spans["scoring"],
+        },
+    )
 
 
 def recorded(out: Path, items: int) -> tuple[list[ChoiceRequest], list[list[float]]]:
@@ -162,7 +188,7 @@ def main() -> None:
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     with tempfile.TemporaryDirectory() as folder:
         out = Path(folder) / "run"
-        command_s = whole_command(args, out)
+        command_s, inside = whole_command(args, out)
         requests, logged = recorded(out, args.items)
     n = len(requests)
     say(
@@ -171,6 +197,12 @@ def main() -> None:
         f"load average {load:.2f} at start"
     )
     say(f"whole command (cold process): {n / command_s:.2f} items/s ({command_s:.1f} s)")
+    outside = command_s - sum(inside[k] for k in ("to first call", "scoring", "rest"))
+    say(
+        f"  of which: {inside['to first call']:.1f} s to its first scorer call (imports, config, data, model), "
+        f"{inside['scoring']:.1f} s in the scorer ({inside['calls']} calls), {inside['rest']:.1f} s between "
+        f"and after the calls (prompts, records, metrics), {outside:.1f} s the interpreter's start and exit"
+    )
     backend = HFBackend(model=args.model, device="cpu", dtype="float32", batch_size=args.batch_size)
     scorer_s, ours = scorer_alone(backend, requests)
     say(f"scorer alone (loglikelihood_many): {n / scorer_s:.2f} items/s ({scorer_s:.1f} s)")
@@ -198,4 +230,7 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    if sys.argv[1:2] == ["--child"]:
+        child(sys.argv[2:])
+    else:
+        main()

@@ -287,6 +287,7 @@ def test_the_benchmark_runs_the_command_and_both_scorers_on_the_recorded_request
         "lm-eval HFLM.loglikelihood",
     ):
         assert any(line.startswith(name) and "items/s" in line for line in out.stdout.splitlines()), name
+    assert "s in the scorer (1 calls)" in out.stdout  # the probe inside the command: 8 items, one batch
     for line in (x for x in out.stdout.splitlines() if " vs " in x and "max |d loglik|" in x):
         assert float(line.split("max |d loglik| ")[1].split(",")[0]) <= 1e-4 or "bfloat16" in line
         assert "choices agree" in line
