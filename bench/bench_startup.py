@@ -25,6 +25,7 @@ commands that answer without a job (`--cfg job`, `--help`, a config error) are t
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import subprocess
 import sys
@@ -44,10 +45,15 @@ def child(overrides: list[str]) -> None:
     t0 = time.perf_counter()
     marks: dict[str, float] = {}
     spans: dict[str, float] = {"tokenizer": 0.0, "weights": 0.0}
-    import hydra  # noqa: F401
-    import pytorch_lightning as pl
-    import torch  # noqa: F401
-    import transformers  # noqa: F401
+    try:  # as the entry point imports them (a checkout before it did: plainly)
+        from pragexp.utils.frameworks import importing_frameworks
+    except ImportError:
+        importing_frameworks = contextlib.nullcontext
+    with importing_frameworks():
+        import hydra  # noqa: F401
+        import pytorch_lightning as pl
+        import torch  # noqa: F401
+        import transformers  # noqa: F401
 
     marks["frameworks"] = time.perf_counter()
     import pragexp.eval

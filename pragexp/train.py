@@ -7,12 +7,14 @@ from omegaconf import DictConfig, OmegaConf
 
 from pragexp import CONFIG_DIR
 from pragexp.utils.command_line import checked_argv
+from pragexp.utils.frameworks import importing_frameworks
 
 
 @hydra.main(version_base="1.3", config_path=str(CONFIG_DIR), config_name="train")
 def main(cfg: DictConfig) -> float | list[float | None] | None:
     # Torch and Lightning load only for a job: --cfg, --help, --info and a refused line answer at once.
-    from pragexp.run import job_started, run
+    with importing_frameworks():
+        from pragexp.run import job_started, run
 
     metrics = run(cfg, started=job_started())
     # Sweepers that optimise (e.g. Optuna) read the returned value; a list of metrics: one value each.

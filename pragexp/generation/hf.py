@@ -43,8 +43,8 @@ from pragexp.generation.backend import (
     template_kwargs,
     with_system,
 )
-from pragexp.generation.head_cache import HeadCache
 from pragexp.generation.finetune import check_finetune, lora_settings, make_trainable, quantization_config
+from pragexp.generation.head_cache import HeadCache
 from pragexp.generation.requests import ChoiceRequest, OptionScore
 from pragexp.generation.sampling import RowSampler
 from pragexp.generation.scorer import score_choices
