@@ -8,7 +8,7 @@ Needs lm-evaluation-harness: `pip install 'pragexp[bench]'` (not part of `make i
 
 1. The whole command, from a cold process: `python -m pragexp.eval task=circa model=llm data.path=<path>`
    (RELAXED, matched, template 0, chat template, 4 options, float32 on the CPU, no response cache), limited to
-   the first `--items` test items (batches of `--eval-batch`, 64 as Circa's config: each batch one scorer call,
+   the first `--items` test items (batches of `--eval-batch`, 256 as Circa's config: each batch one scorer call,
    whose fixed-shape passes fill better with more items); items per second of wall time, start-up and loading
    included, and where that time went (a probe on the scorer in the child process: up to its first call, inside
    its calls, the rest). Its predictions.jsonl records, per item, the text the model read and each option's continuation:
@@ -47,7 +47,7 @@ from probed_eval import emit, run_child, run_eval  # noqa: E402
 from pragexp.generation.hf import HFBackend  # noqa: E402
 from pragexp.generation.requests import ChoiceRequest  # noqa: E402
 
-EVAL_BATCH = 64  # items per Lightning batch of the command: Circa's data.eval_batch_size, what a user gets
+EVAL_BATCH = 256  # items per Lightning batch of the command: Circa's data.eval_batch_size, what a user gets
 FIXTURE = ROOT / "tests" / "fixtures" / "circa" / "circa-data.tsv"
 
 

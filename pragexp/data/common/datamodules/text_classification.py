@@ -52,7 +52,7 @@ class TextClassificationDataModule(SplitsDataModule):
         prompts: bool = False,
         report_dir: str | None = None,
         batch_size: int = 32,
-        eval_batch_size: int = 64,
+        eval_batch_size: int = 256,
         num_workers: int = 0,
     ):
         super().__init__(batch_size, eval_batch_size, num_workers, report_dir)
