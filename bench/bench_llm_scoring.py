@@ -41,8 +41,10 @@ STARTED = time.perf_counter()  # the child's clock starts here, before its impor
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from probed_eval import emit, import_frameworks, run_child, run_eval  # noqa: E402
+
+import_frameworks()  # in the timed child, as the entry point imports them
 import torch  # noqa: E402
-from probed_eval import emit, run_child, run_eval  # noqa: E402
 
 from pragexp.generation.hf import HFBackend  # noqa: E402
 from pragexp.generation.requests import ChoiceRequest  # noqa: E402

@@ -25,7 +25,6 @@ commands that answer without a job (`--cfg job`, `--help`, a config error) are t
 from __future__ import annotations
 
 import argparse
-import contextlib
 import os
 import subprocess
 import sys
@@ -33,7 +32,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from probed_eval import add_callback, emit, run_child, run_eval
+from probed_eval import add_callback, emit, import_frameworks, run_child, run_eval
 
 ROOT = Path(__file__).resolve().parents[1]
 HEAVY = ("peft", "faiss", "wandb", "lm_eval", "sentence_transformers")
@@ -45,15 +44,8 @@ def child(overrides: list[str]) -> None:
     t0 = time.perf_counter()
     marks: dict[str, float] = {}
     spans: dict[str, float] = {"tokenizer": 0.0, "weights": 0.0}
-    try:  # as the entry point imports them (a checkout before it did: plainly)
-        from pragexp.utils.frameworks import importing_frameworks
-    except ImportError:
-        importing_frameworks = contextlib.nullcontext
-    with importing_frameworks():
-        import hydra  # noqa: F401
-        import pytorch_lightning as pl
-        import torch  # noqa: F401
-        import transformers  # noqa: F401
+    import_frameworks()
+    import pytorch_lightning as pl
 
     marks["frameworks"] = time.perf_counter()
     import pragexp.eval

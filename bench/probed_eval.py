@@ -8,6 +8,7 @@ figures handed back as one tagged JSON line on stdout.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
@@ -37,8 +38,23 @@ def run_child(script: str, tag: str, args: list[str], code: Path, env: dict, fla
     return wall, json.loads(lines[-1].removeprefix(tag + " ")), done.stderr
 
 
+def import_frameworks() -> None:
+    """torch, transformers, Lightning and Hydra, imported as the entry point imports them (a checkout from before
+    `pragexp.utils.frameworks`: plainly)."""
+    try:
+        from pragexp.utils.frameworks import importing_frameworks
+    except ImportError:
+        importing_frameworks = contextlib.nullcontext
+    with importing_frameworks():
+        import hydra  # noqa: F401
+        import pytorch_lightning  # noqa: F401
+        import torch  # noqa: F401
+        import transformers  # noqa: F401
+
+
 def add_callback(callback) -> None:
     """Every Lightning trainer made from now on in this process gets `callback` too."""
+    import_frameworks()
     import pytorch_lightning as pl
 
     init = pl.Trainer.__init__
