@@ -11,8 +11,8 @@ Needs lm-evaluation-harness: `pip install 'pragexp[bench]'` (not part of `make i
    the first `--items` test items (batches of `--eval-batch`, 256 as Circa's config: each batch one scorer call,
    whose fixed-shape passes fill better with more items); items per second of wall time, start-up and loading
    included, and where that time went (a probe on the scorer in the child process: up to its first call, inside
-   its calls, the rest). Its predictions.jsonl records, per item, the text the model read and each option's continuation:
-   those are the recorded requests.
+   its calls, the rest). Its predictions.jsonl records, per item, the text the model read and each option's
+   continuation: those are the recorded requests.
 2. The scorer alone: `HFBackend.loglikelihood_many` on the recorded requests, in this process (after a warm-up
    on two of them).
 3. lm-evaluation-harness: `lm_eval.models.huggingface.HFLM(pretrained=<the same model object>, tokenizer=<the

@@ -30,21 +30,21 @@ class HeadCache:
         self._kept: OrderedDict[tuple[int, ...], list] = OrderedDict()
         self._model = None  # a weak reference to the module the kept caches came from
         self._stamp: tuple | None = None
-        self.hits = 0  # heads served without a forward pass (tests and logs read it)
+        self.hits = 0  # heads served without a forward pass (the tests read it)
 
     def prefix(self, lm: CausalLM, head: tuple[int, ...]) -> list:
         """The KV cache of `head` run alone: the kept one when the weights are as they were."""
         stamp = weights_stamp(lm.model)
-        if stamp is None or stamp != self._stamp or self._model is None or self._model() is not lm.model:
+        same_model = self._model is not None and self._model() is lm.model
+        if stamp is None or not same_model or stamp != self._stamp:
             self._kept.clear()
             self._model, self._stamp = weakref.ref(lm.model), stamp
-        if stamp is not None and head in self._kept:
+        elif head in self._kept:
             self._kept.move_to_end(head)
             self.hits += 1
             return self._kept[head]
         cache = lm.prefix_cache(head)
-        size = _bytes(cache)
-        if stamp is not None and head and size <= self.max_bytes:
+        if stamp is not None and head and _bytes(cache) <= self.max_bytes:
             self._kept[head] = cache
             while sum(_bytes(c) for c in self._kept.values()) > self.max_bytes:
                 self._kept.popitem(last=False)

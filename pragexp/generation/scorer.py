@@ -88,7 +88,9 @@ def score_choices(
     if lm.whole_sequences:  # no KV cache: each (context, option) whole, alone
         results = _score_whole(lm, _wanted(encoded, lambda e: e.context), 1)
         return [_collect(e, results, False, e.context)[1] for e in encoded]
-    results = _score_fixed(lm, _wanted(encoded, lambda e: (e.context, e.head)), heads or HeadCache(0))
+    results = _score_fixed(
+        lm, _wanted(encoded, lambda e: (e.context, e.head)), heads or HeadCache(max_bytes=0)
+    )
     return [_collect(e, results, False, (e.context, e.head))[1] for e in encoded]
 
 

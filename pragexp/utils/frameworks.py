@@ -19,9 +19,8 @@ import sys
 @contextlib.contextmanager
 def importing_frameworks():
     """Pauses the collector for the block on the first job of the process, then freezes what it imported."""
-    if (
-        "pytorch_lightning" in sys.modules
-    ):  # a later job: imported already, and the job's objects must stay free
+    # a later job: the frameworks are imported already, and the job's own objects must stay collectable
+    if "pytorch_lightning" in sys.modules:
         yield
         return
     enabled = gc.isenabled()
