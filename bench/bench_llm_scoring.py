@@ -45,6 +45,7 @@ from probed_eval import emit, import_frameworks, run_child, run_eval  # noqa: E4
 
 import_frameworks()  # in the timed child, as the entry point imports them
 import torch  # noqa: E402
+from option_scoring import compare, lm_eval_alone, scorer_alone  # noqa: E402 (after the frameworks)
 
 from pragexp.generation.hf import HFBackend  # noqa: E402
 from pragexp.generation.requests import ChoiceRequest  # noqa: E402
@@ -115,50 +116,8 @@ def recorded(out: Path, items: int) -> tuple[list[ChoiceRequest], list[list[floa
     return requests, [r["loglik"] for r in records]
 
 
-def scorer_alone(backend: HFBackend, requests: list[ChoiceRequest]) -> tuple[float, list[list[float]]]:
-    backend.loglikelihood_many(requests[:2])  # warm-up
-    start = time.perf_counter()
-    scores = backend.loglikelihood_many(requests)
-    return time.perf_counter() - start, [[s.loglik for s in row] for row in scores]
-
-
-def lm_eval_alone(backend: HFBackend, requests: list[ChoiceRequest], batch_size: int):
-    from lm_eval.api.instance import Instance
-    from lm_eval.models.huggingface import HFLM
-
-    model, tokenizer = backend.load()
-    lm = HFLM(
-        pretrained=model,
-        tokenizer=tokenizer,
-        batch_size=batch_size,
-        add_bos_token=False,  # pragexp adds no special token: the chat template writes its own
-        prefix_token_id=tokenizer.eos_token_id,  # an empty context is end-of-text in pragexp
-        max_length=getattr(model.config, "max_position_embeddings", 2048),
-    )
-    instances = [
-        Instance(request_type="loglikelihood", doc={}, arguments=(r.context, o), idx=j)
-        for r in requests
-        for j, o in enumerate(r.options)
-    ]
-    lm.loglikelihood(instances[:8], disable_tqdm=True)  # warm-up
-    start = time.perf_counter()
-    out = iter(ll for ll, _ in lm.loglikelihood(instances, disable_tqdm=True))
-    seconds = time.perf_counter() - start
-    return seconds, [[float(next(out)) for _ in r.options] for r in requests]
-
-
 def say(line: str) -> None:
     print(line, flush=True)  # a long run shows each phase's figure when it ends
-
-
-def compare(a: list[list[float]], b: list[list[float]]) -> tuple[float, int]:
-    """max |d| over every option, and the number of items whose best option is the same."""
-    d = max(abs(x - y) for ra, rb in zip(a, b, strict=True) for x, y in zip(ra, rb, strict=True))
-
-    def best(row):
-        return max(range(len(row)), key=lambda i: (row[i], -i))
-
-    return d, sum(best(ra) == best(rb) for ra, rb in zip(a, b, strict=True))
 
 
 def main() -> None:

@@ -19,6 +19,11 @@ from pragexp.report import find_runs, main
 from pragexp.run import run
 
 
+def unit_cell(units: str):
+    """metrics_cell as a section writes it for a run whose data declares `units` (a plural)."""
+    return lambda metrics, key, group=None: metrics_cell(metrics, key, group, units=units)
+
+
 def metrics_of(cfg) -> dict:
     return json.loads(Path(cfg.paths.output_dir, "metrics.json").read_text())
 
@@ -38,6 +43,7 @@ def tomato_run(make_config):
 
 
 def test_multiprageval_per_language_and_type_with_the_letters(mpe_run):
+    cell = unit_cell("scenarios")  # n counts the data's sampling units
     metrics = metrics_of(mpe_run)
     runs = find_runs([Path(mpe_run.paths.output_dir)])
     text = "\n".join(mpe.sections(runs))
@@ -48,13 +54,17 @@ def test_multiprageval_per_language_and_type_with_the_letters(mpe_run):
     assert run_label(ours_run).endswith(", letter")  # the LLM with its settings, then its template
     english = row(per, language="english")
     assert english["model, template"] == run_label(ours_run)
-    assert english["maxims"] == metrics_cell(metrics, "test/acc", "english:maxims")
-    assert english["literal"] == metrics_cell(metrics, "test/acc", "english:literal")
-    assert english["all"] == metrics_cell(metrics, "test/acc", "english")
-    assert "±" in english["maxims"] and english["maxims"].endswith("(n=8)")  # 2 rows of each maxim
+    assert english["maxims"] == cell(metrics, "test/acc", "english:maxims")
+    assert english["literal"] == cell(metrics, "test/acc", "english:literal")
+    assert english["all"] == cell(metrics, "test/acc", "english")
+    assert "±" in english["maxims"] and english["maxims"].endswith(
+        "(n=8 scenarios)"
+    )  # 2 scenarios of each maxim
     both = row(per, language="all languages")
-    assert both["quality"] == metrics_cell(metrics, "test/acc", "quality")
-    assert both["all"] == metrics_cell(metrics, "test/acc") and both["all"].endswith("(n=20)")
+    assert both["quality"] == cell(metrics, "test/acc", "quality")
+    assert both["all"] == cell(metrics, "test/acc") and both["all"].endswith(
+        "(n=10 scenarios)"
+    )  # 20 units: 10 scenarios, 2 languages
     assert set(row(per, **{"model, template": "chance"}).values()) == {"chance", "", "0.200"}
     letters = rows_of(text, "Share of each letter chosen (none: a reply that names no letter)")
     ours = row(letters, **{"model, template": run_label(ours_run)})
@@ -66,6 +76,7 @@ def test_multiprageval_per_language_and_type_with_the_letters(mpe_run):
 
 
 def test_tomato_per_state_and_order_false_belief_and_traits(tomato_run):
+    cell = unit_cell("conversations")  # n counts the data's sampling units
     metrics = metrics_of(tomato_run)
     runs = find_runs([Path(tomato_run.paths.output_dir)])
     text = "\n".join(tomato.sections(runs))
@@ -73,11 +84,13 @@ def test_tomato_per_state_and_order_false_belief_and_traits(tomato_run):
     per = rows_of(text, "Accuracy per mental state and order")
     assert [r["order"] for r in per] == ["first order", "second order", "both orders", ""]
     first = row(per, order="first order")
-    assert first["belief"] == metrics_cell(metrics, "test/acc", "belief:first_order")
-    assert first["all states"] == metrics_cell(metrics, "test/acc", "first_order")
+    assert first["belief"] == cell(metrics, "test/acc", "belief:first_order")
+    assert first["all states"] == cell(metrics, "test/acc", "first_order")
     both = row(per, order="both orders")
-    assert both["emotion"] == metrics_cell(metrics, "test/acc", "emotion")
-    assert both["all states"] == metrics_cell(metrics, "test/acc") and both["all states"].endswith("(n=4)")
+    assert both["emotion"] == cell(metrics, "test/acc", "emotion")
+    assert both["all states"] == cell(metrics, "test/acc") and both["all states"].endswith(
+        "(n=4 conversations)"
+    )
     missing = [
         s
         for s in ("belief", "intention", "desire", "emotion", "knowledge")
@@ -86,19 +99,20 @@ def test_tomato_per_state_and_order_false_belief_and_traits(tomato_run):
     assert all(row(per, order="second order")[s] == "" for s in missing)  # no question: an empty cell
     (ours_run,) = runs
     belief = row(rows_of(text, "False belief or not"), **{"model, template": run_label(ours_run)})
-    assert belief["false belief"] == metrics_cell(metrics, "test/acc", "false_belief")
+    assert belief["false belief"] == cell(metrics, "test/acc", "false_belief")
     traits = rows_of(text, "The asked-about speaker's personality")
     assert "neuroticism:high" not in traits[0] and "neuroticism:low" in traits[0]  # the fixture has no high
 
 
 def test_tomato_with_one_order_has_no_both_orders_row(make_config):
+    cell = unit_cell("conversations")  # n counts the data's sampling units
     cfg = make_config(["task=tomato", "data.file=fb"], name="eval", out="tomato_fb")
     run(cfg)
     metrics = metrics_of(cfg)
     text = "\n".join(tomato.sections(find_runs([Path(cfg.paths.output_dir)])))
     per = rows_of(text, "Accuracy per mental state and order")
     assert [r["order"] for r in per] == ["second order", ""]  # ToMATO-FB: second order only
-    assert row(per, order="second order")["all states"] == metrics_cell(metrics, "test/acc", "second_order")
+    assert row(per, order="second order")["all states"] == cell(metrics, "test/acc", "second_order")
 
 
 def test_the_report_finds_both_sections_their_columns_and_figures(mpe_run, tomato_run, tmp_path):

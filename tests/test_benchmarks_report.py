@@ -77,10 +77,10 @@ def test_the_hu_section(benchmark_runs):  # noqa: F811
     per = rows_of(text, "Accuracy per phenomenon")
     ours = row(per, model="smollm2", template="authors")
     assert (ours["k"], ours["runs"]) == ("0", "1")
-    # ± the standard error over items (n: the phenomenon's items), as the run's metrics.json holds it
+    # ± the standard error clustered by item (n: the phenomenon's items, named), as metrics.json holds it
     assert (
-        ours["Irony"] == "0.400 ± 0.020 (n=25)"
-        and ours["all"] == "0.400 ± 0.020 (n=124)"
+        ours["Irony"] == "0.400 ± 0.020 (n=25 items)"
+        and ours["all"] == "0.400 ± 0.020 (n=124 items)"
         and ours["Humour"] == ""
     )
     davinci = row(per, model="text-davinci-002 (paper)")
@@ -90,7 +90,7 @@ def test_the_hu_section(benchmark_runs):  # noqa: F811
     assert row(per, model="chance (paper)")["CoherenceInference"] == "0.500"
     people = row(per, model="people (our data)")
     assert people["Irony"] == "0.900" and people["all"] == "0.900"  # the one phenomenon with people's answers
-    assert row(per, model="smollm2", template="letters")["Irony"] == "0.300 ± 0.040 (n=25)"
+    assert row(per, model="smollm2", template="letters")["Irony"] == "0.300 ± 0.040 (n=25 items)"
     errors = rows_of(text, hu.SPREAD_TITLE)
     assert [r["template"] for r in errors] == ["authors", "letters"]
     assert errors[0]["IncorrectLiteral"] == "0.600" and errors[0]["human_corr"] == "0.300"

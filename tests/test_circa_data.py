@@ -231,14 +231,15 @@ def test_pad_collate_pads_with_the_tokenizer():
     tok = tt.configure(tt.train_wordpiece(["a b c d", "e f"], vocab_size=50), max_length=16)
     batch = tt.PadCollate(tok)(
         [
-            {"text": "a b", "text_pair": "c", "label": 1, "index": 4},
-            {"text": "e", "text_pair": "f", "label": 0, "index": 5},
+            {"text": "a b", "text_pair": "c", "label": 1, "index": 4, "cluster": 0},
+            {"text": "e", "text_pair": "f", "label": 0, "index": 5, "cluster": 0},
         ]
     )
     ids, mask, types = (batch["inputs"][k] for k in ("input_ids", "attention_mask", "token_type_ids"))
     assert mask.tolist() == [[1, 1, 1, 1, 1, 1], [1, 1, 1, 1, 1, 0]]
     assert ids[1, -1] == tt.pad_id(tok) and types.tolist()[0] == [0, 0, 0, 0, 1, 1]
     assert batch["index"].tolist() == [4, 5] and batch["group"].tolist() == [-1, -1]
+    assert batch["cluster"].tolist() == [0, 0]  # two answers to one question: one sampling unit
 
 
 def test_rows_kept_with_odd_text_are_counted_in_the_data_report(tmp_path):

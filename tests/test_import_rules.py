@@ -195,7 +195,7 @@ def test_a_cycle_is_reported_with_the_files_and_lines_that_close_it(tmp_path):
         ("retrieval/store.py", "from pragexp.models.bert import Bert\n", "retrieval may import utils"),
         ("metrics/q.py", "from pragexp.models.bert import Bert\n", "metrics may import prompting, utils"),
         ("models/llm.py", "def f():\n    from pragexp.tasks import base\n", "models may import generation"),
-        ("data/circa.py", "from pragexp.tasks.base import TaskData\n", "data may import retrieval"),
+        ("data/circa.py", "from pragexp.tasks.contracts import TaskData\n", "data may import retrieval"),
         ("training/cb.py", "import pragexp.generation.cache\n", "training may import tasks, metrics, utils"),
         ("report/x.py", "from pragexp.models.bert import Bert\n", "report may import data, metrics"),
         ("tasks/base.py", "from pragexp.train import main\n", "imports the entry point pragexp.train"),

@@ -218,7 +218,9 @@ def test_the_k_sweep_is_one_multirun_and_the_report_sets_it_beside_table_4(tmp_p
     test_table = text.split("### pragmaticqa: test\n", 1)[1].split("###", 1)[0]
     for k, paper_r_at_k in ((1, "0.018"), (5, "0.049")):  # Table 4, test R@k: 1.83 and 4.90 %
         row = next(line for line in test_table.splitlines() if f"retriever.top_k={k}" in line)
-        ours = metrics_cell(per_k[k], f"test/r@{k}")  # 0.714 ± 0.184 (n=7): with its uncertainty
+        ours = metrics_cell(
+            per_k[k], f"test/r@{k}", units="conversations"
+        )  # 0.714 ± 0.184 (n=3 conversations)
         assert f"| {ours} | {paper_r_at_k} |" in row  # ours beside the paper's
     assert "val/ppl (min)" in text  # the sweep ranked by the task's monitor, resolved from its config
     assert "python -m pragexp.eval " in text  # the best trial is re-run with the command that ran it

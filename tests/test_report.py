@@ -159,9 +159,12 @@ def test_a_cell_is_a_mean_over_items_with_its_uncertainty_and_the_spread_over_ru
     from types import SimpleNamespace
 
     from pragexp.utils.results import runs_cell, summarise
+    from pragexp.utils.sampling_unit import SamplingUnit
 
-    def run(metrics):
-        return SimpleNamespace(metrics=metrics)
+    def run(metrics, unit=None):  # an old run's record names no sampling unit
+        return SimpleNamespace(
+            metrics=metrics, record=SimpleNamespace(data=SimpleNamespace(sampling_unit=unit))
+        )
 
     def figures(mean, stderr, n, group=""):
         keys = {"stderr": stderr, "n": n, "ci95_low": mean - 0.05, "ci95_high": mean + 0.05}
@@ -172,6 +175,11 @@ def test_a_cell_is_a_mean_over_items_with_its_uncertainty_and_the_spread_over_ru
     assert cell.text == "0.337 ± 0.021 (n=650)" and cell.half == pytest.approx(0.05)
     group = run({"test/acc/Irony": 0.5, **figures(0.5, 0.1, 25, "/Irony")})
     assert runs_cell([group], "test/acc/Irony").text == "0.500 ± 0.100 (n=25)"  # test/acc_stderr/Irony
+    # n counts the data's sampling units, named where the run's record declares them.
+    story = SamplingUnit("story", "the questions about one story share it")
+    assert runs_cell([run(one.metrics, story)], "test/acc").text == "0.337 ± 0.021 (n=650 stories)"
+    mixed = runs_cell([run(one.metrics, story), one], "test/acc").text  # an older run names none: no name
+    assert mixed == "0.337 ± 0.021 (n=650); sd 0.000 over 2 runs"
     # Two seeds on the same items: the root mean square of their standard errors, their sample std apart.
     other = run({"test/acc": 0.347, **figures(0.347, 0.029, 650)})
     two = runs_cell([one, other], "test/acc")

@@ -484,7 +484,7 @@ def test_the_llm_benchmarks_columns_cells_and_published_rows(benchmark_runs):
     llm = next(r for r in card.rows if r.name == "smollm2 0-shot")
     # Hu: the templates' mean, the root mean square of their standard errors over items, and their sample std apart.
     assert llm.cells[hu].mean == pytest.approx(0.35) and llm.cells[hu].n == 2
-    assert table["smollm2 0-shot"][hu] == "0.350 ± 0.032 (n=124); sd 0.071 over 2 templates"
+    assert table["smollm2 0-shot"][hu] == "0.350 ± 0.032 (n=124 items); sd 0.071 over 2 templates"
     assert llm.cells[hu].half == pytest.approx(2 * (0.001**0.5))  # the figure's error bar: the 95% interval
     # LUDWIG 0-shot: the six templates' mean ± their population std (np.std), not the sample std.
     cell = llm.cells[zero]

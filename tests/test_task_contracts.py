@@ -12,8 +12,9 @@ from hydra.utils import get_class, instantiate
 
 from pragexp.models.traits import ModelTraits
 from pragexp.run import run
-from pragexp.tasks.base import PragexpTask, PromptData, TaskData
+from pragexp.tasks.base import PragexpTask
 from pragexp.tasks.classification import ClassificationData, ClassificationTask
+from pragexp.tasks.contracts import PromptData, TaskData
 from pragexp.utils.contracts import ContractError, contract_members, missing_members
 
 
@@ -75,7 +76,7 @@ def test_a_task_reads_nothing_its_contract_does_not_declare(task, model, extra, 
 
 def test_a_data_module_lacking_part_of_the_contract_is_refused_by_name(make_config):
     fake = SimpleNamespace(group_names=(), describe=lambda split, index: {}, num_labels=2, vocab_size=None)
-    assert missing_members(fake, ClassificationData) == ["label_names", "label_slugs"]
+    assert missing_members(fake, ClassificationData) == ["sampling_unit", "label_names", "label_slugs"]
     # A classification task given the intention items: refused before any network is built.
     cfg = make_config(["task=circa", "model=majority", "data=intentions"])
     with pytest.raises(TypeError, match=r"ClassificationTask reads num_labels, label_names, label_slugs"):

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from pragexp.data.common.datamodules.pair_classification import PairClassificationDataModule
 from pragexp.data.common.files.pair_readers import PairSchema
+from pragexp.utils.sampling_unit import SamplingUnit
 
 LABELS = ("no", "yes")  # class index = int(answer)
 _VALUES = {"false": 0, "no": 0, "0": 0, "true": 1, "yes": 1, "1": 1}
@@ -63,5 +64,10 @@ class BoolQDataModule(PairClassificationDataModule):
     # the hub has no test split: validation is the test set, and dev is carved out of train
     default_hub_splits = {"train": "train", "val": None, "test": "validation"}
     file_hint = "train.jsonl"
+    sampling_unit = SamplingUnit(
+        "passage",
+        "several questions are paired with one Wikipedia passage, whose content their answers share",
+    )
+    unit_text = "second"
     dataset = "boolq"
     release_files = {"train": ("train.jsonl",), "test": ("dev.jsonl",)}

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from pragexp.data.common.datamodules.pair_classification import PairClassificationDataModule
 from pragexp.data.common.files.pair_readers import PairSchema
+from pragexp.utils.sampling_unit import SamplingUnit
 
 LABELS = ("entailment", "neutral", "contradiction")  # in the hub's class-id order
 NO_GOLD = ("-", "", "-1")
@@ -65,6 +66,11 @@ class NLIDataModule(PairClassificationDataModule):
     # the matched validation set (public labels) is the test set; dev is carved out of train
     default_hub_splits = {"train": "train", "val": None, "test": "validation_matched"}
     file_hint = "multinli_1.0_train.jsonl"
+    sampling_unit = SamplingUnit(
+        "premise",
+        "MultiNLI's writers wrote three hypotheses (one per label) for each premise they were shown",
+    )
+    unit_text = "first"
     dataset = "nli"
     release_files = {  # MultiNLI's files (.jsonl or .txt) and GLUE's MNLI copy
         "train": ("multinli_1.0_train.jsonl", "multinli_1.0_train.txt", "train.tsv"),

@@ -121,7 +121,7 @@ def _data_record(config_path: Path, settings: dict):
         data_class = get_class(target)
     except Exception as error:  # moved or removed since the run: hydra's error names the class only
         raise ValueError(f"{config_path}: data._target_: {target!r} cannot be imported ({error})") from None
-    return data_class.declared(settings)
+    return replace(data_class.declared(settings), sampling_unit=data_class.sampling_unit)
 
 
 def _predictions(run_dir: Path) -> int | None:

@@ -10,10 +10,11 @@
   that learn nothing by gradients (no trainable parameter: no optimizer; one that `observe`s the training
   labels reads them once; training stops after that).
 
-Contracts are declared, never discovered: what a task reads from its data module (`TaskData` here, and each task
-family's own `Protocol` beside the task, named by its `data_contract`), what it asks of its model's class
-before building it (`ModelClass`: its `traits`), and what it asks of a built model that reads prompts (an LLM:
-`PromptedModel`) or observes the training labels (`LabelObserver`). `setup` checks each, naming what is missing.
+Contracts are declared, never discovered (`tasks.contracts`): what a task reads from its data module (`TaskData`,
+and each task family's own `Protocol` beside the task, named by its `data_contract`; its `sampling_unit` too), what
+it asks of its model's class before building it (`ModelClass`: its `traits`), and what it asks of a built model
+that reads prompts (an LLM: `PromptedModel`) or observes the training labels (`LabelObserver`). `setup` checks
+each, naming what is missing.
 
 After each evaluation epoch, `eval_outputs[stage]` holds what callbacks report, an `EvalOutputs`: the metric
 values, the prediction records (gathered from every rank, each dataset index once, in index order) and a
@@ -24,10 +25,8 @@ what it found and asked: `generation.cache`).
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from pathlib import Path
-from typing import ClassVar, Protocol, runtime_checkable
+from collections.abc import Callable
+from typing import ClassVar
 
 import pytorch_lightning as pl
 import torch
@@ -39,76 +38,20 @@ from pragexp.generation.cache import close_caches
 from pragexp.metrics import GroupedMeanMetric
 from pragexp.metrics.generation import GenerationMetric
 from pragexp.models.traits import ModelTraits
+from pragexp.tasks.contracts import (
+    EvalOutputs,
+    LabelObserver,
+    ModelClass,
+    PromptData,
+    PromptedModel,
+    TaskData,
+    units,
+)
 from pragexp.utils import checkpoint
 from pragexp.utils.contracts import missing_members, require
+from pragexp.utils.sampling_unit import SamplingUnit
 
 EVAL_STAGES = ("val", "test")
-
-
-@runtime_checkable
-class TaskData(Protocol):
-    """What every task reads from its data module (besides Lightning's loaders)."""
-
-    group_names: Sequence[str]
-    """What `batch["group"]` indexes (per-group metrics: `test/acc/<group>`); empty for none."""
-
-    def describe(self, split: str, index: int) -> dict:
-        """The example behind a prediction, as plain data (the prediction callbacks write it beside it)."""
-        ...
-
-
-@runtime_checkable
-class PromptData(Protocol):
-    """What a data module gives a model that reads prompts (besides batches whose `inputs` are
-    `{"items": [PromptItem, ...]}`)."""
-
-    def prompt_items(self, split: str) -> Sequence:
-        """Every example of a split as a `pragexp.prompting.PromptItem` (demonstrations come from train)."""
-        ...
-
-
-class ModelClass(Protocol):
-    """What a task asks of a model's class before building it (`pragexp.models.traits.PragexpModel` has it)."""
-
-    def traits(self, **config) -> ModelTraits:
-        """What the model is, from its settings: whether it learns weights, reads prompts, ..."""
-        ...
-
-
-class PromptedModel(Protocol):
-    """What a task asks of a built model that reads prompts (`model=llm`: `pragexp.models.llm.PromptedLLM`)."""
-
-    shots: int  # demonstrations drawn from the training split
-    generates: bool  # chooses by generating text, which may name no option (`no_answer`)
-    learns: bool  # its weights train here (fine-tuned)
-
-    def demonstrate(self, training_items: Sequence) -> None: ...
-
-    def take_records(self) -> list[tuple[int, dict]]:
-        """(dataset index, what a decision rests on) per item seen since the last call."""
-        ...
-
-    def save_adapter(self, folder) -> Path | None:
-        """The tuned weights in their own format beside a checkpoint; None when nothing was tuned."""
-        ...
-
-
-class LabelObserver(Protocol):
-    """What a task asks of a model that learns by reading the training labels once (the majority baseline)."""
-
-    def observe(self, labels: torch.Tensor, indices: torch.Tensor) -> None:
-        """Counts a training batch's labels, each dataset index once over every rank (a collective call)."""
-        ...
-
-
-@dataclass
-class EvalOutputs:
-    """What an evaluation epoch hands the callbacks (`training.callbacks`)."""
-
-    metrics: dict[str, torch.Tensor]  # score name (`acc`, `acc/<group>`) -> value
-    predictions: list[dict]  # one record per example, with its dataset `index`; empty when not recorded
-    confusion: torch.Tensor | None = None  # a classifier's counts, gold rows by predicted columns
-    label_names: Sequence[str] | None = None  # the confusion matrix's rows and columns
 
 
 class PragexpTask(pl.LightningModule):
@@ -156,7 +99,9 @@ class PragexpTask(pl.LightningModule):
 
     def update_metrics(self, stage: str, batch: dict, scores: dict[str, torch.Tensor]) -> None:
         """`scores` may hold more than the metric's scores (logits for the prediction records, say)."""
-        self.metrics[stage].update(batch["index"], batch["group"], **{k: scores[k] for k in self.score_names})
+        self.metrics[stage].update(
+            batch["index"], batch["group"], units(batch), **{k: scores[k] for k in self.score_names}
+        )
 
     def epoch_artefacts(self, stage: str) -> dict:
         """More of `EvalOutputs`' fields (a classifier's `confusion` and `label_names`), computed before the
@@ -204,6 +149,11 @@ class PragexpTask(pl.LightningModule):
                     f"{type(self).__name__} reads {', '.join(missing)} from its data module, which "
                     f"{type(datamodule).__name__} lacks ({self.data_contract.__name__}): is data= the task's?"
                 )
+            if not isinstance(datamodule.sampling_unit, SamplingUnit):
+                raise TypeError(
+                    f"{type(datamodule).__name__}.sampling_unit is {datamodule.sampling_unit!r}: declare the unit "
+                    "the data draws independently as a pragexp.utils.sampling_unit.SamplingUnit"
+                )
             self.net = self.build_network(datamodule)
             if self.model_traits.observes_labels:
                 require(self.net, LabelObserver, f"model {type(self.net).__name__}")
@@ -221,8 +171,10 @@ class PragexpTask(pl.LightningModule):
             self.answer_metrics[stage].update(extra)
         if stage in self.record_predictions:
             records = self.prediction_records(batch, scores)
+            unit_of = dict(zip(batch["index"].tolist(), units(batch).tolist(), strict=True))
             for record in records:
                 record.update(extra.get(record["index"], {}))
+                record["cluster"] = unit_of[record["index"]]  # `report compare` pairs and resamples by it
             self._records[stage] += records
 
     def validation_step(self, batch: dict, batch_idx: int) -> None:

@@ -9,8 +9,7 @@ the true option must score strictly higher, LUDWIG's code for API models), the p
 implicature type; an example in several groups counts in each), per view and their spread (Hu et al.'s option-order seeds), the share of errors by the chosen
 option's kind, the share of each option position chosen (where the data module names them), and the comparison with people (across items, Hu et al.'s; within an item, over its options), from
 what the data module declares (`ChoiceData`); each
-mean with its standard error, clustered by item where the data module shows an item in several views (its batches'
-"cluster"). `predictions.jsonl` holds per example the model's record (prompt, continuations, log-likelihoods,
+mean with its standard error, clustered by the data's sampling unit (its batches' "cluster"). `predictions.jsonl` holds per example the model's record (prompt, continuations, log-likelihoods,
 scores) and the option probabilities, the choice, its kind, its group, the item it scores and the people's
 distribution.
 """
@@ -26,7 +25,8 @@ from torch import nn
 
 from pragexp.generation.ranking import TIES, right_under
 from pragexp.metrics.choice import ChoiceMetric, pearson
-from pragexp.tasks.base import EVAL_STAGES, PragexpTask, PromptData, TaskData, chosen
+from pragexp.tasks.base import EVAL_STAGES, PragexpTask, chosen
+from pragexp.tasks.contracts import PromptData, TaskData, units
 
 
 @runtime_checkable
@@ -35,9 +35,8 @@ class ChoiceData(TaskData, PromptData, Protocol):
     in, where it is in several: its "group" is then the first), "view" (an index into `view_names`, or -1),
     "inputs": {"items": PromptItems with their options}, and per example "kinds" (a kind id, into `kind_names`, per
     option; or None) and "reference" (people's answer shares over the options, in the item's order; or None); may
-    hold "people_correct" (people's proportion correct on the example's item, NaN: unknown); where
-    an item is shown in several views, "cluster" (the item's id, shared by its views: its standard errors are
-    clustered by item)."""
+    hold "people_correct" (people's proportion correct on the example's item, NaN: unknown); and, as every
+    task's data, "cluster" (the id of the example's sampling unit: an item's views share it)."""
 
     view_names: Sequence[str]  # Hu et al.'s seeds; empty: every item is shown once
     kind_names: Sequence[str]  # the options' kinds (literal, associate, ...); empty: none
@@ -127,7 +126,7 @@ class LLMChoiceTask(PragexpTask):
             scores["p_true"].to(index.device),
             scores["kind"].to(index.device),
             scores["corr"].to(index.device),
-            batch.get("cluster"),  # the item each example scores: its uncertainty is clustered by item
+            units(batch),  # the sampling unit of each example: its uncertainty is clustered by it
             memberships(batch, len(self.group_names)),
             scores["predicted"].to(index.device),
             batch.get("people_correct"),  # people's proportion correct on the item (Hu et al.'s comparison)
@@ -147,7 +146,6 @@ class LLMChoiceTask(PragexpTask):
                 "probs": [round(float(p), 6) for p in scores["probs"][i, :n]],
                 "chosen_kind": self.kind_names[kind] if kind >= 0 else None,
                 "group": self.group_names[group] if group >= 0 else None,
-                "cluster": int(batch["cluster"][i]) if "cluster" in batch else index,
             }
             if batch.get("groups") and batch["groups"][i]:
                 record["groups"] = [self.group_names[g] for g in batch["groups"][i]]

@@ -23,7 +23,8 @@ import torch.nn.functional as F
 from torch import nn
 
 from pragexp.metrics.classification import ClassificationMetric
-from pragexp.tasks.base import EVAL_STAGES, TaskData, TrainableTask, chosen
+from pragexp.tasks.base import EVAL_STAGES, TrainableTask, chosen
+from pragexp.tasks.contracts import TaskData
 
 
 @runtime_checkable

@@ -11,7 +11,8 @@ import torch.nn.functional as F
 from pragexp.metrics import target_rank
 from pragexp.models.choice import ChoiceScorer
 from pragexp.models.dialogue.heads import AnswerClassifier, CandidateRanker
-from pragexp.tasks.base import TaskData, TrainableTask, chosen, no_answer
+from pragexp.tasks.base import TrainableTask, chosen, no_answer
+from pragexp.tasks.contracts import TaskData
 from pragexp.utils.contracts import require
 
 

@@ -35,7 +35,8 @@ from pragexp.generation.backend import GenerationParams
 from pragexp.generation.intention_judges import INVALID, NEITHER, NO_REPLY, TRUE, JudgeRequest
 from pragexp.metrics.generation import FIELDS as GENERATION_FIELDS
 from pragexp.prompting import PromptItem, PromptTemplate, extract_reply
-from pragexp.tasks.base import PragexpTask, PromptData, PromptedModel, TaskData, chosen
+from pragexp.tasks.base import PragexpTask, chosen
+from pragexp.tasks.contracts import PromptData, PromptedModel, TaskData
 
 
 class IntentionsData(TaskData, PromptData, Protocol):

@@ -48,7 +48,8 @@ from pragexp.prompting.reader_text import ReaderText
 from pragexp.retrieval.encoders import build_encoder
 from pragexp.retrieval.spec import RetrieverSpec
 from pragexp.retrieval.store import PassageIndex
-from pragexp.tasks.base import EVAL_STAGES, TaskData, TrainableTask
+from pragexp.tasks.base import EVAL_STAGES, TrainableTask
+from pragexp.tasks.contracts import TaskData, units
 from pragexp.tasks.pragmaticqa_readers import (
     PromptedReader,
     PromptedWriter,
@@ -294,16 +295,16 @@ class PragmatiCQATask(TrainableTask):
         return scores
 
     def update_metrics(self, stage: str, batch: dict, scores: dict) -> None:
-        metrics, index, group = self.metrics[stage], batch["index"], batch["group"]
+        metrics, index, group, cluster = self.metrics[stage], batch["index"], batch["group"], units(batch)
         retrieval = metrics.retrieval.score_names
         metrics.retrieval.update(
-            index, torch.full_like(group, -1), **{k: scores[k].to(index.device) for k in retrieval}
+            index, torch.full_like(group, -1), cluster, **{k: scores[k].to(index.device) for k in retrieval}
         )
         if "nll" in scores:
             metrics.perplexity.update(index, scores["nll"], scores["tokens"])
         if "f1_lit" in scores:
             metrics.generation.update(
-                index, group, **{k: scores[k].to(index.device) for k in self.score_names}
+                index, group, cluster, **{k: scores[k].to(index.device) for k in self.score_names}
             )
 
     def prediction_records(self, batch: dict, scores: dict) -> list[dict]:

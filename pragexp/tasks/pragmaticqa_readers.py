@@ -23,7 +23,7 @@ from typing import Protocol
 import torch
 import torch.nn.functional as F
 
-from pragexp.tasks.base import PromptedModel
+from pragexp.tasks.contracts import PromptedModel
 
 Passage = tuple[str, str]  # (title, text)
 Spans = tuple[tuple[str, ...], tuple[str, ...], str]  # literal spans, pragmatic spans, answer

@@ -27,7 +27,7 @@ from typing import Protocol
 from pytorch_lightning import Callback
 from pytorch_lightning.callbacks import ProgressBar, TQDMProgressBar
 
-from pragexp.tasks.base import EvalOutputs
+from pragexp.tasks.contracts import EvalOutputs
 from pragexp.utils.io import atomic_output, atomic_write_text
 
 

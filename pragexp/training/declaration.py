@@ -39,7 +39,7 @@ def declare_run(cfg: DictConfig, task, datamodule, metrics: dict[str, float]) ->
     experiment = choices.get("experiment")
     experiment = None if experiment in (None, "none") else experiment
     name = str(cfg.get("model_name") or choices.get("model") or "none")
-    data = type(datamodule).declared(_plain(cfg.data))
+    data = replace(type(datamodule).declared(_plain(cfg.data)), sampling_unit=datamodule.sampling_unit)
     trained = task.model_traits.learns_weights and bool(cfg.get("train", True) or cfg.get("ckpt_path"))
     row = trained_row(name, cfg.get("model_label"), experiment)
     # The first module of the task that declares itself: the model, wherever the task keeps it (a reader among

@@ -21,15 +21,29 @@ def figure_key(name: str, figure: str, group: str | None = None) -> str:
     return f"{name}_{figure}" + (f"/{group}" if group is not None else "")
 
 
-def metrics_cell(metrics: Mapping[str, float], key: str, group: str | None = None, digits: int = 3) -> str:
+def metrics_cell(
+    metrics: Mapping[str, float],
+    key: str,
+    group: str | None = None,
+    digits: int = 3,
+    units: str | None = None,
+) -> str:
     """The cell of a metrics.json key (`test/acc`, with `group` its `test/acc/<group>`) with its figures, where
-    the run wrote them (a run from before them shows the mean alone)."""
+    the run wrote them (a run from before them shows the mean alone); `units` names what n counts (`units_of`)."""
     mean_key = key if group is None else f"{key}/{group}"
     if mean_key not in metrics:
         raise KeyError(f"{mean_key} is not among the metrics")
     n = metrics.get(figure_key(key, "n", group))
     stderr = metrics.get(figure_key(key, "stderr", group))
-    return estimate_text(metrics[mean_key], stderr, None if n is None else int(n), digits)
+    return estimate_text(metrics[mean_key], stderr, None if n is None else int(n), digits, units)
+
+
+def units_of(runs) -> str | None:
+    """What the runs' item counts count, as a plural (`conversations`): their data's sampling unit, where every
+    run's record names the same one (None: an older run names none, or the runs differ)."""
+    units = {r.record.data.sampling_unit for r in runs}
+    names = {u.plural if u is not None else None for u in units}
+    return names.pop() if len(names) == 1 else None
 
 
 # A paper's own chance row: the scorecard's chance row shows that level, so it is not a published model row.
@@ -83,9 +97,9 @@ def _rms(values: list) -> float | None:
 
 
 def item_figures(runs, key: str) -> tuple[float | None, str | None, float | None]:
-    """(standard error, items, half-width of the 95% interval) of the runs' means of `key`, where every run that
+    """(standard error, units, half-width of the 95% interval) of the runs' means of `key`, where every run that
     has the key wrote them (None: an old run did not). Several runs: the root mean square of their figures, the
-    item uncertainty of one run (runs on the same items do not shrink it); items `650`, or `600–650`."""
+    uncertainty of one run (runs on the same items do not shrink it); units (n) `650`, or `600–650`."""
     found = [r.metrics for r in runs if key in r.metrics]
     items = [m.get(uncertainty_key(key, "n")) for m in found]
     if not found or None in items:
@@ -110,8 +124,9 @@ class Cell:
     n: int | None = None  # how many (None: a published summary; the paper file does not say over how many)
     collapse: str | None = None  # what its runs predict when one label takes more than 90% of it
     note: str | None = None  # what the cell picked among its runs (LUDWIG best-k: prompt.shots=5)
-    stderr: float | None = None  # over items
-    items: str | None = None
+    stderr: float | None = None  # over the data's sampling units (clustered)
+    items: str | None = None  # how many units: `67`, `60–67`
+    units: str | None = None  # what they are: `conversations` (None: not known)
     half: float | None = None  # half-width of the 95% interval over items: a figure's error bar
     unit: str = "runs"  # what `std` is over
     spread: str = "sd"  # its name: `sd` (sample), `pop. sd` (population, as LUDWIG reports it)
@@ -119,7 +134,7 @@ class Cell:
 
     @property
     def text(self) -> str:
-        text = estimate_text(self.mean, self.stderr, self.items)
+        text = estimate_text(self.mean, self.stderr, self.items, units=self.units)
         if self.std is not None:
             text += f"; {self.spread} {self.std:.3f} over " + (
                 f"{self.n} {self.unit}" if self.n else self.unit
@@ -143,6 +158,7 @@ def summary_cell(
         s["n"],
         stderr=stderr,
         items=items,
+        units=units_of([r for r in runs if key in r.metrics]) if items is not None else None,
         half=half,
         unit=unit,
         spread="pop. sd" if population else "sd",

@@ -16,7 +16,8 @@ the model or LLM), so that a report reads facts instead of guessing them from th
                                                       # the splits are cut from)
               "split": "test",              # the split scored
               "labels": "relaxed", "fold": null,
-              "setting": {"setting": "matched", "input": "qa"}},  # what else the dataset declares (scalars)
+              "setting": {"setting": "matched", "input": "qa"},  # what else the dataset declares (scalars)
+              "sampling_unit": {"name": "question", "reason": "..."}},  # what its intervals are clustered by
      "model": {"name": "llm",               # the model= choice
                "row": "smollm2 0-shot",     # the row a report puts it in (null: not a model, e.g. a reference
                                             # backend that answers from the data)
@@ -59,9 +60,10 @@ from typing import Any
 from omegaconf import OmegaConf
 
 from pragexp.utils.io import atomic_write_text
+from pragexp.utils.sampling_unit import SamplingUnit
 
 RUN_FILE = "run.json"
-SCHEMA = 3  # 2: task.paper_settings, model.one_label; 3: model.llm.prompting.generates
+SCHEMA = 4  # 2: task.paper_settings, model.one_label; 3: model.llm.prompting.generates; 4: data.sampling_unit
 SOURCES = ("release", "sample", "generated", "hub")
 TUNINGS = ("none", "trained", "lora", "full")
 
@@ -95,6 +97,9 @@ class DataRecord:
     labels: str | None = None
     fold: int | None = None
     setting: dict[str, Any] = field(default_factory=dict)
+    sampling_unit: SamplingUnit | None = (
+        None  # what its intervals are clustered by (None: a run before schema 4)
+    )
 
 
 @dataclass(frozen=True)

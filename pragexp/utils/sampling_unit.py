@@ -20,3 +20,14 @@ class SamplingUnit:
     def __post_init__(self):
         if not self.name.strip() or not self.reason.strip():
             raise ValueError("a sampling unit needs a name and a one-line reason")
+
+    @property
+    def plural(self) -> str:
+        """The name as a count says it: `n=67 conversations`, `n=30 stories`."""
+        return plural(self.name)
+
+
+def plural(noun: str) -> str:
+    if noun.endswith("y") and noun[-2:-1] not in tuple("aeiou"):
+        return noun[:-1] + "ies"
+    return noun + ("es" if noun.endswith(("s", "sh", "ch", "x")) else "s")

@@ -11,11 +11,15 @@ import logging
 from pragexp.data.bigbench_implicatures.io import HUB_CONFIG, HUB_NAME, HUB_SPLIT, load_hub, read_jsonl
 from pragexp.data.common.prompt_examples import PromptDataModule
 from pragexp.prompting import PromptItem
+from pragexp.utils.sampling_unit import SamplingUnit
 
 log = logging.getLogger(__name__)
 
 
 class BigBenchImplicaturesDataModule(PromptDataModule):
+    sampling_unit = SamplingUnit(
+        "pair", "each example is its own utterance-response pair (LUDWIG's source); one row per pair"
+    )
     dataset = "bigbench_implicatures"
     path_split = "test"
     declared_keys = ("limit",)  # no release file names: a local file is a copy of the hub's (`sample`)
@@ -42,7 +46,14 @@ class BigBenchImplicaturesDataModule(PromptDataModule):
         examples, read = read_jsonl(self.path) if self.path else load_hub(*self.hub)
         self.examples = examples[: self.limit] if self.limit is not None else examples
         self.datasets["test"] = [
-            {"index": i, "group": -1, "view": -1, "label": e.true_index, "item": self._item(i, e)}
+            {
+                "index": i,
+                "cluster": i,
+                "group": -1,
+                "view": -1,
+                "label": e.true_index,
+                "item": self._item(i, e),
+            }
             for i, e in enumerate(self.examples)
         ]
         self.write_report(

@@ -27,6 +27,7 @@ from pragexp.data.common.datamodules.text_classification import TextClassificati
 from pragexp.data.common.splits import SPLITS, leave_one_group_out, matched_split
 from pragexp.utils.errors import DataFormatError
 from pragexp.utils.run_record import DataRecord
+from pragexp.utils.sampling_unit import SamplingUnit
 
 log = logging.getLogger(__name__)
 
@@ -36,6 +37,9 @@ class CircaDataModule(TextClassificationDataModule):
     pragexp.data.common.datamodules.text_classification for tokenization (`tokenizer`, `tokenizer_ckpt`) and checkpoints."""
 
     dataset = "circa"
+    sampling_unit = SamplingUnit(
+        "question", "each question of a scenario was answered by about ten annotators, whose answers share it"
+    )
     release_files = {"all": ("circa-data.tsv",)}
     declared_keys = ("setting", "input")
 
@@ -144,6 +148,9 @@ class CircaDataModule(TextClassificationDataModule):
         if self.input == "answer":
             return [r.answer for r in rows], None
         return [r.question for r in rows], [r.answer for r in rows]
+
+    def _unit(self, row) -> tuple[str, str]:
+        return row.context, " ".join(row.question.split())
 
     def _prompt_fields(self, row) -> dict[str, str]:
         # The scenario is the paper's "context" (e.g. "X wants to know about Y's food preferences.").

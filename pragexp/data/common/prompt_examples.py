@@ -12,8 +12,9 @@ from pragexp.data.common.datamodules.base import SplitsDataModule
 from pragexp.prompting import PromptItem
 
 
-def prompt_example(item: PromptItem, label: int, group: int | None = None) -> dict:
-    example = {"index": item.index, "label": label, "item": item}
+def prompt_example(item: PromptItem, label: int, cluster: int, group: int | None = None) -> dict:
+    """An example of `item`; `cluster`: the id of its sampling unit (the data module's `sampling_unit`)."""
+    example = {"index": item.index, "label": label, "cluster": cluster, "item": item}
     if group is not None:
         example["group"] = group
     return example

@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from pragexp.utils.figures import bar_groups, pyplot, save_png
-from pragexp.utils.results import figure_key, llm_label, metrics_cell, template_name
+from pragexp.utils.results import figure_key, llm_label, metrics_cell, template_name, units_of
 
 ACC = "test/acc"
 
@@ -21,10 +21,11 @@ def run_label(run) -> str:
     return f"{llm_label(run)}, {template_name(run)}"
 
 
-def acc_cell(metrics: dict, group: str | None = None) -> str:
-    """`0.337 ± 0.021 (n=130)` of the group's accuracy (the whole run's for None); "" where the run has none."""
+def acc_cell(run, group: str | None = None) -> str:
+    """`0.337 ± 0.021 (n=130 scenarios)` of the group's accuracy in the run (the whole run's for None); "" where
+    the run has none."""
     key = ACC if group is None else f"{ACC}/{group}"
-    return metrics_cell(metrics, ACC, group) if key in metrics else ""
+    return metrics_cell(run.metrics, ACC, group, units=units_of([run])) if key in run.metrics else ""
 
 
 def acc_estimate(metrics: dict, group: str | None = None) -> tuple[float, float]:

@@ -17,6 +17,7 @@ from pragexp.data.grice.schema import IMPLICATURE_TYPES
 from pragexp.prompting import PromptItem
 from pragexp.utils.io import as_paths, digest, file_digest, missing
 from pragexp.utils.run_record import DataRecord
+from pragexp.utils.sampling_unit import SamplingUnit
 
 STAGES = ("train", "val", "test")
 GENERATOR_SPLITS = {"train": "train", "val": "dev", "test": "test"}
@@ -48,6 +49,9 @@ class GriceDataModule(SplitsDataModule):
     """
 
     group_names = IMPLICATURE_TYPES
+    sampling_unit = SamplingUnit(
+        "dialogue", "the rounds and questions of one dialogue share its world, speakers and history"
+    )
     dataset = "grice"
     release_files = {
         "*": ("impl_dial_v0.1_*.json",)
@@ -204,15 +208,26 @@ class GriceDataModule(SplitsDataModule):
         for split in wanted:
             if split not in self.datasets and self.paths[split]:
                 self.datasets[split] = [
-                    prompt_example(item, item.label, group)
-                    for item, group in zip(self.prompt_items(split), self._prompt_groups(split), strict=True)
+                    prompt_example(item, item.label, unit, group)
+                    for item, (group, unit) in zip(
+                        self.prompt_items(split), self._prompt_places(split), strict=True
+                    )
                 ]
 
-    def _prompt_groups(self, split: str) -> list[int]:
+    def _prompt_places(self, split: str) -> list[tuple[int, int]]:
+        """(group, dialogue number) of each prompt item, in their order."""
         dialogues = self._read_split(split)
         if self.question == "recovery":
-            return [ex.group_id(r.implicature or d.implicature) for d in dialogues for r in d.rounds]
-        return [ex.group_id(q.implicature or d.implicature) for d in dialogues for q in d.questions]
+            return [
+                (ex.group_id(r.implicature or d.implicature), n)
+                for n, d in enumerate(dialogues)
+                for r in d.rounds
+            ]
+        return [
+            (ex.group_id(q.implicature or d.implicature), n)
+            for n, d in enumerate(dialogues)
+            for q in d.questions
+        ]
 
     def _answer_words(self, splits: tuple[str, ...]) -> Vocabulary:
         """The answer words of the files of `splits` (those configured; all of them when none is), read whole:

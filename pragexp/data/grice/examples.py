@@ -5,7 +5,8 @@
   `target` (what generative models are trained to produce; they add their own `<bos>`/`<eos>`);
 - qa: for every question after the dialogue, the whole dialogue as history and the answer word.
 
-Each example carries its dataset `index` (for exact metrics under DDP) and its implicature `group`.
+Each example carries its dataset `index` (for exact metrics under DDP), its implicature `group` and its
+dialogue's number (`cluster`: the sampling unit, since the rounds and questions of one dialogue share its world).
 
 Word-level readers get word ids (`recovery_examples`, `qa_examples`); a BERT-style encoder gets
 subword text pairs (`recovery_text_examples`, `qa_text_examples`): for recovery one
@@ -50,12 +51,13 @@ def _round_ids(r: Round, vocab: Vocabulary) -> list[int]:
 
 def recovery_examples(dialogues: Sequence[Dialogue], vocab: Vocabulary) -> list[dict]:
     examples = []
-    for d in dialogues:
+    for n, d in enumerate(dialogues):
         rounds = [_round_ids(r, vocab) for r in d.rounds]
         for t, r in enumerate(d.rounds):
             examples.append(
                 {
                     "index": len(examples),
+                    "cluster": n,  # the dialogue: its sampling unit
                     "history": rounds[:t],
                     "query": rounds[t],
                     "candidates": [vocab.encode(o) for o in r.options],
@@ -69,12 +71,13 @@ def recovery_examples(dialogues: Sequence[Dialogue], vocab: Vocabulary) -> list[
 
 def qa_examples(dialogues: Sequence[Dialogue], vocab: Vocabulary, answers: Vocabulary) -> list[dict]:
     examples = []
-    for d in dialogues:
+    for n, d in enumerate(dialogues):
         rounds = [_round_ids(r, vocab) for r in d.rounds]
         for q in d.questions:
             examples.append(
                 {
                     "index": len(examples),
+                    "cluster": n,  # the dialogue: its sampling unit
                     "history": rounds,
                     "query": vocab.encode(q.question),
                     "label": answers.id(answer_word(q.answer)),
@@ -95,12 +98,13 @@ def dialogue_text(rounds: Iterable[Round]) -> str:
 def recovery_text_examples(dialogues: Sequence[Dialogue]) -> list[dict]:
     """One example per round: a (dialogue so far, candidate) text pair per candidate."""
     examples = []
-    for d in dialogues:
+    for n, d in enumerate(dialogues):
         for t, r in enumerate(d.rounds):
             context = dialogue_text(d.rounds[: t + 1])
             examples.append(
                 {
                     "index": len(examples),
+                    "cluster": n,  # the dialogue: its sampling unit
                     "label": r.answer_index,
                     "group": group_id(r.implicature or d.implicature),
                     "pairs": [(context, option) for option in r.options],
@@ -112,12 +116,13 @@ def recovery_text_examples(dialogues: Sequence[Dialogue]) -> list[dict]:
 def qa_text_examples(dialogues: Sequence[Dialogue], answers: Vocabulary) -> list[dict]:
     """One example per question: the (dialogue, question) text pair."""
     examples = []
-    for d in dialogues:
+    for n, d in enumerate(dialogues):
         context = dialogue_text(d.rounds)
         for q in d.questions:
             examples.append(
                 {
                     "index": len(examples),
+                    "cluster": n,  # the dialogue: its sampling unit
                     "label": answers.id(answer_word(q.answer)),
                     "group": group_id(q.implicature or d.implicature),
                     "pairs": [(context, q.question)],
@@ -153,6 +158,7 @@ def collate(items: Sequence[dict]) -> dict[str, torch.Tensor]:
     """Dynamic padding to the longest history/round/candidate of the batch."""
     batch = {
         "index": torch.tensor([x["index"] for x in items]),
+        "cluster": torch.tensor([x["cluster"] for x in items]),
         "group": torch.tensor([x["group"] for x in items]),
         "label": torch.tensor([x["label"] for x in items]),
         "history": pad_3d([x["history"] for x in items]),
@@ -173,7 +179,7 @@ class TextCollate:
         self.tokenizer, self.choices = tokenizer, choices
 
     def __call__(self, items: Sequence[dict]) -> dict:
-        batch = {key: torch.tensor([x[key] for x in items]) for key in ("index", "group", "label")}
+        batch = {key: torch.tensor([x[key] for x in items]) for key in ("index", "cluster", "group", "label")}
         (per_example, *others) = {len(x["pairs"]) for x in items}
         if others:
             raise ValueError("a GRICE text batch mixes examples with different numbers of candidates")

@@ -32,6 +32,7 @@ from pragexp.data.hu_pragmatics.human import (
 from pragexp.data.hu_pragmatics.io import HuItem, read_prompts
 from pragexp.prompting import PromptItem
 from pragexp.utils.run_record import DataRecord
+from pragexp.utils.sampling_unit import SamplingUnit
 
 log = logging.getLogger(__name__)
 # The paper's order of the phenomena; any other found is put after them.
@@ -40,6 +41,9 @@ PHENOMENA = ("CoherenceInference", "Deceits", "Humour", "IndirectSpeech", "Irony
 
 class HuPragmaticsDataModule(PromptDataModule):
     dataset = "hu_pragmatics"
+    sampling_unit = SamplingUnit(
+        "item", "an item is scored in several option orders (seeds), which share its story and its answer"
+    )
     path_split = "test"
     declared_keys = ("variant", "phenomena", "seeds", "shots")
 

@@ -15,11 +15,15 @@ import logging
 from pragexp.data.common.prompt_examples import PromptDataModule
 from pragexp.data.intentions.io import PHENOMENA, IntentionItem, read_intentions_csv
 from pragexp.data.intentions.prompt_items import prompt_item
+from pragexp.utils.sampling_unit import SamplingUnit
 
 log = logging.getLogger(__name__)
 
 
 class IntentionsDataModule(PromptDataModule):
+    sampling_unit = SamplingUnit(
+        "item", "an item's replies (every sample and temperature) or option orders are one row, its mean"
+    )
     dataset = "intentions"
     path_split = "test"
     release_files = {"test": ("hu_gpt4augmented_turn2_data.csv",)}
@@ -63,7 +67,7 @@ class IntentionsDataModule(PromptDataModule):
         self.items = items
         group = {name: g for g, name in enumerate(self.group_names)}
         self.datasets["test"] = [
-            {"index": i, "group": group[item.phenomenon], "item": prompt_item(item, i)}
+            {"index": i, "cluster": i, "group": group[item.phenomenon], "item": prompt_item(item, i)}
             for i, item in enumerate(items)
         ]
         self.report = {

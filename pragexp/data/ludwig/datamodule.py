@@ -37,6 +37,7 @@ from pragexp.data.ludwig.io import (
 )
 from pragexp.prompting import PromptItem
 from pragexp.utils.run_record import DataRecord
+from pragexp.utils.sampling_unit import SamplingUnit
 
 log = logging.getLogger(__name__)
 LABELS = ("yes", "no")
@@ -55,6 +56,10 @@ TYPE_LOOKUPS = ("authors", "matched")
 
 
 class LudwigDataModule(PromptDataModule):
+    sampling_unit = SamplingUnit(
+        "pair",
+        "each test row is its own utterance-response pair, written apart from the others; one row per pair",
+    )
     dataset = "ludwig"
     release_files = {"test": (TEST_FILE,), "val": (DEV_FILE,)}
     declared_keys = ("shots", "as_authors_read")
@@ -135,7 +140,14 @@ class LudwigDataModule(PromptDataModule):
     def _example(self, index: int, pair: ImplicaturePair, type_: str | None, demos: list) -> dict:
         item = self._prompt_item(index, pair, demos)
         group = self.group_names.index(type_) if type_ else -1
-        return {"index": index, "group": group, "view": -1, "label": item.label, "item": item}
+        return {
+            "index": index,
+            "group": group,
+            "view": -1,
+            "label": item.label,
+            "item": item,
+            "cluster": index,
+        }
 
     def _prompt_item(self, index: int, pair: ImplicaturePair, demos=()) -> PromptItem:
         """The pair with "yes" and "no" in an order drawn for it alone (the contrastive setting's A and B)."""

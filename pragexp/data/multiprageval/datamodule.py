@@ -18,8 +18,10 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from pragexp.data.common.prompt_examples import PromptDataModule
+from pragexp.data.common.units import unit_ids
 from pragexp.data.multiprageval.io import FILE, LANGUAGES, LETTERS, MAXIMS, TYPES, Unit, read_units
 from pragexp.prompting import PromptItem
+from pragexp.utils.sampling_unit import SamplingUnit
 
 log = logging.getLogger(__name__)
 MAXIMS_GROUP = "maxims"
@@ -32,6 +34,9 @@ def group_names(languages: Sequence[str]) -> tuple[str, ...]:
 
 
 class MultiPragEvalDataModule(PromptDataModule):
+    sampling_unit = SamplingUnit(
+        "scenario", "a scenario's four language versions are translations sharing its story and gold letter"
+    )
     dataset = "multiprageval"
     path_split = "test"
     release_files = {"test": (FILE,)}
@@ -63,17 +68,21 @@ class MultiPragEvalDataModule(PromptDataModule):
                 f"data.path is not set: pass data.path=/path/to/MultiPragEval (the repository, or its {FILE})"
             )
         self.units = read_units(_csv_path(self.path), self.languages)
-        self.datasets["test"] = [self._example(i, unit) for i, unit in enumerate(self.units)]
+        scenarios = unit_ids(u.row_id for u in self.units)
+        self.datasets["test"] = [
+            self._example(i, u, s) for i, (u, s) in enumerate(zip(self.units, scenarios, strict=True))
+        ]
         self.write_report(self._report())
         log.info("MultiPragEval: %d units in %s", len(self.units), ", ".join(self.languages))
 
-    def _example(self, index: int, unit: Unit) -> dict:
+    def _example(self, index: int, unit: Unit, scenario: int) -> dict:
         names = [unit.language, unit.type, f"{unit.language}:{unit.type}"]
         if unit.type in MAXIMS:
             names += [MAXIMS_GROUP, f"{unit.language}:{MAXIMS_GROUP}"]
         item = PromptItem(index, {"prompt": unit.prompt}, unit.options, unit.true_index)
         return {
             "index": index,
+            "cluster": scenario,  # the scenario: its language versions share the gold letter and the story
             "group": self.group_names.index(unit.language),
             "groups": [self.group_names.index(n) for n in names],
             "view": -1,

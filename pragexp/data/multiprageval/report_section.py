@@ -47,7 +47,7 @@ def accuracy_rows(runs) -> list[list[str]]:
     rows = []
     for run in runs:
         for lang in [*languages(run), ALL]:
-            cells = [acc_cell(run.metrics, group(lang, kind)) for kind in (*KINDS, None)]
+            cells = [acc_cell(run, group(lang, kind)) for kind in (*KINDS, None)]
             rows.append([run_label(run), lang, *cells])
     rows.append(["chance", "", *[f"{CHANCE:.3f}"] * (len(KINDS) + 1)])
     return rows

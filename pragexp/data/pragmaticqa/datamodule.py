@@ -48,12 +48,17 @@ from pragexp.prompting.reader_text import ReaderText
 from pragexp.retrieval.spec import RetrieverSpec
 from pragexp.retrieval.store import PassageIndex, PassageStore
 from pragexp.utils.run_record import DataRecord
+from pragexp.utils.sampling_unit import SamplingUnit
 
 log = logging.getLogger(__name__)
 
 
 class PragmatiCQADataModule(SplitsDataModule):
     group_names: tuple[str, ...] = QUESTION_TYPES
+    sampling_unit = SamplingUnit(
+        "conversation",
+        "a conversation's questions follow one another on one topic, each asked after the last answer",
+    )
     format_answer = staticmethod(format_answer)
     parse_answer = staticmethod(parse_answer)
     well_formed = staticmethod(well_formed)
@@ -308,6 +313,7 @@ class PragmatiCQACollate:
         examples = [dm.examples[split][it["index"]] for it in items]
         batch = {
             "index": torch.tensor([it["index"] for it in items], dtype=torch.long),
+            "cluster": torch.tensor([e.conversation for e in examples], dtype=torch.long),
             "group": torch.tensor(
                 [QUESTION_TYPES.index(e.question_type) for e in examples], dtype=torch.long
             ),

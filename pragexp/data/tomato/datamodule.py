@@ -21,6 +21,7 @@ from pathlib import Path
 from pragexp.data.common.prompt_examples import PromptDataModule
 from pragexp.data.tomato.io import FILES, STATES, TRAITS, Question, read_questions
 from pragexp.prompting import PromptItem
+from pragexp.utils.sampling_unit import SamplingUnit
 
 log = logging.getLogger(__name__)
 ORDERS = ("first_order", "second_order")
@@ -40,6 +41,9 @@ def question_groups(question: Question) -> list[str]:
 
 class ToMATODataModule(PromptDataModule):
     dataset = "tomato"
+    sampling_unit = SamplingUnit(
+        "conversation", "the questions on one transcript ask about the same two agents and the same events"
+    )
     path_split = "test"
     release_files = {"test": tuple(FILES.values())}
     declared_keys = ("file",)

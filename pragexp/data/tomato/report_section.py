@@ -47,7 +47,7 @@ def state_rows(runs) -> list[list[str]]:
         [
             run_label(run),
             order.replace("_", " "),
-            *(acc_cell(run.metrics, group(s, order)) for s in (*STATES, ALL_STATES)),
+            *(acc_cell(run, group(s, order)) for s in (*STATES, ALL_STATES)),
         ]
         for run in runs
         for order in orders([run])
@@ -57,9 +57,7 @@ def state_rows(runs) -> list[list[str]]:
 
 def by_groups(runs, names) -> list[list[str]]:
     """A row per run of the groups' cells and the whole run's, then chance."""
-    rows = [
-        [run_label(run), *(acc_cell(run.metrics, g) for g in names), acc_cell(run.metrics)] for run in runs
-    ]
+    rows = [[run_label(run), *(acc_cell(run, g) for g in names), acc_cell(run)] for run in runs]
     return [*rows, ["chance", *[f"{CHANCE:.3f}"] * (len(names) + 1)]]
 
 

@@ -31,7 +31,8 @@ log = logging.getLogger(__name__)
 
 class PairClassificationDataModule(TextClassificationDataModule):
     """Subclasses set (as class attributes) `schema`, `default_label_names` and `default_label_slugs`
-    in class-index order, the hub defaults, and `file_hint`, the released file to point the user at."""
+    in class-index order, the hub defaults, `file_hint`, the released file to point the user at, and their
+    `sampling_unit` with `unit_text`, the text (first or second) that its rows share."""
 
     schema: PairSchema
     default_label_names: tuple[str, ...] = ()
@@ -39,6 +40,7 @@ class PairClassificationDataModule(TextClassificationDataModule):
     default_hub_name: str | None = None
     default_hub_splits: dict | None = None
     file_hint: str = "/path/to/train.jsonl"
+    unit_text: str  # "first" or "second": the text whose rows make one sampling unit (`sampling_unit`)
 
     def __init__(
         self,
@@ -124,6 +126,9 @@ class PairClassificationDataModule(TextClassificationDataModule):
     def _texts(self, split: str) -> tuple[list[str], list[str] | None]:
         rows = [row for row, _ in self.splits[split]]
         return [r.first for r in rows], [r.second for r in rows]
+
+    def _unit(self, row: PairRow) -> str:
+        return " ".join(getattr(row, self.unit_text).split())
 
     def _prompt_fields(self, row: PairRow) -> dict[str, str]:
         first, second = self.schema.prompt_names

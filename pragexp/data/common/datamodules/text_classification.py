@@ -19,12 +19,13 @@ from __future__ import annotations
 
 import dataclasses
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 
 from pragexp.data.common.datamodules.base import SplitsDataModule
 from pragexp.data.common.prompt_examples import prompt_collate, prompt_example
 from pragexp.data.common.splits import SPLITS
 from pragexp.data.common.tokens import tokenization as tt
+from pragexp.data.common.units import unit_ids
 from pragexp.prompting import PromptItem
 from pragexp.utils import checkpoint
 
@@ -80,6 +81,13 @@ class TextClassificationDataModule(SplitsDataModule):
         """The texts of a row as a prompt template's `{fields}`."""
         raise NotImplementedError
 
+    def _unit(self, row) -> Hashable:
+        """What names the row's sampling unit (`sampling_unit`): rows with equal keys are one unit."""
+        raise NotImplementedError
+
+    def _units(self, split: str) -> list[int]:
+        return unit_ids(self._unit(row) for row, _ in self.splits[split])
+
     # -- prompts ----------------------------------------------------------------------------------
     def prompt_items(self, split: str) -> list[PromptItem]:
         """Every example of a split as an LLM reads it (options: the prompt template's label words)."""
@@ -134,14 +142,19 @@ class TextClassificationDataModule(SplitsDataModule):
 
     def _examples(self, split: str) -> list[dict]:
         """Text examples; the collate function encodes each batch with the tokenizer."""
-        labels = [label for _, label in self.splits[split]]
+        labels, units = [label for _, label in self.splits[split]], self._units(split)
         if self.prompts:
-            return [prompt_example(item, item.label) for item in self.prompt_items(split)]
+            items = self.prompt_items(split)
+            return [prompt_example(item, item.label, unit) for item, unit in zip(items, units, strict=True)]
         if self.tokenizer is None:
-            return [{"label": y, "index": i} for i, y in enumerate(labels)]
+            return [
+                {"label": y, "index": i, "cluster": u}
+                for i, (y, u) in enumerate(zip(labels, units, strict=True))
+            ]
         firsts, seconds = self._texts(split)
         examples = [
-            {"text": a, "label": y, "index": i} for i, (a, y) in enumerate(zip(firsts, labels, strict=True))
+            {"text": a, "label": y, "index": i, "cluster": u}
+            for i, (a, y, u) in enumerate(zip(firsts, labels, units, strict=True))
         ]
         for example, b in zip(examples, seconds or (), strict=False):
             example["text_pair"] = b

@@ -109,7 +109,7 @@ def pad_id(tokenizer: Tokenizer) -> int:
 
 
 class PadCollate:
-    """Collates text examples ({"text", optional "text_pair", "label", "index"}) into a batch
+    """Collates text examples ({"text", optional "text_pair", "label", "index", "cluster"}) into a batch
     encoded by `tokenizer` and padded to its own longest sequence. With no tokenizer (a model
     that reads no text, e.g. a majority baseline) `inputs = {"num_examples": n}`."""
 
@@ -122,6 +122,7 @@ class PadCollate:
         batch = {
             "label": torch.tensor([e["label"] for e in examples], dtype=torch.long),
             "index": torch.tensor([e["index"] for e in examples], dtype=torch.long),
+            "cluster": torch.tensor([e["cluster"] for e in examples], dtype=torch.long),
         }
         batch["group"] = torch.full_like(batch["label"], -1)
         if self.tokenizer is None:
