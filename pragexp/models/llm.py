@@ -53,7 +53,6 @@ from pragexp.prompting import (
 )
 from pragexp.prompting.extraction import extraction_prompt, read_extraction
 from pragexp.prompting.parsing import READERS
-from pragexp.prompting.reasoning import DEFAULT_MARKERS
 from pragexp.utils.contracts import require
 from pragexp.utils.run_record import LLMRecord, ModelRecord, Prompting, llm_row
 
@@ -128,13 +127,7 @@ class PromptedLLM(PragexpModel):
             raise ValueError(f"prompt.scoring={self.scoring}: choose one of {', '.join(SCORINGS)}")
         self.content_free_inputs = tuple(prompt.get("content_free", CONTENT_FREE))
         self.max_new_tokens = int(prompt.get("max_new_tokens", 16))
-        budget = prompt.get("reasoning_budget")
-        self.thinking = ThinkingSettings(
-            max_new_tokens=self.max_new_tokens,
-            budget=None if budget is None else int(budget),
-            markers=tuple(prompt.get("reasoning_markers", DEFAULT_MARKERS)),
-            answer_cue=str(prompt.get("answer_cue", ThinkingSettings.answer_cue)),
-        )
+        self.thinking = ThinkingSettings.from_prompt(prompt)
         self.extractor = bool(prompt.get("extractor", False))
         self.demonstration_mode = str(prompt.get("demonstrations", "shared"))
         if self.demonstration_mode not in DEMONSTRATIONS:
