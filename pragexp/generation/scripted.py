@@ -7,8 +7,8 @@ Each prompt gets one shape, picked by the prompt's hash (the same every run), th
 - `long`: `long_words` words of reasoning, closed, then "Answer: <answer>" (past a smaller budget: forced);
 - `unclosed`: reasoning that forgets its end marker, going on to the token limit;
 - `direct`: "Answer: <answer>" and no reasoning.
-A prompt that goes on from a forced close (`Prompt.prefill`) is answered " <answer>". The answer is one of
-`answers`, also picked by the hash.
+A prompt that goes on from a forced close (`Prompt.prefill`) is answered " <answer>", or "<answer>}" where the
+close opened a box (`\\boxed{`: PragReST's early stop). The answer is one of `answers`, also picked by the hash.
 """
 
 from __future__ import annotations
@@ -52,7 +52,7 @@ class ScriptedThinker(LLMBackend):
     def _reply(self, prompt: Prompt) -> str:
         shape, answer = self.shape(prompt)
         if prompt.prefill:
-            return f" {answer}"
+            return f"{answer}}}" if prompt.prefill.endswith("\\boxed{") else f" {answer}"
         start, end = self.markers
         musing = " ".join(f"step{i}" for i in range(self.long_words))
         if shape == "brief":

@@ -8,9 +8,10 @@ renders them with the task's prompt group (`prompt=`: templates, demonstrations,
   log-likelihoods, summed or normalised (`ranking.normalized`); `calibrated`: Zhao et al. 2021's contextual
   calibration by content-free inputs (`prompt.content_free`; `ranking.calibrate`); `generate`: greedy generation,
   a thinking model's reasoning cut first and capped by `prompt.reasoning_budget` (`generation.thinking`), the
-  answer read back as the field reads them (`prompting.read_answer`: the last declaration wins) and, with
-  `prompt.extractor`, what the rules cannot read put to the same LLM; the chosen option scores 0, the others -inf,
-  and a reply with no readable answer gives a row of -inf (`unparsed`: wrong, its share reported);
+  answer read back as the field reads them (`prompting.read_answer`: the last declaration wins; or by the
+  template's `reader`, PragReST's reading the whole reply) and, with `prompt.extractor`, what the rules cannot
+  read put to the same LLM; the chosen option scores 0, the others -inf, and a reply with no readable answer gives
+  a row of -inf (`unparsed`: wrong, its share reported);
 - as a writer (`write(items)`: greedy, or `draw(items, params)`: sampled, several draws), returns free text.
 
 Demonstrations (`prompt.shots`) are drawn once from the training items (`demonstrate`), seeded: the same for every
@@ -53,11 +54,12 @@ from pragexp.prompting import (
 )
 from pragexp.prompting.extraction import extraction_prompt, read_extraction
 from pragexp.prompting.parsing import READERS
-from pragexp.prompting.reasoning import DEFAULT_MARKERS
+from pragexp.prompting.pragrest_readers import WHOLE_REPLY_READERS
 from pragexp.utils.contracts import require
 from pragexp.utils.run_record import LLMRecord, ModelRecord, Prompting, llm_row
 
 SCORINGS = (*NORMALIZATIONS, "calibrated", "generate")
+ALL_READERS = {**READERS, **WHOLE_REPLY_READERS}
 DEMONSTRATIONS = ("shared", "per_item")
 
 
@@ -99,10 +101,10 @@ class PromptedLLM(PragexpModel):
             raise ValueError("model=llm needs an LLM backend: llm=hf (default), vllm, openai or tiny")
         require(llm, PromptBackend, f"llm backend {type(llm).__name__}")
         self.template = select_template(load_templates(prompt["templates"]), prompt.get("template", 0))
-        if self.template.reader not in READERS:
+        if self.template.reader not in ALL_READERS:
             raise ValueError(
                 f"prompt template {self.template.name!r}: reader {self.template.reader!r}, choose one of "
-                f"{', '.join(READERS)}"
+                f"{', '.join(ALL_READERS)}"
             )
         self._read_settings(prompt)
         self._check_labels(task_sizes.get("num_labels"))
@@ -128,13 +130,7 @@ class PromptedLLM(PragexpModel):
             raise ValueError(f"prompt.scoring={self.scoring}: choose one of {', '.join(SCORINGS)}")
         self.content_free_inputs = tuple(prompt.get("content_free", CONTENT_FREE))
         self.max_new_tokens = int(prompt.get("max_new_tokens", 16))
-        budget = prompt.get("reasoning_budget")
-        self.thinking = ThinkingSettings(
-            max_new_tokens=self.max_new_tokens,
-            budget=None if budget is None else int(budget),
-            markers=tuple(prompt.get("reasoning_markers", DEFAULT_MARKERS)),
-            answer_cue=str(prompt.get("answer_cue", ThinkingSettings.answer_cue)),
-        )
+        self.thinking = ThinkingSettings.from_prompt(prompt)
         self.extractor = bool(prompt.get("extractor", False))
         self.demonstration_mode = str(prompt.get("demonstrations", "shared"))
         if self.demonstration_mode not in DEMONSTRATIONS:
@@ -281,15 +277,17 @@ class PromptedLLM(PragexpModel):
         (the template's `reader`: `prompting.read_answer` by default) and, with `prompt.extractor`, what they cannot
         read put to the same LLM."""
         requests = self._requests(items, llm)
-        thoughts = answer_after_reasoning(
-            llm, [Prompt(r.context, templated=True) for r in requests], self.thinking
-        )
         options = [self.template.item_options(item) for item in items]
-        read = READERS[self.template.reader]
-        choices = [
-            None if t.answer is None else read(t.answer, r.options, o)
-            for t, r, o in zip(thoughts, requests, options, strict=True)
-        ]
+        read, whole = ALL_READERS[self.template.reader], self.template.reader in WHOLE_REPLY_READERS
+
+        # a whole-reply reader (PragReST's) reads the reasoning too
+        def choice(i: int, thought) -> int | None:
+            text = thought.reply if whole else thought.answer
+            return None if text is None else read(text, requests[i].options, options[i])
+
+        prompts = [Prompt(r.context, templated=True) for r in requests]
+        thoughts = answer_after_reasoning(llm, prompts, self.thinking, lambda i, t: choice(i, t) is not None)
+        choices = [choice(i, t) for i, t in enumerate(thoughts)]
         extracted = self._extract(thoughts, choices, options, llm) if self.extractor else {}
         rows = []
         for i, (item, request, thought) in enumerate(zip(items, requests, thoughts, strict=True)):
