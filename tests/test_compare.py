@@ -3,11 +3,21 @@ hand."""
 
 import json
 
+import numpy as np
 import pytest
+from scipy import stats
 
+from pragexp.metrics.multiple import holm
 from pragexp.metrics.paired import match_runs
 from pragexp.report.cli import main as report_main
-from pragexp.report.compare import compare_runs, format_comparison, main, read_predictions
+from pragexp.report.compare import (
+    compare_runs,
+    comparison,
+    format_comparison,
+    main,
+    read_predictions,
+    unit_line,
+)
 
 
 def write_run(folder, records):
@@ -60,7 +70,7 @@ def test_sign_flip_test_is_exact_on_few_items(tmp_path):
     run_a = write_run(tmp_path / "a", [{"index": i, "acc": 0.0} for i in range(3)])
     run_b = write_run(tmp_path / "b", [{"index": i, "acc": 0.25 * (i + 1)} for i in range(3)])
     acc = by_metric(compare_runs(run_a, run_b), "acc")
-    assert acc.test == "sign-flip over items, exact"
+    assert acc.test == "sign-flip over units, exact"
     assert acc.p_value == pytest.approx(0.25)
     assert acc.difference == pytest.approx(0.5)
 
@@ -72,7 +82,7 @@ def test_rows_of_one_item_are_one_unit(tmp_path):
     run_b = write_run(tmp_path / "b", choice_records([1, 1, 1, 1], clusters=clusters))
     acc = by_metric(compare_runs(run_a, run_b), "acc")
     assert (acc.items, acc.rows) == (2, 4)
-    assert acc.test == "sign-flip over items, exact"
+    assert acc.test == "sign-flip over units, exact"
     # item sums of B - A: 2 and 1; flips give |sum| 3, 1, 1, 3: two of four reach 3.
     assert acc.p_value == pytest.approx(0.5)
 
@@ -140,3 +150,95 @@ def test_the_report_command_takes_compare_as_its_first_word(tmp_path, capsys):
     run_b = write_run(tmp_path / "b", [{"index": i, "gold": "yes", "predicted": "yes"} for i in range(2)])
     assert report_main(["compare", str(run_a), str(run_b), "--seed", "3"]) == 0
     assert "McNemar, exact" in capsys.readouterr().out
+
+
+def test_holm_on_the_worked_example():
+    # Wikipedia's "Holm–Bonferroni method" example: p = 0.01, 0.04, 0.03, 0.005 at α = 0.05. Sorted, 0.005 * 4 =
+    # 0.02 and 0.01 * 3 = 0.03 are rejected, 0.03 * 2 = 0.06 is not, and 0.04 * 1 = 0.04 is raised to 0.06 (the
+    # step-down stops at the first that is kept).
+    assert holm([0.01, 0.04, 0.03, 0.005]) == pytest.approx([0.03, 0.06, 0.06, 0.02])
+    assert holm([0.5, 0.9]) == [1.0, 1.0] and holm([]) == []
+    assert holm([0.02]) == [0.02]  # one comparison: nothing to adjust
+
+
+def write_unit(folder, name, reason="why"):
+    (folder / "run.json").write_text(json.dumps({"sampling_unit": {"name": name, "reason": reason}}))
+
+
+def test_the_table_names_its_unit_and_adjusts_its_p_values(tmp_path, capsys):
+    clusters = [i // 3 for i in range(12)]
+    a = [1, 0, 1, 0, 0, 1, 1, 1, 0, 0, 1, 0]
+    b = [1, 1, 1, 0, 1, 1, 1, 1, 1, 0, 1, 1]
+    run_a = write_run(tmp_path / "a", choice_records(a, ["x"] * 6 + ["y"] * 6, clusters))
+    run_b = write_run(tmp_path / "b", choice_records(b, ["x"] * 6 + ["y"] * 6, clusters))
+    write_unit(run_a, "conversation", "its questions share one story")
+    write_unit(run_b, "conversation")
+    main([str(run_a), str(run_b)])
+    out = capsys.readouterr().out
+    assert "paired by conversation (n = 4 clusters): its questions share one story" in out
+    assert "6 comparisons in this table; p (Holm): adjusted for all 6 by Holm's step-down" in out
+    differences = compare_runs(run_a, run_b)
+    adjusted = holm([d.p_value for d in differences])
+    assert (differences[0].metric, differences[0].group) == ("acc", "all")
+    assert f"| {differences[0].p_value:.4g} | {adjusted[0]:.4g} | 4 (12) |" in out
+    assert adjusted[0] > differences[0].p_value  # six comparisons: the smallest p is multiplied by up to 6
+    # Another unit in B: refused, naming both.
+    write_unit(run_b, "item")
+    with pytest.raises(SystemExit):
+        main([str(run_a), str(run_b)])
+    assert "different sampling units" in capsys.readouterr().err
+
+
+def test_runs_without_a_declared_unit_say_so(tmp_path):
+    run_a = write_run(tmp_path / "a", choice_records([1, 0, 1, 1]))
+    run_b = write_run(tmp_path / "b", choice_records([1, 1, 1, 1]))
+    differences, unit = comparison(run_a, run_b)
+    assert unit_line(unit, differences) == "unit: not declared (each row its own; n = 4 clusters)"
+    clustered_a = write_run(tmp_path / "c", choice_records([1, 0, 1, 1], clusters=[0, 0, 1, 1]))
+    differences, unit = comparison(clustered_a, run_b)  # B from before clusters were written: A's are used
+    assert by_metric(differences, "acc").items == 2
+    assert "rows paired by their records' `cluster` (n = 2 clusters)" in unit_line(unit, differences)
+    write_unit(run_b, "item")  # one run declares it: that is the unit
+    assert comparison(clustered_a, run_b)[1].name == "item"
+
+
+def test_the_paired_bootstrap_and_test_resample_units_not_rows(tmp_path):
+    # Graded scores on 20 units; then each unit's row four times over (one unit's rows alike). Paired by unit, the
+    # interval and the p-value are the same (a unit counts once however many rows it holds); a row bootstrap
+    # would see 80 independent rows and give an interval about half as wide.
+    rng = np.random.default_rng(3)
+    a, b = rng.random(20).round(3), rng.random(20).round(3)
+    one = [({"index": i, "p": float(a[i])}, {"index": i, "p": float(b[i])}) for i in range(20)]
+    four = [
+        (
+            {"index": 4 * i + k, "cluster": i, "p": float(a[i])},
+            {"index": 4 * i + k, "cluster": i, "p": float(b[i])},
+        )
+        for i in range(20)
+        for k in range(4)
+    ]
+
+    def run(rows, name):
+        ra = write_run(tmp_path / f"{name}a", [{**r, "acc": r.pop("p")} for r, _ in rows])
+        rb = write_run(tmp_path / f"{name}b", [{**r, "acc": r.pop("p")} for _, r in rows])
+        return by_metric(compare_runs(ra, rb), "acc")
+
+    single, repeated = run(one, "one"), run(four, "four")
+    assert repeated.ci95 == pytest.approx(single.ci95) and repeated.p_value == pytest.approx(single.p_value)
+    assert (repeated.items, repeated.rows) == (20, 80)
+    rows = stats.bootstrap((np.repeat(b - a, 4),), np.mean, n_resamples=2000, rng=np.random.default_rng(0))
+    row_width = rows.confidence_interval.high - rows.confidence_interval.low
+    assert row_width < 0.6 * (repeated.ci95[1] - repeated.ci95[0])
+
+
+def test_the_result_depends_on_no_order_of_the_records(tmp_path):
+    clusters = [i // 2 for i in range(16)]
+    a = [1, 0, 1, 0, 0, 1, 1, 1, 0, 0, 1, 0, 1, 1, 0, 1]
+    b = [1, 1, 1, 0, 1, 1, 1, 1, 1, 0, 1, 1, 0, 1, 1, 1]
+    records_a, records_b = choice_records(a, clusters=clusters), choice_records(b, clusters=clusters)
+    first = compare_runs(write_run(tmp_path / "a", records_a), write_run(tmp_path / "b", records_b))
+    order = np.random.default_rng(1).permutation(16)
+    again = compare_runs(
+        write_run(tmp_path / "c", [records_a[i] for i in order]), write_run(tmp_path / "d", records_b[::-1])
+    )
+    assert [(d.ci95, d.p_value) for d in first] == [(d.ci95, d.p_value) for d in again]

@@ -26,9 +26,15 @@ one (people's answer shares). `compute()` gives
   naming no option), so a model that always answers one letter shows it;
 - `count`;
 - for `acc`, `p_true` and `human_option_corr`, overall and per group, the standard error and 95% interval of the mean,
-  clustered by item where an item is scored in several rows (`update`'s `cluster`: Hu et al.'s option orders),
-  with the items and rows counted: `acc_stderr`, `acc_ci95_low`, `acc_ci95_high`, `acc_n`, `acc_rows`, and
-  `acc_stderr/<group>`, ... (`pragexp.metrics.uncertainty`).
+  clustered by sampling unit (`update`'s `cluster`: an item's option orders share it), with the units and rows
+  counted: `acc_stderr`, `acc_ci95_low`, `acc_ci95_high`, `acc_n`, `acc_rows`, and `acc_stderr/<group>`, ...
+  (`pragexp.metrics.uncertainty`); the same for each view's accuracy, each position's share chosen and, overall,
+  each kind's share of the errors (`acc_view_stderr/<view>`, `chosen_stderr/<position>`,
+  `error_share_stderr/<kind>`, ...: an error kind's share is a mean over the wrong answers, clustered alike);
+- no interval for `acc_view_std` (a spread of the views' accuracies, a description of the sample, not an estimate
+  of a mean), `human_corr` (its own interval and p-value, by Fisher's z: `pragexp.metrics.people`), the counts
+  (`count`, `human_option_corr_items`, `human_corr_items`) nor the per-group error shares
+  (`error_share/<kind>/<group>`, which no table prints).
 """
 
 from __future__ import annotations
@@ -40,7 +46,7 @@ import torch
 from torchmetrics import Metric
 
 from pragexp.metrics.people import item_correlation
-from pragexp.metrics.uncertainty import with_uncertainty
+from pragexp.metrics.uncertainty import group_figures, with_uncertainty
 from pragexp.utils.per_example import first_per_index, gathered
 
 COLUMNS = ("correct", "p_true", "corr", "people")
@@ -133,6 +139,7 @@ class ChoiceMetric(Metric):
                 out.update(self._error_shares(values[rows, 0], kinds[rows], f"/{name}"))
         out.update(self._per_view(values[:, 0], views, ""))
         out.update(self._error_shares(values[:, 0], kinds))
+        out.update(self._share_figures(values[:, 0], views, kinds, choices, clusters))
         for c, name in enumerate(MEANS):
             out.update(with_uncertainty(name, values[:, c], clusters))
             for g, group in enumerate(self.group_names):
@@ -154,6 +161,23 @@ class ChoiceMetric(Metric):
             figures = item_correlation("human_corr", values[rows, 1], values[rows, 3], clusters[rows])
             out.update({f"{key}/{name}": value for key, value in figures.items()})
         return out
+
+    def _share_figures(self, correct, views, kinds, choices, clusters) -> dict[str, torch.Tensor]:
+        """The uncertainty figures of the overall shares per view, per chosen position and per error kind, each
+        a mean over its rows clustered by unit (an error kind's over the wrong answers with a kind)."""
+        out: dict[str, float] = {}
+        for v, name in enumerate(self.view_names):
+            out.update(group_figures("acc_view", correct[views == v], clusters[views == v], name))
+        if self.position_names and not (choices < -1).any():
+            positions = [*enumerate(self.position_names), (-1, "none")]
+            for p, name in positions:
+                out.update(group_figures("chosen", (choices == p).double(), clusters, name))
+        wrong = (correct < 0.5) & (kinds >= 0)
+        if self.kind_names and wrong.any():
+            for k in torch.unique(kinds[wrong]).tolist():
+                chose = (kinds[wrong] == k).double()
+                out.update(group_figures("error_share", chose, clusters[wrong], self.kind_names[k]))
+        return {key: torch.tensor(value) for key, value in out.items()}
 
     def _choice_shares(self, choices) -> dict[str, torch.Tensor]:
         """Of all examples, the share that chose each position (and none); nothing without position names."""

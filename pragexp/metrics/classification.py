@@ -1,8 +1,9 @@
-"""Single-label classification: accuracy, per-class and macro F1, and the confusion matrix.
+"""Single-label classification: accuracy, per-class and macro F1, and the confusion matrix, each with its
+uncertainty over the sampling units.
 
-`ClassificationMetric` keeps each example's dataset index, prediction and gold label, and after
-gathering from all ranks counts every index once (see `examples`); the scores themselves are
-torchmetrics' functional ones.
+`ClassificationMetric` keeps each example's dataset index, prediction, gold label and unit (`cluster`), and after
+gathering from all ranks counts every index once (see `examples`); the scores themselves are torchmetrics'
+functional ones.
 """
 
 from __future__ import annotations
@@ -14,8 +15,10 @@ import torch
 from torchmetrics import Metric
 from torchmetrics.functional.classification import multiclass_confusion_matrix, multiclass_f1_score
 
+from pragexp.metrics.bootstrap import bootstrap_f1
 from pragexp.metrics.uncertainty import with_uncertainty
 from pragexp.utils.per_example import first_per_index, gathered
+from pragexp.utils.results import figure_key
 
 
 def slugify(name: str) -> str:
@@ -24,10 +27,18 @@ def slugify(name: str) -> str:
 
 
 class ClassificationMetric(Metric):
-    """`update(index, preds, target)`; `compute()` -> {acc, macro_f1, f1/<slug>..., count};
-    `confusion()` -> the confusion matrix over the same (deduplicated) examples. `acc` (and `no_answer`) come with
-    their standard error and 95% interval over the examples (`acc_stderr`, `acc_ci95_low`, `acc_ci95_high`,
-    `acc_n`, `acc_rows`: `pragexp.metrics.uncertainty`); F1 is no mean over examples and has none.
+    """`update(index, preds, target, cluster=None)`; `compute()` -> {acc, macro_f1, f1/<slug>..., count};
+    `confusion()` -> the confusion matrix over the same (deduplicated) examples. `cluster` is the sampling unit of
+    each example (rows of one unit share it; None: every example a unit of its own), and every interval is over
+    the units:
+
+    - `acc` (and `no_answer`), means over examples: their standard error and 95% interval clustered by unit
+      (`acc_stderr`, `acc_ci95_low`, `acc_ci95_high`, `acc_n`, `acc_rows`: `pragexp.metrics.uncertainty`);
+    - `macro_f1` and each `f1/<slug>`, no means over examples: the standard error and BCa 95% interval of a
+      cluster bootstrap, 2,000 resamples of the units drawn from `numpy.random.default_rng(0)` in the order
+      of the units' ids (`pragexp.metrics.bootstrap`): `macro_f1_stderr`, `macro_f1_ci95_low`, `macro_f1_ci95_high`,
+      `macro_f1_n`, `macro_f1_rows`, and `f1_stderr/<slug>`, `f1_ci95_low/<slug>`, ... (absent under two units);
+    - `count` is a count: no interval.
 
     A prediction of -1 is no answer (an LLM's reply that names no label): wrong for accuracy, a false
     negative of its gold class for F1 (scored as an extra class that no gold label has), left out of the
@@ -39,46 +50,69 @@ class ClassificationMetric(Metric):
         super().__init__(**kwargs)
         self.label_slugs = list(label_slugs)
         self.report_no_answer = bool(no_answer)
-        self.add_state("indices", default=[], dist_reduce_fx="cat")
-        self.add_state("preds", default=[], dist_reduce_fx="cat")
-        self.add_state("targets", default=[], dist_reduce_fx="cat")
+        for name in ("indices", "preds", "targets", "clusters"):
+            self.add_state(name, default=[], dist_reduce_fx="cat")
 
-    def update(self, index: torch.Tensor, preds: torch.Tensor, target: torch.Tensor) -> None:
+    def update(
+        self,
+        index: torch.Tensor,
+        preds: torch.Tensor,
+        target: torch.Tensor,
+        cluster: torch.Tensor | None = None,
+    ) -> None:
         self.indices.append(index.long().reshape(-1))
         self.preds.append(preds.long().reshape(-1))
         self.targets.append(target.long().reshape(-1))
+        self.clusters.append((index if cluster is None else cluster).long().reshape(-1).to(index.device))
 
-    def _unique(self) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        """(indices, preds, targets), each dataset index once."""
-        return first_per_index(*(gathered(x, torch.long) for x in (self.indices, self.preds, self.targets)))
+    def _unique(self) -> tuple[torch.Tensor, ...]:
+        """(indices, preds, targets, clusters), each dataset index once, in index order."""
+        states = (self.indices, self.preds, self.targets, self.clusters)
+        return first_per_index(*(gathered(x, torch.long) for x in states))
 
     def confusion(self) -> torch.Tensor:
         """(labels, labels) counts; rows are gold labels, columns predictions."""
-        _, preds, targets = self._unique()
+        _, preds, targets, _ = self._unique()
         answered = preds >= 0
         return multiclass_confusion_matrix(
             preds[answered], targets[answered], num_classes=len(self.label_slugs)
         )
 
     def compute(self) -> dict[str, torch.Tensor]:
-        indices, preds, targets = self._unique()
+        _, preds, targets, clusters = self._unique()
         if targets.numel() == 0:
             return {}
         # A class never predicted nor present scores F1 = 0, and counts in the macro average.
         n = len(self.label_slugs)
-        f1 = multiclass_f1_score(
-            torch.where(preds >= 0, preds, n), targets, num_classes=n + 1, average=None, zero_division=0
-        )[:n]
+        answers = torch.where(preds >= 0, preds, n)
+        f1 = multiclass_f1_score(answers, targets, num_classes=n + 1, average=None, zero_division=0)[:n]
         means = {"acc": (preds == targets).float()}
         if self.report_no_answer:
             means["no_answer"] = (preds < 0).float()
         out = {name: rows.mean() for name, rows in means.items()}
         out["macro_f1"] = f1.mean()
         for name, rows in means.items():
-            out.update(with_uncertainty(name, rows, indices))
+            out.update(with_uncertainty(name, rows, clusters, share=True))
         out.update({f"f1/{slug}": f1[i] for i, slug in enumerate(self.label_slugs)})
+        out.update(self._f1_figures(answers, targets, clusters))
         out["count"] = torch.tensor(float(targets.numel()))
         return out
+
+    def _f1_figures(self, answers, targets, clusters) -> dict[str, torch.Tensor]:
+        """The cluster bootstrap's figures of each class's F1 and of macro-F1 (see the class docstring)."""
+        units, rows = len(torch.unique(clusters)), float(len(targets))
+        found = bootstrap_f1(
+            clusters.cpu().numpy(), answers.cpu().numpy(), targets.cpu().numpy(), len(self.label_slugs)
+        )
+        names = [("f1", slug) for slug in self.label_slugs] + [("macro_f1", None)]
+        out = {}
+        for k, (name, group) in enumerate(names):
+            out[figure_key(name, "n", group)], out[figure_key(name, "rows", group)] = float(units), rows
+            if found is not None:
+                out[figure_key(name, "stderr", group)] = float(found.stderr[k])
+                out[figure_key(name, "ci95_low", group)] = float(found.low[k])
+                out[figure_key(name, "ci95_high", group)] = float(found.high[k])
+        return {key: torch.tensor(value) for key, value in out.items()}
 
 
 def plot_confusion(confusion: torch.Tensor, label_names: Sequence[str], title: str = ""):

@@ -1,20 +1,22 @@
-"""Two runs' scores on the same items, compared item by item: the rows of their prediction records matched, and per
+"""Two runs' scores on the same items, compared unit by unit: the rows of their prediction records matched, and per
 score the difference B - A with a paired bootstrap 95% interval and an exact paired test (pragexp.report.compare
-prints it).
+prints it, with the p-values adjusted for the table's number of comparisons: pragexp.metrics.multiple).
 
 - rows match by their dataset `index` and what describes the example in both runs (gold answer, item, text with
   its whitespace collapsed: `IDENTITY_FIELDS`); runs whose rows do not all match are refused, naming how many differ;
-- interval: the percentile interval of the difference of means over `RESAMPLES` resamples of the items, each
-  item with all its rows (a cluster bootstrap: Hu et al.'s option orders of one item travel together), drawn by
+- the unit: the row's `cluster` where the task writes one (the sampling unit the row belongs to: an item, a
+  conversation, a scenario), else its index; units are taken in the order of their ids, so nothing below depends
+  on the order of the rows;
+- interval: the percentile interval of the difference of means over `RESAMPLES` resamples of the units, each
+  with all its rows (a cluster bootstrap: Hu et al.'s option orders of one item travel together), drawn by
   `scipy.stats.bootstrap` from `numpy.random.default_rng(seed)`: the same command prints the same interval;
-- test: for right/wrong with one row per item, McNemar's exact test (a binomial test of the discordant pairs,
-  `scipy.stats.binomtest`); otherwise a sign-flip permutation test of the item's summed differences
-  (`scipy.stats.permutation_test`, permutation_type="samples": A and B swap within an item), exact where the
-  2^items sign flips number at most `PERMUTATIONS`, else that many random flips from the same seeded generator.
-  (With one row per item and right/wrong scores the two tests are the same test.)
-- each run's mean carries its standard error over items, clustered by item (pragexp.metrics.uncertainty).
-
-An item is the row's `cluster` where the task writes one (the item a row scores), else its index.
+- test: for right/wrong with one row per unit, McNemar's exact test (a binomial test of the discordant pairs,
+  `mcnemar_p`); otherwise a sign-flip permutation test of the units' summed differences (`sign_flip_p`: A and B
+  swap within a unit), exact where the 2^units sign flips number at most `PERMUTATIONS`, else that many random
+  flips from the same seeded generator, p = (1 + flips at least as extreme) / (1 + flips). (With one row per unit
+  and right/wrong scores the two tests are the same test.) The simulation suite (pragexp.metrics.paired_simulation)
+  measures both tests' level and power on designs shaped like the data.
+- each run's mean carries its standard error over units, clustered by unit (pragexp.metrics.uncertainty).
 """
 
 from __future__ import annotations
@@ -53,7 +55,7 @@ ALL = "all"
 @dataclass(frozen=True)
 class Row:
     key: tuple
-    cluster: object
+    cluster: object  # the record's `cluster` (None: it has none)
     group: str | None
     scores: dict[str, float]
 
@@ -116,9 +118,7 @@ def _rows(records: list[dict], identity: Sequence[str]) -> list[Row]:
         labels = [record.get(f) for f in GROUP_FIELDS if isinstance(record.get(f), str)]
         if not labels and isinstance(record.get("gold"), str):
             labels = [record["gold"]]
-        rows.append(
-            Row(key, record.get("cluster", record["index"]), next(iter(labels), None), row_scores(record))
-        )
+        rows.append(Row(key, record.get("cluster"), next(iter(labels), None), row_scores(record)))
     return rows
 
 
@@ -140,12 +140,17 @@ def match_runs(records_a: list[dict], records_b: list[dict]) -> list[tuple[Row, 
     return [(row, by_key_b[row.key]) for row in rows_a]
 
 
+def _unit_order(unit) -> tuple:
+    """Units sorted by id (numbers as numbers, text as text, numbers first)."""
+    return (isinstance(unit, str), unit)
+
+
 def paired_difference(
     metric: str, group: str, a: np.ndarray, b: np.ndarray, clusters: Sequence, seed: int = 0
 ) -> PairedDifference:
-    """B - A over rows paired by item, with its cluster-bootstrap interval and exact paired test."""
-    codes: dict = {}
-    item = np.array([codes.setdefault(c, len(codes)) for c in clusters])
+    """B - A over rows paired by unit, with its cluster-bootstrap interval and exact paired test."""
+    codes = {unit: k for k, unit in enumerate(sorted(set(clusters), key=_unit_order))}
+    item = np.array([codes[c] for c in clusters])
     sums_a = np.bincount(item, weights=a, minlength=len(codes))
     sums_b = np.bincount(item, weights=b, minlength=len(codes))
     sizes = np.bincount(item, minlength=len(codes)).astype(float)
@@ -171,26 +176,52 @@ def paired_difference(
     )
 
 
+def mcnemar_p(only_a, only_b) -> np.ndarray:
+    """McNemar's exact two-sided p-value from the discordant pairs (right in A only, in B only): twice the
+    binomial tail of the smaller count under p = 1/2, at most 1; 1 where no pair is discordant."""
+    only_a, only_b = np.asarray(only_a), np.asarray(only_b)
+    tail = stats.binom.cdf(np.minimum(only_a, only_b), only_a + only_b, 0.5)
+    return np.where(only_a + only_b > 0, np.minimum(1.0, 2 * tail), 1.0)
+
+
+def sign_flip_p(differences, rng: np.random.Generator, permutations: int = PERMUTATIONS) -> np.ndarray:
+    """The two-sided p-value of the sign-flip test of each sample's units' summed differences (last axis):
+    every sign flip where they number at most `permutations` (the identity among them: p = the share at least as
+    extreme), else `permutations` random ones (p = (1 + at least as extreme) / (1 + permutations)). One set of
+    flips serves every sample of a call: each sample's p-value is exact on its own."""
+    d = np.atleast_2d(np.asarray(differences, dtype=np.float64))
+    units = d.shape[-1]
+    exact = 2**units <= permutations
+    if exact:
+        signs = 1 - 2 * ((np.arange(2**units)[:, None] >> np.arange(units)) & 1)
+    else:
+        signs = 1 - 2 * rng.integers(0, 2, (permutations, units))
+    observed = np.abs(d.sum(-1, keepdims=True))
+    tolerance = 1e-9 * np.maximum(np.abs(d).sum(-1, keepdims=True), 1.0)
+    extreme = np.zeros(d.shape[0])
+    for start in range(0, len(signs), 2_000):  # chunks of flips: memory of samples x 2,000
+        flipped = np.abs(d @ signs[start : start + 2_000].T.astype(np.float64))
+        extreme += np.sum(flipped >= observed - tolerance, -1)
+    p = extreme / len(signs) if exact else (1 + extreme) / (1 + permutations)
+    return p.reshape(np.shape(differences)[:-1])
+
+
 def _paired_test(a, b, sums_a, sums_b, mcnemar: bool, rng) -> tuple[str, float]:
     if mcnemar:
         only_a, only_b = int(np.sum((a == 1) & (b == 0))), int(np.sum((a == 0) & (b == 1)))
-        discordant = only_a + only_b
-        p_value = stats.binomtest(only_b, discordant, 0.5).pvalue if discordant else 1.0
-        return f"McNemar, exact ({only_a} right in A only, {only_b} in B only)", float(p_value)
+        p_value = float(mcnemar_p(only_a, only_b))
+        return f"McNemar, exact ({only_a} right in A only, {only_b} in B only)", p_value
     if np.allclose(sums_a, sums_b):
-        return "sign-flip: no item differs", 1.0
+        return "sign-flip: no unit differs", 1.0
     exact = 2 ** len(sums_a) <= PERMUTATIONS
-    result = stats.permutation_test(
-        (sums_b, sums_a),
-        lambda x, y, axis=-1: np.mean(x - y, axis=axis),
-        permutation_type="samples",
-        n_resamples=PERMUTATIONS,
-        vectorized=True,
-        batch=500,
-        rng=rng,
-    )
     how = "exact" if exact else f"{PERMUTATIONS:,} random flips"
-    return f"sign-flip over items, {how}", float(result.pvalue)
+    return f"sign-flip over units, {how}", float(sign_flip_p(sums_b - sums_a, rng))
+
+
+def unit_of(a: Row, b: Row):
+    """The unit of a pair of rows: A's record's `cluster`, else B's (a run from before units were written beside
+    one that writes them), else the row's index (each row its own unit)."""
+    return a.cluster if a.cluster is not None else b.cluster if b.cluster is not None else a.key[0]
 
 
 def compare_records(records_a: list[dict], records_b: list[dict], seed: int = 0) -> list[PairedDifference]:
@@ -205,6 +236,6 @@ def compare_records(records_a: list[dict], records_b: list[dict], seed: int = 0)
             chosen = [(a, b) for a, b in pairs if group == ALL or a.group == group]
             scores_a = np.array([a.scores[metric] for a, _ in chosen])
             scores_b = np.array([b.scores[metric] for _, b in chosen])
-            clusters = [a.cluster for a, _ in chosen]
+            clusters = [unit_of(a, b) for a, b in chosen]
             out.append(paired_difference(metric, group, scores_a, scores_b, clusters, seed))
     return out

@@ -147,8 +147,8 @@ def sections(runs) -> list[str]:
             ["model", "template", "k", *kinds, "human_corr", "option orders sd"],
             [
                 [label, template, str(k)]
-                + [stats_text(mean_of(g, f"test/error_share/{kind}")) for kind in kinds]
-                + [stats_text(mean_of(g, key)) for key in extra]
+                + [_text(runs_cell(g, f"test/error_share/{kind}")) for kind in kinds]  # ± over units
+                + [stats_text(mean_of(g, key)) for key in extra]  # r has its own interval; sd is a spread
                 for (label, template, k), g in found.items()
             ],
         )
