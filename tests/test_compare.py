@@ -18,6 +18,8 @@ from pragexp.report.compare import (
     read_predictions,
     unit_line,
 )
+from pragexp.utils.run_record import DataRecord, ModelRecord, RunRecord, TaskRecord, write_run_record
+from pragexp.utils.sampling_unit import SamplingUnit
 
 
 def write_run(folder, records):
@@ -161,8 +163,10 @@ def test_holm_on_the_worked_example():
     assert holm([0.02]) == [0.02]  # one comparison: nothing to adjust
 
 
-def write_unit(folder, name, reason="why"):
-    (folder / "run.json").write_text(json.dumps({"sampling_unit": {"name": name, "reason": reason}}))
+def write_unit(folder, name, reason="why they are drawn together"):
+    """A run.json whose data declares the sampling unit `name`."""
+    data = DataRecord("tomato", "release", sampling_unit=SamplingUnit(name, reason))
+    write_run_record(folder, RunRecord(TaskRecord("tomato"), data, ModelRecord("llm", "tiny 0-shot")))
 
 
 def test_the_table_names_its_unit_and_adjusts_its_p_values(tmp_path, capsys):

@@ -10,7 +10,6 @@ table holds (pragexp.metrics.multiple: Holm's step-down, which holds the family-
 from __future__ import annotations
 
 import argparse
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,9 +19,9 @@ from pragexp.metrics.multiple import METHOD, holm
 from pragexp.metrics.paired import ALL, PairedDifference, compare_records
 from pragexp.metrics.uncertainty import format_estimate
 from pragexp.utils.markdown import markdown_table
+from pragexp.utils.run_record import RUN_FILE, read_run_record
 
 PREDICTIONS = "predictions.jsonl"
-RUN_RECORD = "run.json"
 
 
 @dataclass(frozen=True)
@@ -53,22 +52,13 @@ def read_predictions(run: str | Path) -> list[dict]:
 
 
 def declared_unit(run: str | Path) -> Unit:
-    """The `sampling_unit` of the run.json beside the run's predictions (at its top, or in its `data`); a run
-    without one (from before units were declared) has Unit(None)."""
-    path = predictions_path(run).parent / RUN_RECORD
-    if not path.is_file():
+    """The data's `sampling_unit` in the run.json beside the run's predictions (read and checked by
+    `read_run_record`: a bad field is named); a run without one (from before units were declared) has Unit(None)."""
+    folder = predictions_path(run).parent
+    if not (folder / RUN_FILE).is_file():
         return Unit(None)
-    try:
-        record = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as error:
-        raise ValueError(f"{path}: not valid JSON ({error})") from error
-    data = record.get("data") if isinstance(record.get("data"), dict) else {}
-    unit = record.get("sampling_unit") or data.get("sampling_unit")
-    if unit is None:
-        return Unit(None)
-    if not isinstance(unit, dict) or not isinstance(unit.get("name"), str):
-        raise ValueError(f'{path}: sampling_unit must be {{"name": ..., "reason": ...}}, not {unit!r}')
-    return Unit(unit["name"], unit.get("reason"))
+    unit = read_run_record(folder).data.sampling_unit
+    return Unit(None) if unit is None else Unit(unit.name, unit.reason)
 
 
 def comparison_unit(run_a: str | Path, run_b: str | Path, records: Sequence[dict]) -> Unit:

@@ -168,7 +168,7 @@ class PragexpTask(pl.LightningModule):
         # hands it over by dataset index; it joins the task's own record of the example.
         extra = dict(self.prompted.take_records()) if self.prompted is not None else {}
         if self.answer_metrics is not None:
-            self.answer_metrics[stage].update(extra)
+            self.answer_metrics[stage].update(extra, batch["index"], units(batch))
         if stage in self.record_predictions:
             records = self.prediction_records(batch, scores)
             unit_of = dict(zip(batch["index"].tolist(), units(batch).tolist(), strict=True))

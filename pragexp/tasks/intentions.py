@@ -36,7 +36,7 @@ from pragexp.generation.intention_judges import INVALID, NEITHER, NO_REPLY, TRUE
 from pragexp.metrics.generation import FIELDS as GENERATION_FIELDS
 from pragexp.prompting import PromptItem, PromptTemplate, extract_reply
 from pragexp.tasks.base import PragexpTask, chosen
-from pragexp.tasks.contracts import PromptData, PromptedModel, TaskData
+from pragexp.tasks.contracts import PromptData, PromptedModel, TaskData, units
 
 
 class IntentionsData(TaskData, PromptData, Protocol):
@@ -167,14 +167,16 @@ class IntentionsMCTask(PragexpTask):
                     **model_records[v],
                 }
             )
-        records = []
+        records, unit_of = [], dict(zip(batch["index"].tolist(), units(batch).tolist(), strict=True))
         for index, per_order in orders.items():
             acc = sum(o["correct"] for o in per_order) / len(per_order)
             p_true = sum(o["p_true"] for o in per_order) / len(per_order)
             summary = _generation_summary(per_order)
             records.append({"index": index, "acc": acc, "p_true": p_true, **summary, "orders": per_order})
             if self.answer_metrics is not None:  # the model's records were taken here, not by the loop
-                self.answer_metrics[stage].update({index: summary})
+                self.answer_metrics[stage].update(
+                    {index: summary}, torch.tensor([index]), torch.tensor([unit_of[index]])
+                )
         return {
             "acc": torch.tensor([r["acc"] for r in records], dtype=torch.float),
             "p_true": torch.tensor([r["p_true"] for r in records], dtype=torch.float),

@@ -301,7 +301,7 @@ class PragmatiCQATask(TrainableTask):
             index, torch.full_like(group, -1), cluster, **{k: scores[k].to(index.device) for k in retrieval}
         )
         if "nll" in scores:
-            metrics.perplexity.update(index, scores["nll"], scores["tokens"])
+            metrics.perplexity.update(index, scores["nll"], scores["tokens"], cluster)
         if "f1_lit" in scores:
             metrics.generation.update(
                 index, group, cluster, **{k: scores[k].to(index.device) for k in self.score_names}
