@@ -68,9 +68,10 @@ def test_multiprageval_per_language_and_type_with_the_letters(mpe_run):
     assert set(row(per, **{"model, template": "chance"}).values()) == {"chance", "", "0.200"}
     letters = rows_of(text, "Share of each letter chosen (none: a reply that names no letter)")
     ours = row(letters, **{"model, template": run_label(ours_run)})
-    assert [float(ours[x]) for x in "ABCDE"] == pytest.approx(
+    assert [float(ours[x].split()[0]) for x in "ABCDE"] == pytest.approx(
         [metrics[f"test/chosen/{x}"] for x in "ABCDE"], abs=5e-4
     )
+    assert ours["A"].endswith(" scenarios)")  # a share with its interval, over the scenarios
     gold = row(letters, **{"model, template": "gold letters (test_suite.csv, 20 units)"})
     assert [gold[x] for x in "ABCDE"] == ["0.200"] * 5  # the fixture's gold letters: 2 rows each
 

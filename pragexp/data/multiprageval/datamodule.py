@@ -35,7 +35,7 @@ def group_names(languages: Sequence[str]) -> tuple[str, ...]:
 
 class MultiPragEvalDataModule(PromptDataModule):
     sampling_unit = SamplingUnit(
-        "scenario", "a scenario's four language versions are translations sharing its story and gold letter"
+        "scenario", "a scenario's four language versions adapt one story and share its gold letter"
     )
     dataset = "multiprageval"
     path_split = "test"

@@ -3,10 +3,12 @@ each letter chosen, and a figure of both languages and types.
 
 - Table: a row per run and language (then "all languages"): each maxim, the maxims together (the paper's score,
   `test/acc/<language>:maxims`), the literal control apart, and the whole run; each cell `mean ± standard error
-  (n=units)` from metrics.json (every unit its own item: the four languages are adaptations, not translations).
+  (n=scenarios)` from metrics.json, clustered by scenario: its four language versions adapt one story and share
+  its gold letter, so they are right or wrong together far more often than four independent units would be.
   Chance: 1 / 5 options. No published row: Park et al.'s accuracies are not transcribed in this repository
   (../shared/paper_numbers.md, the sample's README), and a cell is left out rather than guessed.
-- Letters: the share of units answered with each letter (`test/chosen/<letter>`, `none`: a reply naming none)
+- Letters: the share of units answered with each letter (`test/chosen/<letter>`, `none`: a reply naming none;
+  with its interval, clustered by scenario)
   beside the share of each gold letter in the run's data (data_report.json): the release's gold letters come in
   blocks, so a model that answers one letter scores its share, whatever the type.
 """
@@ -19,7 +21,7 @@ from pragexp.data.common.report_groups import acc_cell, bar_panels, run_label
 from pragexp.data.multiprageval.datamodule import MAXIMS_GROUP
 from pragexp.data.multiprageval.io import LANGUAGES, LETTERS, MAXIMS, TYPES
 from pragexp.utils.markdown import table_section
-from pragexp.utils.results import data_report
+from pragexp.utils.results import data_report, metrics_cell, units_of
 
 TASK = "multiprageval"
 CHANCE = 1 / len(LETTERS)
@@ -56,8 +58,15 @@ def accuracy_rows(runs) -> list[list[str]]:
 def letter_rows(runs) -> list[list[str]]:
     rows, gold_seen = [], set()
     for run in runs:
-        shares = [run.metrics.get(f"test/chosen/{x}") for x in (*LETTERS, "none")]
-        rows.append([run_label(run), *("" if s is None else f"{s:.3f}" for s in shares)])
+        # a share over the run's units, with its interval (the gold letters' shares below are facts of the data)
+        units = units_of([run])
+        shares = [
+            metrics_cell(run.metrics, "test/chosen", x, units=units)
+            if f"test/chosen/{x}" in run.metrics
+            else ""
+            for x in (*LETTERS, "none")
+        ]
+        rows.append([run_label(run), *shares])
         gold = data_report(run).get("per_gold_letter") or {}
         total = sum(gold.values())
         if total and repr(sorted(gold.items())) not in gold_seen:
@@ -77,9 +86,9 @@ def sections(runs) -> list[str]:
         return []
     out = ["## MultiPragEval (Park et al. 2024): Grice's maxims in four languages", ""]
     out += [
-        "Accuracy: mean ± standard error (n=units), each unit its own item; maxims: the four together, the "
-        "paper's score, the literal control apart; chance 1/5. No published row: the paper's accuracies are "
-        "not transcribed here.",
+        "Accuracy: mean ± standard error clustered by scenario (a scenario's four language versions together; "
+        "n=scenarios); maxims: the four together, the paper's score, the literal control apart; chance 1/5. No "
+        "published row: the paper's accuracies are not transcribed here.",
         "",
     ]
     out += table_section(
