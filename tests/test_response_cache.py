@@ -7,9 +7,11 @@ import json
 import logging
 import os
 import random
+import sqlite3
 import subprocess
 import sys
 import time
+from contextlib import closing
 from pathlib import Path
 
 import pytest
@@ -126,17 +128,23 @@ def test_random_damage_never_gives_a_wrong_answer(tmp_path):
     assert returned > 200 * 40 / 3  # damage costs the records it touches, not whole files
 
 
-def test_a_record_damaged_after_it_was_indexed_is_a_miss_and_a_warning(tmp_path, caplog):
-    name = write(tmp_path, range(3))
+def test_a_long_answer_damaged_after_it_was_indexed_is_a_miss_and_a_warning(tmp_path, caplog):
+    """A long answer is read again at its lookup (a short one is kept in memory, checked, at the first read)."""
+    writer = ResponseCache(tmp_path)
+    long = {f"k{i}": f"a long reply {i} " * 40 for i in range(3)}
+    for key, reply in long.items():
+        writer.put_many({key: reply})
+    name = writer._writer.name
+    writer.close()
     cache = ResponseCache(tmp_path)
-    assert cache.get_many(["k1"]) == {"k1": value_of(1)}
+    assert cache.get_many(["k1"]) == {"k1": long["k1"]}
     path = tmp_path / name
     blob = bytearray(path.read_bytes())
     second = _record_offsets(path)[1]
     blob[second + records.HEADER + 8] ^= 0xFF  # inside k1's value
     path.write_bytes(bytes(blob))
     with caplog.at_level(logging.WARNING, logger=LOGGER):
-        assert cache.get_many(["k0", "k1"]) == {"k0": value_of(0)}
+        assert cache.get_many(["k0", "k1"]) == {"k0": long["k0"]}
     assert name in caplog.text and "changed since it was read" in caplog.text
     cache.close()
 
@@ -309,3 +317,18 @@ def test_the_scorer_hands_each_request_over_as_it_is_scored(tmp_path):
     assert len(writes) > 1 and len(stored) == 36 == sum(len(w) for w in writes)  # each once, in parts
     assert sorted(v[0] for v in stored.values()) == sorted(s.loglik for row in scores for s in row)
     close_caches()
+
+
+def test_a_sqlite_file_of_before_converts_into_a_folder_whose_answers_are_found(tmp_path):
+    """experiments/llm/convert_response_cache.py: the rows of the old single file (its table as it was), found
+    under the same keys in the folder."""
+    old = tmp_path / "llm" / "responses.sqlite"
+    old.parent.mkdir(parents=True)
+    rows = {f"k{i}": value_of(i) for i in range(2500)}
+    with closing(sqlite3.connect(old)) as db, db:
+        db.execute("CREATE TABLE responses (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+        db.executemany("INSERT INTO responses VALUES (?, ?)", [(k, json.dumps(v)) for k, v in rows.items()])
+    script = Path(__file__).resolve().parents[1] / "experiments" / "llm" / "convert_response_cache.py"
+    done = subprocess.run([sys.executable, str(script), str(old)], capture_output=True, text=True, check=True)
+    assert "2,500 answers copied" in done.stdout
+    assert read(tmp_path / "llm" / "responses", range(2500)) == rows

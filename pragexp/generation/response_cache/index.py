@@ -24,7 +24,10 @@ from pragexp.generation.response_cache import records
 from pragexp.generation.response_cache.files import IDLE, NAME, writer_done
 
 log = logging.getLogger(__name__)
-Entry = tuple[str, int, int, int]  # file name, offset, length, crc
+# Where an answer is: its record's file name, offset, length and checksum; or, for a short one (at most INLINE
+# bytes: a log-likelihood, a short reply), its value itself, checked when it was read (less memory than its place).
+Entry = tuple[str, int, int, int] | bytes
+INLINE = 256
 CHUNK = 1 << 29  # bytes read at once from a file (more than the largest record)
 
 
@@ -106,7 +109,7 @@ class FolderIndex:
         """Read and index from `state.resume` on; whether to go on reading the file."""
         f.seek(state.resume)
         blob = f.read(min(CHUNK, size - state.resume))
-        found = records.scan(blob, state.resume)
+        found = records.scan(blob, state.resume, INLINE)
         done = done or found.closed_at is not None
         state.done = done
         end, damaged, gap = found.end, found.damaged, not done and bool(found.damaged)
@@ -115,9 +118,9 @@ class FolderIndex:
         last = state.resume + len(blob) >= size
         if done and last and found.tail:
             damaged = [*damaged, (found.end, found.tail)]
-        for record in found.records:
-            if record.offset < end and record.kind == records.ANSWER:
-                self._add(record.key, (name, record.offset, record.length, record.crc))
+        for r in found.records:
+            if r.offset < end and r.kind == records.ANSWER:
+                self._add(r.key, r.value if r.value is not None else (name, r.offset, r.length, r.crc))
         for offset, length in damaged:
             self._damage(name, offset, length, "torn tail" if offset == found.end else "damaged bytes")
         progressed = end > state.resume
@@ -144,7 +147,8 @@ class FolderIndex:
         if state.resume != offset:  # bytes before them not read yet: the next refresh reads them all
             return
         for key, blob in zip(keys, blobs, strict=True):
-            self._add(key, (name, offset, len(blob), records.crc_of(blob)))
+            value = blob[records.HEADER + len(key.encode("utf-8")) :]
+            self._add(key, value if len(value) <= INLINE else (name, offset, len(blob), records.crc_of(blob)))
             offset += len(blob)
         state.resume = state.size_seen = offset
 
@@ -152,7 +156,7 @@ class FolderIndex:
         old = self.entries.get(key)
         if old is None:
             self.entries[key] = entry
-        elif old[2:] != entry[2:]:  # another answer under the same key (the same one has the same bytes)
+        elif old != entry and (isinstance(old, bytes) or old[2:] != entry[2:]):  # the same answer: same bytes
             self._settle(key, old, entry)
 
     def _settle(self, key: str, old: Entry, new: Entry) -> None:
@@ -176,29 +180,33 @@ class FolderIndex:
         """The values of `keys` (in the index), each read again and checked; a record that fails the check is a
         miss (and leaves the index). Raises FileNotFoundError where a file was removed meanwhile."""
         entries = self.entries if entries is None else entries
-        by_file: dict[str, list[str]] = {}
-        for key in keys:
-            by_file.setdefault(entries[key][0], []).append(key)
+        by_file: dict[str, list[tuple[int, int, int, str]]] = {}  # name -> (offset, length, crc, key)
         found: dict[str, bytes] = {}
+        for key in keys:
+            entry = entries[key]
+            if entry.__class__ is bytes:
+                found[key] = entry
+            else:
+                by_file.setdefault(entry[0], []).append((*entry[1:], key))
         for name, wanted in by_file.items():
-            wanted.sort(key=lambda k: entries[k][1])
+            wanted.sort()
             with open(self.folder / name, "rb") as f:
-                for key, blob in zip(wanted, _records_of(f, [entries[k] for k in wanted]), strict=True):
-                    value = records.value_of(blob, key, entries[key][3])
+                for (offset, length, crc, key), blob in zip(wanted, _records_of(f, wanted), strict=True):
+                    value = records.value_of(blob, key, crc)
                     if value is not None:
                         found[key] = value
-                    elif self.entries.get(key) == entries[key]:
-                        self._damage(name, entries[key][1], entries[key][2], "changed since it was read")
+                    elif self.entries.get(key) == (name, offset, length, crc):
+                        self._damage(name, offset, length, "changed since it was read")
                         del self.entries[key]
         return found
 
 
-def _records_of(f, entries: list[Entry]) -> list[bytes]:
-    """The bytes of each entry's record (entries in file order): one read for the span they cover when they
-    are most of it, else one read each."""
-    start, end = entries[0][1], entries[-1][1] + entries[-1][2]
-    if end - start <= 4 * sum(e[2] for e in entries) + (1 << 16):
+def _records_of(f, wanted: list[tuple[int, int, int, str]]) -> list[bytes]:
+    """The bytes of each wanted record ((offset, length, ...) in file order): one read for the span they cover
+    when they are most of it, else one read each."""
+    start, end = wanted[0][0], wanted[-1][0] + wanted[-1][1]
+    if end - start <= 4 * sum(w[1] for w in wanted) + (1 << 16):
         f.seek(start)
         span = f.read(end - start)
-        return [span[e[1] - start : e[1] - start + e[2]] for e in entries]
-    return [os.pread(f.fileno(), e[2], e[1]) for e in entries]
+        return [span[offset - start : offset - start + length] for offset, length, *_ in wanted]
+    return [os.pread(f.fileno(), length, offset) for offset, length, *_ in wanted]

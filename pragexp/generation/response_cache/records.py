@@ -16,12 +16,14 @@ from __future__ import annotations
 import struct
 import zlib
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 FILE_MAGIC = b"pragexp response cache, format 1\n"
 RECORD_MAGIC = b"\xffRC1"
 ANSWER, CLOSE = 0, 1
 _HEAD = struct.Struct("<4sBII")  # magic, kind, key length, value length
 _CRC = struct.Struct("<I")
+_unpack_head, _unpack_crc = _HEAD.unpack_from, _CRC.unpack_from
 HEADER = _HEAD.size + _CRC.size
 MAX_KEY = 1 << 12  # a record claiming more is damaged (a key is a 64-character digest)
 MAX_VALUE = 1 << 28
@@ -38,22 +40,23 @@ def crc_of(record: bytes) -> int:
     return _CRC.unpack_from(record, _HEAD.size)[0]
 
 
-@dataclass(frozen=True)
-class Record:
-    """A whole record found in a file: where it starts (in the file), its length, its checksum."""
+class Record(NamedTuple):
+    """A whole record found in a file: where it starts (in the file), its length, its checksum, and its value
+    where it is short (`inline`: kept in memory rather than read again)."""
 
     kind: int
     key: str
     offset: int
     length: int
     crc: int
+    value: bytes | None = None
 
 
 @dataclass
 class Scan:
     """What `scan` found in a stretch of a file. `end`: where the bytes it could not read yet begin (an
     unfinished or torn record at the stretch's end: `tail` bytes); `damaged`: (offset, length) of bytes between
-    whole records that are no record (skipped); `closed`: a CLOSE record was found (where it ends: `closed_at`)."""
+    whole records that are no record (skipped); `closed_at`: where a CLOSE record ends, if one was found."""
 
     records: list[Record] = field(default_factory=list)
     damaged: list[tuple[int, int]] = field(default_factory=list)
@@ -62,44 +65,46 @@ class Scan:
     closed_at: int | None = None
 
 
-def parse(buf, at: int) -> tuple[str, Record | None]:
-    """The record at `buf[at:]`: ("ok", record with offsets relative to buf), ("short", None) where buf ends
-    before the record does, ("bad", None) where the bytes there are no whole record."""
+def record_at(buf: bytes, view: memoryview, at: int, base: int = 0, inline: int = -1) -> Record | None:
+    """The whole record at `buf[at:]` (`view`: a memoryview of buf), its offset `base + at`, its value kept if
+    at most `inline` bytes; None where buf holds no whole record there (damaged, or cut short)."""
     if len(buf) - at < HEADER:
-        return ("short", None) if RECORD_MAGIC.startswith(bytes(buf[at : at + 4])) else ("bad", None)
-    magic, kind, key_length, value_length = _HEAD.unpack_from(buf, at)
+        return None
+    magic, kind, key_length, value_length = _unpack_head(buf, at)
+    start = at + HEADER
+    end = start + key_length + value_length
     if (
         magic != RECORD_MAGIC
-        or kind not in (ANSWER, CLOSE)
+        or kind > CLOSE
         or key_length > MAX_KEY
         or value_length > MAX_VALUE
+        or end > len(buf)
     ):
-        return "bad", None
-    end = at + HEADER + key_length + value_length
-    if end > len(buf):
-        return "short", None
-    (crc,) = _CRC.unpack_from(buf, at + _HEAD.size)
-    body = memoryview(buf)[at + HEADER : end]
-    if zlib.crc32(body, zlib.crc32(memoryview(buf)[at : at + _HEAD.size])) != crc:
-        return "bad", None
-    key = bytes(body[:key_length]).decode("utf-8", errors="replace")
-    return "ok", Record(kind, key, at, end - at, crc)
+        return None
+    (crc,) = _unpack_crc(buf, at + _HEAD.size)
+    if zlib.crc32(view[start:end], zlib.crc32(view[at : at + _HEAD.size])) != crc:
+        return None
+    value = buf[start + key_length : end] if value_length <= inline else None
+    return Record(
+        kind, buf[start : start + key_length].decode("utf-8", "replace"), base + at, end - at, crc, value
+    )
 
 
-def scan(buf: bytes, base: int) -> Scan:
+def scan(buf: bytes, base: int, inline: int = -1) -> Scan:
     """Every whole record of `buf` (the bytes of a file from offset `base` on, at a record's start), skipping
-    damaged bytes up to the next whole record. Offsets in the result are the file's."""
-    out, at = Scan(), 0
+    damaged bytes up to the next whole record; values of at most `inline` bytes kept. Offsets in the result are
+    the file's."""
+    out, at, view = Scan(), 0, memoryview(buf)
     while at < len(buf):
-        status, record = parse(buf, at)
-        if status == "ok":
-            out.records.append(Record(record.kind, record.key, base + at, record.length, record.crc))
+        record = record_at(buf, view, at, base, inline)
+        if record is not None:
+            out.records.append(record)
             at += record.length
             if record.kind == CLOSE:
                 out.closed_at = base + at
                 break
             continue
-        following = _next_record(buf, at + 1)
+        following = _next_record(buf, view, at + 1)
         if following is None:  # nothing whole after it: a tail, torn or still being written
             break
         out.damaged.append((base + at, following - at))
@@ -113,20 +118,27 @@ def scan(buf: bytes, base: int) -> Scan:
     return out
 
 
-def _next_record(buf, start: int) -> int | None:
+def _next_record(buf: bytes, view: memoryview, start: int) -> int | None:
     """The offset of the first whole record at or after `start`, or None."""
     at = buf.find(RECORD_MAGIC, start)
-    while at != -1:
-        if parse(buf, at)[0] == "ok":
-            return at
+    while at != -1 and record_at(buf, view, at) is None:
         at = buf.find(RECORD_MAGIC, at + 1)
-    return None
+    return None if at == -1 else at
 
 
 def value_of(blob: bytes, key: str, crc: int) -> bytes | None:
     """The value of the record `blob` (read again from its file) if it is still the whole record of `key` with
     checksum `crc`, else None (the file changed under the reader)."""
-    status, record = parse(blob, 0)
-    if status != "ok" or record.length != len(blob) or record.key != key or record.crc != crc:
+    k = key.encode("utf-8")
+    start = HEADER + len(k)
+    if len(blob) < start or blob[:4] != RECORD_MAGIC or blob[HEADER:start] != k:
         return None
-    return blob[HEADER + len(key.encode("utf-8")) :]
+    _, kind, key_length, value_length = _HEAD.unpack_from(blob)
+    if kind != ANSWER or key_length != len(k) or start + value_length != len(blob):
+        return None
+    if (
+        _CRC.unpack_from(blob, _HEAD.size)[0] != crc
+        or zlib.crc32(blob[HEADER:], zlib.crc32(blob[: _HEAD.size])) != crc
+    ):
+        return None
+    return blob[start:]

@@ -14,6 +14,7 @@ from pragexp.generation.response_cache.files import IDLE, Writer
 from pragexp.generation.response_cache.index import FolderIndex
 
 log = logging.getLogger(__name__)
+_decode = json.JSONDecoder().raw_decode  # values are json.dumps output: no whitespace around them
 
 
 class ResponseCache:
@@ -37,12 +38,12 @@ class ResponseCache:
 
     def get_many(self, keys: list[str]) -> dict[str, object]:
         with self._lock:
-            unique = list(dict.fromkeys(keys))
+            unique = dict.fromkeys(keys).keys()
             stale = time.monotonic() - self._refreshed >= self.refresh_every
-            if not self._loaded or (stale and any(k not in self._index.entries for k in unique)):
+            if not self._loaded or (stale and not unique <= self._index.entries.keys()):
                 self.refresh()
-            found = self._values([k for k in unique if k in self._index.entries])
-            hits = sum(k in found for k in keys)
+            found = self._values(list(unique & self._index.entries.keys()))
+            hits = len(found) if len(unique) == len(keys) else sum(k in found for k in keys)
             self.hits += hits
             self.misses += len(keys) - hits
         return found
@@ -59,7 +60,7 @@ class ResponseCache:
         found = {}
         for key, value in raw.items():
             try:
-                found[key] = json.loads(value)
+                found[key] = _decode(value.decode("utf-8"))[0]
             except ValueError:  # whole and checked, yet no JSON: not an answer this code wrote
                 log.warning("response cache %s: the answer under %s is no JSON: ignored", self.path, key)
         return found
