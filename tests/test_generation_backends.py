@@ -4,7 +4,6 @@ reference, vllm's message; the response cache."""
 import hashlib
 import importlib.util
 import json
-import multiprocessing
 import os
 import struct
 import sys
@@ -475,27 +474,3 @@ def test_vllm_scores_every_continuation_token_after_an_empty_context_and_seeds_e
     batched, alone = seen[-2][1], seen[-1][1]
     assert [s.seed for s in batched] == [stream_seed(params, 1, "a"), stream_seed(params, 1, "b")]
     assert alone[0].seed == batched[1].seed  # a prompt's draw has its own seed, in a batch or alone
-
-
-def _open_and_store(path: str, rank: int, start) -> None:
-    start.wait()  # every process opens the new file at the same moment, as DDP ranks do
-    cache = ResponseCache(path)
-    cache.put_many({f"rank{rank}": rank})
-    cache.close()
-
-
-@pytest.mark.slow
-def test_processes_opening_a_new_cache_at_once_all_store(tmp_path):
-    ctx = multiprocessing.get_context("spawn")
-    for trial in range(3):
-        path = str(tmp_path / f"cache{trial}")
-        start = ctx.Barrier(4)
-        procs = [ctx.Process(target=_open_and_store, args=(path, rank, start)) for rank in range(4)]
-        for proc in procs:
-            proc.start()
-        for proc in procs:
-            proc.join(120)
-        assert [proc.exitcode for proc in procs] == [0, 0, 0, 0]
-        cache = ResponseCache(path)
-        assert cache.get_many([f"rank{r}" for r in range(4)]) == {f"rank{r}": r for r in range(4)}
-        cache.close()

@@ -153,15 +153,18 @@ class OpenAIBackend(LLMBackend):
         failure = None
         with ThreadPoolExecutor(self.concurrency) as pool:
             futures = {pool.submit(fn, job): i for i, job in enumerate(jobs)}
-            for future in as_completed(
-                futures
-            ):  # the requests under way when one fails finish (and are kept)
-                if future.exception() is not None:
-                    failure = failure or future.exception()
-                    continue
-                results[futures[future]] = future.result()
-                if done:
-                    done(futures[future], future.result())
+            try:
+                for future in as_completed(futures):  # after a failed request the others go on (and are kept)
+                    if future.exception() is not None:
+                        failure = failure or future.exception()
+                        continue
+                    results[futures[future]] = future.result()
+                    if done:
+                        done(futures[future], future.result())
+            except BaseException:  # `done` failed (a full disk) or a signal stopped the run: ask no more
+                for future in futures:
+                    future.cancel()
+                raise
         if failure is not None:
             raise failure
         return results
