@@ -217,17 +217,18 @@ def test_compaction_merges_finished_files_only_and_readers_see_the_same_answers(
         (tmp_path / live).write_bytes(
             records.FILE_MAGIC + records.encode("k20", json.dumps(value_of(20)).encode())
         )
-        old = f"{1:020d}-otherhost-7-{'ef' * 8}.log"  # another host's, unclosed, idle for long enough
-        (tmp_path / old).write_bytes(
-            records.FILE_MAGIC + records.encode("k21", json.dumps(value_of(21)).encode())
-        )
+        old, recent = (f"{t:020d}-otherhost-7-{token * 8}.log" for t, token in ((1, "ef"), (2, "ab")))
+        for name, i in ((old, 21), (recent, 22)):  # another host's, unclosed: idle for long enough, or not
+            (tmp_path / name).write_bytes(
+                records.FILE_MAGIC + records.encode(f"k{i}", json.dumps(value_of(i)).encode())
+            )
         os.utime(tmp_path / old, (time.time() - 2 * 86400,) * 2)
         before = ResponseCache(tmp_path)
-        everything = [*range(15), 20, 21]
+        everything = [*range(15), 20, 21, 22]
         assert before.get_many([f"k{i}" for i in everything]) == {f"k{i}": value_of(i) for i in everything}
         done = compact(tmp_path)
-        assert done.answers == 16 and len(done.merged) == 3 and done.live == [live]
-        assert sorted(os.listdir(tmp_path)) == sorted([done.pack, live])
+        assert done.answers == 16 and len(done.merged) == 3 and done.live == sorted([live, recent])
+        assert sorted(os.listdir(tmp_path)) == sorted([done.pack, live, recent])
         # a reader whose index points into the files compacted away builds it again
         assert before.get_many([f"k{i}" for i in everything]) == {f"k{i}": value_of(i) for i in everything}
         assert read(tmp_path, everything) == {f"k{i}": value_of(i) for i in everything}
@@ -282,7 +283,7 @@ class HandsOver(LLMBackend):
             if prompt.text == self.fail_at:
                 raise RuntimeError("the server went away")
             replies.append(f"reply to {prompt.text}")
-            self.answered(i, replies[-1])
+            self.answer_arrived(i, replies[-1])
         return replies
 
 
@@ -332,3 +333,26 @@ def test_a_sqlite_file_of_before_converts_into_a_folder_whose_answers_are_found(
     done = subprocess.run([sys.executable, str(script), str(old)], capture_output=True, text=True, check=True)
     assert "2,500 answers copied" in done.stdout
     assert read(tmp_path / "llm" / "responses", range(2500)) == rows
+
+
+def test_a_file_that_grows_while_it_is_compacted_is_kept(tmp_path, monkeypatch):
+    """Another host's file idle for a day counts as finished; if its writer wakes up while the compaction
+    writes the pack, the file is kept (the pack holds what was read of it) and nothing is lost."""
+    from pragexp.generation.response_cache import compaction
+
+    idle = f"{1:020d}-otherhost-7-{'ef' * 8}.log"
+    path = tmp_path / idle
+    path.write_bytes(records.FILE_MAGIC + records.encode("k1", json.dumps(value_of(1)).encode()))
+    os.utime(path, (time.time() - 2 * 86400,) * 2)
+    write_pack = compaction._write_pack
+
+    def woken(index, pack):
+        with open(path, "ab") as f:  # its writer appends as the pack is being written
+            f.write(records.encode("k2", json.dumps(value_of(2)).encode()))
+        return write_pack(index, pack)
+
+    monkeypatch.setattr(compaction, "_write_pack", woken)
+    done = compact(tmp_path)
+    assert done.grew == [idle] and done.merged == [] and done.answers == 1
+    assert sorted(os.listdir(tmp_path)) == sorted([done.pack, idle])
+    assert read(tmp_path, [1, 2]) == {"k1": value_of(1), "k2": value_of(2)}

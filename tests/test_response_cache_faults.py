@@ -164,7 +164,7 @@ class Bulky(LLMBackend):
         self.calls += 1
         replies = [f"{p.text}:" + "r" * 20_000 for p in prompts]
         for i, reply in enumerate(replies):
-            self.answered(i, reply)
+            self.answer_arrived(i, reply)
         return replies
 
 

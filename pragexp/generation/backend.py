@@ -17,7 +17,7 @@ everything besides the call itself that decides an answer (the model, its revisi
 path, dtype, device, ...): the response cache keys on it, so a setting left out of it would let a changed
 configuration read stale answers. `calls` counts the model calls made. `finetune` says how the model learns
 (`none` for every backend but the in-process one, `generation.finetune`). A backend that gets its answers in
-parts (a server's replies, a batch at a time) hands each over as it comes (`answered`): the response cache
+parts (a server's replies, a batch at a time) hands each over as it comes (`answer_arrived`): the response cache
 stores it then, so that a run killed before the call returns keeps what it was answered.
 """
 
@@ -139,7 +139,7 @@ class LLMBackend:
     def identity(self) -> dict:
         return {"backend": self.name}
 
-    def answered(self, index: int, answer) -> None:
+    def answer_arrived(self, index: int, answer) -> None:
         """The call under way has its `index`-th answer (what the call returns at that place): handed to
         `on_answer` at once. Optional: what a call returns is stored in any case."""
         if self.on_answer is not None:

@@ -4,7 +4,7 @@ A key is the hash of (backend identity: backend, model, revision, ...; method; p
 parameters; sample index; seed). Answers live in a folder (`<cache_dir>/llm/responses/`) that any number of
 processes on any number of hosts write at once, each to a file of its own, with no lock (`response_cache`: its
 guarantees, its format, its compaction). Answers are stored as they arrive: a backend hands each answer (or
-each batch) over as it comes (`LLMBackend.answered`), and the cache writes it at once, so a run killed before
+each batch) over as it comes (`LLMBackend.answer_arrived`), and the cache writes it at once, so a run killed before
 a call returns keeps what the model had answered.
 
 `cached(backend, cache_dir, use_cache)` is the one place a backend is put behind the cache (as
@@ -110,7 +110,7 @@ class CachedBackend(LLMBackend):
     def _storing(
         self, stored: Callable[[int, object], dict[str, object]]
     ) -> Iterator[Callable[[list], None]]:
-        """For one call of the backend: each answer it hands over as it arrives (`LLMBackend.answered`: the j-th
+        """For one call of the backend: each answer it hands over as it arrives (`LLMBackend.answer_arrived`: the j-th
         of the call's) stored at once, as `stored(j, answer)` says (key -> value); yields the function that stores,
         once the call returns, the answers it did not hand over."""
         handed: set[int] = set()
@@ -124,7 +124,9 @@ class CachedBackend(LLMBackend):
                 {k: v for j, a in enumerate(answers) if j not in handed for k, v in stored(j, a).items()}
             )
 
-        before, self.backend.on_answer = self.backend.on_answer, one
+        # any backend: one that is no LLMBackend (a wrapper) just hands nothing over
+        before = getattr(self.backend, "on_answer", None)
+        self.backend.on_answer = one
         try:
             yield rest
         finally:

@@ -190,7 +190,8 @@ class OpenAIBackend(LLMBackend):
             out = self._post("/completions", {**body, "prompt": prompt.text + prompt.prefill})
             return out["choices"][0].get("text") or ""
 
-        return self._map(one, prompts, self.answered)  # each reply stored as it comes (the response cache)
+        # each reply stored as it comes (the response cache)
+        return self._map(one, prompts, self.answer_arrived)
 
     def _chat_body(self, prompt: Prompt) -> dict:
         """The chat request's own fields: the turns, `chat_template_kwargs` (vLLM and SGLang pass them to the
@@ -236,7 +237,7 @@ class OpenAIBackend(LLMBackend):
             got[p], i = score, owner[p]
             left[i] -= 1
             if left[i] == 0:
-                self.answered(i, got[starts[i] : starts[i + 1]])
+                self.answer_arrived(i, got[starts[i] : starts[i + 1]])
 
         scores = iter(self._map(one, pairs, done))
         return [[next(scores) for _ in r.options] for r in requests]

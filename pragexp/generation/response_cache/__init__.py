@@ -16,10 +16,10 @@ asked by two jobs at once) are settled alike by every reader, whatever it read f
 sorts first; such keys are counted in the log. What it relies on is what network file systems do give: what one
 writer flushed is seen by others, and a rename is atomic. `python -m pragexp.generation.response_cache compact
 <folder>` merges the files whose writers are done (closed, or their process gone, or another host's file idle a
-day) into one sorted pack, atomically, and never removes a file that a process may still write (`compact`).
+day) into one sorted pack, atomically, and never removes a file that a process may still write (`compaction`).
 """
 
-from pragexp.generation.response_cache.compact import Compaction, compact
+from pragexp.generation.response_cache.compaction import Compaction, compact
 from pragexp.generation.response_cache.files import CacheWriteError
 from pragexp.generation.response_cache.store import ResponseCache
 

@@ -8,7 +8,7 @@ import logging
 import sys
 from pathlib import Path
 
-from pragexp.generation.response_cache.compact import compact
+from pragexp.generation.response_cache.compaction import compact
 from pragexp.generation.response_cache.files import IDLE
 from pragexp.generation.response_cache.index import FolderIndex
 
