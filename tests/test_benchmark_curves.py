@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 import torch
 
+from pragexp.generation.response_cache import ResponseCache
 from pragexp.report import find_runs
 from pragexp.report.training_curves import figures
 from pragexp.run import run
@@ -63,12 +64,13 @@ def test_training_is_unchanged_and_the_same_weights_answer_from_the_cache(make_c
     assert without.keys() == with_curves.keys()
     assert all(torch.equal(without[k], with_curves[k]) for k in without)  # bit for bit
     again = make_config([*LORA, *BENCH, "callbacks.benchmarks.every_n_steps=1", "logger=csv"], out="again")
-    cache = Path(again.paths.cache_dir) / "llm" / "responses.sqlite"
-    import sqlite3
+    cache = Path(again.paths.cache_dir) / "llm" / "responses"
 
     def stored() -> int:
-        with sqlite3.connect(cache) as db:
-            return db.execute("SELECT COUNT(*) FROM responses").fetchone()[0]
+        folder = ResponseCache(cache)
+        count = len(folder)
+        folder.close()
+        return count
 
     before = stored()
     run(again)

@@ -4,11 +4,10 @@ reference, vllm's message; the response cache."""
 import hashlib
 import importlib.util
 import json
-import multiprocessing
 import os
-import sqlite3
+import struct
 import sys
-from contextlib import closing
+import zlib
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -17,7 +16,7 @@ import torch
 from openai_server import Script, openai_server, toy_loglik
 
 from pragexp.generation.backend import GenerationParams, LLMBackend, Prompt, UnsupportedCall, stream_seed
-from pragexp.generation.cache import CACHE_FILE, CachedBackend, ResponseCache, cached, close_caches, kept
+from pragexp.generation.cache import CACHE_DIR, CachedBackend, ResponseCache, cached, close_caches, kept
 from pragexp.generation.encoder import EncoderBackend
 from pragexp.generation.hf import HFBackend
 from pragexp.generation.openai_compat import APIError, OpenAIBackend
@@ -240,7 +239,7 @@ class Counting(LLMBackend):
 
 def test_cache_hit_makes_no_call_and_keys_on_sample_and_params(tmp_path):
     inner = Counting()
-    backend = CachedBackend(inner, tmp_path / "responses.sqlite")
+    backend = CachedBackend(inner, tmp_path / "responses")
     params = GenerationParams(temperature=0.5, samples=2)
     first = backend.generate([Prompt("a"), Prompt("b")], params)
     assert inner.calls == 2 and first == [["a#0@0.5", "a#1@0.5"], ["b#0@0.5", "b#1@0.5"]]
@@ -251,7 +250,7 @@ def test_cache_hit_makes_no_call_and_keys_on_sample_and_params(tmp_path):
     assert inner.calls == 5
     assert logliks(backend, "ctx", ["1", "22"]) == logliks(backend, "ctx", ["1", "22"]) and inner.calls == 6
     close_caches()
-    reopened = CachedBackend(Counting(), tmp_path / "responses.sqlite")  # the file, opened again
+    reopened = CachedBackend(Counting(), tmp_path / "responses")  # the file, opened again
     assert reopened.generate([Prompt("b")], params) == [first[1]] and reopened.model_calls == 0
 
 
@@ -282,7 +281,7 @@ def _misses(cache: Path, backend: LLMBackend) -> bool:
 def test_cache_key_changes_with_everything_that_changes_an_hf_answer(tmp_path):
     weights = tmp_path / "model.gguf"
     weights.write_bytes(b"weights v1")
-    cache = tmp_path / "responses.sqlite"
+    cache = tmp_path / "responses"
     base = {"model": str(weights), "device": "cpu", "dtype": "float32", "batch_size": 16}
     assert _misses(cache, CannedHF(**base)) and not _misses(cache, CannedHF(**base))
     for change in ({"dtype": "bfloat16"}, {"device": "cuda"}, {"batch_size": 4}):
@@ -306,7 +305,7 @@ def test_cache_key_changes_with_the_encoder_max_length_and_its_files(tmp_path):
     folder = tmp_path / "encoder"
     folder.mkdir()
     (folder / "config.json").write_text("{}")
-    cache = tmp_path / "responses.sqlite"
+    cache = tmp_path / "responses"
     assert _misses(cache, CannedEncoder(str(folder))) and not _misses(cache, CannedEncoder(str(folder)))
     assert _misses(cache, CannedEncoder(str(folder), max_length=64))
     (folder / "model.safetensors").write_bytes(b"new weights")
@@ -315,13 +314,14 @@ def test_cache_key_changes_with_the_encoder_max_length_and_its_files(tmp_path):
 
 
 def test_an_api_failure_leaves_the_cache_intact(tmp_path):
-    path = tmp_path / "responses.sqlite"
+    path = tmp_path / "responses"
     backend = CachedBackend(Counting(fail_on="boom"), path)
     backend.generate([Prompt("a")], GenerationParams())
     with pytest.raises(APIError):
         backend.generate([Prompt("b"), Prompt("boom")], GenerationParams())
-    rows = sqlite3.connect(path).execute("SELECT COUNT(*) FROM responses").fetchone()[0]
-    assert rows == 1  # the earlier answer, nothing of the failed batch
+    folder = ResponseCache(path)
+    assert len(folder) == 1  # the earlier answer, nothing of the failed batch
+    folder.close()
     close_caches()
     again = CachedBackend(Counting(), path)
     assert again.generate([Prompt("a")], GenerationParams()) == [["a#0@0.0"]] and again.model_calls == 0
@@ -335,9 +335,9 @@ def test_the_model_and_the_judge_share_one_file_which_counts_their_answers(tmp_p
     model, judge = cached(Counting(), tmp_path), cached(Counting(), tmp_path)  # as a model and a judge get it
     model.generate([Prompt("a")], params)
     judge.generate([Prompt("b"), Prompt("c")], params)
-    path = tmp_path / "llm" / "responses.sqlite"
+    path = tmp_path / "llm" / "responses"
     assert model.cache is judge.cache and kept() == [f"3 answers in the response cache {path}"]
-    with caplog.at_level("INFO", logger="pragexp.generation.cache"):
+    with caplog.at_level("INFO", logger="pragexp.generation.response_cache"):
         close_caches()
         close_caches()  # closing twice says it once
     assert [r.getMessage() for r in caplog.records] == [
@@ -358,33 +358,36 @@ def test_cached_leaves_alone_what_it_must_not_cache(tmp_path):
 
 
 def test_answers_stored_in_the_file_format_of_before_are_found(tmp_path):
-    """The file's table and its keys, spelled out: the SHA-256 of the JSON list (backend identity, method, prompt
-    or [context, option], parameters, sample), the value as JSON. Answers stored before are found as they are."""
+    """The folder's files and their keys, spelled out: a file `<start ns>-<host>-<pid>-<token>.log` holding a
+    header line, then records (magic, kind, key and value lengths, CRC-32 of all before it and of key and value;
+    little-endian), the key the SHA-256 of the JSON list (backend identity, method, prompt or [context, option],
+    parameters, sample), the value as JSON. Answers stored so are found as they are."""
     params = GenerationParams(temperature=0.3)
 
     def key(*parts) -> str:
         return hashlib.sha256(json.dumps(parts, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
 
+    def record(key: str, value) -> bytes:
+        k, v = key.encode(), json.dumps(value).encode()
+        head = b"\xffRC1" + struct.pack("<BII", 0, len(k), len(v))
+        return head + struct.pack("<I", zlib.crc32(head + k + v)) + k + v
+
     identity = {"backend": "counting"}
-    path = tmp_path / CACHE_FILE
-    path.parent.mkdir(parents=True)
-    with closing(sqlite3.connect(path)) as db, db:
-        db.execute("CREATE TABLE responses (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
-        db.execute(
-            "INSERT INTO responses VALUES (?, ?)",
-            (key(identity, "generate", "a", params.key(), 1), json.dumps("a reply from before")),
-        )
-        request = ChoiceRequest("ctx", ("1",))
-        scoring = {"scoring": SCORING, "pairing": request.pairing, "head": request.head}
-        db.execute(
-            "INSERT INTO responses VALUES (?, ?)",
-            (key(identity, "loglikelihood_many", ["ctx", "1"], scoring, None), json.dumps([-1.5, 2, 3])),
-        )
+    request = ChoiceRequest("ctx", ("1",))
+    scoring = {"scoring": SCORING, "pairing": request.pairing, "head": request.head}
+    folder = tmp_path / CACHE_DIR
+    folder.mkdir(parents=True)
+    (folder / f"{10**19:020d}-elsewhere-1-{'0' * 16}.log").write_bytes(
+        b"pragexp response cache, format 1\n"
+        + record(key(identity, "generate", "a", params.key(), 1), "a reply from before")
+        + record(key(identity, "loglikelihood_many", ["ctx", "1"], scoring, None), [-1.5, 2, 3])
+    )
     inner = Counting()
     backend = cached(inner, tmp_path)
     assert backend.generate_samples([Prompt("a")], params, 1) == ["a reply from before"]
     assert backend.loglikelihood_many([ChoiceRequest("ctx", ("1",))]) == [[OptionScore(-1.5, 2, 3)]]
     assert inner.calls == 0
+    close_caches()
 
 
 def test_reference_backends_replay_the_data_and_refuse_scoring():
@@ -471,27 +474,3 @@ def test_vllm_scores_every_continuation_token_after_an_empty_context_and_seeds_e
     batched, alone = seen[-2][1], seen[-1][1]
     assert [s.seed for s in batched] == [stream_seed(params, 1, "a"), stream_seed(params, 1, "b")]
     assert alone[0].seed == batched[1].seed  # a prompt's draw has its own seed, in a batch or alone
-
-
-def _open_and_store(path: str, rank: int, start) -> None:
-    start.wait()  # every process opens the new file at the same moment, as DDP ranks do
-    cache = ResponseCache(path)
-    cache.put_many({f"rank{rank}": rank})
-    cache.close()
-
-
-@pytest.mark.slow
-def test_processes_opening_a_new_cache_at_once_all_store(tmp_path):
-    ctx = multiprocessing.get_context("spawn")
-    for trial in range(3):
-        path = str(tmp_path / f"cache{trial}.sqlite")
-        start = ctx.Barrier(4)
-        procs = [ctx.Process(target=_open_and_store, args=(path, rank, start)) for rank in range(4)]
-        for proc in procs:
-            proc.start()
-        for proc in procs:
-            proc.join(120)
-        assert [proc.exitcode for proc in procs] == [0, 0, 0, 0]
-        cache = ResponseCache(path)
-        assert cache.get_many([f"rank{r}" for r in range(4)]) == {f"rank{r}": r for r in range(4)}
-        cache.close()

@@ -2,7 +2,6 @@
 response cache across runs, multiple choice, the API key kept out of every output, failures, DDP."""
 
 import json
-import sqlite3
 from pathlib import Path
 
 import pytest
@@ -13,6 +12,7 @@ from openai_server import Script, openai_server
 from pragexp.generation.encoder import EncoderBackend
 from pragexp.generation.hf import HFBackend
 from pragexp.generation.openai_compat import APIError
+from pragexp.generation.response_cache import ResponseCache
 from pragexp.run import run
 from pragexp.utils.instantiate import public_config
 
@@ -199,10 +199,9 @@ def test_openai_run_keeps_the_key_out_of_every_output_and_a_failure_leaves_nothi
     assert all(secret.encode() not in p.read_bytes() for p in files)
     out = Path(failed.paths.output_dir)
     assert not (out / "metrics.json").exists() and not (out / "predictions.jsonl").exists()
-    cached = sqlite3.connect(tmp_path / "cache" / "llm" / "responses.sqlite").execute(
-        "SELECT COUNT(*) FROM responses"
-    )
-    assert cached.fetchone()[0] >= ITEMS * 2  # the first run's replies survived the failed one
+    cached = ResponseCache(tmp_path / "cache" / "llm" / "responses")
+    assert len(cached) >= ITEMS * 2  # the first run's replies survived the failed one
+    cached.close()
 
 
 @pytest.mark.slow

@@ -215,7 +215,7 @@ def test_calibration_is_contextual_calibration_in_log_space():
 
 
 def test_cached_scoring_asks_the_model_only_for_missing_options(tiny, tmp_path):
-    path = tmp_path / "responses.sqlite"
+    path = tmp_path / "responses"
     cached = CachedBackend(tiny, path)
     reqs = requests()[:3]
     first = cached.loglikelihood_many(reqs)
@@ -335,8 +335,8 @@ def test_the_same_numbers_whatever_the_cache_holds_in_bfloat16(tmp_path):
     model, _ = backend.load()
     backend._model = model.to(torch.bfloat16)
     reqs = [*requests(), *(ChoiceRequest(r.context + " ", r.options[::-1]) for r in requests()[:4])]
-    cold = CachedBackend(backend, tmp_path / "cold.sqlite").loglikelihood_many(reqs)
-    warm_cache = CachedBackend(backend, tmp_path / "warm.sqlite")
+    cold = CachedBackend(backend, tmp_path / "cold").loglikelihood_many(reqs)
+    warm_cache = CachedBackend(backend, tmp_path / "warm")
     warm_cache.loglikelihood_many(reqs[1::2])  # half of the set, in other batches
     warm = warm_cache.loglikelihood_many(reqs)
     assert [[s.loglik for s in row] for row in warm] == [[s.loglik for s in row] for row in cold]

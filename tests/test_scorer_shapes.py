@@ -158,14 +158,14 @@ def test_the_same_numbers_cold_and_half_cached_and_keys_differ_by_head(tmp_path)
     model, _ = backend.load()
     backend._model = model.to(torch.bfloat16)
     reqs = [*ludwig_like(), *ludwig_like(head=False)[:3]]
-    cold = CachedBackend(backend, tmp_path / "cold.sqlite").loglikelihood_many(reqs)
-    warm = CachedBackend(backend, tmp_path / "warm.sqlite")
+    cold = CachedBackend(backend, tmp_path / "cold").loglikelihood_many(reqs)
+    warm = CachedBackend(backend, tmp_path / "warm")
     warm.loglikelihood_many(reqs[1::2])
     assert logliks(warm.loglikelihood_many(reqs)) == logliks(cold)
     # the head is part of the request: the same context with another head is another key
-    misses = open_cache(tmp_path / "warm.sqlite").misses
+    misses = open_cache(tmp_path / "warm").misses
     warm.loglikelihood_many([ChoiceRequest(reqs[0].context, reqs[0].options, head=3)])
-    assert open_cache(tmp_path / "warm.sqlite").misses - misses == len(OPTIONS)
+    assert open_cache(tmp_path / "warm").misses - misses == len(OPTIONS)
 
 
 def test_a_head_is_kept_for_the_next_call_until_the_weights_change():

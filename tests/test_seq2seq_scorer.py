@@ -165,7 +165,7 @@ def test_a_folder_resolves_to_an_encoder_decoder_and_the_backend_scores_and_gene
         assert reply == tokenizer.decode(out[0], skip_special_tokens=True)
     sampled = GenerationParams(temperature=1.0, max_new_tokens=4, samples=2, seed=3)
     assert backend.generate(prompts, sampled) == backend.generate(prompts[::-1], sampled)[::-1]
-    cached = CachedBackend(backend, tmp_path / "responses.sqlite")
+    cached = CachedBackend(backend, tmp_path / "responses")
     first = cached.loglikelihood_many(reqs)
     calls = backend.calls
     assert cached.loglikelihood_many(reqs) == first and backend.calls == calls  # the second run: all cached

@@ -16,7 +16,9 @@ A backend that cannot do one of these raises `UnsupportedCall` naming itself and
 everything besides the call itself that decides an answer (the model, its revision and the files behind a local
 path, dtype, device, ...): the response cache keys on it, so a setting left out of it would let a changed
 configuration read stale answers. `calls` counts the model calls made. `finetune` says how the model learns
-(`none` for every backend but the in-process one, `generation.finetune`).
+(`none` for every backend but the in-process one, `generation.finetune`). A backend that gets its answers in
+parts (a server's replies, a batch at a time) hands each over as it comes (`answer_arrived`): the response cache
+stores it then, so that a run killed before the call returns keeps what it was answered.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 
 import torch
@@ -128,11 +130,20 @@ class LLMBackend:
     cacheable = True  # the reference backends answer from the data: nothing to cache
     finetune = "none"  # only an in-process model learns (llm=hf: generation.finetune)
 
+    # Where the answers of the call under way go as they arrive (set by the response cache for one call).
+    on_answer: Callable[[int, object], None] | None = None
+
     def __init__(self) -> None:
         self.calls = 0  # model calls made (a batch of prompts counts once)
 
     def identity(self) -> dict:
         return {"backend": self.name}
+
+    def answer_arrived(self, index: int, answer) -> None:
+        """The call under way has its `index`-th answer (what the call returns at that place): handed to
+        `on_answer` at once. Optional: what a call returns is stored in any case."""
+        if self.on_answer is not None:
+            self.on_answer(index, answer)
 
     def generate(self, prompts: list[Prompt], params: GenerationParams) -> list[list[str]]:
         draws = [self.generate_samples(prompts, params, s) for s in range(params.samples)]

@@ -1,9 +1,11 @@
 """The response cache: every model call of an LLM task, keyed by what decides its answer.
 
 A key is the hash of (backend identity: backend, model, revision, ...; method; prompt or texts;
-parameters; sample index; seed). Values live in one SQLite file (`<cache_dir>/llm/responses.sqlite`):
-a write is a transaction, so a run that dies mid-way (an API error, a kill) leaves every answer it
-had stored and nothing half-written; several processes (DDP ranks) may share the file.
+parameters; sample index; seed). Answers live in a folder (`<cache_dir>/llm/responses/`) that any number of
+processes on any number of hosts write at once, each to a file of its own, with no lock (`response_cache`: its
+guarantees, its format, its compaction). Answers are stored as they arrive: a backend hands each answer (or
+each batch) over as it comes (`LLMBackend.answer_arrived`), and the cache writes it at once, so a run killed before
+a call returns keeps what the model had answered.
 
 `cached(backend, cache_dir, use_cache)` is the one place a backend is put behind the cache (as
 lm-evaluation-harness's `CachingLM` wraps a model): the model (`model=llm`) and the judges call it with the
@@ -11,106 +13,36 @@ settings of their configs (`model.cache_dir`, `judge.cache_dir`, `use_cache`). `
 the cache has and asks the model only for the rest, so re-running with another judge makes no generation call
 and the `sample`-th draw of a prompt is the same on every run.
 
-A process opens each file once, on first use (in the process that uses it: a DDP rank, a sweep job), and the
-model and the judge share it. The file counts its own lookups: `close_caches()` (a task's teardown) logs, per
-file, how many answers were found there and how many were asked of the model (a run's time means little
-without it), and `kept()` says what each open file holds (a stopped job's message).
+A process opens each folder once, on first use (in the process that uses it: a DDP rank, a sweep job), and the
+model and the judge share it. The folder counts its own lookups: `close_caches()` (a task's teardown) logs, per
+folder, how many answers were found there and how many were asked of the model (a run's time means little
+without it), and `kept()` says what each open folder holds (a stopped job's message).
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
-import logging
 import os
-import sqlite3
-import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import torch
 
 from pragexp.generation.backend import GenerationParams, LLMBackend, Prompt
 from pragexp.generation.requests import ChoiceRequest, OptionScore
+from pragexp.generation.response_cache import ResponseCache
 from pragexp.generation.scorer import SCORING
 
-CACHE_FILE = "llm/responses.sqlite"
-log = logging.getLogger(__name__)
+CACHE_DIR = "llm/responses"
 
 
-class ResponseCache:
-    """The SQLite file; `hits` and `misses` count the keys looked up in it (`get_many`), by every backend it
-    serves, and `close` says them."""
-
-    def __init__(self, path: str | Path):
-        self.path = Path(path)
-        self.hits = self.misses = 0
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._db = sqlite3.connect(self.path, timeout=60, isolation_level=None)
-        self._set_up()
-
-    def _set_up(self, attempts: int = 50) -> None:
-        # Two ranks opening a new file at once: switching it to WAL takes an exclusive lock, and SQLite
-        # answers "database is locked" at once there (its busy timeout does not cover it), so retry.
-        for attempt in range(attempts):
-            try:
-                if self._db.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
-                    self._db.execute("PRAGMA journal_mode=WAL")
-                self._db.execute(
-                    "CREATE TABLE IF NOT EXISTS responses (key TEXT PRIMARY KEY, value TEXT NOT NULL)"
-                )
-                return
-            except sqlite3.OperationalError as error:
-                if "locked" not in str(error) or attempt == attempts - 1:
-                    raise
-                time.sleep(0.1 * (attempt + 1))
-
-    @staticmethod
-    def key(*parts) -> str:
-        return hashlib.sha256(json.dumps(parts, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
-
-    def get_many(self, keys: list[str]) -> dict[str, object]:
-        found: dict[str, object] = {}
-        unique = list(dict.fromkeys(keys))
-        for start in range(0, len(unique), 500):  # SQLite's bound-parameter limit
-            chunk = unique[start : start + 500]
-            rows = self._db.execute(
-                f"SELECT key, value FROM responses WHERE key IN ({','.join('?' * len(chunk))})", chunk
-            )
-            found.update((k, json.loads(v)) for k, v in rows)
-        hits = sum(k in found for k in keys)
-        self.hits += hits
-        self.misses += len(keys) - hits
-        return found
-
-    def put_many(self, values: dict[str, object]) -> None:
-        with self._db:  # one transaction: all of it or none of it
-            self._db.execute("BEGIN")
-            self._db.executemany(
-                "INSERT OR REPLACE INTO responses (key, value) VALUES (?, ?)",
-                [(k, json.dumps(v, ensure_ascii=False)) for k, v in values.items()],
-            )
-
-    def __len__(self) -> int:
-        return self._db.execute("SELECT COUNT(*) FROM responses").fetchone()[0]
-
-    def close(self) -> None:
-        if self.hits or self.misses:
-            log.info(
-                "response cache %s: %d answers found there, %d asked of the model",
-                self.path,
-                self.hits,
-                self.misses,
-            )
-        self._db.close()
-
-
-# This process's open files, one connection each, shared by every backend behind one. Keyed by process too: a
-# forked process (a DataLoader worker, a DDP rank) never uses nor closes its parent's connections.
+# This process's open folders, shared by every backend behind one. Keyed by process too: a forked process (a
+# DataLoader worker, a DDP rank) never uses nor closes its parent's (it writes a file of its own).
 _open: dict[tuple[int, Path], ResponseCache] = {}
 
 
 def open_cache(path: str | Path) -> ResponseCache:
-    """The file at `path` as this process uses it: opened on first use, then the same connection."""
+    """The folder at `path` as this process uses it: opened on first use, then the same one."""
     key = (os.getpid(), Path(path).absolute())
     if key not in _open:
         _open[key] = ResponseCache(path)
@@ -118,14 +50,14 @@ def open_cache(path: str | Path) -> ResponseCache:
 
 
 def close_caches() -> None:
-    """Close every file this process opened, each saying how many answers it found and how many it asked of the
-    model; a later call opens them again."""
+    """Close every folder this process opened, each saying how many answers it found and how many it asked of
+    the model; a later call opens them again."""
     for key in [k for k in _open if k[0] == os.getpid()]:
         _open.pop(key).close()
 
 
 def kept() -> list[str]:
-    """What each file this process has open holds, one phrase each (what a stopped job kept)."""
+    """What each folder this process has open holds, one phrase each (what a stopped job kept)."""
     return [
         f"{len(c):,} answers in the response cache {c.path}"
         for (pid, _), c in _open.items()
@@ -134,17 +66,17 @@ def kept() -> list[str]:
 
 
 def cached(backend: LLMBackend, cache_dir: str | Path | None, use_cache: bool = True) -> LLMBackend:
-    """`backend` behind the response cache `<cache_dir>/llm/responses.sqlite`; `backend` itself without a
+    """`backend` behind the response cache `<cache_dir>/llm/responses/`; `backend` itself without a
     `cache_dir`, with `use_cache` off, for a backend that answers from the data (`cacheable` false: the reference
     backends) or one whose weights train (`finetune`: its answers change as they do)."""
     if not (cache_dir and use_cache and backend.cacheable) or backend.finetune != "none":
         return backend
-    return CachedBackend(backend, Path(cache_dir) / CACHE_FILE)
+    return CachedBackend(backend, Path(cache_dir) / CACHE_DIR)
 
 
 class CachedBackend(LLMBackend):
-    """`backend` behind the file at `path` (opened on first use: `open_cache`); `backend.calls` counts the model
-    calls (`model_calls`), the file its lookups."""
+    """`backend` behind the folder at `path` (opened on first use: `open_cache`); `backend.calls` counts the
+    model calls (`model_calls`), the folder its lookups."""
 
     def __init__(self, backend: LLMBackend, path: str | Path):
         super().__init__()
@@ -174,15 +106,41 @@ class CachedBackend(LLMBackend):
     def _key(self, method: str, payload, params: dict | None = None, sample: int | None = None) -> str:
         return ResponseCache.key(self.backend.identity(), method, payload, params, sample)
 
+    @contextmanager
+    def _storing(
+        self, stored: Callable[[int, object], dict[str, object]]
+    ) -> Iterator[Callable[[list], None]]:
+        """For one call of the backend: each answer it hands over as it arrives (`LLMBackend.answer_arrived`: the j-th
+        of the call's) stored at once, as `stored(j, answer)` says (key -> value); yields the function that stores,
+        once the call returns, the answers it did not hand over."""
+        handed: set[int] = set()
+
+        def one(j: int, answer) -> None:
+            self.cache.put_many(stored(j, answer))
+            handed.add(j)
+
+        def rest(answers: list) -> None:
+            self.cache.put_many(
+                {k: v for j, a in enumerate(answers) if j not in handed for k, v in stored(j, a).items()}
+            )
+
+        # any backend: one that is no LLMBackend (a wrapper) just hands nothing over
+        before = getattr(self.backend, "on_answer", None)
+        self.backend.on_answer = one
+        try:
+            yield rest
+        finally:
+            self.backend.on_answer = before
+
     def generate_samples(self, prompts: list[Prompt], params: GenerationParams, sample: int) -> list[str]:
         keys = [self._key("generate", _prompt_key(p), params.key(), sample) for p in prompts]
         found = self.cache.get_many(keys)
         todo = [i for i, k in enumerate(keys) if k not in found]
         if todo:
-            answers = self.backend.generate_samples([prompts[i] for i in todo], params, sample)
-            fresh = {keys[i]: a for i, a in zip(todo, answers, strict=True)}
-            self.cache.put_many(fresh)
-            found.update(fresh)
+            with self._storing(lambda j, reply: {keys[todo[j]]: reply}) as store_rest:
+                answers = self.backend.generate_samples([prompts[i] for i in todo], params, sample)
+                store_rest(answers)
+            found.update((keys[i], a) for i, a in zip(todo, answers, strict=True))
         return [found[k] for k in keys]
 
     def loglikelihood_many(self, requests: list[ChoiceRequest]) -> list[list[OptionScore]]:
@@ -205,15 +163,20 @@ class CachedBackend(LLMBackend):
                 todo.setdefault(asked_as, {}).update(zip(request.options, row, strict=True))
         if todo:
             asked = [ChoiceRequest(c, tuple(options), p, h) for (c, p, h), options in todo.items()]
-            answers = self.backend.loglikelihood_many(asked)
-            fresh = {
-                key: [float(s.loglik), int(s.tokens), int(s.bytes)]
-                for keyed, scores in zip(todo.values(), answers, strict=True)
-                for key, s in zip(keyed.values(), scores, strict=True)
-            }
-            fresh = {key: value for key, value in fresh.items() if key not in found}  # stored answers stand
-            self.cache.put_many(fresh)
-            found.update(fresh)
+            option_keys = [list(keyed.values()) for keyed in todo.values()]
+
+            def stored(j: int, scores: list[OptionScore]) -> dict[str, list]:
+                return {  # answers stored before stand
+                    key: [float(s.loglik), int(s.tokens), int(s.bytes)]
+                    for key, s in zip(option_keys[j], scores, strict=True)
+                    if key not in found
+                }
+
+            with self._storing(stored) as store_rest:
+                answers = self.backend.loglikelihood_many(asked)
+                store_rest(answers)
+            for j, scores in enumerate(answers):
+                found.update(stored(j, scores))
         return [[OptionScore(*found[k]) for k in row] for row in keys]
 
     def embed(self, texts: list[str]) -> torch.Tensor:
@@ -221,10 +184,10 @@ class CachedBackend(LLMBackend):
         found = self.cache.get_many(keys)
         todo = [i for i, k in enumerate(keys) if k not in found]
         if todo:
-            vectors = self.backend.embed([texts[i] for i in todo])
-            fresh = {keys[i]: v.tolist() for i, v in zip(todo, vectors, strict=True)}
-            self.cache.put_many(fresh)
-            found.update(fresh)
+            with self._storing(lambda j, vector: {keys[todo[j]]: vector.tolist()}) as store_rest:
+                vectors = self.backend.embed([texts[i] for i in todo])
+                store_rest(list(vectors))
+            found.update((keys[i], v.tolist()) for i, v in zip(todo, vectors, strict=True))
         return torch.tensor([found[k] for k in keys], dtype=torch.float)
 
 

@@ -250,6 +250,8 @@ class HFBackend(LLMBackend):
             new = out if self.encoder_decoder else out[:, batch["input_ids"].shape[1] :]
             for i, tokens in zip(chunk, new, strict=True):
                 replies[i] = tokenizer.decode(tokens, skip_special_tokens=True)
+                # stored now (the response cache), not when the call returns
+                self.answer_arrived(i, replies[i])
         return replies
 
     def _decoding(self, params: GenerationParams, sample: int, prompts: list[Prompt]) -> dict:
@@ -278,7 +280,10 @@ class HFBackend(LLMBackend):
 
         if self.encoder_decoder:
             return score_seq2seq(model, tokenizer, requests, on_call=count)
-        return score_choices(model, tokenizer, requests, on_call=count, heads=self._heads)
+        listening = self.answer_arrived if self.on_answer else None  # each request stored as it is scored
+        return score_choices(
+            model, tokenizer, requests, on_call=count, heads=self._heads, on_scored=listening
+        )
 
     def count_tokens(self, text: str) -> int:
         return len(self.tokenizer()(text, add_special_tokens=False)["input_ids"])
@@ -305,4 +310,6 @@ class HFBackend(LLMBackend):
             )
             self.calls += 1
             vectors.append(mean_pool(out.hidden_states[-1], mask.to(model.device)).cpu())
+            for j, vector in enumerate(vectors[-1]):
+                self.answer_arrived(start + j, vector)
         return torch.cat(vectors)

@@ -18,12 +18,13 @@ time out after `timeout` seconds and are retried `max_retries` times with expone
 
 from __future__ import annotations
 
+import itertools
 import logging
 import math
 import os
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, as_completed
 
 import torch
 
@@ -140,11 +141,33 @@ class OpenAIBackend(LLMBackend):
             return f"{self.base_url}{path}: {problem} (is the API key in {where}?)"
         return f"{self.base_url}{path}: {problem}"
 
-    def _map(self, fn, jobs: list):
+    def _map(self, fn, jobs: list, done=None) -> list:
+        """[fn(job) per job], at most `concurrency` at once; `done(i, result)` (in this thread) as each returns."""
+        results: list = [None] * len(jobs)
         if self.concurrency == 1 or len(jobs) <= 1:
-            return [fn(job) for job in jobs]
+            for i, job in enumerate(jobs):
+                results[i] = fn(job)
+                if done:
+                    done(i, results[i])
+            return results
+        failure = None
         with ThreadPoolExecutor(self.concurrency) as pool:
-            return list(pool.map(fn, jobs))
+            futures = {pool.submit(fn, job): i for i, job in enumerate(jobs)}
+            try:
+                for future in as_completed(futures):  # after a failed request the others go on (and are kept)
+                    if future.exception() is not None:
+                        failure = failure or future.exception()
+                        continue
+                    results[futures[future]] = future.result()
+                    if done:
+                        done(futures[future], future.result())
+            except BaseException:  # `done` failed (a full disk) or a signal stopped the run: ask no more
+                for future in futures:
+                    future.cancel()
+                raise
+        if failure is not None:
+            raise failure
+        return results
 
     # -- calls ---------------------------------------------------------------------------------
     def generate_samples(self, prompts: list[Prompt], params: GenerationParams, sample: int) -> list[str]:
@@ -167,7 +190,8 @@ class OpenAIBackend(LLMBackend):
             out = self._post("/completions", {**body, "prompt": prompt.text + prompt.prefill})
             return out["choices"][0].get("text") or ""
 
-        return self._map(one, prompts)
+        # each reply stored as it comes (the response cache)
+        return self._map(one, prompts, self.answer_arrived)
 
     def _chat_body(self, prompt: Prompt) -> dict:
         """The chat request's own fields: the turns, `chat_template_kwargs` (vLLM and SGLang pass them to the
@@ -205,7 +229,17 @@ class OpenAIBackend(LLMBackend):
             return OptionScore(float(sum(picked)), len(picked), len(cont.encode("utf-8")))
 
         pairs = [(r.context, o) for r in requests for o in r.options]
-        scores = iter(self._map(one, pairs))
+        owner = [i for i, r in enumerate(requests) for _ in r.options]  # pair -> its request
+        starts = list(itertools.accumulate((len(r.options) for r in requests), initial=0))
+        left, got = [len(r.options) for r in requests], [None] * len(pairs)
+
+        def done(p: int, score: OptionScore) -> None:  # a request's scores stored once all its options came
+            got[p], i = score, owner[p]
+            left[i] -= 1
+            if left[i] == 0:
+                self.answer_arrived(i, got[starts[i] : starts[i + 1]])
+
+        scores = iter(self._map(one, pairs, done))
         return [[next(scores) for _ in r.options] for r in requests]
 
     def _echo(self, text: str) -> dict:

@@ -43,6 +43,7 @@ from dataclasses import dataclass
 import torch
 
 from pragexp.generation import fixed_passes
+from pragexp.generation.arrivals import Arrivals
 from pragexp.generation.causal_lm import CausalLM
 from pragexp.generation.head_cache import HeadCache
 from pragexp.generation.item_passes import (
@@ -79,19 +80,24 @@ def score_choices(
     requests: Sequence[ChoiceRequest],
     on_call: Callable | None = None,
     heads: HeadCache | None = None,
+    on_scored: Callable[[int, list[OptionScore]], None] | None = None,
 ) -> list[list[OptionScore]]:
     """[[OptionScore per option] per request], each a function of its request and the model only (the numbers
     do not depend on the other requests of the call); `on_call()` is called once per model forward (a backend's
-    call counter); `heads` keeps the heads' caches for the next call (a backend's, across a run's batches)."""
+    call counter); `heads` keeps the heads' caches for the next call (a backend's, across a run's batches);
+    `on_scored(i, scores)` gets each request's scores as soon as they are all computed (the response cache)."""
     lm = CausalLM(model, tokenizer, on_call)
     encoded = [encode_request(tokenizer, r) for r in requests]
     if lm.whole_sequences:  # no KV cache: each (context, option) whole, alone
         results = _score_whole(lm, _wanted(encoded, lambda e: e.context), 1)
         return [_collect(e, results, False, e.context)[1] for e in encoded]
-    results = _score_fixed(
-        lm, _wanted(encoded, lambda e: (e.context, e.head)), heads or HeadCache(max_bytes=0)
-    )
-    return [_collect(e, results, False, (e.context, e.head))[1] for e in encoded]
+    arrived = Arrivals(encoded, _head_key, on_scored) if on_scored else None
+    results = _score_fixed(lm, _wanted(encoded, _head_key), heads or HeadCache(max_bytes=0), arrived)
+    return [_collect(e, results, False, _head_key(e))[1] for e in encoded]
+
+
+def _head_key(e: EncodedRequest) -> tuple:
+    return (e.context, e.head)
 
 
 def option_logliks(
@@ -153,10 +159,12 @@ def _score_on_cache(lm: CausalLM, wanted: dict, batch_size: int) -> dict[Pair, t
     return results
 
 
-def _score_fixed(lm: CausalLM, wanted: dict, heads: HeadCache) -> dict[Pair, torch.Tensor]:
+def _score_fixed(
+    lm: CausalLM, wanted: dict, heads: HeadCache, arrived: Arrivals | None = None
+) -> dict[Pair, torch.Tensor]:
     """Scoring's way (`fixed_passes`): per head, its cache once (or kept from an earlier call); per pass, the
     rows' own parts; then the rest of the longer options, gathered over the passes of one (head, width) so that
-    their passes are full."""
+    their passes are full. `arrived(results)` after each pass."""
     results: dict[Pair, torch.Tensor] = {}
     for head, passes in fixed_passes.plan(wanted):
         prefix = heads.prefix(lm, head)
@@ -172,8 +180,12 @@ def _score_fixed(lm: CausalLM, wanted: dict, heads: HeadCache) -> dict[Pair, tor
                         results.update(
                             _options_fixed(lm, pending.pop(fixed_passes.bucket(len(row.cont) - 1)))
                         )
+                if arrived:
+                    arrived(results)
             for rows in pending.values():
                 results.update(_options_fixed(lm, rows))
+                if arrived:
+                    arrived(results)
     return results
 
 

@@ -12,8 +12,8 @@ in a job that submitit started, submitit's preemption and time-limit signal (SIG
   checkpoint (a second SIGTERM changes nothing: a scheduler may send several, and DDP ranks get the process
   group's and rank 0's);
 - anywhere else (reading data, loading a model, evaluating), at once, by raising `Stopped`: an evaluation
-  keeps what it stored (the response cache writes each batch of answers as one transaction) and writes no
-  metrics.json or predictions.jsonl;
+  keeps what it stored (the response cache writes each answer as it arrives; a torn one is detected) and
+  writes no metrics.json or predictions.jsonl;
 - once the test has ended (results being written), the job finishes writing them first.
 
 While its loops run, Lightning puts its own SIGTERM handler in place; `StopCallback` puts this one back

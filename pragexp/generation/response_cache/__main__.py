@@ -1,0 +1,47 @@
+"""`python -m pragexp.generation.response_cache compact|stats <folder>`: merge a cache folder's finished files into
+one pack, or say what the folder holds."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from pathlib import Path
+
+from pragexp.generation.response_cache.compaction import compact
+from pragexp.generation.response_cache.files import IDLE
+from pragexp.generation.response_cache.index import FolderIndex
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m pragexp.generation.response_cache", description=__doc__)
+    parser.add_argument("command", choices=("compact", "stats"))
+    parser.add_argument("folder", type=Path, help="a response cache folder: <paths.cache_dir>/llm/responses")
+    parser.add_argument(
+        "--idle-hours",
+        type=float,
+        default=IDLE / 3600,
+        help="another host's unclosed file counts as finished after this long without a write (default %(default)s)",
+    )
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(message)s")
+    if not args.folder.is_dir():
+        print(f"{args.folder}: no such folder", file=sys.stderr)
+        return 2
+    idle = args.idle_hours * 3600
+    if args.command == "compact":
+        print(f"{args.folder}: {compact(args.folder, idle)}")
+        return 0
+    index = FolderIndex(args.folder, idle)
+    index.refresh()
+    done = sum(f.done for f in index.files.values())
+    print(
+        f"{args.folder}: {len(index.entries):,} answers in {len(index.files)} files ({done} finished, "
+        f"{len(index.files) - done} still being written); {len(index.conflicts)} keys with two different "
+        f"answers; {sum(index.damaged.values())} damaged bytes skipped"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,212 @@
+"""What a folder's files hold, as one process has read them: each key and where its record lies (`FolderIndex`).
+
+Each file is read from where the last read stopped (other writers append all the time), after checking whether
+its writer is done (`files.writer_done`; checked first, so that what is read of a done file is all it will ever
+hold). A file whose writer may still write is read up to its first stretch that is no whole record (a record
+being written, or on a network file system a later page seen before an earlier one) and read on from there
+later. In a done file that stretch is damage: skipped up to the next whole record, counted, and named in the
+log, as is a torn tail (a writer killed in the middle of a write). A lookup reads the record again and checks
+it (checksum, key): a file changed since it was read gives a miss and a warning, never a wrong answer.
+
+Two different answers under one key (writers that disagree) are settled by their bytes: the answer whose JSON
+sorts first, whatever the order the files were read in, before or after compaction; each such key is counted.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from pragexp.generation.response_cache import records
+from pragexp.generation.response_cache.files import IDLE, NAME, writer_done
+
+log = logging.getLogger(__name__)
+# Where an answer is: its record's file name, offset, length and checksum; or, for a short one (at most INLINE
+# bytes: a log-likelihood, a short reply), its value itself, checked when it was read (less memory than its place).
+Entry = tuple[str, int, int, int] | bytes
+INLINE = 256
+CHUNK = 1 << 29  # bytes read at once from a file (more than the largest record)
+
+
+@dataclass
+class _File:
+    resume: int = 0  # where the next read starts
+    size_seen: int = -1  # the size at the last read
+    done: bool = False  # its writer is done: what is left unread is damage
+    unreadable: bool = False  # not a file of this format: skipped
+
+
+class FolderIndex:
+    def __init__(self, folder: Path, idle: float = IDLE, select: Callable[[str], bool] | None = None):
+        self.folder, self.idle, self.select = Path(folder), idle, select
+        self.entries: dict[str, Entry] = {}
+        self.files: dict[str, _File] = {}
+        self.conflicts: set[str] = set()
+        self.damaged: dict[tuple[str, int], int] = {}  # (file name, offset) -> bytes skipped there
+
+    def names(self) -> list[str]:
+        try:
+            listed = os.listdir(self.folder)
+        except FileNotFoundError:
+            return []
+        return sorted(n for n in listed if NAME.match(n) and (self.select is None or self.select(n)))
+
+    def refresh(self) -> None:
+        """Read what the folder's files gained since the last refresh. A file gone (compacted into a pack) is
+        read no more: the index is built again from what is there."""
+        names = self.names()
+        if set(self.files) - set(names):
+            self.reset()
+        for name in names:
+            self._read_file(name)
+
+    def reset(self) -> None:
+        self.entries.clear()
+        self.files.clear()
+
+    def _read_file(self, name: str) -> None:
+        state, path = self.files.setdefault(name, _File()), self.folder / name
+        try:
+            size = path.stat().st_size
+        except FileNotFoundError:
+            return
+        if state.unreadable or (size == state.size_seen and (state.done or not writer_done(path, self.idle))):
+            return
+        done = state.done or writer_done(
+            path, self.idle
+        )  # before reading: a done file holds no more than this
+        try:
+            with open(path, "rb") as f:
+                if state.resume == 0 and not self._header(f, name, state, done):
+                    state.size_seen = size
+                    return
+                while state.resume < size and self._read_stretch(f, name, state, size, done):
+                    pass
+        except FileNotFoundError:
+            return
+        state.size_seen = size
+
+    def _header(self, f, name: str, state: _File, done: bool) -> bool:
+        head = f.read(len(records.FILE_MAGIC))
+        if head == records.FILE_MAGIC:
+            state.resume = len(head)
+            return True
+        if not head and done:  # its writer died as it made it
+            state.unreadable = True
+        elif not (records.FILE_MAGIC.startswith(head) and not done):  # else: a file being created
+            log.warning(
+                "response cache %s: %s is not a response cache file of this format: skipped",
+                self.folder,
+                name,
+            )
+            state.unreadable = True
+        return False
+
+    def _read_stretch(self, f, name: str, state: _File, size: int, done: bool) -> bool:
+        """Read and index from `state.resume` on; whether to go on reading the file."""
+        f.seek(state.resume)
+        blob = f.read(min(CHUNK, size - state.resume))
+        found = records.scan(blob, state.resume, INLINE)
+        done = done or found.closed_at is not None
+        state.done = done
+        end, damaged, gap = found.end, found.damaged, not done and bool(found.damaged)
+        if gap:  # its writer may still write: no further than the first gap, for now
+            end, damaged = damaged[0][0], []
+        last = state.resume + len(blob) >= size
+        if done and last and found.tail:
+            damaged = [*damaged, (found.end, found.tail)]
+        for r in found.records:
+            if r.offset < end and r.kind == records.ANSWER:
+                self._add(r.key, r.value if r.value is not None else (name, r.offset, r.length, r.crc))
+        for offset, length in damaged:
+            self._damage(name, offset, length, "torn tail" if offset == found.end else "damaged bytes")
+        progressed = end > state.resume
+        state.resume = end
+        return progressed and not last and found.closed_at is None and not gap
+
+    def _damage(self, name: str, offset: int, length: int, what: str) -> None:
+        if (name, offset) not in self.damaged:
+            self.damaged[(name, offset)] = length
+            log.warning(
+                "response cache %s: %s: %d bytes at offset %d are no whole record (%s): skipped",
+                self.folder,
+                name,
+                length,
+                offset,
+                what,
+            )
+
+    def add_own(self, name: str, offset: int, keys: list[str], blobs: list[bytes]) -> None:
+        """Index records this process just appended to its file `name` at `offset` (no need to read them back)."""
+        state = self.files.setdefault(name, _File())
+        if state.resume == 0:
+            state.resume = offset
+        if state.resume != offset:  # bytes before them not read yet: the next refresh reads them all
+            return
+        for key, blob in zip(keys, blobs, strict=True):
+            value = blob[records.HEADER + len(key.encode("utf-8")) :]
+            self._add(key, value if len(value) <= INLINE else (name, offset, len(blob), records.crc_of(blob)))
+            offset += len(blob)
+        state.resume = state.size_seen = offset
+
+    def _add(self, key: str, entry: Entry) -> None:
+        old = self.entries.get(key)
+        if old is None:
+            self.entries[key] = entry
+        elif old != entry and (isinstance(old, bytes) or old[2:] != entry[2:]):  # the same answer: same bytes
+            self._settle(key, old, entry)
+
+    def _settle(self, key: str, old: Entry, new: Entry) -> None:
+        values = {entry: self.read([key], {key: entry}).get(key) for entry in (old, new)}
+        if values[old] is not None and values[new] is not None and values[old] != values[new]:
+            if not self.conflicts:
+                log.warning(
+                    "response cache %s: key %s holds two different answers (%s, %s): the model is not "
+                    "deterministic? The answer whose JSON sorts first is used; more such keys are counted",
+                    self.folder,
+                    key,
+                    old[0],
+                    new[0],
+                )
+            self.conflicts.add(key)
+        readable = [entry for entry, value in values.items() if value is not None]
+        if readable:
+            self.entries[key] = min(readable, key=lambda entry: values[entry])
+
+    def read(self, keys: Iterable[str], entries: dict[str, Entry] | None = None) -> dict[str, bytes]:
+        """The values of `keys` (in the index), each read again and checked; a record that fails the check is a
+        miss (and leaves the index). Raises FileNotFoundError where a file was removed meanwhile."""
+        entries = self.entries if entries is None else entries
+        by_file: dict[str, list[tuple[int, int, int, str]]] = {}  # name -> (offset, length, crc, key)
+        found: dict[str, bytes] = {}
+        for key in keys:
+            entry = entries[key]
+            if entry.__class__ is bytes:
+                found[key] = entry
+            else:
+                by_file.setdefault(entry[0], []).append((*entry[1:], key))
+        for name, wanted in by_file.items():
+            wanted.sort()
+            with open(self.folder / name, "rb") as f:
+                for (offset, length, crc, key), blob in zip(wanted, _records_of(f, wanted), strict=True):
+                    value = records.value_of(blob, key, crc)
+                    if value is not None:
+                        found[key] = value
+                    elif self.entries.get(key) == (name, offset, length, crc):
+                        self._damage(name, offset, length, "changed since it was read")
+                        del self.entries[key]
+        return found
+
+
+def _records_of(f, wanted: list[tuple[int, int, int, str]]) -> list[bytes]:
+    """The bytes of each wanted record ((offset, length, ...) in file order): one read for the span they cover
+    when they are most of it, else one read each."""
+    start, end = wanted[0][0], wanted[-1][0] + wanted[-1][1]
+    if end - start <= 4 * sum(w[1] for w in wanted) + (1 << 16):
+        f.seek(start)
+        span = f.read(end - start)
+        return [span[offset - start : offset - start + length] for offset, length, *_ in wanted]
+    return [os.pread(f.fileno(), length, offset) for offset, length, *_ in wanted]
