@@ -14,9 +14,12 @@
 
 A backend that cannot do one of these raises `UnsupportedCall` naming itself and the call. `identity()` holds
 everything besides the call itself that decides an answer (the model, its revision and the files behind a local
-path, dtype, device, ...): the response cache keys on it, so a setting left out of it would let a changed
-configuration read stale answers. `calls` counts the model calls made. `finetune` says how the model learns
-(`none` for every backend but the in-process one, `generation.finetune`).
+path, dtype, device, ...), and nothing that cannot (where the cache lives, retries, concurrency): the response
+cache keys on it, so a setting left out of it would let a changed configuration read stale answers, and one put in
+it for nothing would lose answers already paid for. `key_identity(method)` is the part a call of one kind reads
+(`RENDERING`: a scored context or an embedded text is put to the model as it is, without the chat template or the
+system prompt). `calls` counts the model calls made. `finetune` says how the model learns (`none` for every
+backend but the in-process one, `generation.finetune`).
 """
 
 from __future__ import annotations
@@ -30,8 +33,6 @@ from dataclasses import asdict, dataclass, field
 import torch
 
 from pragexp.generation.requests import ChoiceRequest, OptionScore
-
-STREAMS = "per-draw"  # how draws are seeded: see GenerationParams.key
 
 
 class UnsupportedCall(RuntimeError):
@@ -49,14 +50,10 @@ class GenerationParams:
     ignore_eos: bool = False  # generate exactly max_new_tokens (benchmarks: the same budget for everyone)
 
     def key(self) -> dict:
-        """What decides a draw, besides the prompt and the sample index (not `samples`)."""
+        """What decides a draw, besides the prompt and the sample index (not `samples`: how many draws are
+        asked for does not change any one of them)."""
         out = asdict(self)
         out.pop("samples")
-        if not self.ignore_eos:
-            out.pop("ignore_eos")  # keys from before the field existed stay valid
-        # Replies drawn before each draw had its own stream (`stream_seed`) were seeded by their batch:
-        # this marker keeps them from ever answering for the new scheme.
-        out["streams"] = STREAMS
         return out
 
 
@@ -123,16 +120,28 @@ def _plain(value):
     return value
 
 
+# The settings that say how a raw prompt is put to the model (its chat template, a system turn): generation reads
+# them; a scored context and an embedded text go to the model as they are.
+RENDERING = ("chat", "chat_template", "system_prompt", "chat_template_kwargs")
+
+
 class LLMBackend:
     name = "backend"
     cacheable = True  # the reference backends answer from the data: nothing to cache
     finetune = "none"  # only an in-process model learns (llm=hf: generation.finetune)
+    # per kind of call (the cache's method names), the `identity` fields its answers cannot depend on
+    not_read_by: dict[str, tuple[str, ...]] = {"loglikelihood_many": RENDERING, "embed": RENDERING}
 
     def __init__(self) -> None:
         self.calls = 0  # model calls made (a batch of prompts counts once)
 
     def identity(self) -> dict:
         return {"backend": self.name}
+
+    def key_identity(self, method: str) -> dict:
+        """What the answers of a `method` call rest on: `identity()` less the fields that call never reads."""
+        unread = self.not_read_by.get(method, ())
+        return {k: v for k, v in self.identity().items() if k not in unread}
 
     def generate(self, prompts: list[Prompt], params: GenerationParams) -> list[list[str]]:
         draws = [self.generate_samples(prompts, params, s) for s in range(params.samples)]
