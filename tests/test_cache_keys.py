@@ -287,3 +287,25 @@ def test_a_vllm_key_names_its_model_and_changes_exactly_when_the_setting_can_cha
         before, after = VLLMBackend(**base), VLLMBackend(**{**base, name: other})
         for call in CALLS:
             assert (before.key_identity(call) != after.key_identity(call)) == (call in changes), (name, call)
+
+
+def test_every_setting_of_each_backend_is_in_its_table(files):
+    """A new argument or config key must be classified above (does it change answers, of which calls?)."""
+    import inspect
+
+    from pragexp import CONFIG_DIR
+    from pragexp.utils.io import load_yaml
+
+    def arguments(cls) -> set[str]:
+        return set(inspect.signature(cls.__init__).parameters) - {"self"}
+
+    assert arguments(HFBackend) == set(hf_settings(files))
+    assert arguments(OpenAIBackend) == set(OPENAI_SETTINGS)
+    for name, table in (("hf", hf_settings(files)), ("openai", OPENAI_SETTINGS), ("vllm", VLLM_SETTINGS)):
+        config = load_yaml(Path(CONFIG_DIR) / "llm" / f"{name}.yaml", {})
+        assert set(config) - {"_target_", "defaults"} <= set(table), name
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setitem(sys.modules, "vllm", types.ModuleType("vllm"))
+        from pragexp.generation.vllm_backend import VLLMBackend
+
+        assert arguments(VLLMBackend) == set(VLLM_SETTINGS)
