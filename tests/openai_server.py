@@ -53,6 +53,7 @@ class Script:
     def __init__(self, reply=None, shift: bool = False, weights: int = 0, jitter: float = 0.0, salt: int = 0):
         self.requests: list[tuple[str, dict, dict]] = []  # (path, headers, body); a GET's body is {}
         self.fail_next: list[int] = []
+        self.fail_only = ""  # the path `fail_next` applies to (its end: "/chat/completions"); "": every POST
         self.reply = reply or (lambda body: "Sure, I can help with that.")
         self.logprobs = True
         self.shift = shift
@@ -138,7 +139,8 @@ def _handler(script: Script):
             body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
             with script.lock:
                 script.requests.append((self.path, dict(self.headers), body))
-                status = script.fail_next.pop(0) if script.fail_next else 200
+                failing = script.fail_next and self.path.endswith(script.fail_only)
+                status = script.fail_next.pop(0) if failing else 200
             if status != 200:
                 return self._send(status, {"error": {"message": f"scripted {status}"}})
             if self.path.endswith("/chat/completions"):
