@@ -107,3 +107,14 @@ def test_an_evaluation_against_another_port_of_the_same_model_asks_it_nothing(ma
     assert asked["b"] == [served.PROBE]  # the probe, then nothing: 0 answers missing from the cache
     assert metrics["b"]["test/acc"] == metrics["a"]["test/acc"]
     assert len(asked["c"]) == len(asked["a"])  # another model under the same name: asked everything
+
+
+def test_two_fingerprints_of_one_model_written_at_once_name_it_alike(tmp_path):
+    """Two jobs that met a new model at once left a file each: every later job takes the first."""
+    book, name = served.Fingerprints(tmp_path), {"model": "m", "revision": None, "served": {}}
+    tokens = ["The", " committee"]
+    first = book.match(name, tokens, [-1.0, -2.0])
+    (written,) = list(tmp_path.rglob("*.json"))
+    (written.parent / "0000.json").write_text(json.dumps({"tokens": tokens, "values": [-1.01, -2.0]}))
+    assert first != "0000" and book.match(name, tokens, [-1.0, -2.0]) == "0000"
+    assert book.match(name, tokens, [-1.5, -2.5]) not in (first, "0000")  # another model: its own
