@@ -2,7 +2,10 @@
 prompt log-probs), embeddings, and scripted failures. Never the internet.
 
 Log-probs come from a deterministic toy model: one token per character, and a next-character
-distribution that depends on the previous character (`toy_logprobs`). The `/completions` logprobs are
+distribution that depends on the previous character (`toy_logprobs`). `Script.weights` picks another toy
+model (other log-probs under the same name), `Script.jitter` moves every log-prob by a fixed pseudo-random
+amount of at most that size, as another batch shape moves a real server's rounding (`Script.salt` picks the
+amounts), and `Script.models` is what `GET /v1/models` lists. The `/completions` logprobs are
 shaped as the real servers shape them (`choices[0].logprobs` with `tokens`, `token_logprobs`,
 `top_logprobs`, `text_offset`; the first prompt token's log-prob null):
 
@@ -25,34 +28,20 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 VOCAB = [chr(c) for c in range(32, 127)] + ["\n"]
 
 
-def toy_logprobs(previous: str) -> dict[str, float]:
-    """The toy model's next-character log-probs after the character `previous` ("" at the start)."""
+def toy_logprobs(previous: str, weights: int = 0) -> dict[str, float]:
+    """The toy model's next-character log-probs after the character `previous` ("" at the start); `weights`
+    picks one of several toy models."""
     p = ord(previous) if previous else 0
-    scores = {c: ((p * 31 + ord(c) * 17) % 23) / 3.0 for c in VOCAB}
+    scores = {c: ((p * 31 + ord(c) * (17 + 2 * weights)) % 23) / 3.0 for c in VOCAB}
     total = math.log(sum(math.exp(v) for v in scores.values()))
     return {c: v - total for c, v in scores.items()}
-
-
-def _logprob(previous: str, char: str) -> float:
-    return toy_logprobs(previous).get(char, -30.0)
-
-
-def _greedy(text: str) -> str:
-    dist = toy_logprobs(text[-1:] if text else "")
-    return max(VOCAB, key=lambda c: (dist[c], c))
-
-
-def _top(previous: str, k: int, token: str) -> dict[str, float]:
-    dist = toy_logprobs(previous)
-    top = dict(sorted(dist.items(), key=lambda x: -x[1])[:k])
-    return {**top, token: dist.get(token, -30.0)}
 
 
 def toy_loglik(context: str, continuation: str) -> float:
     """log p(continuation | context) under the toy model (the context's trailing space moved over)."""
     stripped = context.rstrip()
     text = stripped + context[len(stripped) :] + continuation
-    return sum(_logprob(text[i - 1] if i else "", text[i]) for i in range(len(stripped), len(text)))
+    return sum(toy_logprobs(text[i - 1] if i else "")[text[i]] for i in range(len(stripped), len(text)))
 
 
 class Script:
@@ -61,27 +50,51 @@ class Script:
     `shift`: echo log-probs as llama-cpp-python's server does (wrong); `message_extra`: more fields of a chat
     reply's message (a reasoning server's `reasoning_content`); `finish_reason`: why a chat reply ended."""
 
-    def __init__(self, reply=None, shift: bool = False):
-        self.requests: list[tuple[str, dict, dict]] = []  # (path, headers, body)
+    def __init__(self, reply=None, shift: bool = False, weights: int = 0, jitter: float = 0.0, salt: int = 0):
+        self.requests: list[tuple[str, dict, dict]] = []  # (path, headers, body); a GET's body is {}
         self.fail_next: list[int] = []
+        self.fail_only = ""  # the path `fail_next` applies to (its end: "/chat/completions"); "": every POST
         self.reply = reply or (lambda body: "Sure, I can help with that.")
         self.logprobs = True
         self.shift = shift
         self.message_extra: dict = {}
         self.finish_reason = "stop"
+        self.weights, self.jitter, self.salt = weights, jitter, salt
+        self.models: list[dict] | None = None  # GET /v1/models' `data`; None: 404, as a server without it
         self.lock = threading.Lock()
+
+    def dist(self, previous: str) -> dict[str, float]:
+        """This server's next-character log-probs (its toy model's, moved by its jitter)."""
+        dist = toy_logprobs(previous, self.weights)
+        if not self.jitter:
+            return dist
+        p = ord(previous) if previous else 0
+        return {
+            c: v + self.jitter * math.sin(p * 12.9898 + ord(c) * 78.233 + self.salt) for c, v in dist.items()
+        }
+
+    def logprob(self, previous: str, char: str) -> float:
+        return self.dist(previous).get(char, -30.0)
+
+    def greedy(self, text: str) -> str:
+        dist = self.dist(text[-1:] if text else "")
+        return max(VOCAB, key=lambda c: (dist[c], c))
+
+    def top(self, previous: str, k: int, token: str) -> dict[str, float]:
+        dist = self.dist(previous)
+        return {**dict(sorted(dist.items(), key=lambda x: -x[1])[:k]), token: dist.get(token, -30.0)}
 
 
 def _echo(script: Script, prompt: str, k: int) -> dict:
-    generated = _greedy(prompt)
+    generated = script.greedy(prompt)
     if script.shift:  # the value read one row late: token i against the distribution after it
         tokens = list(prompt)
-        values = [None] + [_logprob(c, c) for c in tokens[1:]]
-        tops = [None] + [_top(c, k, c) for c in tokens[1:]]
+        values = [None] + [script.logprob(c, c) for c in tokens[1:]]
+        tops = [None] + [script.top(c, k, c) for c in tokens[1:]]
     else:
         tokens = [*prompt, generated]
-        values = [None] + [_logprob(tokens[i - 1], tokens[i]) for i in range(1, len(tokens))]
-        tops = [None] + [_top(tokens[i - 1], k, tokens[i]) for i in range(1, len(tokens))]
+        values = [None] + [script.logprob(tokens[i - 1], tokens[i]) for i in range(1, len(tokens))]
+        tops = [None] + [script.top(tokens[i - 1], k, tokens[i]) for i in range(1, len(tokens))]
     logprobs = {
         "tokens": tokens,
         "token_logprobs": values,
@@ -92,11 +105,11 @@ def _echo(script: Script, prompt: str, k: int) -> dict:
 
 
 def _one_token(script: Script, prompt: str, k: int) -> dict:
-    token, previous = _greedy(prompt), prompt[-1:]
+    token, previous = script.greedy(prompt), prompt[-1:]
     logprobs = {
         "tokens": [token],
-        "token_logprobs": [_logprob(previous, token)],
-        "top_logprobs": [_top(previous, k, token)],
+        "token_logprobs": [script.logprob(previous, token)],
+        "top_logprobs": [script.top(previous, k, token)],
         "text_offset": [len(prompt) if script.shift else 0],
     }
     return {"choices": [{"text": token, "index": 0, "logprobs": logprobs}]}
@@ -115,11 +128,19 @@ def _handler(script: Script):
             self.end_headers()
             self.wfile.write(data)
 
+        def do_GET(self):
+            with script.lock:
+                script.requests.append((self.path, dict(self.headers), {}))
+            if self.path.endswith("/models") and script.models is not None:
+                return self._send(200, {"object": "list", "data": script.models})
+            return self._send(404, {"error": "no such endpoint"})
+
         def do_POST(self):
             body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
             with script.lock:
                 script.requests.append((self.path, dict(self.headers), body))
-                status = script.fail_next.pop(0) if script.fail_next else 200
+                failing = script.fail_next and self.path.endswith(script.fail_only)
+                status = script.fail_next.pop(0) if failing else 200
             if status != 200:
                 return self._send(status, {"error": {"message": f"scripted {status}"}})
             if self.path.endswith("/chat/completions"):

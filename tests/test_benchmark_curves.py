@@ -104,16 +104,19 @@ def test_the_cache_key_follows_the_weights(make_config):
     backend = instantiate(cfg.llm)
     model = backend.trainable_model()
     step = StepBackend(backend)
-    step.settle()
+    step.settle(0)
     first = step.identity()
     lora_b = next(p for n, p in model.named_parameters() if "lora_B" in n)
     with torch.no_grad():
         lora_b.add_(1.0)
-    step.settle()
+    step.settle(1)
     assert step.identity()["weights"] != first["weights"]
     with torch.no_grad():
         lora_b.sub_(1.0)
-    step.settle()
+    step.settle(2)
+    assert step.identity() == first  # the same adapters: the same answers, whatever the step or the fit
+    step.new_fit()
+    step.settle(0)
     assert step.identity() == first
 
 

@@ -155,6 +155,7 @@ def test_openai_chat_completions_retry_and_key_from_the_named_variable(monkeypat
         replies = backend.generate(
             [Prompt("a"), Prompt("b")], GenerationParams(temperature=0.3, samples=2, seed=1)
         )
+        identity = backend.identity()  # asks the server what it serves
     assert replies == [["echo a", "echo a"], ["echo b", "echo b"]]
     ok = [r for r in script.requests if r[0] == "/v1/chat/completions"]
     assert len(ok) == 6  # 4 answers + 2 scripted failures retried
@@ -162,7 +163,8 @@ def test_openai_chat_completions_retry_and_key_from_the_named_variable(monkeypat
     seeds = {(r[2]["messages"][-1]["content"], r[2]["seed"]) for r in ok}
     assert len({s for _, s in seeds}) == 4  # one seed per prompt and draw
     assert stream_seed(GenerationParams(temperature=0.3, seed=1), 1, "b") in {s for p, s in seeds if p == "b"}
-    assert "sk-test-secret" not in json.dumps(backend.identity()) and not hasattr(backend, "api_key")
+    assert "sk-test-secret" not in json.dumps(identity) and not hasattr(backend, "api_key")
+    assert all(r[1]["Authorization"] == "Bearer sk-test-secret" for r in script.requests)
 
 
 def test_openai_completions_loglikelihood_and_embeddings():

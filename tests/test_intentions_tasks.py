@@ -184,7 +184,8 @@ def test_openai_run_keeps_the_key_out_of_every_output_and_a_failure_leaves_nothi
         ok = make_config(common, name="eval", out="ok")
         metrics = run(ok)
         assert all(h.get("Authorization") == f"Bearer {secret}" for _, h, _ in script.requests)
-        script.fail_next = [400]  # a permanent error on the first new request
+        script.fail_next = [400]  # a permanent error on the first new reply asked for
+        script.fail_only = "/chat/completions"  # (not on the question what the server serves)
         failed = make_config([*common, "task.temperatures=[0.9]"], name="eval", out="failed")
         with pytest.raises(APIError, match="HTTP 400"):
             run(failed)

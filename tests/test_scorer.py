@@ -227,10 +227,12 @@ def test_cached_scoring_asks_the_model_only_for_missing_options(tiny, tmp_path):
     assert row[:4] == first[0] and tiny.calls > calls
     model, tokenizer = tiny.load()
     assert row[4].loglik == pytest.approx(naive(model, tokenizer, reqs[0].context, "not sure"), abs=1e-4)
-    # the key is the backend's identity: another batch size is another key
-    other = CachedBackend(HFBackend(model="tiny", device="cpu", batch_size=2), path)
+    # the key is the backend's identity as a score reads it: another batch size is the same key (the scorer's
+    # numbers do not depend on the batch), another dtype another key
     misses = open_cache(path).misses
-    other.loglikelihood_many(reqs[:1])
+    CachedBackend(HFBackend(model="tiny", device="cpu", batch_size=2), path).loglikelihood_many(reqs[:1])
+    assert open_cache(path).misses == misses
+    CachedBackend(HFBackend(model="tiny", device="cpu", dtype="bfloat16"), path).loglikelihood_many(reqs[:1])
     assert open_cache(path).misses - misses == len(reqs[0].options)
 
 

@@ -12,6 +12,8 @@ loading that folder onto its base for evaluation, each checked against the base 
 - `folder` and `load`: `llm.adapter=<a .ckpt, or its .peft folder>` puts a LoRA folder on the base `llm=` loads,
   refusing one whose `pragexp.json` names another base (a folder without one, written elsewhere, is applied
   with a warning).
+- `identity`: what names a LoRA folder in the backend's identity (the base it claims, its configuration and its
+  weights' SHA-256): the same adapter copied to another folder or machine keys the same.
 """
 
 from __future__ import annotations
@@ -25,8 +27,12 @@ from pathlib import Path
 
 from pragexp.generation.finetune import TunableBackend
 from pragexp.utils.checkpoint import adapter_folder
+from pragexp.utils.pretrained import weights_sha256
 
 STATE_FILE = "pragexp.json"  # the adapter's `state`, beside peft's files (which peft and vLLM ignore)
+# adapter_config.json's fields that say where the adapter came from or how peft was asked to load it, not what it
+# computes (the base is named by the backend's own identity and checked against `pragexp.json`)
+PROVENANCE = ("base_model_name_or_path", "revision", "inference_mode", "auto_mapping", "peft_version")
 log = logging.getLogger(__name__)
 
 
@@ -75,6 +81,20 @@ def folder(setting: str | Path) -> Path:
     if not (path / "adapter_config.json").is_file():
         raise FileNotFoundError(f"llm.adapter={setting}: no peft adapter at {path} (adapter_config.json)")
     return path
+
+
+def identity(path: Path) -> dict:
+    """What names the LoRA folder at `path` for the answers: the base it says it was trained on (`STATE_FILE`:
+    a folder that claims another base is refused when loaded, so its answers are never another's), its
+    configuration (less `PROVENANCE`) and the SHA-256 of its weight files (name and content), read in full (a
+    LoRA's weights are megabytes)."""
+    config = json.loads((path / "adapter_config.json").read_text(encoding="utf-8"))
+    saved = path / STATE_FILE
+    return {
+        "base": json.loads(saved.read_text(encoding="utf-8")).get("base") if saved.is_file() else None,
+        "config": {k: v for k, v in config.items() if k not in PROVENANCE},
+        "weights": weights_sha256(path),
+    }
 
 
 def load(model, path: Path, base_identity: Callable[[], dict]):

@@ -14,11 +14,14 @@
 
 A backend that cannot do one of these raises `UnsupportedCall` naming itself and the call. `identity()` holds
 everything besides the call itself that decides an answer (the model, its revision and the files behind a local
-path, dtype, device, ...): the response cache keys on it, so a setting left out of it would let a changed
-configuration read stale answers. `calls` counts the model calls made. `finetune` says how the model learns
-(`none` for every backend but the in-process one, `generation.finetune`). A backend that gets its answers in
-parts (a server's replies, a batch at a time) hands each over as it comes (`answer_arrived`): the response cache
-stores it then, so that a run killed before the call returns keeps what it was answered.
+path, dtype, device, ...), and nothing that cannot (where the cache lives, retries, concurrency): the response
+cache keys on it, so a setting left out of it would let a changed configuration read stale answers, and one put in
+it for nothing would lose answers already paid for. `key_identity(method)` is the part a call of one kind reads
+(`RENDERING`: a scored context or an embedded text is put to the model as it is, without the chat template or the
+system prompt). `calls` counts the model calls made. `finetune` says how the model learns (`none` for every
+backend but the in-process one, `generation.finetune`). A backend that gets its answers in parts (a server's
+replies, a batch at a time) hands each over as it comes (`answer_arrived`): the response cache stores it then, so
+that a run killed before the call returns keeps what it was answered.
 """
 
 from __future__ import annotations
@@ -32,8 +35,6 @@ from dataclasses import asdict, dataclass, field
 import torch
 
 from pragexp.generation.requests import ChoiceRequest, OptionScore
-
-STREAMS = "per-draw"  # how draws are seeded: see GenerationParams.key
 
 
 class UnsupportedCall(RuntimeError):
@@ -51,14 +52,10 @@ class GenerationParams:
     ignore_eos: bool = False  # generate exactly max_new_tokens (benchmarks: the same budget for everyone)
 
     def key(self) -> dict:
-        """What decides a draw, besides the prompt and the sample index (not `samples`)."""
+        """What decides a draw, besides the prompt and the sample index (not `samples`: how many draws are
+        asked for does not change any one of them)."""
         out = asdict(self)
         out.pop("samples")
-        if not self.ignore_eos:
-            out.pop("ignore_eos")  # keys from before the field existed stay valid
-        # Replies drawn before each draw had its own stream (`stream_seed`) were seeded by their batch:
-        # this marker keeps them from ever answering for the new scheme.
-        out["streams"] = STREAMS
         return out
 
 
@@ -125,10 +122,17 @@ def _plain(value):
     return value
 
 
+# The settings that say how a raw prompt is put to the model (its chat template, a system turn): generation reads
+# them; a scored context and an embedded text go to the model as they are.
+RENDERING = ("chat", "chat_template", "system_prompt", "chat_template_kwargs")
+
+
 class LLMBackend:
     name = "backend"
     cacheable = True  # the reference backends answer from the data: nothing to cache
     finetune = "none"  # only an in-process model learns (llm=hf: generation.finetune)
+    # per kind of call (the cache's method names), the `identity` fields its answers cannot depend on
+    not_read_by: dict[str, tuple[str, ...]] = {"loglikelihood_many": RENDERING, "embed": RENDERING}
 
     # Where the answers of the call under way go as they arrive (set by the response cache for one call).
     on_answer: Callable[[int, object], None] | None = None
@@ -144,6 +148,11 @@ class LLMBackend:
         `on_answer` at once. Optional: what a call returns is stored in any case."""
         if self.on_answer is not None:
             self.on_answer(index, answer)
+
+    def key_identity(self, method: str) -> dict:
+        """What the answers of a `method` call rest on: `identity()` less the fields that call never reads."""
+        unread = self.not_read_by.get(method, ())
+        return {k: v for k, v in self.identity().items() if k not in unread}
 
     def generate(self, prompts: list[Prompt], params: GenerationParams) -> list[list[str]]:
         draws = [self.generate_samples(prompts, params, s) for s in range(params.samples)]

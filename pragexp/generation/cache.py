@@ -90,6 +90,9 @@ class CachedBackend(LLMBackend):
     def identity(self) -> dict:
         return self.backend.identity()
 
+    def key_identity(self, method: str) -> dict:
+        return self.backend.key_identity(method)
+
     def chat_text(self, messages: list[dict]) -> str | None:
         return self.backend.chat_text(messages)  # local rendering: nothing to cache
 
@@ -104,7 +107,7 @@ class CachedBackend(LLMBackend):
         return self.backend.calls
 
     def _key(self, method: str, payload, params: dict | None = None, sample: int | None = None) -> str:
-        return ResponseCache.key(self.backend.identity(), method, payload, params, sample)
+        return ResponseCache.key(self.backend.key_identity(method), method, payload, params, sample)
 
     @contextmanager
     def _storing(

@@ -40,6 +40,7 @@ class EncoderBackend(LLMBackend):
                 "revision": self.revision,
                 "files": self.pretrained.files_digest(),  # the folder behind minilm or a local path
                 "max_length": self.max_length,  # longer texts are truncated: it changes the vectors
+                "batch_size": self.batch_size,  # texts are padded to their batch's longest: float rounding
                 "device": "cpu",  # loaded on the CPU, in float32 (from_pretrained's default)
             }
         return self._identity
@@ -135,6 +136,7 @@ class LLM2VecBackend(LLMBackend):
                 "instruction": self.instruction,
                 "pooling_mode": self.pooling_mode,
                 "max_length": self.max_length,
+                "batch_size": self.batch_size,  # texts are padded to their batch's longest: float rounding
                 "dtype": self.dtype,
                 "device": torch.device(self._device()).type,
             }

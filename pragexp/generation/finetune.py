@@ -34,7 +34,20 @@ from pragexp.utils.contracts import require
 
 FINETUNES = ("none", "lora", "full")
 LORA_DEFAULTS = {"r": 8, "alpha": 16, "dropout": 0.05, "target_modules": None, "seed": 0, "layers": None}
-QUANTIZATIONS = (None, "4bit")
+# What each `llm.quantization` loads the base with (bitsandbytes' settings, as plain data: part of the backend's
+# identity, so that answers of one quantization never stand for another's).
+QUANTIZATION = {
+    "4bit": {
+        "load_in_4bit": True,
+        "bnb_4bit_quant_type": "nf4",
+        "bnb_4bit_use_double_quant": True,
+        "bnb_4bit_compute_dtype": "bfloat16",
+    }
+}
+QUANTIZATIONS = (None, *QUANTIZATION)
+# The LoRA settings that change what tuned weights answer; the others do not: dropout is off in evaluation, and
+# the seed's effect (the adapters' start) is in the weights themselves.
+LORA_FORWARD = ("r", "alpha", "target_modules", "layers")
 
 
 # -- settings -----------------------------------------------------------------------------------------------
@@ -55,9 +68,16 @@ def check_finetune(finetune: str, quantization: str | None = None) -> None:
         )
 
 
+def quantization_settings(quantization: str | None) -> dict | None:
+    """What `llm.quantization` loads the base with (bits, quantisation type, double quantisation, compute dtype),
+    as plain data; None when the base is not quantised."""
+    return dict(QUANTIZATION[quantization]) if quantization else None
+
+
 def quantization_config(quantization: str | None):
     """transformers' BitsAndBytesConfig for QLoRA, or None; a clear error where it cannot run."""
-    if not quantization:
+    settings = quantization_settings(quantization)
+    if settings is None:
         return None
     if importlib.util.find_spec("bitsandbytes") is None:
         raise ImportError("llm.quantization=4bit (QLoRA) needs bitsandbytes: pip install bitsandbytes")
@@ -65,12 +85,13 @@ def quantization_config(quantization: str | None):
         raise RuntimeError("llm.quantization=4bit (QLoRA) runs on a CUDA GPU only; this machine has none")
     from transformers import BitsAndBytesConfig
 
-    return BitsAndBytesConfig(
-        load_in_4bit=True,
-        bnb_4bit_quant_type="nf4",
-        bnb_4bit_use_double_quant=True,
-        bnb_4bit_compute_dtype=torch.bfloat16,
-    )
+    compute = getattr(torch, settings.pop("bnb_4bit_compute_dtype"))
+    return BitsAndBytesConfig(**settings, bnb_4bit_compute_dtype=compute)
+
+
+def lora_identity(lora: Mapping | None) -> dict | None:
+    """The LoRA settings that change what tuned weights answer (`LORA_FORWARD`); None without LoRA."""
+    return None if lora is None else {k: lora_settings(lora)[k] for k in LORA_FORWARD}
 
 
 def lora_settings(lora: Mapping | None) -> dict:
@@ -117,6 +138,18 @@ class TunableBackend(Protocol):
 
     def base_identity(self) -> dict:
         """What names the base weights (checked against a checkpoint's)."""
+        ...
+
+    def identity(self) -> dict:
+        """Everything but the training settings and the weights that decides an answer (`backend.LLMBackend`)."""
+        ...
+
+    def key_identity(self, method: str) -> dict:
+        """The part of `identity` that a call of kind `method` reads."""
+        ...
+
+    def training_identity(self) -> dict:
+        """The training settings that change what the tuned weights answer (`finetune`, `lora_identity`)."""
         ...
 
 

@@ -11,14 +11,14 @@ wholly from the response cache never loads them.
 Sampling: every draw has its own random stream, named by (seed, prompt, temperature, top_p, draw index)
 (`sampling.RowSampler`), so a draw's reply does not depend on the prompts batched with it. Batched rows are not
 bit-identical to a prompt alone (padding and batch shape change float rounding, ~1e-5 in SmolLM2's logits), which
-could flip a token where two are within rounding of each other; the batch size is therefore part of the cache key
-(`identity`).
+could flip a token where two are within rounding of each other; the batch size is therefore part of a generated
+reply's cache key (`identity`), not of a score's (the scorer's numbers do not depend on the batch).
 
 `loglikelihood_many` is the one scorer (`scorer.score_choices`); `embed` mean-pools the last hidden states of
 the causal LM (unidirectional, not trained to embed: not LLM2Vec, see `encoder.LLM2VecBackend`). The backend also
 implements what fine-tuning asks (`finetune.TunableBackend`: `trainable_model`, `base_identity`, `lora`), and
 evaluates another run's tuned weights on any task with `llm.adapter=<its .ckpt or .peft folder>` (`adapters`: checked
-against this base; the adapter's files are in the cache key).
+against this base; its configuration and its weights' SHA-256 are in the cache key).
 
 An encoder-decoder (its config.json says `is_encoder_decoder`: `llm.model=google/flan-t5-xl`) loads as
 AutoModelForSeq2SeqLM and is scored by `seq2seq_scorer` (the context to the encoder, each option a decoder
@@ -35,6 +35,7 @@ import torch
 
 from pragexp.generation import adapters
 from pragexp.generation.backend import (
+    RENDERING,
     GenerationParams,
     LLMBackend,
     Prompt,
@@ -43,14 +44,21 @@ from pragexp.generation.backend import (
     template_kwargs,
     with_system,
 )
-from pragexp.generation.finetune import check_finetune, lora_settings, make_trainable, quantization_config
+from pragexp.generation.finetune import (
+    check_finetune,
+    lora_identity,
+    lora_settings,
+    make_trainable,
+    quantization_config,
+    quantization_settings,
+)
 from pragexp.generation.head_cache import HeadCache
 from pragexp.generation.requests import ChoiceRequest, OptionScore
 from pragexp.generation.sampling import RowSampler
-from pragexp.generation.scorer import score_choices
+from pragexp.generation.scorer import SCORING, score_choices
 from pragexp.generation.seq2seq_scorer import SCORING as SEQ2SEQ_SCORING
 from pragexp.generation.seq2seq_scorer import score_seq2seq
-from pragexp.utils.pretrained import SMOLLM2, files_digest, loaded, resolve
+from pragexp.utils.pretrained import SMOLLM2, loaded, resolve
 from pragexp.utils.pretrained.causal import load_causal_model, load_causal_tokenizer
 from pragexp.utils.pretrained.seq2seq import is_encoder_decoder, load_seq2seq_lm
 from pragexp.utils.tensors import mean_pool, pad_right
@@ -66,6 +74,8 @@ def _device(device: str) -> torch.device:
 
 class HFBackend(LLMBackend):
     name = "hf"
+    # a score is a function of its request and the weights (`scorer`), not of the batch; an embedding is not
+    not_read_by = {"loglikelihood_many": (*RENDERING, "batch_size"), "embed": RENDERING}
 
     def __init__(
         self,
@@ -105,7 +115,10 @@ class HFBackend(LLMBackend):
         self._base: dict | None = None
 
     def identity(self) -> dict:
-        """Everything that decides an answer besides the call itself (the response cache's key)."""
+        """Everything that decides an answer besides the call itself (the response cache's key). The training
+        settings (`finetune`, `lora`, `gradient_checkpointing`) are not in it: a model that trains is never put
+        behind the cache (`cache.cached`), and the benchmark curves key its steps themselves
+        (`training.benchmarks.StepBackend`: the settings and the weights as they stand)."""
         if self._identity is None:
             self._identity = {
                 "backend": self.name,
@@ -115,17 +128,13 @@ class HFBackend(LLMBackend):
                 "files": self.pretrained.files_digest(),
                 "chat_template": self.use_chat_template,
                 "system_prompt": self.system_prompt,
+                "chat_template_kwargs": self.template_kwargs,
                 "dtype": self.dtype,
                 "device": _device(self.device_name).type,  # kernels differ between cpu and cuda
-                "batch_size": self.batch_size,  # padding and batch shape change float rounding
-                **({"adapter": files_digest(self.adapter)} if self.adapter else {}),
-                # left out when empty: keys from before the setting existed stay valid
-                **({"chat_template_kwargs": self.template_kwargs} if self.template_kwargs else {}),
-                **(
-                    {"architecture": "encoder-decoder", "scoring": SEQ2SEQ_SCORING}
-                    if self.encoder_decoder
-                    else {}
-                ),
+                "batch_size": self.batch_size,  # generation: padding and batch shape change float rounding
+                "quantization": quantization_settings(self.quantization),
+                "adapter": adapters.identity(self.adapter) if self.adapter else None,
+                "scoring": SEQ2SEQ_SCORING if self.encoder_decoder else SCORING,  # the scorer's recipe
             }
         return self._identity
 
@@ -150,6 +159,12 @@ class HFBackend(LLMBackend):
             base = {"model": self.model_name, "gguf_file": self.gguf_file, "revision": self.revision}
             self._base = {**base, **self.pretrained.weights_id()}
         return self._base
+
+    def training_identity(self) -> dict:
+        """The training settings that change what the tuned weights answer (the benchmark curves' key adds the
+        weights themselves); `gradient_checkpointing` is not one (it recomputes activations for the backward pass
+        only)."""
+        return {"finetune": self.finetune, "lora": lora_identity(self.lora)}
 
     def tokenizer(self):
         """The tokenizer and its chat template, loaded on first use without the weights."""
@@ -178,9 +193,9 @@ class HFBackend(LLMBackend):
             if self.finetune != "none":
                 self._model = loaded.fresh(load_model)
             else:
-                names = ("model", "gguf_file", "revision", "files", "dtype", "adapter")
-                key = {k: self.identity().get(k) for k in names}  # the weights, not how prompts are put
-                key.update(device=str(device), quantization=self.quantization)
+                names = ("model", "gguf_file", "revision", "files", "dtype", "adapter", "quantization")
+                key = {k: self.identity()[k] for k in names}  # the weights, not how prompts are put
+                key.update(device=str(device))
                 self._model = loaded.kept(key, load_model, "language model")
         return self._model, self.tokenizer()
 

@@ -14,6 +14,9 @@ time out after `timeout` seconds and are retried `max_retries` times with expone
   check that the server's echo is right (`check_echo`): a server or model that does not offer them, or
   whose echoed log-probs disagree with its own next-token log-probs, gets a clear error.
 - embed: `/embeddings`.
+
+The response cache names the server by what it serves, not by its address (`served`): the same model behind
+another node, port or restart answers from the cache; another model under the same name does not.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 
 import torch
 
+from pragexp.generation import served
 from pragexp.generation.backend import (
     GenerationParams,
     LLMBackend,
@@ -45,6 +49,10 @@ RETRY_STATUS = {408, 409, 425, 429, 500, 502, 503, 504}
 
 class APIError(RuntimeError):
     pass
+
+
+class Refused(APIError):
+    """The server answered that it does not do this (a 4xx other than a missing or wrong key, or a rate limit)."""
 
 
 def with_reasoning(choice: dict) -> str:
@@ -78,6 +86,7 @@ class OpenAIBackend(LLMBackend):
         concurrency: int = 8,
         revision: str | None = None,
         chat_template_kwargs: dict | None = None,
+        fingerprints: str | None = None,
     ):
         super().__init__()
         if not model:
@@ -88,20 +97,47 @@ class OpenAIBackend(LLMBackend):
         self.concurrency, self.revision = max(1, int(concurrency)), revision
         self._echo_checked, self._echo_lock = False, threading.Lock()
         self.template_kwargs = template_kwargs(chat_template_kwargs)
+        self.fingerprints = served.Fingerprints(fingerprints)
+        self._served: dict | None = None
+        self._served_lock = threading.Lock()
 
     def identity(self) -> dict:
+        """The model the server serves (`served`), not its address, and how a raw prompt is put to it. The
+        address, the key's variable, timeouts, retries and `concurrency` are not in it: they change no answer."""
         return {
             "backend": self.name,
-            "base_url": self.base_url,
             "model": self.model,
             "revision": self.revision,
+            **self.served(),
             "chat": self.chat,
             "system_prompt": self.system_prompt,
-            # Log-likelihoods are stored only after the server passed `check_echo`; this marker keeps
-            # those read before the check existed out of every answer.
-            "echo_checked": True,
-            **({"chat_template_kwargs": self.template_kwargs} if self.template_kwargs else {}),
+            "chat_template_kwargs": self.template_kwargs,
         }
+
+    def served(self) -> dict:
+        """What the server serves under `model` (`generation.served`): what `/v1/models` says of it and the
+        fingerprint of a probe's log-probabilities, or its address where it gives none; asked once."""
+        with self._served_lock:
+            if self._served is None:
+                try:
+                    listed = self._request("GET", "/models", counted=False).get("data") or []
+                    fields = served.served_fields(listed, self.model)
+                except Refused:  # no model list: the probe alone names the weights
+                    fields = {}
+                try:
+                    asked = served.probe_request(self.model)
+                    probe = served.probe_values(self._request("POST", "/completions", asked, counted=False))
+                except Refused:
+                    probe = None
+                if probe is None:
+                    log.warning(
+                        "%s gives no probe log-probabilities: answers cached by its address", self.base_url
+                    )
+                    self._served = {"served": fields, "address": self.base_url}
+                else:
+                    name = {"model": self.model, "revision": self.revision, "served": fields}
+                    self._served = {"served": fields, "weights": self.fingerprints.match(name, *probe)}
+        return self._served
 
     # -- HTTP ----------------------------------------------------------------------------------
     def _headers(self) -> dict:
@@ -109,22 +145,32 @@ class OpenAIBackend(LLMBackend):
         return {"Authorization": f"Bearer {key}"} if key else {}
 
     def _post(self, path: str, body: dict) -> dict:
+        return self._request("POST", path, body)
+
+    def _request(self, method: str, path: str, body: dict | None = None, counted: bool = True) -> dict:
+        """The server's JSON answer, retried as the module docstring says; `counted`: a call for an answer
+        (`calls`), not one that asks what the server serves."""
         import httpx
 
         url = f"{self.base_url}{path}"
         for attempt in range(self.max_retries + 1):
             wait = self.backoff * 2**attempt
             try:
-                response = httpx.post(url, json=body, headers=self._headers(), timeout=self.timeout)
+                response = httpx.request(
+                    method, url, json=body, headers=self._headers(), timeout=self.timeout
+                )
             except (httpx.TimeoutException, httpx.TransportError) as err:
                 problem = f"{type(err).__name__}: {err}"
             else:
                 if response.status_code < 300:
-                    self.calls += 1
+                    self.calls += counted
                     return response.json()
                 problem = f"HTTP {response.status_code}: {response.text[:300]}"
                 if response.status_code not in RETRY_STATUS:
-                    raise APIError(self._explain(path, response.status_code, problem))
+                    refused = 400 <= response.status_code < 500 and response.status_code not in (401, 403)
+                    raise (Refused if refused else APIError)(
+                        self._explain(path, response.status_code, problem)
+                    )
                 after = response.headers.get("retry-after")
                 if after and after.replace(".", "", 1).isdigit():
                     wait = max(wait, float(after))

@@ -13,6 +13,7 @@ from pragexp.generation.backend import (
     with_system,
 )
 from pragexp.generation.requests import ChoiceRequest, OptionScore, encode_request
+from pragexp.utils.pretrained import files_digest
 
 MISSING = (
     "llm=vllm needs vLLM, which pragexp does not install by default: pip install 'pragexp[vllm]' (a CUDA GPU)"
@@ -55,17 +56,28 @@ class VLLMBackend(LLMBackend):
             "max_model_len": max_model_len,
         }
         self._llm = None
+        self._identity: dict | None = None
         import_vllm()  # fail at start-up, not after the data is read
 
     def identity(self) -> dict:
-        return {
-            "backend": self.name,
-            "model": self.model_name,
-            "revision": self.revision,
-            "chat_template": self.use_chat_template,
-            "system_prompt": self.system_prompt,
-            **({"chat_template_kwargs": self.template_kwargs} if self.template_kwargs else {}),
-        }
+        """The model (name, revision, the files behind a local folder) and its dtype, and how a raw prompt is put
+        to it. vLLM has no address to name; how it schedules and splits the work (`tensor_parallel_size`,
+        `gpu_memory_utilization`) is left out: it changes float rounding only, as a server's batching does (vLLM's
+        answers are not bit-reproducible across batches anyway), so the same model on another node or GPU count
+        answers from the cache, as through `llm=openai`. `max_model_len` is left out: a longer prompt is refused,
+        never answered otherwise."""
+        if self._identity is None:
+            self._identity = {
+                "backend": self.name,
+                "model": self.model_name,
+                "revision": self.revision,
+                "files": files_digest(self.model_name),  # a local folder; None for a hub name (its revision)
+                "dtype": self.engine_args["dtype"],
+                "chat_template": self.use_chat_template,
+                "system_prompt": self.system_prompt,
+                "chat_template_kwargs": self.template_kwargs,
+            }
+        return self._identity
 
     def load(self):
         if self._llm is None:

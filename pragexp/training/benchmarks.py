@@ -11,8 +11,9 @@ A benchmark is scored as `python -m pragexp.eval task=<name> <overrides>` scores
 the same groups (conf/task/<name>.yaml, its data and prompt groups), its data module, task, metric and prompt are
 built from it, and the task's own `evaluate_batch` scores every test batch. Only the LLM differs: the model in
 training, through `StepBackend`, in eval mode and without gradients, its train mode restored after. Its answers go
-through the response cache (`paths.cache_dir`) under an identity that holds the digest of the weights that train
-(LoRA's adapters, or every weight): two steps never share an answer, the same weights always do.
+through the response cache (`paths.cache_dir`) under an identity that names the weights as they stand (`StepBackend`:
+LoRA's adapters by their digest, a full fine-tune's weights by the fit and its step): two weight states never share
+an answer, and the same adapters always do.
 
 A pass leaves training as it was: every random generator it could draw from (torch's, CUDA's, numpy's, Python's)
 is restored after it, so the trained weights are the same with and without the callback.
@@ -24,6 +25,7 @@ import hashlib
 import logging
 import random
 import time
+import uuid
 from collections.abc import Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -64,24 +66,45 @@ def weights_digest(model: torch.nn.Module) -> str:
 
 class StepBackend:
     """The backend in training as one frozen model (an LLM backend as `generation.backend` defines them): its
-    calls, under an identity that adds the digest of the weights as they stand (`settle` takes it), so that the
-    response cache keys each step's answers apart."""
+    calls, under an identity that adds the training settings and the name of the weights as they stand (`settle`
+    takes it), so that the response cache keys each step's answers apart. LoRA's weights are named by their digest
+    (`weights_digest`: megabytes, so the same adapters answer from the cache in any run, a resumed one too);
+    a full fine-tune's by this fit's own random name and its optimizer step: hashing every weight would cost
+    more than the pass it keys (bench/bench_weight_digest.py: a ~1B-parameter model's digest against a LUDWIG
+    pass). That name is exact: a fit scores each step once (`BenchmarkCurves._score`), its weights at a step are
+    one state, and no other fit, a resumed one included (`new_fit`), shares the name; its price is that a full
+    fine-tune's passes are never found in the cache by another run."""
 
     cacheable, finetune = True, "none"  # frozen between two settles: its answers are cached
 
     def __init__(self, backend):
-        self.backend, self.name, self.digest = backend, backend.name, ""
+        self.backend, self.name, self.weights = backend, backend.name, ""
+        self.new_fit()
 
     @property
     def calls(self) -> int:
         return self.backend.calls
 
-    def settle(self) -> None:
-        self.digest = weights_digest(self.backend.trainable_model())
+    def new_fit(self) -> None:
+        """A fit begins (or resumes): its steps' weights get names no earlier fit gave."""
+        self.fit = uuid.uuid4().hex
+
+    def settle(self, step: int) -> None:
+        """Name the weights as they stand after `step` optimizer steps of this fit."""
+        if self.backend.finetune == "lora":
+            self.weights = weights_digest(self.backend.trainable_model())
+        else:
+            self.weights = f"fit {self.fit} step {step}"
 
     def identity(self) -> dict:
-        lora = {"lora": self.backend.lora} if self.backend.finetune == "lora" else {}
-        return {**self.backend.identity(), "finetune": self.backend.finetune, **lora, "weights": self.digest}
+        return {**self.backend.identity(), **self.backend.training_identity(), "weights": self.weights}
+
+    def key_identity(self, method: str) -> dict:
+        return {
+            **self.backend.key_identity(method),
+            **self.backend.training_identity(),
+            "weights": self.weights,
+        }
 
     def generate(self, prompts, params) -> list[list[str]]:
         return self.backend.generate(prompts, params)
@@ -241,6 +264,11 @@ class BenchmarkCurves(Callback):
         self.benchmarks = [Benchmark(n, self._config(n), self.backend) for n in self.names]
 
     def on_train_start(self, trainer, pl_module) -> None:
+        if (
+            self.backend is not None
+        ):  # a second fit of this callback (a resumed one) names and scores its own steps
+            self.backend.new_fit()
+            self.scored_step = None
         self._score(trainer, pl_module)
 
     def on_train_batch_end(self, trainer, pl_module, outputs, batch, batch_idx) -> None:
@@ -258,7 +286,7 @@ class BenchmarkCurves(Callback):
         self.scored_step = step
         values: dict[str, float] = {}
         with frozen_pass(pl_module):
-            self.backend.settle()
+            self.backend.settle(step)
             for benchmark in self.benchmarks:
                 started = time.monotonic()
                 figures = benchmark.score()
