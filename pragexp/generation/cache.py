@@ -198,11 +198,8 @@ def _choice_params(request: ChoiceRequest) -> dict:
     return {"scoring": SCORING, "pairing": request.pairing, "head": request.head}
 
 
-def _prompt_key(prompt: Prompt):
-    """A prompt as the cache keys it: a templated prompt is the model's text as it is, never the same request as a
-    raw one, and its draws' stream is named by its `seed_text` when it has one; a `prefill` (the reply's start
-    the model goes on from) is part of it."""
-    prefill = [["prefill", prompt.prefill]] if prompt.prefill else []  # keys without one stay as they were
-    if not prompt.templated:
-        return [prompt.text, *prefill] if prefill else prompt.text
-    return ["templated", prompt.text] + ([prompt.seed_text] if prompt.seed_text is not None else []) + prefill
+def _prompt_key(prompt: Prompt) -> list:
+    """A prompt as the cache keys it: its text; whether it is templated (the model's text as it is: never the same
+    request as a raw one); the text its draws' stream is named by (`seed_text`); the `prefill` (the reply's start
+    the model goes on from)."""
+    return [prompt.text, prompt.templated, prompt.seed_text, prompt.prefill]
