@@ -359,11 +359,11 @@ def test_cached_leaves_alone_what_it_must_not_cache(tmp_path):
     assert cached(tuned, tmp_path) is tuned
 
 
-def test_answers_stored_in_the_file_format_of_before_are_found(tmp_path):
+def test_answers_stored_in_the_documented_file_format_are_found(tmp_path):
     """The folder's files and their keys, spelled out: a file `<start ns>-<host>-<pid>-<token>.log` holding a
     header line, then records (magic, kind, key and value lengths, CRC-32 of all before it and of key and value;
-    little-endian), the key the SHA-256 of the JSON list (backend identity, method, prompt or [context, option],
-    parameters, sample), the value as JSON. Answers stored so are found as they are."""
+    little-endian), the key the SHA-256 of the JSON list (backend identity, method, prompt [text, templated, seed
+    text, prefill] or [context, option], parameters, sample), the value as JSON. Answers stored so are found as they are."""
     params = GenerationParams(temperature=0.3)
 
     def key(*parts) -> str:
@@ -381,7 +381,7 @@ def test_answers_stored_in_the_file_format_of_before_are_found(tmp_path):
     folder.mkdir(parents=True)
     (folder / f"{10**19:020d}-elsewhere-1-{'0' * 16}.log").write_bytes(
         b"pragexp response cache, format 1\n"
-        + record(key(identity, "generate", "a", params.key(), 1), "a reply from before")
+        + record(key(identity, "generate", ["a", False, None, ""], params.key(), 1), "a reply from before")
         + record(key(identity, "loglikelihood_many", ["ctx", "1"], scoring, None), [-1.5, 2, 3])
     )
     inner = Counting()
