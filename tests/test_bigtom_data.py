@@ -244,6 +244,9 @@ def test_some_conditions_and_stories_only(make_config):
     assert metrics["test/count"] == 6 and metrics["test/joint_acc_rows"] == 2
     report = json.loads(Path(cfg.paths.output_dir, "data_report.json").read_text())
     assert report["stories"] == 2 and report["joint_sets"] == 2 and len(report["per_condition"]) == 3
+    assert report["joint_sets_right_first"] == 2 and report["per_right_position"] == {"a": 6}
+    text = "\n".join(report_section.sections(find_runs([Path(cfg.paths.output_dir)])))
+    assert "### Controls" not in text  # none of the picked conditions is a control
     cfg = make_config(
         ["task=bigtom", "data.conditions=[1_forward_belief_true_belief]"], name="eval", out="one"
     )
@@ -274,6 +277,11 @@ def test_the_report_section_shows_our_cells_beside_the_paper_and_draws_the_figur
     assert "| human (paper) | forward action | 0.925 |  | 0.775 |" in text
     assert "| chance |  | 0.500 | 0.500 | 0.250 | 0.500 | 0.500 | 0.250 |" in text
     assert "- gpt-4 (paper): plot_models.ipynb" in text
+    assert "### Controls" in text
+    # Ada's and Zoé's draws keep the right answer first, Omar's swaps it, in every condition: always a) is right on
+    # 2 stories' items and pairs of 3, far above the 1/4 of a uniform guess on the pairs.
+    assert "| always a) (bigtom.csv, 75 items) | 0.667 | 0.667 |" in text
+    assert "| always b) (bigtom.csv, 75 items) | 0.333 | 0.333 |" in text
     (figure,) = report_section.figures(runs, tmp_path)
     assert figure.name == "bigtom_belief.png" and figure.read_bytes().startswith(b"\x89PNG")
 

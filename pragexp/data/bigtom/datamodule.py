@@ -121,15 +121,19 @@ class BigToMDataModule(PromptDataModule):
         sets = _joint_sets(self.items)
         self.datasets["test"] = [self._example(n, i, orders[i.story], sets) for n, i in enumerate(self.items)]
         per_file = Counter(i.name for i in self.items)
+        pair_stories = {s: self.items[n].story for n, s in sets.items()}
         self.write_report(
             {
                 "source": str(path),
                 "stories": len(stories),
                 "stories_with_text_after_the_fifth_sentence": sum(s.extra_text for s in stories),
                 "items": len(self.items),
-                "joint_sets": len(set(sets.values())),
                 "per_condition": {c: per_file[c] for c in CONDITION_FILES if per_file[c]},
-                "per_right_position": dict(Counter(POSITIONS[orders[i.story][0]] for i in self.items)),
+                "per_right_position": dict(Counter(POSITIONS[e["label"]] for e in self.datasets["test"])),
+                "joint_sets": len(pair_stories),
+                # the authors' draw is a story's in every condition: both items of a pair have their right answer
+                # in one position, so always answering a) scores this share of the pairs
+                "joint_sets_right_first": sum(orders[s] == (0, 1) for s in pair_stories.values()),
             }
         )
         log.info("BigToM %s: %d items from %d stories", path.name, len(self.items), len(stories))

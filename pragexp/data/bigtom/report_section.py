@@ -6,7 +6,10 @@ question and initial belief beside the paper's rows, the controls, the whole run
   right together (`test/joint_acc/<question>:<initial_belief|no_initial_belief>`, the paper's TB∧FB); then the
   paper's rows (bigtom.json: Fig. 3, the initial belief shown, TB and TB∧FB; the false belief alone is not printed
   there, an empty cell); then the controls; then per run all items, all true-and-false pairs, percept-to-belief,
-  the share of each answer position chosen and `unparsed`. Each cell of ours `mean ± standard error (n=stories)`
+  the share of each answer position chosen and `unparsed`, and what answering a) (or b)) every time scores on the
+  run's data: the authors' answer order is drawn once per story row and holds in every condition, so a story's
+  true-belief and false-belief items have their right answer in the same position, and one position every time
+  scores the share of pairs whose right answers sit there (about 1/2, not the 1/4 of a uniform guess). Each cell of ours `mean ± standard error (n=stories)`
   from metrics.json, clustered by story (a story's 25 items are one draw). Chance: 1/2 an item, 1/4 a pair.
 """
 
@@ -19,6 +22,7 @@ from pragexp.data.common.report_groups import acc_cell, acc_estimate, run_label
 from pragexp.utils.figures import bar_groups, pyplot, save_png
 from pragexp.utils.markdown import table_section
 from pragexp.utils.papers import read_paper_table
+from pragexp.utils.results import data_report
 
 TASK = "bigtom"
 PAPER = Path(__file__).resolve().parent / f"{TASK}.json"
@@ -70,7 +74,28 @@ def control_rows(runs) -> list[list[str]]:
         for run in runs
         for q in QUESTIONS
     ]
-    return [*rows, ["chance", "", *[f"{CHANCE:.3f}"] * 4]]
+    rows = [row for row in rows if any(row[2:])]  # a run without control items has no row
+    return [*rows, ["chance", "", *[f"{CHANCE:.3f}"] * 4]] if rows else []
+
+
+def constant_rows(runs) -> list[list[str]]:
+    """What answering one position every time scores on each run's data (data_report.json): the authors' order is
+    a story's in every condition, so a pair's two right answers share their position."""
+    rows, seen = [], set()
+    for run in runs:
+        report = data_report(run)
+        items, pairs = report.get("items"), report.get("joint_sets")
+        first = report.get("joint_sets_right_first")
+        key = (report.get("source"), items, pairs)
+        if not items or first is None or key in seen:
+            continue
+        seen.add(key)
+        where = f"{Path(str(report.get('source'))).name}, {items} items"
+        for p, position in enumerate(POSITIONS):
+            share = report.get("per_right_position", {}).get(position, 0) / items
+            pair_share = (first if p == 0 else pairs - first) / pairs if pairs else None
+            rows.append([f"always {position}) ({where})", _number(share), _number(pair_share), *[""] * 5])
+    return rows
 
 
 def overall_rows(runs) -> list[list[str]]:
@@ -80,7 +105,8 @@ def overall_rows(runs) -> list[list[str]]:
         shares = [m.get(f"test/chosen/{p}") for p in (*POSITIONS, "none")]
         cells = [acc_cell(m), acc_cell(m, None, JOINT), acc_cell(m, "1_percept_to_belief_true_belief")]
         rows.append([run_label(run), *cells, *(_number(s) for s in shares), _number(m.get("test/unparsed"))])
-    return [*rows, ["chance", f"{CHANCE:.3f}", f"{PAIR_CHANCE:.3f}", f"{CHANCE:.3f}", "", "", "", ""]]
+    chance = ["chance", f"{CHANCE:.3f}", f"{PAIR_CHANCE:.3f}", f"{CHANCE:.3f}", "", "", "", ""]
+    return [*rows, chance, *constant_rows(runs)]
 
 
 def sections(runs) -> list[str]:
@@ -103,7 +129,8 @@ def sections(runs) -> list[str]:
         belief_rows(ours),
     )
     header = [f"{name} {when}" for when in (shown, hidden) for name in ("true control", "false control")]
-    out += table_section("Controls", ["model, template", "question", *header], control_rows(ours))
+    controls = control_rows(ours)
+    out += table_section("Controls", ["model, template", "question", *header], controls) if controls else []
     header = ["all items", "all TB∧FB pairs", "percept to belief", *(f"chose {p})" for p in POSITIONS)]
     out += table_section(
         "All items", ["model, template", *header, "chose none", "unparsed"], overall_rows(ours)
@@ -143,7 +170,7 @@ def figures(runs, folder: Path) -> list[Path]:
     ]
     bar_groups(ax, xs, series, "TB∧FB")
     ax.axhline(PAIR_CHANCE, color="black", linestyle="--", linewidth=1)
-    ax.set_title("the paper's TB∧FB (bigtom.json: Fig. 3, 0-shot, 200 stories)", fontsize=8)
+    ax.set_title("the paper's TB∧FB (bigtom.json: Fig. 3, 0-shot, the release's stories)", fontsize=8)
     ax.legend(fontsize=7, ncol=3, loc="upper center", bbox_to_anchor=(0.5, -0.12))
     fig.suptitle("BigToM: initial belief shown (whiskers: 95% interval, clustered by story)", fontsize=10)
     return [save_png(fig, Path(folder) / "bigtom_belief.png")]
