@@ -211,7 +211,8 @@ PUBLISHED_ONLY = {"human", "mnli_no_finetuning", "boolq_no_finetuning", "bert_di
 HU_MODELS = {"gpt2", "flan-t5-base", "flan-t5-xl", "flan-t5-xxl", "tk-instruct-3b-def-pos", "text-ada-001"}
 HU_MODELS |= {"tk-instruct-11b-def-pos", "text-davinci-002", "chance"}
 LUDWIG_ROWS = {"human_average", "human_best", "random", "text-davinci-001", "blenderbot_best", "opt_best"}
-PUBLISHED_ONLY |= HU_MODELS | LUDWIG_ROWS
+BIGTOM_ROWS = {"gpt-4", "claude-v1.3", "gpt-3.5-turbo", "text-davinci-003", "llama-65b"}  # and "human"
+PUBLISHED_ONLY |= HU_MODELS | LUDWIG_ROWS | BIGTOM_ROWS
 
 
 def test_the_shipped_paper_files_load_and_name_existing_tasks_and_presets():
@@ -243,7 +244,15 @@ def test_the_shipped_paper_files_load_and_name_existing_tasks_and_presets():
                         assert all(
                             0.0 <= v <= 1.0 for v in (cell.values() if isinstance(cell, dict) else [cell])
                         )
-    assert {"grice_recovery", "grice_qa", "circa", "pragmaticqa", "hu_pragmatics", "ludwig"} == covered
+    assert {
+        "grice_recovery",
+        "grice_qa",
+        "circa",
+        "pragmaticqa",
+        "hu_pragmatics",
+        "ludwig",
+        "bigtom",
+    } == covered
 
 
 def test_the_shipped_tables_are_complete():

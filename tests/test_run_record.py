@@ -86,6 +86,7 @@ RUNS = {  # one cheap run per task (an LLM evaluated, the GRICE readers trained 
     "grice_qa": ["model=memnn", "debug=fdr"],
     "intentions_reply": LLM,  # the embedding judge: MiniLM, shipped offline
     "multiprageval": [*LLM, "data.languages=[english]"],  # one batch holds every type (the literal column's)
+    "bigtom": [*LLM, "data.eval_batch_size=75"],  # one batch holds every condition (the headline's pairs)
 }
 HEADLINE = {  # the headline columns a run on the tests' data (default settings) takes
     "grice_recovery": ["GRICE recovery R@1"],
@@ -99,6 +100,7 @@ HEADLINE = {  # the headline columns a run on the tests' data (default settings)
     "bigbench_implicatures": ["BIG-bench implicatures acc"],
     "multiprageval": ["MultiPragEval maxims acc", "MultiPragEval literal acc"],
     "tomato": ["ToMATO acc", "ToMATO false-belief acc"],
+    "bigtom": ["BigToM fwd-belief TB∧FB", "BigToM fwd-action TB∧FB", "BigToM bwd-belief TB∧FB"],
     "nli": [],
     "boolq": [],
 }

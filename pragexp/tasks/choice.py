@@ -22,9 +22,11 @@ from typing import Protocol, runtime_checkable
 
 import torch
 from torch import nn
+from torchmetrics import MetricCollection
 
 from pragexp.generation.ranking import TIES, right_under
 from pragexp.metrics.choice import ChoiceMetric, pearson
+from pragexp.metrics.joint import JointMetric
 from pragexp.tasks.base import EVAL_STAGES, PragexpTask, chosen
 from pragexp.tasks.contracts import PromptData, TaskData, units
 
@@ -35,8 +37,9 @@ class ChoiceData(TaskData, PromptData, Protocol):
     in, where it is in several: its "group" is then the first), "view" (an index into `view_names`, or -1),
     "inputs": {"items": PromptItems with their options}, and per example "kinds" (a kind id, into `kind_names`, per
     option; or None) and "reference" (people's answer shares over the options, in the item's order; or None); may
-    hold "people_correct" (people's proportion correct on the example's item, NaN: unknown); and, as every
-    task's data, "cluster" (the id of the example's sampling unit: an item's views share it)."""
+    hold "people_correct" (people's proportion correct on the example's item, NaN: unknown) and "joint" (the id of
+    the set of examples it is right together with, -1: none: `joint_acc`); and, as every task's data, "cluster"
+    (the id of the example's sampling unit: an item's views share it)."""
 
     view_names: Sequence[str]  # Hu et al.'s seeds; empty: every item is shown once
     kind_names: Sequence[str]  # the options' kinds (literal, associate, ...); empty: none
@@ -90,7 +93,16 @@ class LLMChoiceTask(PragexpTask):
             datamodule.kind_names,
             position_names(datamodule),
         )
-        return nn.ModuleDict({stage: ChoiceMetric(*names) for stage in EVAL_STAGES})
+        # one metric's figures: the choice metric's, and the joint sets' where the data module forms any
+        return nn.ModuleDict(
+            {
+                stage: MetricCollection(
+                    {"choice": ChoiceMetric(*names), "joint": JointMetric(datamodule.group_names)},
+                    compute_groups=False,
+                )
+                for stage in EVAL_STAGES
+            }
+        )
 
     def evaluate_batch(self, stage: str, batch: dict) -> dict:
         items = list(batch["inputs"]["items"])
@@ -117,8 +129,8 @@ class LLMChoiceTask(PragexpTask):
         }
 
     def update_metrics(self, stage: str, batch: dict, scores: dict) -> None:
-        index = batch["index"]
-        self.metrics[stage].update(
+        index, members = batch["index"], memberships(batch, len(self.group_names))
+        self.metrics[stage]["choice"].update(
             index,
             batch["group"],
             batch["view"],
@@ -127,10 +139,15 @@ class LLMChoiceTask(PragexpTask):
             scores["kind"].to(index.device),
             scores["corr"].to(index.device),
             units(batch),  # the sampling unit of each example: its uncertainty is clustered by it
-            memberships(batch, len(self.group_names)),
+            members,
             scores["predicted"].to(index.device),
             batch.get("people_correct"),  # people's proportion correct on the item (Hu et al.'s comparison)
         )
+        if "joint" in batch:
+            if members is None:  # each example in its one group (-1: none)
+                members = batch["group"].reshape(-1, 1).cpu() == torch.arange(len(self.group_names))
+            correct = scores["correct"].to(index.device)
+            self.metrics[stage]["joint"].update(index, batch["joint"], correct, members, units(batch))
 
     def prediction_records(self, batch: dict, scores: dict) -> list[dict]:
         records = []

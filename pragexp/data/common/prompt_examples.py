@@ -37,8 +37,9 @@ class PromptBatch:
         return self.items[i]
 
 
-# numbers per example (cluster: the item's id; people_correct: people's proportion correct on it, NaN: unknown)
-TENSOR_KEYS = ("index", "label", "group", "view", "cluster", "people_correct")
+# numbers per example (cluster: the item's id; people_correct: people's proportion correct on it, NaN: unknown;
+# joint: the set of examples it is right together with, -1: none)
+TENSOR_KEYS = ("index", "label", "group", "view", "cluster", "people_correct", "joint")
 LIST_KEYS = (
     "kinds",
     "reference",

@@ -21,18 +21,19 @@ def run_label(run) -> str:
     return f"{llm_label(run)}, {template_name(run)}"
 
 
-def acc_cell(run, group: str | None = None) -> str:
-    """`0.337 ± 0.021 (n=130 scenarios)` of the group's accuracy in the run (the whole run's for None); "" where
-    the run has none."""
-    key = ACC if group is None else f"{ACC}/{group}"
-    return metrics_cell(run.metrics, ACC, group, units=units_of([run])) if key in run.metrics else ""
+def acc_cell(run, group: str | None = None, name: str = ACC) -> str:
+    """`0.337 ± 0.021 (n=130 scenarios)` of the group's accuracy in the run (the whole run's for None; `name`:
+    another mean, such as `test/joint_acc`); "" where the run has none."""
+    key = name if group is None else f"{name}/{group}"
+    return metrics_cell(run.metrics, name, group, units=units_of([run])) if key in run.metrics else ""
 
 
-def acc_estimate(metrics: dict, group: str | None = None) -> tuple[float, float]:
-    """(accuracy, half the 95% interval) of the group; NaN for what the run lacks (no bar, or no whisker)."""
-    key = ACC if group is None else f"{ACC}/{group}"
-    low = metrics.get(figure_key(ACC, "ci95_low", group), math.nan)
-    high = metrics.get(figure_key(ACC, "ci95_high", group), math.nan)
+def acc_estimate(metrics: dict, group: str | None = None, name: str = ACC) -> tuple[float, float]:
+    """(accuracy, half the 95% interval) of the group (`name`: as `acc_cell`); NaN for what the run lacks (no
+    bar, or no whisker)."""
+    key = name if group is None else f"{name}/{group}"
+    low = metrics.get(figure_key(name, "ci95_low", group), math.nan)
+    high = metrics.get(figure_key(name, "ci95_high", group), math.nan)
     return metrics.get(key, math.nan), (high - low) / 2
 
 
