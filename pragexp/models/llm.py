@@ -52,7 +52,7 @@ from pragexp.prompting import (
     select_template,
 )
 from pragexp.prompting.extraction import extraction_prompt, read_extraction
-from pragexp.prompting.parsing import READERS
+from pragexp.prompting.readers import READERS
 from pragexp.prompting.reasoning import DEFAULT_MARKERS
 from pragexp.utils.contracts import require
 from pragexp.utils.run_record import LLMRecord, ModelRecord, Prompting, llm_row

@@ -8,7 +8,9 @@ the first of the tied options is chosen, numpy's argmax as Hu et al. and lm-eval
 the true option must score strictly higher, LUDWIG's code for API models), the probability of the true option, per group (phenomenon,
 implicature type; an example in several groups counts in each), per view and their spread (Hu et al.'s option-order seeds), the share of errors by the chosen
 option's kind, the share of each option position chosen (where the data module names them), and the comparison with people (across items, Hu et al.'s; within an item, over its options), from
-what the data module declares (`ChoiceData`); each
+what the data module declares (`ChoiceData`); where the data module also declares sets of examples (`ItemSets`:
+Hi-ToM's joint accuracy over a story's orders, OpenToM's macro-F1 per genre over batches of stories), their
+figures (`pragexp.metrics.item_sets`); each
 mean with its standard error, clustered by item where the data module shows an item in several views (its batches'
 "cluster"). `predictions.jsonl` holds per example the model's record (prompt, continuations, log-likelihoods,
 scores) and the option probabilities, the choice, its kind, its group, the item it scores and the people's
@@ -18,7 +20,7 @@ distribution.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Protocol, runtime_checkable
 
 import torch
@@ -26,6 +28,7 @@ from torch import nn
 
 from pragexp.generation.ranking import TIES, right_under
 from pragexp.metrics.choice import ChoiceMetric, pearson
+from pragexp.metrics.item_sets import ItemSetMetric
 from pragexp.tasks.base import EVAL_STAGES, PragexpTask, PromptData, TaskData, chosen
 
 
@@ -41,6 +44,43 @@ class ChoiceData(TaskData, PromptData, Protocol):
 
     view_names: Sequence[str]  # Hu et al.'s seeds; empty: every item is shown once
     kind_names: Sequence[str]  # the options' kinds (literal, associate, ...); empty: none
+
+
+class ItemSets(Protocol):
+    """What a data module may declare beside `ChoiceData`: sets of a split's examples (by dataset index) whose
+    figures depend on each other's answers (`pragexp.metrics.item_sets`). Optional: a data module without them
+    gets none."""
+
+    def joint_sets(self, split: str) -> Mapping[str, Sequence[Sequence[int]]]:
+        """name -> sets of examples, each right only when all its examples are (`joint_acc/<name>`)."""
+        ...
+
+    def f1_sets(self, split: str) -> Mapping[str, Sequence[Sequence[int]]]:
+        """name -> batches of examples whose answers' macro-F1 is reported (`macro_f1/<name>`, over batches)."""
+        ...
+
+
+def item_sets(datamodule, split: str) -> tuple[Mapping, Mapping]:
+    """The data module's joint and F1 sets of a split (`ItemSets`), each {} where it declares none."""
+    return tuple(
+        getattr(datamodule, kind)(split) if hasattr(datamodule, kind) else {}
+        for kind in ("joint_sets", "f1_sets")
+    )
+
+
+class WithItemSets(nn.Module):
+    """A stage's choice metric and its item-set metric, computed and reset together."""
+
+    def __init__(self, choice: ChoiceMetric, sets: ItemSetMetric):
+        super().__init__()
+        self.choice, self.sets = choice, sets
+
+    def compute(self) -> dict[str, torch.Tensor]:
+        return {**self.choice.compute(), **self.sets.compute()}
+
+    def reset(self) -> None:
+        self.choice.reset()
+        self.sets.reset()
 
 
 def position_names(datamodule) -> Sequence[str]:
@@ -91,7 +131,12 @@ class LLMChoiceTask(PragexpTask):
             datamodule.kind_names,
             position_names(datamodule),
         )
-        return nn.ModuleDict({stage: ChoiceMetric(*names) for stage in EVAL_STAGES})
+        metrics = {}
+        for stage in EVAL_STAGES:
+            joint, f1 = item_sets(datamodule, stage)
+            choice = ChoiceMetric(*names)
+            metrics[stage] = WithItemSets(choice, ItemSetMetric(joint, f1)) if joint or f1 else choice
+        return nn.ModuleDict(metrics)
 
     def evaluate_batch(self, stage: str, batch: dict) -> dict:
         items = list(batch["inputs"]["items"])
@@ -118,8 +163,12 @@ class LLMChoiceTask(PragexpTask):
         }
 
     def update_metrics(self, stage: str, batch: dict, scores: dict) -> None:
-        index = batch["index"]
-        self.metrics[stage].update(
+        index, metric = batch["index"], self.metrics[stage]
+        if isinstance(metric, WithItemSets):  # the examples' answers, for the sets the data module declares
+            correct, predicted = (scores[k].to(index.device) for k in ("correct", "predicted"))
+            metric.sets.update(index, correct, predicted, batch["label"], batch.get("cluster"))
+            metric = metric.choice
+        metric.update(
             index,
             batch["group"],
             batch["view"],
