@@ -86,6 +86,10 @@ RUNS = {  # one cheap run per task (an LLM evaluated, the GRICE readers trained 
     "grice_qa": ["model=memnn", "debug=fdr"],
     "intentions_reply": LLM,  # the embedding judge: MiniLM, shipped offline
     "multiprageval": [*LLM, "data.languages=[english]"],  # one batch holds every type (the literal column's)
+    "opentom": [
+        *LLM,
+        "data.eval_batch_size=19",
+    ],  # one batch holds a story's 19 questions: every headline genre
 }
 HEADLINE = {  # the headline columns a run on the tests' data (default settings) takes
     "grice_recovery": ["GRICE recovery R@1"],
@@ -99,6 +103,8 @@ HEADLINE = {  # the headline columns a run on the tests' data (default settings)
     "bigbench_implicatures": ["BIG-bench implicatures acc"],
     "multiprageval": ["MultiPragEval maxims acc", "MultiPragEval literal acc"],
     "tomato": ["ToMATO acc", "ToMATO false-belief acc"],
+    "hitom": ["Hi-ToM acc", "Hi-ToM 4th-order acc", "Hi-ToM joint acc (orders 0-4)"],
+    "opentom": ["OpenToM Loc-coarse 1st-order F1", "OpenToM multi-hop 1st-order F1", "OpenToM attitude F1"],
     "nli": [],
     "boolq": [],
 }
