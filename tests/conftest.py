@@ -103,6 +103,8 @@ TINY_DATA = {
     "hu_pragmatics": [f"data.path={HU_FIXTURE / 'prompts'}"],
     "ludwig": [f"data.path={LUDWIG_FIXTURE}"],
     "bigbench_implicatures": [f"data.path={BIGBENCH_FIXTURE}"],
+    # the authors' protocol draws 5 batches of 50 stories: the fixture's seven stories give 5 batches of one
+    "opentom": [f"data.path={FIXTURES / 'opentom'}", "data.batch_stories=1"],
     "pragmaticqa": [
         f"data.path={PRAGMATICQA_FIXTURE}",
         "data.corpus=sources",

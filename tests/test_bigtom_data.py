@@ -270,8 +270,12 @@ def test_the_report_section_shows_our_cells_beside_the_paper_and_draws_the_figur
     )
     cells = [c.strip() for c in ours.strip("|").split("|")]
     assert cells[2] == metrics_cell(metrics, "test/acc", "1_forward_belief_true_belief", units="stories")
-    assert cells[4] == metrics_cell(metrics, "test/joint_acc", "forward_belief:initial_belief", units="stories")
-    assert cells[7] == metrics_cell(metrics, "test/joint_acc", "forward_belief:no_initial_belief", units="stories")
+    assert cells[4] == metrics_cell(
+        metrics, "test/joint_acc", "forward_belief:initial_belief", units="stories"
+    )
+    assert cells[7] == metrics_cell(
+        metrics, "test/joint_acc", "forward_belief:no_initial_belief", units="stories"
+    )
     assert cells[4].endswith("(n=3 stories)")
     assert "| gpt-4 (paper) | backward belief | 0.620 |  | 0.395 |  |  |  |" in text
     assert "| human (paper) | forward action | 0.925 |  | 0.775 |" in text

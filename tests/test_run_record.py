@@ -87,6 +87,10 @@ RUNS = {  # one cheap run per task (an LLM evaluated, the GRICE readers trained 
     "intentions_reply": LLM,  # the embedding judge: MiniLM, shipped offline
     "multiprageval": [*LLM, "data.languages=[english]"],  # one batch holds every type (the literal column's)
     "bigtom": [*LLM, "data.eval_batch_size=75"],  # one batch holds every condition (the headline's pairs)
+    "opentom": [
+        *LLM,
+        "data.eval_batch_size=19",
+    ],  # one batch holds a story's 19 questions: every headline genre
 }
 HEADLINE = {  # the headline columns a run on the tests' data (default settings) takes
     "grice_recovery": ["GRICE recovery R@1"],
@@ -101,6 +105,8 @@ HEADLINE = {  # the headline columns a run on the tests' data (default settings)
     "multiprageval": ["MultiPragEval maxims acc", "MultiPragEval literal acc"],
     "tomato": ["ToMATO acc", "ToMATO false-belief acc"],
     "bigtom": ["BigToM fwd-belief TB∧FB", "BigToM fwd-action TB∧FB", "BigToM bwd-belief TB∧FB"],
+    "hitom": ["Hi-ToM acc", "Hi-ToM 4th-order acc", "Hi-ToM joint acc (orders 0-4)"],
+    "opentom": ["OpenToM Loc-coarse 1st-order F1", "OpenToM multi-hop 1st-order F1", "OpenToM attitude F1"],
     "nli": [],
     "boolq": [],
 }

@@ -53,13 +53,11 @@ from pragexp.prompting import (
     select_template,
 )
 from pragexp.prompting.extraction import extraction_prompt, read_extraction
-from pragexp.prompting.parsing import READERS
-from pragexp.prompting.pragrest_readers import WHOLE_REPLY_READERS
+from pragexp.prompting.readers import READERS, WHOLE_REPLY
 from pragexp.utils.contracts import require
 from pragexp.utils.run_record import LLMRecord, ModelRecord, Prompting, llm_row
 
 SCORINGS = (*NORMALIZATIONS, "calibrated", "generate")
-ALL_READERS = {**READERS, **WHOLE_REPLY_READERS}
 DEMONSTRATIONS = ("shared", "per_item")
 
 
@@ -101,10 +99,10 @@ class PromptedLLM(PragexpModel):
             raise ValueError("model=llm needs an LLM backend: llm=hf (default), vllm, openai or tiny")
         require(llm, PromptBackend, f"llm backend {type(llm).__name__}")
         self.template = select_template(load_templates(prompt["templates"]), prompt.get("template", 0))
-        if self.template.reader not in ALL_READERS:
+        if self.template.reader not in READERS:
             raise ValueError(
                 f"prompt template {self.template.name!r}: reader {self.template.reader!r}, choose one of "
-                f"{', '.join(ALL_READERS)}"
+                f"{', '.join(READERS)}"
             )
         self._read_settings(prompt)
         self._check_labels(task_sizes.get("num_labels"))
@@ -278,7 +276,7 @@ class PromptedLLM(PragexpModel):
         read put to the same LLM."""
         requests = self._requests(items, llm)
         options = [self.template.item_options(item) for item in items]
-        read, whole = ALL_READERS[self.template.reader], self.template.reader in WHOLE_REPLY_READERS
+        read, whole = READERS[self.template.reader], self.template.reader in WHOLE_REPLY
 
         # a whole-reply reader (PragReST's) reads the reasoning too
         def choice(i: int, thought) -> int | None:

@@ -21,10 +21,10 @@ A template has
 - `pairing`: how the prompt and an option's continuation become tokens to score (`generation.requests`):
   `lm-eval` (default) or `next-token` (Hu et al.'s protocol: the prompt as the tokenizer encodes it by default,
   each option one token of its own);
-- `reader`: how a generated reply is read back into an option (`parsing.READERS`): `declared` (default: the field's
-  rules, the last declaration wins) or `first_bracketed` (ToMATO's authors: the first "[A]".."[D]" in the reply);
-  or one of PragReST's, which read the whole reply, reasoning included (`pragrest_readers.WHOLE_REPLY_READERS`:
-  `first_boxed_number`, `first_yes_no`).
+- `reader`: how a generated reply is read back into an option (`readers.READERS`): `declared` (default: the field's
+  rules, the last declaration wins), `first_bracketed` (ToMATO's authors: the first "[A]".."[D]" in the reply), or
+  a benchmark's authors' own rule (`first_line_exact`: Hi-ToM's first line "K. green_bucket"; `opentom_answer`;
+  PragReST's, which read the whole reply, reasoning included: `first_boxed_number`, `first_yes_no`).
 
 Chat: the instruction and each demonstration's input are user turns, each demonstration's answer an
 assistant turn, then the item's input; the model's chat template turns these into text (the LLM backend

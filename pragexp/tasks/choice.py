@@ -8,8 +8,10 @@ the first of the tied options is chosen, numpy's argmax as Hu et al. and lm-eval
 the true option must score strictly higher, LUDWIG's code for API models), the probability of the true option, per group (phenomenon,
 implicature type; an example in several groups counts in each), per view and their spread (Hu et al.'s option-order seeds), the share of errors by the chosen
 option's kind, the share of each option position chosen (where the data module names them), and the comparison with people (across items, Hu et al.'s; within an item, over its options), from
-what the data module declares (`ChoiceData`); each
-mean with its standard error, clustered by the data's sampling unit (its batches' "cluster"). `predictions.jsonl` holds per example the model's record (prompt, continuations, log-likelihoods,
+what the data module declares (`ChoiceData`); where it declares sets of examples (`joint_sets`, `f1_sets`:
+BigToM's true-and-false-belief pairs, Hi-ToM's joint accuracy over a story's orders, OpenToM's macro-F1 per genre
+over batches of stories), their figures (`pragexp.metrics.item_sets`); each mean with its standard error,
+clustered by the data's sampling unit (its batches' "cluster"). `predictions.jsonl` holds per example the model's record (prompt, continuations, log-likelihoods,
 scores) and the option probabilities, the choice, its kind, its group, the item it scores and the people's
 distribution.
 """
@@ -17,16 +19,15 @@ distribution.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Protocol, runtime_checkable
 
 import torch
 from torch import nn
-from torchmetrics import MetricCollection
 
 from pragexp.generation.ranking import TIES, right_under
 from pragexp.metrics.choice import ChoiceMetric, pearson
-from pragexp.metrics.joint import JointMetric
+from pragexp.metrics.item_sets import ItemSetMetric
 from pragexp.tasks.base import EVAL_STAGES, PragexpTask, chosen
 from pragexp.tasks.contracts import PromptData, TaskData, units
 
@@ -37,18 +38,39 @@ class ChoiceData(TaskData, PromptData, Protocol):
     in, where it is in several: its "group" is then the first), "view" (an index into `view_names`, or -1),
     "inputs": {"items": PromptItems with their options}, and per example "kinds" (a kind id, into `kind_names`, per
     option; or None) and "reference" (people's answer shares over the options, in the item's order; or None); may
-    hold "people_correct" (people's proportion correct on the example's item, NaN: unknown) and "joint" (the id of
-    the set of examples it is right together with, -1: none: `joint_acc`); and, as every task's data, "cluster"
-    (the id of the example's sampling unit: an item's views share it)."""
+    hold "people_correct" (people's proportion correct on the example's item, NaN: unknown); and, as every task's
+    data, "cluster" (the id of the example's sampling unit: an item's views share it)."""
 
     view_names: Sequence[str]  # Hu et al.'s seeds; empty: every item is shown once
     kind_names: Sequence[str]  # the options' kinds (literal, associate, ...); empty: none
+    position_names: Sequence[
+        str
+    ]  # its options' positions (MultiPragEval's A-E: `chosen/<position>`); or none
+
+    def joint_sets(self, split: str) -> Mapping[str, Sequence[Sequence[int]]]:
+        """name -> sets of examples (dataset indices), each right only when all its examples are
+        (`joint_acc/<name>`: `pragexp.metrics.item_sets`); {}: none."""
+        ...
+
+    def f1_sets(self, split: str) -> Mapping[str, Sequence[Sequence[int]]]:
+        """name -> batches of examples whose answers' macro-F1 is reported (`macro_f1/<name>`, over batches);
+        {}: none."""
+        ...
 
 
-def position_names(datamodule) -> Sequence[str]:
-    """What a data module calls its options' positions (`position_names`: MultiPragEval's A-E), for the share of
-    each chosen (`chosen/<position>`); optional, none by default."""
-    return tuple(getattr(datamodule, "position_names", ()))
+class WithItemSets(nn.Module):
+    """A stage's choice metric and its item-set metric, computed and reset together."""
+
+    def __init__(self, choice: ChoiceMetric, sets: ItemSetMetric):
+        super().__init__()
+        self.choice, self.sets = choice, sets
+
+    def compute(self) -> dict[str, torch.Tensor]:
+        return {**self.choice.compute(), **self.sets.compute()}
+
+    def reset(self) -> None:
+        self.choice.reset()
+        self.sets.reset()
 
 
 def memberships(batch: dict, groups: int) -> torch.Tensor | None:
@@ -91,18 +113,14 @@ class LLMChoiceTask(PragexpTask):
             datamodule.group_names,
             datamodule.view_names,
             datamodule.kind_names,
-            position_names(datamodule),
+            tuple(datamodule.position_names),
         )
-        # one metric's figures: the choice metric's, and the joint sets' where the data module forms any
-        return nn.ModuleDict(
-            {
-                stage: MetricCollection(
-                    {"choice": ChoiceMetric(*names), "joint": JointMetric(datamodule.group_names)},
-                    compute_groups=False,
-                )
-                for stage in EVAL_STAGES
-            }
-        )
+        metrics = {}
+        for stage in EVAL_STAGES:
+            joint, f1 = datamodule.joint_sets(stage), datamodule.f1_sets(stage)
+            choice = ChoiceMetric(*names)
+            metrics[stage] = WithItemSets(choice, ItemSetMetric(joint, f1)) if joint or f1 else choice
+        return nn.ModuleDict(metrics)
 
     def evaluate_batch(self, stage: str, batch: dict) -> dict:
         items = list(batch["inputs"]["items"])
@@ -129,8 +147,12 @@ class LLMChoiceTask(PragexpTask):
         }
 
     def update_metrics(self, stage: str, batch: dict, scores: dict) -> None:
-        index, members = batch["index"], memberships(batch, len(self.group_names))
-        self.metrics[stage]["choice"].update(
+        index, metric = batch["index"], self.metrics[stage]
+        if isinstance(metric, WithItemSets):  # the examples' answers, for the sets the data module declares
+            correct, predicted = (scores[k].to(index.device) for k in ("correct", "predicted"))
+            metric.sets.update(index, correct, predicted, batch["label"], units(batch))
+            metric = metric.choice
+        metric.update(
             index,
             batch["group"],
             batch["view"],
@@ -139,15 +161,10 @@ class LLMChoiceTask(PragexpTask):
             scores["kind"].to(index.device),
             scores["corr"].to(index.device),
             units(batch),  # the sampling unit of each example: its uncertainty is clustered by it
-            members,
+            memberships(batch, len(self.group_names)),
             scores["predicted"].to(index.device),
             batch.get("people_correct"),  # people's proportion correct on the item (Hu et al.'s comparison)
         )
-        if "joint" in batch:
-            if members is None:  # each example in its one group (-1: none)
-                members = batch["group"].reshape(-1, 1).cpu() == torch.arange(len(self.group_names))
-            correct = scores["correct"].to(index.device)
-            self.metrics[stage]["joint"].update(index, batch["joint"], correct, members, units(batch))
 
     def prediction_records(self, batch: dict, scores: dict) -> list[dict]:
         records = []

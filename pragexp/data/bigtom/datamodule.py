@@ -14,8 +14,9 @@ Groups (an item is in several): its condition file (`1_forward_belief_false_beli
 (`forward_belief`, `forward_action`, `backward_belief`, `percept_to_belief`), its condition (`true_belief`,
 `false_belief`, `true_control`, `false_control`), the initial belief shown or not (`initial_belief`,
 `no_initial_belief`) and the variable with it (`forward_belief:initial_belief`). A story's true-belief and
-false-belief items of one variable and initial belief form a joint set (`"joint"`): right only when both are, the
-paper's TB-and-FB figure (`test/joint_acc`, per variable, initial belief and both: `pragexp.metrics.joint`). The
+false-belief items of one variable and initial belief form a joint set (`joint_sets`): right only when both are,
+the paper's TB-and-FB figure (`test/joint_acc/all`, and per variable, initial belief and both, the groups a pair's
+two items share: `test/joint_acc/forward_belief:initial_belief`; `pragexp.metrics.item_sets`). The
 answers' positions are named a and b (`chosen/a`). Every item carries its story (`"cluster"`): a story's items are
 one draw. `data_report.json` counts the stories, the items per condition file and the right answer's positions.
 """
@@ -101,6 +102,7 @@ class BigToMDataModule(PromptDataModule):
         self.path, self.stories = path, None if stories is None else int(stories)
         self.conditions = tuple(conditions) if conditions else CONDITION_FILES
         self.items: list[TestItem] = []
+        self.pairs: list[list[int]] = []  # the true- and false-belief pairs (joint_sets)
 
     @classmethod
     def declared(cls, settings: Mapping):
@@ -118,10 +120,10 @@ class BigToMDataModule(PromptDataModule):
         stories = read_stories(path)[: self.stories]
         self.items = [i for i in generate(stories) if i.name in self.conditions]
         orders = authors_orders(len(stories))
-        sets = _joint_sets(self.items)
-        self.datasets["test"] = [self._example(n, i, orders[i.story], sets) for n, i in enumerate(self.items)]
+        self.pairs = _pairs(self.items)
+        self.datasets["test"] = [self._example(n, i, orders[i.story]) for n, i in enumerate(self.items)]
         per_file = Counter(i.name for i in self.items)
-        pair_stories = {s: self.items[n].story for n, s in sets.items()}
+        pair_stories = [self.items[pair[0]].story for pair in self.pairs]
         self.write_report(
             {
                 "source": str(path),
@@ -133,12 +135,12 @@ class BigToMDataModule(PromptDataModule):
                 "joint_sets": len(pair_stories),
                 # the authors' draw is a story's in every condition: both items of a pair have their right answer
                 # in one position, so always answering a) scores this share of the pairs
-                "joint_sets_right_first": sum(orders[s] == (0, 1) for s in pair_stories.values()),
+                "joint_sets_right_first": sum(orders[s] == (0, 1) for s in pair_stories),
             }
         )
         log.info("BigToM %s: %d items from %d stories", path.name, len(self.items), len(stories))
 
-    def _example(self, index: int, item: TestItem, order: tuple[int, int], sets: dict) -> dict:
+    def _example(self, index: int, item: TestItem, order: tuple[int, int]) -> dict:
         answers = (item.correct, item.wrong)
         options = (answers[order[0]], answers[order[1]])
         listed = "\n".join(f"{p}){o}" for p, o in zip(POSITIONS, options, strict=True))
@@ -154,25 +156,35 @@ class BigToMDataModule(PromptDataModule):
             "groups": groups,
             "view": -1,
             "cluster": item.story,  # a story's items: one draw
-            "joint": sets.get(index, -1),
             "label": order.index(0),
             "item": PromptItem(index, fields, options, order.index(0)),
         }
+
+    def joint_sets(self, split: str) -> dict[str, list[list[int]]]:
+        """The true- and false-belief pairs (`all`), and by each group both items of a pair are in (a variable,
+        the initial belief shown or not, and both)."""
+        if split != "test" or not self.pairs:
+            return {}
+        sets: dict[str, list[list[int]]] = {"all": self.pairs}
+        for pair in self.pairs:
+            shared = set(item_groups(self.items[pair[0]])).intersection(item_groups(self.items[pair[1]]))
+            for group in sorted(shared, key=GROUPS.index):
+                sets.setdefault(group, []).append(pair)
+        return sets
 
     def describe(self, split: str, index: int) -> dict:
         item = self.items[index]
         return {"story": item.story, "condition": item.name, "right_answer": item.correct}
 
 
-def _joint_sets(items: list[TestItem]) -> dict[int, int]:
-    """{item position: set id} for the true- and false-belief items of a story, variable and initial belief,
-    where both are in the data (a set of one would be its item's accuracy under another name)."""
+def _pairs(items: list[TestItem]) -> list[list[int]]:
+    """The item positions of the true- and false-belief items of a story, variable and initial belief, where both
+    are in the data (a set of one would be its item's accuracy under another name)."""
     members: dict[tuple, list[int]] = {}
     for n, item in enumerate(items):
         if item.condition in JOINT:
             members.setdefault((item.story, item.initial_belief, item.variable), []).append(n)
-    pairs = [rows for rows in members.values() if len(rows) == len(JOINT)]
-    return {n: s for s, rows in enumerate(pairs) for n in rows}
+    return [rows for rows in members.values() if len(rows) == len(JOINT)]
 
 
 def _file(path) -> Path:

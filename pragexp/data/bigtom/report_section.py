@@ -66,11 +66,7 @@ def belief_rows(runs) -> list[list[str]]:
 def control_rows(runs) -> list[list[str]]:
     rows = [
         [run_label(run), _words(q)]
-        + [
-            acc_cell(run, f"{i}_{q}_{c}")
-            for i in SHOWN_FIRST
-            for c in ("true_control", "false_control")
-        ]
+        + [acc_cell(run, f"{i}_{q}_{c}") for i in SHOWN_FIRST for c in ("true_control", "false_control")]
         for run in runs
         for q in QUESTIONS
     ]
@@ -101,7 +97,7 @@ def constant_rows(runs) -> list[list[str]]:
 def overall_rows(runs) -> list[list[str]]:
     rows = []
     for run in runs:
-        cells = [acc_cell(run), acc_cell(run, None, JOINT), acc_cell(run, "1_percept_to_belief_true_belief")]
+        cells = [acc_cell(run), acc_cell(run, "all", JOINT), acc_cell(run, "1_percept_to_belief_true_belief")]
         # the shares of each position chosen and of replies read as none, each with its interval where written
         shares = [acc_cell(run, p, "test/chosen") for p in (*POSITIONS, "none")]
         rows.append([run_label(run), *cells, *shares, acc_cell(run, None, "test/unparsed")])

@@ -37,9 +37,9 @@ class PromptBatch:
         return self.items[i]
 
 
-# numbers per example (cluster: the item's id; people_correct: people's proportion correct on it, NaN: unknown;
-# joint: the set of examples it is right together with, -1: none)
-TENSOR_KEYS = ("index", "label", "group", "view", "cluster", "people_correct", "joint")
+# numbers per example (cluster: its sampling unit's id; people_correct: people's proportion correct on it, NaN:
+# unknown)
+TENSOR_KEYS = ("index", "label", "group", "view", "cluster", "people_correct")
 LIST_KEYS = (
     "kinds",
     "reference",
@@ -67,6 +67,15 @@ class PromptDataModule(SplitsDataModule):
     group_names: tuple[str, ...] = ()
     view_names: tuple[str, ...] = ()
     kind_names: tuple[str, ...] = ()
+    position_names: tuple[str, ...] = ()  # what its options' positions are called (A-E), where it says
+
+    def joint_sets(self, split: str) -> dict[str, list[list[int]]]:
+        """Sets of examples right only together (`ChoiceData.joint_sets`): none unless a benchmark forms them."""
+        return {}
+
+    def f1_sets(self, split: str) -> dict[str, list[list[int]]]:
+        """Batches of examples whose macro-F1 is reported (`ChoiceData.f1_sets`): none unless a benchmark asks."""
+        return {}
 
     def collate_fn(self):
         return prompt_collate
