@@ -188,7 +188,7 @@ def test_the_authors_turn_scored_per_condition_with_the_joint_pairs_clustered_by
             assert metrics[key] == pytest.approx(joint_by_hand(records, variable, shown))
     # clustered by story: three stories; 18 pairs (3 stories x 3 questions x 2 initial beliefs)
     assert metrics["test/acc_n"] == 3 and metrics["test/acc_rows"] == 75
-    assert metrics["test/joint_acc_n"] == 3 and metrics["test/joint_acc_rows"] == 18
+    assert metrics["test/joint_acc_n/all"] == 3 and metrics["test/joint_acc_rows/all"] == 18
     assert "test/joint_acc/percept_to_belief:initial_belief" not in metrics  # no false-belief twin
     assert metrics["test/chosen/a"] + metrics["test/chosen/b"] == pytest.approx(1.0)
     assert {"story", "condition", "right_answer"} <= set(first)
@@ -241,7 +241,7 @@ def test_some_conditions_and_stories_only(make_config):
     picked = "[1_forward_belief_true_belief,1_forward_belief_false_belief,1_percept_to_belief_true_belief]"
     cfg = make_config(["task=bigtom", f"data.conditions={picked}", "data.stories=2"], name="eval")
     metrics = run(cfg)
-    assert metrics["test/count"] == 6 and metrics["test/joint_acc_rows"] == 2
+    assert metrics["test/count"] == 6 and metrics["test/joint_acc_rows/all"] == 2
     report = json.loads(Path(cfg.paths.output_dir, "data_report.json").read_text())
     assert report["stories"] == 2 and report["joint_sets"] == 2 and len(report["per_condition"]) == 3
     assert report["joint_sets_right_first"] == 2 and report["per_right_position"] == {"a": 6}
@@ -250,7 +250,9 @@ def test_some_conditions_and_stories_only(make_config):
     cfg = make_config(
         ["task=bigtom", "data.conditions=[1_forward_belief_true_belief]"], name="eval", out="one"
     )
-    assert "test/joint_acc" not in run(cfg)  # a true-belief item without its false-belief twin forms no pair
+    assert "test/joint_acc/all" not in run(
+        cfg
+    )  # a true-belief item without its false-belief twin forms no pair
     with pytest.raises(Exception, match="data.conditions: unknown 1_forward_desire"):  # hydra wraps it
         run(
             make_config(

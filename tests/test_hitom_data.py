@@ -202,16 +202,16 @@ def test_the_report_section_its_published_rows_scorecard_and_figure(hitom_run, t
     text = "\n".join(section.sections(runs))
     per = rows_of(text, "Accuracy per order, without and with deception")
     ours = row(per, **{"model, template": run_label(runs[0]), "stories": "deception"})
-    assert ours["order 2"] == metrics_cell(metrics, "test/acc", "deception:order_2")
-    assert ours["all orders"] == metrics_cell(metrics, "test/acc", "deception")
+    assert ours["order 2"] == metrics_cell(metrics, "test/acc", "deception:order_2", units="stories")
+    assert ours["all orders"] == metrics_cell(metrics, "test/acc", "deception", units="stories")
     gpt4 = row(per, **{"model, template": "GPT-4 (prompt.template=authors_cotp) (paper)", "stories": "both"})
     assert gpt4["order 0"] == "0.983" and gpt4["order 4"] == "0.385"  # GPT-4_data.txt's cells, averaged
     lengths = rows_of(text, "Accuracy per order and story length (chapters)")
     assert row(lengths, **{"model, template": run_label(runs[0]), "stories": "length 2"})["order 0"] == (
-        metrics_cell(metrics, "test/acc", "length_2:order_0")
+        metrics_cell(metrics, "test/acc", "length_2:order_0", units="stories")
     )
     joint = row(rows_of(text, "Joint accuracy per order (orders 0..k all right)"), stories="both")
-    assert joint["order 3"] == metrics_cell(metrics, "test/joint_acc", "order_3")
+    assert joint["order 3"] == metrics_cell(metrics, "test/joint_acc", "order_3", units="stories")
     card, figures = tmp_path / "scorecard.md", tmp_path / "figures"
     assert main([cfg.paths.output_dir, "--scorecard", str(card), "--figures", str(figures)]) == 0
     header = next(line for line in card.read_text().splitlines() if line.startswith("| model"))

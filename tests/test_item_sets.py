@@ -31,7 +31,9 @@ def test_a_joint_set_is_right_only_when_all_its_examples_are():
 
 def test_a_set_with_an_unscored_example_is_left_out_and_repeats_count_once():
     metric = ItemSetMetric(joint_sets={"pair": [[0, 1], [2, 3]]})
-    metric.update(torch.tensor([0, 1, 1]), torch.tensor([1, 1, 1]), torch.zeros(3), torch.zeros(3))
+    metric.update(
+        torch.tensor([0, 1, 1]), torch.tensor([1, 1, 1]), torch.zeros(3), torch.zeros(3), torch.zeros(3)
+    )
     out = metric.compute()  # example 1 twice (a padded DDP shard), examples 2 and 3 never
     assert float(out["joint_acc/pair"]) == 1.0 and out["joint_acc_n/pair"] == 1
 
@@ -52,7 +54,7 @@ def sklearn_f1(gold, chosen) -> float:
     ],
 )
 def test_the_macro_f1_is_the_authors_scikit_learn_figure(gold, chosen):
-    got = authors_macro_f1(torch.tensor(chosen), torch.tensor(gold))["macro_f1"]
+    got = authors_macro_f1(torch.tensor(chosen), torch.tensor(gold), torch.arange(len(gold)))["macro_f1"]
     assert float(got) == pytest.approx(sklearn_f1(gold, chosen))
 
 
@@ -61,7 +63,9 @@ def test_macro_f1_over_batches_their_mean_and_population_std_and_the_unparsed_sh
     chosen = [0, 1, 0, 0, -1, 0, 2, 1, 1, 1]
     batches = [[0, 1, 2, 3, 4], [5, 6, 7, 8, 9]]
     metric = ItemSetMetric(f1_sets={"genre": batches})
-    metric.update(torch.arange(10), torch.zeros(10), torch.tensor(chosen), torch.tensor(gold))
+    metric.update(
+        torch.arange(10), torch.zeros(10), torch.tensor(chosen), torch.tensor(gold), torch.arange(10)
+    )
     out = metric.compute()
     per_batch = [sklearn_f1([gold[i] for i in b], [chosen[i] for i in b]) for b in batches]
     assert float(out["macro_f1/genre"]) == pytest.approx(sklearn_f1(gold, chosen))
@@ -72,6 +76,8 @@ def test_macro_f1_over_batches_their_mean_and_population_std_and_the_unparsed_sh
 
 def test_nothing_answered_gives_no_f1():
     metric = ItemSetMetric(f1_sets={"genre": [[0, 1]]})
-    metric.update(torch.arange(2), torch.zeros(2), torch.tensor([-1, -1]), torch.tensor([0, 1]))
+    metric.update(
+        torch.arange(2), torch.zeros(2), torch.tensor([-1, -1]), torch.tensor([0, 1]), torch.arange(2)
+    )
     out = metric.compute()
     assert "macro_f1/genre" not in out and float(out["unparsed/genre"]) == 1.0

@@ -261,7 +261,9 @@ def test_the_report_section_its_scorecard_and_figure(opentom_run, tmp_path):
     text = "\n".join(section.sections(runs))
     label = {"model, template": run_label(runs[0])}
     f1 = rows_of(text, "Macro-F1 per genre and order, every story evaluated")
-    assert row(f1, **label)["MHop 2nd"] == metrics_cell(metrics, "test/macro_f1", "multihop:second_order")
+    assert row(f1, **label)["MHop 2nd"] == metrics_cell(
+        metrics, "test/macro_f1", "multihop:second_order", units="stories"
+    )
     counts = json.loads(Path(cfg.paths.output_dir, "data_report.json").read_text())["f1_gold_positions"]
     chance = row(f1, **{"model, template": "chance (uniform guess)"})
     assert chance["Att"] == f"{section.chance_f1(counts['attitude']):.3f}"
@@ -271,7 +273,9 @@ def test_the_report_section_its_scorecard_and_figure(opentom_run, tmp_path):
     mean, sd = metrics["test/macro_f1_batch_mean/attitude"], metrics["test/macro_f1_batch_sd/attitude"]
     assert batch["Att"] == f"{mean:.3f} ± {sd:.3f} (5 batches)"
     accuracy = row(rows_of(text, "Accuracy per genre and order"), **label)
-    assert accuracy["fullness:second_order"] == metrics_cell(metrics, "test/acc", "fullness:second_order")
+    assert accuracy["fullness:second_order"] == metrics_cell(
+        metrics, "test/acc", "fullness:second_order", units="stories"
+    )
     card, figures = tmp_path / "scorecard.md", tmp_path / "figures"
     assert main([cfg.paths.output_dir, "--scorecard", str(card), "--figures", str(figures)]) == 0
     header = next(line for line in card.read_text().splitlines() if line.startswith("| model"))

@@ -17,7 +17,8 @@ depends on the others of its set: exact under DDP (see `examples`).
   `ClassificationMetric` over those examples and classes: `macro_f1/<name>` over every batch's examples together
   and, with several batches (OpenToM's five batches of 50 stories), `macro_f1_batch_mean/<name>` and
   `macro_f1_batch_sd/<name>`, the mean and population standard deviation over the batches (numpy's `std`, as
-  theirs), and `macro_f1_batches/<name>` their number. Any figure `ClassificationMetric` gives beside `macro_f1`
+  theirs), and `macro_f1_batches/<name>` their number. The interval of `macro_f1/<name>` is the classification
+  metric's cluster bootstrap over the examples' sampling units; `unparsed/<name>` has its clustered interval too. Any figure `ClassificationMetric` gives beside `macro_f1`
   (`macro_f1_<figure>`) is passed on per name.
 """
 
@@ -46,15 +47,15 @@ class ItemSetMetric(Metric):
         for name in ("indices", "correct", "predicted", "labels", "clusters"):
             self.add_state(name, default=[], dist_reduce_fx="cat")
 
-    def update(self, index, correct, predicted, label, cluster=None) -> None:
+    def update(self, index, correct, predicted, label, cluster) -> None:
         """Per example: dataset index, whether it is right, the option chosen (-1: none), the gold option and the
-        id of its unit (None: each example its own)."""
+        id of its sampling unit (a set's examples share theirs)."""
         index = index.long().reshape(-1)
         self.indices.append(index)
         self.correct.append(correct.float().reshape(-1))
         self.predicted.append(predicted.long().reshape(-1))
         self.labels.append(label.long().reshape(-1))
-        self.clusters.append((index if cluster is None else cluster).long().reshape(-1))
+        self.clusters.append(cluster.long().reshape(-1))
 
     def compute(self) -> dict[str, torch.Tensor]:
         indices = gathered(self.indices, torch.long)
@@ -66,7 +67,7 @@ class ItemSetMetric(Metric):
         for name, sets in self.joint_sets.items():
             out.update(_joint(name, sets, row, correct, clusters))
         for name, batches in self.f1_sets.items():
-            out.update(_group_f1(name, batches, row, predicted, labels))
+            out.update(_group_f1(name, batches, row, predicted, labels, clusters))
         return out
 
 
@@ -85,17 +86,22 @@ def _joint(name: str, sets, row: dict, correct, clusters) -> dict[str, torch.Ten
     return out
 
 
-def _group_f1(name: str, batches, row: dict, predicted, labels) -> dict[str, torch.Tensor]:
+def _group_f1(name: str, batches, row: dict, predicted, labels, clusters) -> dict[str, torch.Tensor]:
     rows = [[row[i] for i in batch if i in row] for batch in batches]
     rows = [r for r in rows if r]
     every = sorted({r for batch in rows for r in batch})
     if not every:
         return {}
-    whole = authors_macro_f1(predicted[every], labels[every])
+    whole = authors_macro_f1(predicted[every], labels[every], clusters[every])
     out = {f"{key}/{name}": value for key, value in whole.items()}
-    out[f"unparsed/{name}"] = (predicted[every] < 0).float().mean()
+    unparsed = (predicted[every] < 0).double()
+    out[f"unparsed/{name}"] = unparsed.mean().float()
+    figures = with_uncertainty(
+        "unparsed", unparsed, clusters[every], torch.zeros(len(every), dtype=torch.long), [name]
+    )
+    out.update({k: v for k, v in figures.items() if k.endswith(f"/{name}")})
     if len(rows) > 1:
-        per_batch = [authors_macro_f1(predicted[r], labels[r]).get("macro_f1") for r in rows]
+        per_batch = [authors_macro_f1(predicted[r], labels[r], clusters[r]).get("macro_f1") for r in rows]
         found = np.array([float(f) for f in per_batch if f is not None])
         if found.size:
             out[f"macro_f1_batch_mean/{name}"] = torch.tensor(found.mean())
@@ -104,12 +110,14 @@ def _group_f1(name: str, batches, row: dict, predicted, labels) -> dict[str, tor
     return out
 
 
-def authors_macro_f1(predicted: torch.Tensor, labels: torch.Tensor) -> dict[str, torch.Tensor]:
+def authors_macro_f1(
+    predicted: torch.Tensor, labels: torch.Tensor, clusters: torch.Tensor
+) -> dict[str, torch.Tensor]:
     """scikit-learn's `f1_score(gold, chosen, average="macro")` over the answered examples (chosen >= 0) and the
     classes among their gold and chosen labels, as `macro_f1` (and the classification metric's `macro_f1_*`
-    figures); {} when no example was answered."""
+    figures: its interval a bootstrap over the examples' sampling units, `clusters`); {} when none was answered."""
     answered = predicted >= 0
-    gold, chosen = labels[answered], predicted[answered]
+    gold, chosen, units = labels[answered], predicted[answered], clusters[answered]
     if gold.numel() == 0:
         return {}
     classes = sorted(set(gold.tolist()) | set(chosen.tolist()))
@@ -119,5 +127,6 @@ def authors_macro_f1(predicted: torch.Tensor, labels: torch.Tensor) -> dict[str,
         torch.arange(gold.numel()),
         torch.tensor([code[c] for c in chosen.tolist()]),
         torch.tensor([code[c] for c in gold.tolist()]),
+        units,
     )
     return {k: v for k, v in metric.compute().items() if k == "macro_f1" or k.startswith("macro_f1_")}

@@ -18,7 +18,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from pragexp.data.bigtom.datamodule import POSITIONS, SHOWN
-from pragexp.data.common.report_groups import acc_cell, acc_estimate, run_label
+from pragexp.data.common.report_groups import figure_cell, figure_estimate, run_label
 from pragexp.utils.figures import bar_groups, pyplot, save_png
 from pragexp.utils.markdown import table_section
 from pragexp.utils.papers import read_paper_table
@@ -44,8 +44,8 @@ def published() -> tuple[dict[str, dict], dict[str, str]]:
 
 def belief_cells(run, question: str, initial: int) -> list[str]:
     """True belief, false belief and both, for a question with the initial belief shown (1) or hidden (0)."""
-    own = [acc_cell(run, f"{initial}_{question}_{c}") for c in ("true_belief", "false_belief")]
-    return [*own, acc_cell(run, f"{question}:{SHOWN[initial]}", JOINT)]
+    own = [figure_cell(run, f"{initial}_{question}_{c}") for c in ("true_belief", "false_belief")]
+    return [*own, figure_cell(run, f"{question}:{SHOWN[initial]}", JOINT)]
 
 
 def belief_rows(runs) -> list[list[str]]:
@@ -66,7 +66,7 @@ def belief_rows(runs) -> list[list[str]]:
 def control_rows(runs) -> list[list[str]]:
     rows = [
         [run_label(run), _words(q)]
-        + [acc_cell(run, f"{i}_{q}_{c}") for i in SHOWN_FIRST for c in ("true_control", "false_control")]
+        + [figure_cell(run, f"{i}_{q}_{c}") for i in SHOWN_FIRST for c in ("true_control", "false_control")]
         for run in runs
         for q in QUESTIONS
     ]
@@ -97,10 +97,14 @@ def constant_rows(runs) -> list[list[str]]:
 def overall_rows(runs) -> list[list[str]]:
     rows = []
     for run in runs:
-        cells = [acc_cell(run), acc_cell(run, "all", JOINT), acc_cell(run, "1_percept_to_belief_true_belief")]
+        cells = [
+            figure_cell(run),
+            figure_cell(run, "all", JOINT),
+            figure_cell(run, "1_percept_to_belief_true_belief"),
+        ]
         # the shares of each position chosen and of replies read as none, each with its interval where written
-        shares = [acc_cell(run, p, "test/chosen") for p in (*POSITIONS, "none")]
-        rows.append([run_label(run), *cells, *shares, acc_cell(run, None, "test/unparsed")])
+        shares = [figure_cell(run, p, "test/chosen") for p in (*POSITIONS, "none")]
+        rows.append([run_label(run), *cells, *shares, figure_cell(run, None, "test/unparsed")])
     chance = ["chance", f"{CHANCE:.3f}", f"{PAIR_CHANCE:.3f}", f"{CHANCE:.3f}", "", "", "", ""]
     return [*rows, chance, *constant_rows(runs)]
 
@@ -146,9 +150,9 @@ def figures(runs, folder: Path) -> list[Path]:
     xs = [_words(q) for q in QUESTIONS]
     for ax, run in zip(axes[:-1, 0], ours, strict=True):
         found = {
-            "true belief": [acc_estimate(run.metrics, f"1_{q}_true_belief") for q in QUESTIONS],
-            "false belief": [acc_estimate(run.metrics, f"1_{q}_false_belief") for q in QUESTIONS],
-            "TB∧FB": [acc_estimate(run.metrics, f"{q}:{SHOWN[1]}", JOINT) for q in QUESTIONS],
+            "true belief": [figure_estimate(run.metrics, f"1_{q}_true_belief") for q in QUESTIONS],
+            "false belief": [figure_estimate(run.metrics, f"1_{q}_false_belief") for q in QUESTIONS],
+            "TB∧FB": [figure_estimate(run.metrics, f"{q}:{SHOWN[1]}", JOINT) for q in QUESTIONS],
         }
         series = [
             (label, [m for m, _ in v], [0.0 if e != e else e for _, e in v], {}) for label, v in found.items()

@@ -21,15 +21,15 @@ def run_label(run) -> str:
     return f"{llm_label(run)}, {template_name(run)}"
 
 
-def acc_cell(run, group: str | None = None, name: str = ACC) -> str:
-    """`0.337 ± 0.021 (n=130 scenarios)` of the group's accuracy in the run (the whole run's for None; `name`:
-    another mean, such as `test/joint_acc`); "" where the run has none."""
+def figure_cell(run, group: str | None = None, name: str = ACC) -> str:
+    """`0.337 ± 0.021 (n=130 scenarios)`: a figure of the run (`name`: accuracy by default; `test/joint_acc`,
+    `test/macro_f1`, ...) for a group (the whole run for None); "" where the run has none."""
     key = name if group is None else f"{name}/{group}"
     return metrics_cell(run.metrics, name, group, units=units_of([run])) if key in run.metrics else ""
 
 
-def acc_estimate(metrics: dict, group: str | None = None, name: str = ACC) -> tuple[float, float]:
-    """(accuracy, half the 95% interval) of the group (`name`: as `acc_cell`); NaN for what the run lacks (no
+def figure_estimate(metrics: dict, group: str | None = None, name: str = ACC) -> tuple[float, float]:
+    """(accuracy, half the 95% interval) of the group (`name`: as `figure_cell`); NaN for what the run lacks (no
     bar, or no whisker)."""
     key = name if group is None else f"{name}/{group}"
     low = metrics.get(figure_key(name, "ci95_low", group), math.nan)
@@ -53,7 +53,7 @@ def bar_panels(
     for ax, run in zip(axes[:, 0], runs, strict=True):
         series = []
         for bar in bars:
-            found = [acc_estimate(run.metrics, group(x, bar)) for x in xs]
+            found = [figure_estimate(run.metrics, group(x, bar)) for x in xs]
             whiskers = [0.0 if math.isnan(se) else se for _, se in found]
             series.append((bar.replace("_", " "), [m for m, _ in found], whiskers, {}))
         bar_groups(ax, xs, series, "accuracy")

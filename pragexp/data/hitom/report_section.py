@@ -14,11 +14,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pragexp.data.common.report_groups import acc_cell, bar_panels, run_label
+from pragexp.data.common.report_groups import bar_panels, figure_cell, run_label
 from pragexp.data.hitom.datamodule import DECEPTION, LENGTH_NAMES, ORDER_NAMES
 from pragexp.utils.markdown import table_section
 from pragexp.utils.papers import read_paper_table
-from pragexp.utils.results import metrics_cell
 
 TASK = "hitom"
 CHANCE = 1 / 15  # fifteen choices
@@ -58,7 +57,7 @@ def _key(metric: str, group_name: str | None) -> str:
 
 def accuracy_rows(runs, parts) -> list[list[str]]:
     rows = [
-        [run_label(run), part.replace("_", " "), *(acc_cell(run.metrics, group(part, o)) for o in ORDERS_ALL)]
+        [run_label(run), part.replace("_", " "), *(figure_cell(run, group(part, o)) for o in ORDERS_ALL)]
         for run in runs
         for part in parts
         if any(_key("acc", group(part, o)) in run.metrics for o in ORDER_NAMES)
@@ -72,17 +71,9 @@ def joint_rows(runs, parts) -> list[list[str]]:
         for part in parts:
             keys = [_key("joint_acc", group(part, o)) for o in ORDER_NAMES]
             if any(k in run.metrics for k in keys):
-                cells = [_joint_cell(run.metrics, group(part, o)) for o in ORDER_NAMES]
+                cells = [figure_cell(run, group(part, o), "test/joint_acc") for o in ORDER_NAMES]
                 rows.append([run_label(run), part.replace("_", " "), *cells])
     return [*rows, ["chance", "", *(f"{CHANCE ** (k + 1):.3g}" for k in range(len(ORDER_NAMES)))]]
-
-
-def _joint_cell(metrics: dict, group_name: str) -> str:
-    return (
-        metrics_cell(metrics, "test/joint_acc", group_name)
-        if f"test/joint_acc/{group_name}" in metrics
-        else ""
-    )
 
 
 ORDERS_ALL = (*ORDER_NAMES, None)

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pragexp.data.common.report_groups import acc_cell, bar_panels, run_label
+from pragexp.data.common.report_groups import bar_panels, figure_cell, run_label
 from pragexp.data.multiprageval.datamodule import MAXIMS_GROUP
 from pragexp.data.multiprageval.io import LANGUAGES, LETTERS, MAXIMS, TYPES
 from pragexp.utils.markdown import table_section
@@ -49,7 +49,7 @@ def accuracy_rows(runs) -> list[list[str]]:
     rows = []
     for run in runs:
         for lang in [*languages(run), ALL]:
-            cells = [acc_cell(run, group(lang, kind)) for kind in (*KINDS, None)]
+            cells = [figure_cell(run, group(lang, kind)) for kind in (*KINDS, None)]
             rows.append([run_label(run), lang, *cells])
     rows.append(["chance", "", *[f"{CHANCE:.3f}"] * (len(KINDS) + 1)])
     return rows

@@ -21,11 +21,11 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-from pragexp.data.common.report_groups import acc_cell, run_label
+from pragexp.data.common.report_groups import figure_cell, run_label
 from pragexp.data.opentom.questions import ORDERS
 from pragexp.utils.figures import bar_groups, pyplot, save_png
 from pragexp.utils.markdown import table_section
-from pragexp.utils.results import data_report, metrics_cell
+from pragexp.utils.results import data_report
 
 TASK = "opentom"
 # the paper's columns: (title, metrics group)
@@ -65,10 +65,6 @@ def shown(runs, columns) -> list[tuple[str, str]]:
         for t, g in columns
         if any(f"test/macro_f1/{g}" in r.metrics or f"test/acc/{g}" in r.metrics for r in runs)
     ]
-
-
-def f1_cell(metrics: dict, group: str) -> str:
-    return metrics_cell(metrics, "test/macro_f1", group) if f"test/macro_f1/{group}" in metrics else ""
 
 
 def batch_cell(metrics: dict, group: str) -> str:
@@ -114,7 +110,7 @@ def sections(runs) -> list[str]:
         "",
     ]
     header = ["model, template", *(t for t, _ in f1)]
-    rows = [[run_label(r), *(f1_cell(r.metrics, g) for _, g in f1)] for r in ours]
+    rows = [[run_label(r), *(figure_cell(r, g, "test/macro_f1") for _, g in f1)] for r in ours]
     out += table_section(
         "Macro-F1 per genre and order, every story evaluated", header, [*rows, chance_row(ours, f1)]
     )
@@ -122,22 +118,18 @@ def sections(runs) -> list[str]:
     out += table_section(
         "Macro-F1 per batch of stories: mean ± population sd (the authors' protocol)", header, rows
     )
-    rows = [[run_label(r), *(_share(r.metrics, f"test/unparsed/{g}") for _, g in f1)] for r in ours]
+    rows = [[run_label(r), *(figure_cell(r, g, "test/unparsed") for _, g in f1)] for r in ours]
     out += table_section("Unparsed: replies the authors' matching gives no label", header, rows)
     if apart:
-        rows = [[run_label(r), *(f1_cell(r.metrics, g) for _, g in apart)] for r in ours]
+        rows = [[run_label(r), *(figure_cell(r, g, "test/macro_f1") for _, g in apart)] for r in ours]
         out += table_section(
             "Macro-F1 of fullness and accessibility apart", ["model, template", *(t for t, _ in apart)], rows
         )
     groups = [g for g in ACC_GROUPS if any(f"test/acc/{g}" in r.metrics for r in ours)]
-    rows = [[run_label(r), *(acc_cell(r.metrics, g) for g in groups), acc_cell(r.metrics)] for r in ours]
+    rows = [[run_label(r), *(figure_cell(r, g) for g in groups), figure_cell(r)] for r in ours]
     rows.append(["chance", *(f"{1 / OPTIONS[g.split(':')[0]]:.3f}" for g in groups), ""])
     out += table_section("Accuracy per genre and order", ["model, template", *groups, "all"], rows)
     return out
-
-
-def _share(metrics: dict, key: str) -> str:
-    return f"{metrics[key]:.3f}" if key in metrics else ""
 
 
 def figures(runs, folder: Path) -> list[Path]:

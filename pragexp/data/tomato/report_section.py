@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pragexp.data.common.report_groups import acc_cell, bar_panels, run_label
+from pragexp.data.common.report_groups import bar_panels, figure_cell, run_label
 from pragexp.data.tomato.datamodule import BELIEF, ORDERS, TRAIT_LEVELS
 from pragexp.data.tomato.io import STATES
 from pragexp.utils.markdown import table_section
@@ -47,7 +47,7 @@ def state_rows(runs) -> list[list[str]]:
         [
             run_label(run),
             order.replace("_", " "),
-            *(acc_cell(run, group(s, order)) for s in (*STATES, ALL_STATES)),
+            *(figure_cell(run, group(s, order)) for s in (*STATES, ALL_STATES)),
         ]
         for run in runs
         for order in orders([run])
@@ -57,7 +57,7 @@ def state_rows(runs) -> list[list[str]]:
 
 def by_groups(runs, names) -> list[list[str]]:
     """A row per run of the groups' cells and the whole run's, then chance."""
-    rows = [[run_label(run), *(acc_cell(run, g) for g in names), acc_cell(run)] for run in runs]
+    rows = [[run_label(run), *(figure_cell(run, g) for g in names), figure_cell(run)] for run in runs]
     return [*rows, ["chance", *[f"{CHANCE:.3f}"] * (len(names) + 1)]]
 
 
