@@ -9,6 +9,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 NON_ANSWER, CUT = "non-answer", "cut"  # verdicts that decide "no answer"
+_MARKER = re.compile(r"(\d{1,2}|[A-Za-z])[.)]\s+")  # "2) ", "B. ": a list marker
 
 NON_WORD = re.compile(r"[^a-z0-9]+")
 LABEL = re.compile(r"[a-z]|\d{1,2}")  # a form that is an option's letter or number
@@ -56,7 +57,7 @@ class Forms:
     """The forms that name the options: (pattern, normalised words, option), the longest first."""
 
     entries: tuple[tuple[re.Pattern, str, int], ...]
-    words: tuple[tuple[int, frozenset[str]], ...] = ()  # each option's own words (not its letter)
+    words: tuple[tuple[int, str], ...] = ()  # each option's own words, normalised (not its letter or number)
 
     @classmethod
     @functools.lru_cache(maxsize=1024)  # noqa: B019 (a class method: the cache holds no instance)
@@ -67,15 +68,13 @@ class Forms:
         for i, c in enumerate(continuations):
             if LABEL.fullmatch(norm(c)) and i < len(option_texts) and norm(option_texts[i]):
                 pairs.append((i, f"{c} {option_texts[i]}"))
-        own = [
-            (i, frozenset(norm(w).split())) for i, w in [*enumerate(continuations), *enumerate(option_texts)]
-        ]
-        return cls.named(((form, i) for i, form in pairs), [(i, w) for i, w in own if w and not _is_label(w)])
+        own = [(i, norm(w)) for i, w in [*enumerate(continuations), *enumerate(option_texts)]]
+        return cls.named(
+            ((form, i) for i, form in pairs), [(i, w) for i, w in own if w and not LABEL.fullmatch(w)]
+        )
 
     @classmethod
-    def named(
-        cls, pairs: Iterable[tuple[str, int]], words: Sequence[tuple[int, frozenset[str]]] = ()
-    ) -> Forms:
+    def named(cls, pairs: Iterable[tuple[str, int]], words: Sequence[tuple[int, str]] = ()) -> Forms:
         """Forms from (words, option) pairs."""
         options: dict[str, set[int]] = {}
         for form, i in pairs:
@@ -124,11 +123,29 @@ def opening_option(text: str, forms: Forms) -> Opening | None:
         if LABEL.fullmatch(words) and _words_of_another(text, found.end(), forms, option):
             return Opening(NON_ANSWER, found.end())  # "A. <the words of option C>": which one?
         return Opening(option, found.end())
-    return None
+    return _listed(text, start, forms)
 
 
-def _is_label(words: frozenset[str]) -> bool:
-    return len(words) == 1 and bool(LABEL.fullmatch(next(iter(words))))
+def _listed(text: str, start: int, forms: Forms) -> Opening | None:
+    """A list marker that is no form of the template ("2) <words>", the options numbered by the prompt but answered
+    in words): the option whose words follow, where its place in the list is the marker's (1 or A: the first);
+    otherwise none, since the marker names something."""
+    marker = _MARKER.match(text, start)
+    if marker is None:
+        return None
+    label = marker.group(1).upper()
+    place = int(label) - 1 if label.isdigit() else ord(label) - ord("A")
+    line = text[marker.end() :].split("\n", 1)[0]
+    said, share = norm(line), _shares(line, forms)
+    if place not in share or not said:
+        return Opening(NON_ANSWER, marker.end())
+    own = [w for i, w in forms.words if i == place]
+    cut = len(said.split()) >= 3 and any(
+        w.startswith(said) for w in own
+    )  # it stopped inside the option's words
+    if cut or (share[place] >= 0.6 and share[place] == max(share.values())):
+        return Opening(place, marker.end() + len(line))
+    return Opening(NON_ANSWER, marker.end())
 
 
 def _words_of_another(text: str, at: int, forms: Forms, option: int) -> bool:
@@ -145,9 +162,19 @@ def _words_of_another(text: str, at: int, forms: Forms, option: int) -> bool:
     said = set(norm(text[at:].split("\n", 1)[0]).split())
     if len(said) < 3:
         return False
-    share = {i: len(said & words) / len(words) for i, words in forms.words}
+    share = _shares(text[at:].split("\n", 1)[0], forms)
     own = share.get(option, 0.0)
     return own < 1 and any(i != option and s >= 0.6 and s > own for i, s in share.items())
+
+
+def _shares(said: str, forms: Forms) -> dict[int, float]:
+    """Per option, the share of its own words that `said` holds (the best of its word forms)."""
+    words = set(norm(said).split())
+    share: dict[int, float] = {}
+    for i, own in forms.words:
+        own_words = set(own.split())
+        share[i] = max(share.get(i, 0.0), len(words & own_words) / len(own_words))
+    return share
 
 
 def mislabelled(text: str, forms: Forms, option: int) -> bool:

@@ -9,7 +9,10 @@ punctuation other than "?" (a question asks, it does not answer), or "because"/"
 "Yes and no", "A or B", "maybe yes" name none; "No.", "(B)", "yes, subject to some conditions" do (the longest
 form wins; where a longer form of another option begins the same way but does not stand alone, none). A letter
 followed by another option's words ("A. <C's words>", or most of them) names none, and a declared letter that the
-reply writes elsewhere with another option's words reads as none: which one did it mean?
+reply writes elsewhere with another option's words reads as none: which one did it mean? A list marker that is no
+form of the template ("2) <words>": the prompt numbers the options, the template asks for their words) names the
+option at its place (1 or A: the first) where the words that follow are that option's (most of them, or their
+start where the reply was cut), and none otherwise.
 
 The rules, in order (`read_answer`):
 1. **Declarations**, the field's way of reading answers: "Answer: B", "the (final) answer is (option) 2", "the
@@ -108,7 +111,7 @@ def read_opening(text: str, forms: Forms) -> int | None:
     if first is None or not isinstance(first.option, int) or _ACKNOWLEDGING.match(lines[0], first.end):
         return None
     rest = lines[0][first.end :] + ("\n" + lines[1] if len(lines) > 1 else "")
-    for sentence in re.split(r"(?<=[.!?])\s+|\n+", rest):
+    for sentence in re.split(r"(?<=[.!?])\s+|\n+", rest) + rest.split("\n")[1:]:  # sentences, and whole lines
         sentence = sentence[_INTERJECTION.match(sentence).end() :]
         later = opening_option(sentence, forms) if sentence else None
         if later is not None and later.option != first.option:
