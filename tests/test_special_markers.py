@@ -80,15 +80,16 @@ def test_the_hf_backend_s_reply_is_cut_at_its_special_markers_before_the_answer_
     backend = HFBackend(model="tiny", batch_size=2)
     backend._tokenizer = tokenizer = special_thinking_tokenizer()
     backend._model = ScriptedModel(reply_ids(tokenizer))
-    assert backend.identity()["kept_special"] == ["<think>", "</think>"]  # the cache key names the decoding
     prompts = [Prompt("Is he lying?", templated=True)]
     (thought,) = answer_after_reasoning(backend, prompts, ThinkingSettings(max_new_tokens=64))
     assert thought.reasoning == REASONING and thought.answer == ANSWER
     assert read_answer(thought.answer, LETTERS, OPTIONS) == 1
-    plain = HFBackend(model="tiny", batch_size=2)
-    assert (
-        "kept_special" not in plain.identity()
-    )  # keys of tokenizers without special markers stay as they were
+    other = HFBackend(model="tiny", batch_size=2, reasoning_markers=("[R]", "[/R]"))
+    assert other.identity()["reasoning_markers"] == [
+        "[R]",
+        "[/R]",
+    ]  # other markers, other replies: another key
+    assert "reasoning_markers" not in HFBackend(model="tiny", batch_size=2).identity()  # old keys stay valid
 
 
 def test_vllm_keeps_the_markers_and_strips_the_other_special_tokens(monkeypatch):
@@ -114,10 +115,7 @@ def test_vllm_keeps_the_markers_and_strips_the_other_special_tokens(monkeypatch)
     backend = VLLMBackend(model="m")
     (reply,) = backend.generate_samples([Prompt("Q?", templated=True)], GenerationParams(), 0)
     assert reply == f"<think>{REASONING}</think>{ANSWER}"
-    assert given[0].skip_special_tokens is False and backend.identity()["kept_special"] == [
-        "<think>",
-        "</think>",
-    ]
+    assert given[0].skip_special_tokens is False and "reasoning_markers" not in backend.identity()
     assert strip_special("x</s><pad>", tokenizer) == "x"
 
 

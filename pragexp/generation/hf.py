@@ -5,8 +5,8 @@
 the offline default) or `tiny` (a random 2-layer Llama for tests), resolved by `pragexp.utils.pretrained` (a .gguf
 file is read from its converted folder). Prompts go through the tokenizer's chat template when it has one
 (`chat_template: true`); generation batches are left-padded and decoded with the KV cache; a reply is decoded keeping
-the reasoning markers where the tokenizer registers them as special tokens (`special_tokens.decode_reply`; they are in
-`identity` then). The tokenizer and its
+the reasoning markers where the tokenizer registers them as special tokens (`special_tokens.decode_reply`; markers
+other than the default are in `identity`). The tokenizer and its
 chat template load apart from the weights, and the weights on the first call that needs them, so a run answered
 wholly from the response cache never loads them.
 
@@ -53,7 +53,7 @@ from pragexp.generation.sampling import RowSampler
 from pragexp.generation.scorer import score_choices
 from pragexp.generation.seq2seq_scorer import SCORING as SEQ2SEQ_SCORING
 from pragexp.generation.seq2seq_scorer import score_seq2seq
-from pragexp.generation.special_tokens import decode_reply, special_markers
+from pragexp.generation.special_tokens import decode_reply, markers_identity
 from pragexp.prompting.reasoning import DEFAULT_MARKERS, check_markers
 from pragexp.utils.pretrained import SMOLLM2, files_digest, loaded, resolve
 from pragexp.utils.pretrained.causal import load_causal_model, load_causal_tokenizer
@@ -88,10 +88,12 @@ class HFBackend(LLMBackend):
         quantization: str | None = None,
         adapter: str | None = None,
         chat_template_kwargs: dict | None = None,
-        reasoning_markers: Sequence[str] = DEFAULT_MARKERS,
+        reasoning_markers: Sequence[str] | None = None,
     ):
         super().__init__()
-        self.reasoning_markers = check_markers(reasoning_markers)  # kept when decoding (`special_tokens`)
+        self.reasoning_markers = check_markers(
+            reasoning_markers or DEFAULT_MARKERS
+        )  # kept when decoding (`special_tokens`)
         self.model_name, self.gguf_file, self.revision = model, gguf_file, revision
         self.use_chat_template, self.system_prompt = chat_template, system_prompt
         self.template_kwargs = template_kwargs(chat_template_kwargs)
@@ -128,8 +130,8 @@ class HFBackend(LLMBackend):
                 **({"adapter": files_digest(self.adapter)} if self.adapter else {}),
                 # left out when empty: keys from before the setting existed stay valid
                 **({"chat_template_kwargs": self.template_kwargs} if self.template_kwargs else {}),
-                # reasoning markers that are special tokens, kept in replies (decoded without them before)
-                **({"kept_special": list(kept)} if (kept := self._kept_markers()) else {}),
+                # kept in replies where the tokenizer makes them special tokens: other markers, other replies
+                **markers_identity(self.reasoning_markers),
                 **(
                     {"architecture": "encoder-decoder", "scoring": SEQ2SEQ_SCORING}
                     if self.encoder_decoder
@@ -137,9 +139,6 @@ class HFBackend(LLMBackend):
                 ),
             }
         return self._identity
-
-    def _kept_markers(self) -> list[str]:
-        return list(special_markers(self.tokenizer(), self.reasoning_markers))
 
     @property
     def encoder_decoder(self) -> bool:

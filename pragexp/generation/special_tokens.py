@@ -15,6 +15,14 @@ from collections.abc import Sequence
 from pragexp.prompting.reasoning import DEFAULT_MARKERS
 
 
+def markers_identity(markers: Sequence[str]) -> dict:
+    """What a backend's identity (the response cache's key) says of its reasoning markers: nothing for the default
+    ones (keys from before the setting existed stay valid), the markers otherwise (they change what a reply keeps).
+    A cache written before replies kept their special markers holds a thinking model's replies without them, where
+    its tokenizer makes them special tokens: clear it for such a model."""
+    return {} if tuple(markers) == DEFAULT_MARKERS else {"reasoning_markers": list(markers)}
+
+
 def special_ids(tokenizer) -> set[int]:
     """Every id the tokenizer treats as special: its named special tokens and added tokens marked special."""
     ids = set(tokenizer.all_special_ids)

@@ -17,7 +17,7 @@ from pragexp.generation.backend import (
     with_system,
 )
 from pragexp.generation.requests import ChoiceRequest, OptionScore, encode_request
-from pragexp.generation.special_tokens import strip_special
+from pragexp.generation.special_tokens import markers_identity, strip_special
 from pragexp.prompting.reasoning import DEFAULT_MARKERS, check_markers
 
 MISSING = (
@@ -47,10 +47,10 @@ class VLLMBackend(LLMBackend):
         gpu_memory_utilization: float = 0.9,
         max_model_len: int | None = None,
         chat_template_kwargs: dict | None = None,
-        reasoning_markers: Sequence[str] = DEFAULT_MARKERS,
+        reasoning_markers: Sequence[str] | None = None,
     ):
         super().__init__()
-        self.reasoning_markers = check_markers(reasoning_markers)
+        self.reasoning_markers = check_markers(reasoning_markers or DEFAULT_MARKERS)
         self.model_name, self.revision = model, revision
         self.use_chat_template, self.system_prompt = chat_template, system_prompt
         self.template_kwargs = template_kwargs(chat_template_kwargs)
@@ -73,7 +73,7 @@ class VLLMBackend(LLMBackend):
             "chat_template": self.use_chat_template,
             "system_prompt": self.system_prompt,
             **({"chat_template_kwargs": self.template_kwargs} if self.template_kwargs else {}),
-            "kept_special": list(self.reasoning_markers),  # replies keep these (decoded without them before)
+            **markers_identity(self.reasoning_markers),  # replies keep these where they are special tokens
         }
 
     def load(self):
