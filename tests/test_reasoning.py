@@ -52,10 +52,20 @@ OPTIONS = ["the coffee is cold", "the coffee is hot", "she wants tea"]
             2,
         ),  # the option's words
         ("the answer is 2", ["1", "2"], ["literal", "true"], 1),  # a number
-        ("Clearly he does not, so no.", YES_NO, ["yes", "no"], 1),  # one option named, no declaration
+        (
+            "Clearly he does not, so no.",
+            YES_NO,
+            ["yes", "no"],
+            None,
+        ),  # an option named mid-sentence: no guess
         ("It could be yes or no.", YES_NO, ["yes", "no"], None),  # both named, none declared
         ("Let me think about what the speaker", LETTERS, OPTIONS, None),  # truncated before any answer
-        ("Answer: A. Hmm, the answer is", LETTERS, OPTIONS, 0),  # truncated retraction: the last readable one
+        ("Answer: A. Hmm, the answer is", LETTERS, OPTIONS, None),  # cut while declaring again: no answer
+        ("I have no idea.", YES_NO, ["yes", "no"], None),  # the four non-answers
+        ("No comment.", YES_NO, ["yes", "no"], None),
+        ("The answer is not yes.", YES_NO, ["yes", "no"], None),
+        ("Yes and no.", YES_NO, ["yes", "no"], None),
+        ("\\boxed{A} then \\boxed{C}", LETTERS, OPTIONS, 2),  # several boxes: the last
         ("Answer: D", LETTERS, OPTIONS, None),  # not an option
         ("", LETTERS, OPTIONS, None),
     ],

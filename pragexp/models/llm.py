@@ -8,10 +8,11 @@ renders them with the task's prompt group (`prompt=`: templates, demonstrations,
   log-likelihoods, summed or normalised (`ranking.normalized`); `calibrated`: Zhao et al. 2021's contextual
   calibration by content-free inputs (`prompt.content_free`; `ranking.calibrate`); `generate`: greedy generation,
   a thinking model's reasoning cut first and capped by `prompt.reasoning_budget` (`generation.thinking`), the
-  answer read back as the field reads them (`prompting.read_answer`: the last declaration wins; or by the
-  template's `reader`, PragReST's reading the whole reply) and, with `prompt.extractor`, what the rules cannot
-  read put to the same LLM; the chosen option scores 0, the others -inf, and a reply with no readable answer gives
-  a row of -inf (`unparsed`: wrong, its share reported);
+  answer read back as the field reads them (`prompting.read_answer`: the last declaration wins; never a guess; or
+  by the template's `reader`, PragReST's reading the whole reply) and, with `prompt.extractor`, what the rules
+  cannot read put to the same LLM; the chosen option scores 0, the others -inf, and a reply with no answer gives a
+  row of -inf (wrong). `unparsed` marks what the rules could not read, with or without the extractor;
+  `extracted`, what the extractor then read;
 - as a writer (`write(items)`: greedy, or `draw(items, params)`: sampled, several draws), returns free text.
 
 Demonstrations (`prompt.shots`) are drawn once from the training items (`demonstrate`), seeded: the same for every
@@ -294,18 +295,19 @@ class PromptedLLM(PragexpModel):
             if choice is not None:
                 row[choice] = 0.0
             rows.append(row.tolist())
-            self._records.append(
-                (item.index, self._generation_record(request, thought, choice, i in extracted))
-            )
+            record = self._generation_record(request, thought, choices[i], choice, i in extracted)
+            self._records.append((item.index, record))
         return _padded(rows)
 
     def _generation_record(
-        self, request: ChoiceRequest, thought, choice: int | None, extracted: bool
+        self, request: ChoiceRequest, thought, read: int | None, choice: int | None, extracted: bool
     ) -> dict:
-        """What a generated choice rests on; `unparsed`: no readable answer (an unclosed reasoning block, or a reply
-        that names no option), scored wrong."""
+        """What a generated choice rests on. `unparsed`: the rules read no answer (`read` None: an unclosed
+        reasoning block, a reply without a clear answer), whether or not the extractor then read one; `extracted`
+        (with `prompt.extractor`): the extractor read the answer the rules could not (`choice`). A choice of None
+        is scored wrong."""
         record = {**self.describe(), "prompt": request.context, "continuations": list(request.options)}
-        record.update(reply=thought.reply, answer=thought.answer, choice=choice, unparsed=choice is None)
+        record.update(reply=thought.reply, answer=thought.answer, choice=choice, unparsed=read is None)
         if thought.reasoning is not None:
             record.update(reasoning=thought.reasoning, reasoning_tokens=thought.reasoning_tokens)
         if self.thinking.budget is not None:
