@@ -63,6 +63,11 @@ def hf_settings(files) -> dict[str, tuple[list, frozenset, str]]:
             GENERATE,
             "what the chat template is called with",
         ),
+        "reasoning_markers": (
+            [None, ["<reasoning>", "</reasoning>"]],
+            GENERATE,
+            "which special tokens a decoded reply keeps",
+        ),
         "batch_size": (
             [1, 4, 16],
             frozenset({"generate", "embed"}),
@@ -263,6 +268,10 @@ VLLM_SETTINGS = {
     "chat_template": ([True, False], GENERATE),
     "system_prompt": ([None, "Be brief."], GENERATE),
     "chat_template_kwargs": ([None, {"enable_thinking": True}], GENERATE),
+    "reasoning_markers": (
+        [None, ["<reasoning>", "</reasoning>"]],
+        GENERATE,
+    ),  # the special tokens a reply keeps
     # how vLLM splits and schedules the work: float rounding only, as a server's batching (not bit-reproducible)
     "tensor_parallel_size": ([1, 2], NONE),
     "gpu_memory_utilization": ([0.9, 0.5], NONE),

@@ -85,11 +85,8 @@ def test_the_hf_backend_s_reply_is_cut_at_its_special_markers_before_the_answer_
     assert thought.reasoning == REASONING and thought.answer == ANSWER
     assert read_answer(thought.answer, LETTERS, OPTIONS) == 1
     other = HFBackend(model="tiny", batch_size=2, reasoning_markers=("[R]", "[/R]"))
-    assert other.identity()["reasoning_markers"] == [
-        "[R]",
-        "[/R]",
-    ]  # other markers, other replies: another key
-    assert "reasoning_markers" not in HFBackend(model="tiny", batch_size=2).identity()  # old keys stay valid
+    default = HFBackend(model="tiny", batch_size=2).identity()["reasoning_markers"]
+    assert other.identity()["reasoning_markers"] == ["[R]", "[/R]"] != default  # other markers, other replies
 
 
 def test_vllm_keeps_the_markers_and_strips_the_other_special_tokens(monkeypatch):
@@ -115,7 +112,10 @@ def test_vllm_keeps_the_markers_and_strips_the_other_special_tokens(monkeypatch)
     backend = VLLMBackend(model="m")
     (reply,) = backend.generate_samples([Prompt("Q?", templated=True)], GenerationParams(), 0)
     assert reply == f"<think>{REASONING}</think>{ANSWER}"
-    assert given[0].skip_special_tokens is False and "reasoning_markers" not in backend.identity()
+    assert given[0].skip_special_tokens is False and backend.identity()["reasoning_markers"] == [
+        "<think>",
+        "</think>",
+    ]
     assert strip_special("x</s><pad>", tokenizer) == "x"
 
 

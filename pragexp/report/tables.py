@@ -24,7 +24,7 @@ CELLS = (
 )
 GENERATION = ("unparsed", "forced", "reasoning_tokens")  # of pragexp.metrics.generation's figures
 GENERATION_CAPTION = (
-    "unparsed: share of items with no readable answer (scored wrong); forced: share whose reasoning hit "
+    "unparsed: share of items the rules could not read (wrong unless the extractor read them); forced: share whose reasoning hit "
     "`prompt.reasoning_budget`; reasoning_tokens: their mean per item."
 )
 
