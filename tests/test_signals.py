@@ -135,7 +135,8 @@ def test_sigterm_stops_training_with_a_checkpoint_that_resumes(tmp_path, cache_d
     names = sorted(p.name for p in last.parent.iterdir())  # nothing half-written beside them
     assert len(names) == 2 and re.fullmatch(r"best-epoch\d{3}\.ckpt", names[0]) and names[1] == "last.ckpt"
 
-    # README's resume: the same command in the run's dir with ckpt_path=last goes on from the next batch.
+    # The resume docs/outputs.md shows: the same command in the run's dir with ckpt_path=last goes on from
+    # the next batch.
     resumed = run_module(
         "pragexp.train", [*args, f"trainer.max_epochs={epoch + 2}", "ckpt_path=last"], tmp_path
     )
