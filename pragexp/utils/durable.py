@@ -40,7 +40,8 @@ def write_durably(path: str | Path, write: Callable[[BinaryIO], None]) -> Path:
     except OSError as error:
         partial.unlink(missing_ok=True)
         raise OSError(
-            error.errno, f"{error.strerror or error}: writing {path} (not written; a previous {path.name} is unchanged)"
+            error.errno,
+            f"{error.strerror or error}: writing {path} (not written; a previous {path.name} is unchanged)",
         ) from error
     except BaseException:
         partial.unlink(missing_ok=True)
