@@ -14,9 +14,8 @@ from hydra.core.override_parser.overrides_parser import OverridesParser
 from pragexp.utils.hub import HUB_SETTINGS, HubModelUnavailable, check_hub_models, missing_hub_models
 
 READMES = [ROOT / "README.md", *sorted((ROOT / "experiments").glob("*/README.md"))]
-_PLACEHOLDER = re.compile(
-    r"<[^>]*>|\.\.\.|\$\([^)]*\)|\$\{\w+\}|\$\w+"
-)  # (not ${oc.env:...}: Hydra resolves it)
+# Placeholders: <...>, ..., $(...), a shell's $VAR or ${VAR} (not Hydra's ${oc.env:VAR}, which composes as it is).
+_PLACEHOLDER = re.compile(r"<[^>]*>|\.\.\.|\$\([^)]*\)|\$\{\w+\}|\$\w+")
 
 
 def readme_commands() -> list[tuple[str, str, str, str]]:
