@@ -92,7 +92,7 @@ class SlurmCluster:
         `dies_with` when this process dies."""
         log = (self.root / "log" / f"{name}.out").open("ab")
         proc = subprocess.Popen(
-            [_which(args[0]), *args[1:]] if name != "watchdog" else args,
+            [_which(args[0]), *args[1:]],
             stdout=log,
             stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL,

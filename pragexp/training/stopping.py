@@ -203,10 +203,8 @@ class StopCallback(Callback):
         # Stopped at the end of a batch (not at once, by Stopped): the weights and the loops' state agree.
         if stop.train and trainer.state.fn == TrainerFn.FITTING and isinstance(exception, SIGTERMException):
             kept = _checkpoint_dir(trainer) / LAST
-            if _batch_in_epoch(trainer) == 0 and kept.is_file():
-                # Between epochs: the last epoch's own checkpoint is the place to resume from (Lightning skips
-                # the next epoch when it resumes a checkpoint saved before that epoch's first batch).
-                stop.saved = kept
+            if _batch_in_epoch(trainer) == 0 and _saved_here(trainer, kept):
+                stop.saved = kept  # between epochs: the checkpoint callback has just written it
                 return
             stop.saving = True
             try:
@@ -224,6 +222,16 @@ def save_resumable(trainer) -> Path:
     trainer.save_checkpoint(path)
     save_tuned_weights(trainer, path)  # a tuned LLM's weights beside it, in their own format
     return path
+
+
+def _saved_here(trainer, last: Path) -> bool:
+    """Whether the checkpoint callback wrote `last` at this very step (at the end of the epoch just finished)."""
+    callback = trainer.checkpoint_callback
+    return (
+        last.is_file()
+        and getattr(callback, "last_model_path", None) == str(last)
+        and getattr(callback, "_last_global_step_saved", None) == trainer.global_step
+    )
 
 
 def describe(trainer) -> str:
