@@ -415,7 +415,7 @@ def slurm(slurm_cluster, monkeypatch):
     return slurm_cluster
 
 
-if __name__ == "__main__" and sys.argv[1] == "--watch":
+if __name__ == "__main__" and sys.argv[1:2] == ["--watch"]:
     watch(Path(sys.argv[2]))
 elif __name__ == "__main__":
     signal.signal(signal.SIGTERM, signal.default_int_handler)  # `kill` stops the daemons too
