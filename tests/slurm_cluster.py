@@ -304,7 +304,7 @@ class SlurmCluster:
         then what else it started (see the module docstring). scancel and squeue get a few seconds each."""
         if any(name == "slurmd" and proc.poll() is None for name, proc in self.procs):
             try:
-                self.run("scancel", "--full", "--user=root", check=False, timeout=10)
+                self.run("scancel", "--full", "--user=root", check=False, timeout=5)
                 deadline = time.monotonic() + 30
                 while self.run("squeue", "--noheader", check=False, timeout=5).stdout.strip():
                     if time.monotonic() > deadline:
