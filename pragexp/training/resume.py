@@ -40,9 +40,9 @@ class ExactResume(Callback):
     def __init__(self) -> None:
         self.saved: dict | None = None
         self.first_batch_state: torch.Tensor | None = None  # torch's generator for a resumed run's first step
-        self.before_validation: dict | None = (
-            None  # the generators as a validation that comes next finds them
-        )
+        # The generators as a validation that comes next finds them; the training loader's state, as saved.
+        self.before_validation: dict | None = None
+        self.loader_states: list[dict] = []
 
     def on_train_batch_end(self, trainer, pl_module, outputs, batch, batch_idx) -> None:
         self.before_validation = random_states()  # (the last hook before a validation draws anything)
