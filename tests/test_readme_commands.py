@@ -14,7 +14,8 @@ from hydra.core.override_parser.overrides_parser import OverridesParser
 from pragexp.utils.hub import HUB_SETTINGS, HubModelUnavailable, check_hub_models, missing_hub_models
 
 READMES = [ROOT / "README.md", *sorted((ROOT / "experiments").glob("*/README.md"))]
-_PLACEHOLDER = re.compile(r"<[^>]*>|\.\.\.|\$\([^)]*\)|\$\{?\w+\}?")
+# Placeholders: <...>, ..., $(...), a shell's $VAR or ${VAR} (not Hydra's ${oc.env:VAR}, which composes as it is).
+_PLACEHOLDER = re.compile(r"<[^>]*>|\.\.\.|\$\([^)]*\)|\$\{\w+\}|\$\w+")
 
 DOCS_PAGES = sorted((ROOT / "docs").rglob("*.md"))  # the commands moved out of README.md stay tested
 
