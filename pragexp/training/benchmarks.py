@@ -2,8 +2,9 @@
 
 While an LLM is fine-tuned (`model=llm llm.finetune=lora|full`, any task), `BenchmarkCurves` scores each named
 benchmark before the first step, every `every_n_steps` optimizer steps and after the last one, and logs its
-overall figures as `bench/<name>/<figure>` at that step (`bench/ludwig/acc`, `bench/ludwig/acc_stderr`,
-`bench/ludwig/acc_ci95_low`, ...: `metrics.uncertainty`) through the run's loggers (CSV: `csv/metrics.csv`; W&B:
+overall figures and its task's declared headline figures as `bench/<name>/<figure>` at that step (`bench/ludwig/acc`,
+`bench/ludwig/acc_stderr`, `bench/ludwig/acc_ci95_low`, ...: `metrics.uncertainty`;
+`bench/bigtom/joint_acc/forward_belief:initial_belief`) through the run's loggers (CSV: `csv/metrics.csv`; W&B:
 curves against `trainer/global_step`); `python -m pragexp.report --figures` draws them beside the task's own dev
 curve (`report.training_curves`).
 
@@ -186,15 +187,27 @@ class Benchmark:
         self.task.net = self.task.build_network(self.data)
         self.task.metrics = self.task.build_metrics(self.data)
         self.task.record_predictions = set()  # figures only: no prediction records are kept
+        # the task's declared headline figures, a group's among them (`joint_acc/forward_belief:initial_belief`)
+        headline = OmegaConf.select(cfg, "declares.headline", default=None) or []
+        self.headline = [str(h["key"]).split("/", 1)[1] for h in headline]
 
     def score(self) -> dict[str, float]:
-        """The overall figures of one pass over the test split (a group's own figures are in `pragexp.eval`)."""
+        """The overall figures of one pass over the test split and the task's headline figures, each with its
+        uncertainty (the other groups' figures are in `pragexp.eval`)."""
         metric = self.task.metrics["test"]
         for batch_idx, batch in enumerate(self.data.test_dataloader()):
             self.task.test_step(batch, batch_idx)
         values = metric.compute()
         metric.reset()
-        return {k: float(v) for k, v in values.items() if "/" not in k}
+        return {k: float(v) for k, v in values.items() if "/" not in k or self._of_headline(k)}
+
+    def _of_headline(self, key: str) -> bool:
+        """A headline figure of a group (`joint_acc/g`) or one of its uncertainty's (`joint_acc_stderr/g`)."""
+        name, _, group = key.partition("/")
+        return any(
+            key == h or (name.startswith(h.split("/")[0] + "_") and h.endswith("/" + group))
+            for h in self.headline
+        )
 
 
 @contextmanager
