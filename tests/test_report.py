@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from conftest import migrated
 
 from pragexp import report
 from pragexp.report.tables import paper_data, paper_files
@@ -14,13 +15,10 @@ from pragexp.utils.results import parse_row_name
 
 def data_target(task: str) -> str:
     """The `_target_` of the data module a task's config picks (`/data: circa` in its defaults or its bases')."""
-    from conftest import CONF
+    from conftest import CONF, migration
 
-    from pragexp.utils.command_line import RENAMED
-
-    defaults = yaml.safe_load((CONF / "task" / f"{RENAMED['task'].get(task, task)}.yaml").read_text())[
-        "defaults"
-    ]
+    task = migration().RENAMED_TASKS.get(task, task)  # a run of before issue 25 names the task's old name
+    defaults = yaml.safe_load((CONF / "task" / f"{task}.yaml").read_text())["defaults"]
     for entry in defaults:
         if isinstance(entry, str) and entry.startswith("_") and entry != "_self_":
             defaults += yaml.safe_load((CONF / "task" / f"{entry}.yaml").read_text())["defaults"]
@@ -53,13 +51,13 @@ def write_run(
         yaml.safe_dump({"hydra": {"runtime": {"choices": choices}}})
     )
     composed = {"seed": seed, "task_name": "${hydra:x}", **(config or {})}
-    # What the run's record is derived from (pragexp.report.legacy_runs): its data module and, for an LLM, its model.
+    # What the run's record is derived from (experiments/migrate_runs.py): its data module and, for an LLM, its model.
     composed["data"] = {"_target_": data_target(task), **composed.get("data", {})}
     if model == "llm":
         composed["model"] = {"_target_": "pragexp.models.llm.PromptedLLM", **composed.get("model", {})}
     (run_dir / ".hydra" / "config.yaml").write_text(yaml.safe_dump(composed))
     (run_dir / "metrics.json").write_text(json.dumps(metrics))
-    return run_dir
+    return migrated(run_dir)
 
 
 def table(text: str, title: str) -> dict[str, dict[str, str]]:
@@ -212,7 +210,8 @@ HU_MODELS = {"gpt2", "flan-t5-base", "flan-t5-xl", "flan-t5-xxl", "tk-instruct-3
 HU_MODELS |= {"tk-instruct-11b-def-pos", "text-davinci-002", "chance"}
 LUDWIG_ROWS = {"human_average", "human_best", "random", "text-davinci-001", "blenderbot_best", "opt_best"}
 BIGTOM_ROWS = {"gpt-4", "claude-v1.3", "gpt-3.5-turbo", "text-davinci-003", "llama-65b"}  # and "human"
-PUBLISHED_ONLY |= HU_MODELS | LUDWIG_ROWS | BIGTOM_ROWS
+HITOM_ROWS = {"GPT-4"}  # and "chance"
+PUBLISHED_ONLY |= HU_MODELS | LUDWIG_ROWS | BIGTOM_ROWS | HITOM_ROWS
 
 
 def test_the_shipped_paper_files_load_and_name_existing_tasks_and_presets():
@@ -252,6 +251,7 @@ def test_the_shipped_paper_files_load_and_name_existing_tasks_and_presets():
         "hu_pragmatics",
         "ludwig",
         "bigtom",
+        "hitom",
     } == covered
 
 

@@ -1,4 +1,4 @@
-"""Run directories: each run's run.json (legacy_runs for older runs) and metrics, rows of runs that differ only in
+"""Run directories: each run's run.json and metrics, rows of runs that differ only in
 seed or fold, and the datasets' own report sections the runs' tasks declare."""
 
 from __future__ import annotations
@@ -11,9 +11,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
 
-from pragexp.report.legacy_runs import run_record
 from pragexp.utils.io import load_yaml
-from pragexp.utils.run_record import RunRecord
+from pragexp.utils.run_record import RunRecord, read_run_record
 
 
 def data_setting(files: str | None) -> tuple[str, ...]:
@@ -87,7 +86,7 @@ def read_run(metrics_path: Path) -> Run:
         metrics = {k: float(v) for k, v in json.loads(metrics_path.read_text(encoding="utf-8")).items()}
     except (json.JSONDecodeError, TypeError, ValueError, AttributeError) as e:
         raise ValueError(f"{metrics_path}: not a metrics file ({e})") from None
-    return Run(run_dir, run_record(run_dir), metrics, load_yaml(run_dir / ".hydra" / "config.yaml", {}))
+    return Run(run_dir, read_run_record(run_dir), metrics, load_yaml(run_dir / ".hydra" / "config.yaml", {}))
 
 
 def find_runs(dirs: list[str | Path]) -> list[Run]:
