@@ -7,18 +7,18 @@ Every folder under DIR that holds a metrics.json (outside `.hydra/`) is a run fo
 
 - with a run.json of today's schema: left as it is;
 - with a run.json of an older schema, the fields added since, from the run's `.hydra/config.yaml` where they
-  depend on it: 2 the paper's settings (`task.paper_settings`), `model.one_label` and the monitored metric where
-  it names none; 3 whether the LLM generates its answers (`prompting.generates`); 4 the data's sampling unit
-  (its data module's, as today's class declares it; null for a folder without its config);
+  depend on it: 2 the paper's settings (`task.paper_settings`), `model.one_label` and the monitored metric
+  where it names none; 3 whether the LLM generates its answers (`prompting.generates`); 4 the data's sampling
+  unit (its data module's, as today's class declares it; null for a folder without its config);
 - without a run.json (made before runs wrote one): the whole record as the run would have declared it, from
-  `.hydra/` (config.yaml, hydra.yaml's choices, overrides.yaml), metrics.json (or predictions.jsonl for the items
-  scored) and, for an evaluation of a tuned LLM, its checkpoint. The task's declarations are today's where the
-  run's config has none; the weight files' digest is null (unknown after the fact); the intention tasks' names
-  of before issue 25 (`llm_response_eval`, `llm_intent_mc`) become today's.
+  `.hydra/` (config.yaml, hydra.yaml's choices, overrides.yaml), metrics.json (or predictions.jsonl for the
+  items scored) and, for an evaluation of a tuned LLM, its checkpoint. The task's declarations are today's
+  where the run's config has none; the weight files' digest is null (unknown after the fact); the intention
+  tasks' names of before issue 25 (`llm_response_eval`, `llm_intent_mc`) become today's.
 
-Each record is checked by pragexp's own reader before it is written (temp file + rename). `--dry-run` prints what
-would be done and writes nothing. A folder that cannot be migrated is named with the reason, and the others are
-still done (exit status 1).
+Each record is checked by pragexp's own reader before it is written (temp file + rename). `--dry-run` prints
+what would be done and writes nothing. A folder that cannot be migrated is named with the reason, and the
+others are still done (exit status 1).
 """
 
 from __future__ import annotations
@@ -61,7 +61,7 @@ GENERATE = "generate"  # the scoring of an LLM that answers in text
 RENAMED_TASKS = {"llm_response_eval": "intentions_reply", "llm_intent_mc": "intentions_mc"}  # issue 25
 
 
-# -- what the run's Hydra folder says ------------------------------------------------------------------------------
+# -- what the run's Hydra folder says ------------------------------------------------------------------------
 def _config(run_dir: Path) -> DictConfig | None:
     path = Path(run_dir) / ".hydra" / "config.yaml"
     return OmegaConf.create(load_yaml(path, {})) if path.is_file() else None
@@ -105,7 +105,7 @@ def _data_class(config_path: Path, settings: dict) -> type:
         raise ValueError(f"{config_path}: data._target_: {target!r} cannot be imported ({error})") from None
 
 
-# -- a folder without run.json ----------------------------------------------------------------------------------
+# -- a folder without run.json -------------------------------------------------------------------------------
 def derived_record(run_dir: Path) -> RunRecord:
     """The record of a run made before runs wrote run.json, as the run would have declared it."""
     config, hydra_dir = _config(run_dir), Path(run_dir) / ".hydra"
@@ -180,7 +180,7 @@ def _checkpoint_finetune(path: str, run_dir: Path) -> str:
     return "trained"
 
 
-# -- a run.json of an older schema --------------------------------------------------------------------------------
+# -- a run.json of an older schema ---------------------------------------------------------------------------
 def upgraded_record(run_dir: Path, obj: dict) -> RunRecord:
     """The record of a run.json of schema 1-3 with the fields added since (module docstring)."""
     obj, schema, config = json.loads(json.dumps(obj)), int(obj.get("schema", 1)), _config(run_dir)
@@ -200,7 +200,7 @@ def upgraded_record(run_dir: Path, obj: dict) -> RunRecord:
     return RunRecord.from_json({**obj, "schema": SCHEMA})
 
 
-# -- the folders ------------------------------------------------------------------------------------------------
+# -- the folders ---------------------------------------------------------------------------------------------
 def migrated(run_dir: Path) -> tuple[RunRecord | None, str]:
     """The record to write into `run_dir` (None: its run.json is today's already) and what was done."""
     path = Path(run_dir) / RUN_FILE

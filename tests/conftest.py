@@ -249,7 +249,7 @@ def migration():
 
 def migrated(run_dir: Path) -> Path:
     """A run folder invented the way Hydra lays one out (`.hydra/`, metrics.json), given the run.json a run of
-    today writes, derived by the migration script (`tests/test_migrate_runs.py` checks that both are the same);
+    today writes, derived by the migration script (tests/test_run_record.py checks that both are the same);
     written again where the folder had one."""
     from pragexp.utils.run_record import write_run_record
 

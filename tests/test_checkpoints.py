@@ -93,7 +93,7 @@ def test_a_checkpoint_of_another_format_is_refused_naming_it(tmp_path, caplog):
     torch.save(old, tmp_path / "format1.ckpt")
     with pytest.raises(
         checkpoint.CheckpointError,
-        match=r"format1.ckpt: written in checkpoint format 1; this pragexp reads format 2 only: train it again",
+        match=r"format1.ckpt: written in checkpoint format 1; this pragexp reads format 2 only: train it",
     ):
         checkpoint.read(tmp_path / "format1.ckpt")
     # A task trained outside pragexp.run names no task: used, with a warning.

@@ -1,5 +1,5 @@
-"""experiments/migrate_runs.py: run.json for the run folders of an older pragexp, the same as a run of today writes
-(every task's run: tests/test_run_record.py)."""
+"""experiments/migrate_runs.py: run.json for the run folders of an older pragexp, the same as a run of today
+writes (every task's run: tests/test_run_record.py)."""
 
 from __future__ import annotations
 

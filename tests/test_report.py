@@ -10,7 +10,7 @@ from conftest import migrated
 
 from pragexp import report
 from pragexp.report.tables import paper_data, paper_files
-from pragexp.utils.results import parse_row_name
+from pragexp.reporting.results import parse_row_name
 
 
 def data_target(task: str) -> str:
@@ -51,7 +51,7 @@ def write_run(
         yaml.safe_dump({"hydra": {"runtime": {"choices": choices}}})
     )
     composed = {"seed": seed, "task_name": "${hydra:x}", **(config or {})}
-    # What the run's record is derived from (experiments/migrate_runs.py): its data module and, for an LLM, its model.
+    # What its run.json is derived from (experiments/migrate_runs.py): its data module and, for an LLM, its model.
     composed["data"] = {"_target_": data_target(task), **composed.get("data", {})}
     if model == "llm":
         composed["model"] = {"_target_": "pragexp.models.llm.PromptedLLM", **composed.get("model", {})}
@@ -156,7 +156,7 @@ def test_table_groups_seeds_and_folds_and_shows_the_paper(runs_dir, tmp_path, mo
 def test_a_cell_is_a_mean_over_items_with_its_uncertainty_and_the_spread_over_runs_apart():
     from types import SimpleNamespace
 
-    from pragexp.utils.results import runs_cell, summarise
+    from pragexp.reporting.results import runs_cell, summarise
     from pragexp.utils.sampling_unit import SamplingUnit
 
     def run(metrics, unit=None):  # an old run's record names no sampling unit

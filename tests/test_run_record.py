@@ -10,9 +10,9 @@ from conftest import ROOT, choices, compose_config, migration
 from hydra.utils import get_class
 from omegaconf import OmegaConf
 
+from pragexp.reporting.papers import read_paper_table
+from pragexp.reporting.results import parse_row_name
 from pragexp.run import run
-from pragexp.utils.papers import read_paper_table
-from pragexp.utils.results import parse_row_name
 from pragexp.utils.run_record import (
     SCHEMA,
     DataRecord,

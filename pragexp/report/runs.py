@@ -1,15 +1,12 @@
-"""Run directories: each run's run.json and metrics, rows of runs that differ only in
-seed or fold, and the datasets' own report sections the runs' tasks declare."""
+"""Run directories: each run's run.json and metrics, and rows of runs that differ only in seed or fold."""
 
 from __future__ import annotations
 
-import importlib
 import json
 from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import ModuleType
 
 from pragexp.utils.io import load_yaml
 from pragexp.utils.run_record import RunRecord, read_run_record
@@ -122,10 +119,3 @@ def group_runs(runs: list[Run], key: Callable[[Run], Row | None] | None = None) 
     for row in sorted(rows, key=lambda r: (r.task, r.name, r.model, r.shown, r.kind, r.aside)):
         by_task[row.task].append(row)
     return dict(by_task)
-
-
-def section_modules(runs: list[Run]) -> list[ModuleType]:
-    """The sections the runs' tasks declare (run.json's `task.section`), by task: each with `sections(runs)`,
-    `figures(runs, folder)` and optionally `columns(runs)` (scorecard columns beyond a headline metric's mean)."""
-    declared = (run.record.task.section for run in sorted(runs, key=lambda r: r.task))
-    return [importlib.import_module(name) for name in dict.fromkeys(declared) if name]

@@ -150,8 +150,8 @@ def read(path: str | Path, setting: str = "ckpt_path") -> PragexpCheckpoint:
     if version != FORMAT:
         newer = isinstance(version, int) and version > FORMAT
         raise CheckpointError(
-            f"{setting}={path}: written in checkpoint format {version}; this pragexp reads format {FORMAT} only: "
-            + ("update pragexp" if newer else "train it again with this pragexp")
+            f"{setting}={path}: written in checkpoint format {version}; this pragexp reads format {FORMAT} "
+            + ("only: update pragexp" if newer else "only: train it again with this pragexp")
         )
     return PragexpCheckpoint(
         path=Path(path),

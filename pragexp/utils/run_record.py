@@ -5,7 +5,7 @@ the model or LLM), so that a report reads facts instead of guessing them from th
      "task": {"name": "circa",
               "headline": [{"key": "test/acc", "title": "Circa RELAXED acc", "chance": 0.25,
                             "higher_is_better": true, "order": 30}],
-              "section": null,              # dotted module path of the dataset's own report section
+              "section": null,              # the dataset's report section: a module (pragexp.report.sections)
               "paper": "circa.json",        # the file of its published numbers (null: none)
               "paper_settings": {"data.labels": "relaxed"},  # the config's values of the keys its paper
                                             # names (`declares.paper_keys`), as text (null: unset)
@@ -38,14 +38,15 @@ the model or LLM), so that a report reads facts instead of guessing them from th
 
 `headline` holds the task's declared headline metrics that apply to this run: a task's config declares them
 (`declares.headline`, each with an optional `when: {labels: strict, ...}` matched against the data's record),
-with the dotted module of its report section (`declares.section`), its paper file (`declares.paper`) and the
-config keys that paper's rows and settings name (`declares.paper_keys`); `task_record` picks them. A row is
+with the dotted module of its report section (`declares.section`: a plugin the report checks against
+`pragexp.report.sections.ReportSection`), its paper file (`declares.paper`) and the config keys that paper's
+rows and settings name (`declares.paper_keys`); `task_record` picks them. A row is
 named by `llm_row` (an LLM) or `trained_row` (any other model). Seed and fold,
 where the data was (`data.path`: see `data.files`) and how the run was launched are no settings (`run_settings`).
-`schema` counts the versions; a reader reads its own only (`SCHEMA`), naming the file and its schema otherwise:
-run folders of an older pragexp are migrated once by `experiments/migrate_runs.py` (it also writes run.json
-for a folder made before runs wrote one). `read_run_record` checks every field's type and fails naming the file
-and the field.
+`schema` counts the versions; a reader reads its own only (`SCHEMA`), naming the file and its schema
+otherwise: run folders of an older pragexp are migrated once by `experiments/migrate_runs.py` (it also writes
+run.json for a folder made before runs wrote one). `read_run_record` checks every field's type and fails naming
+the file and the field.
 """
 
 from __future__ import annotations
@@ -156,8 +157,8 @@ class RunRecord:
 
     @classmethod
     def from_json(cls, obj: dict) -> RunRecord:
-        """The record of a parsed run.json of today's schema; a `RunRecordError` names the field that is wrong,
-        or the schema and the script that migrates an older one."""
+        """The record of a parsed run.json of today's schema; a `RunRecordError` names the field that is
+        wrong, or the schema and the script that migrates an older one."""
         schema = obj.get("schema", 1) if isinstance(obj, dict) else SCHEMA  # none: the first (1)
         if schema != SCHEMA:
             newer = isinstance(schema, int) and schema > SCHEMA
@@ -305,8 +306,8 @@ def write_run_record(run_dir: Path, record: RunRecord) -> Path:
 
 
 def read_run_record(run_dir: Path) -> RunRecord:
-    """The run.json of `run_dir`, checked; a `RunRecordError` names the file and the field at fault, or the folder
-    that has none."""
+    """The run.json of `run_dir`, checked; a `RunRecordError` names the file and the field at fault, or the
+    folder that has none."""
     path = Path(run_dir) / RUN_FILE
     if not path.is_file():
         raise RunRecordError(f"{run_dir}: no {RUN_FILE} (a run made before runs wrote one): {MIGRATE}")
