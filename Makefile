@@ -3,12 +3,13 @@ PYTHON ?= python3
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.install-stamp
+DOCS_STAMP := $(VENV)/.docs-stamp
 # faiss-gpu where an NVIDIA driver answers, faiss-cpu elsewhere (both provide the `faiss` module).
 FAISS_EXTRA := $(shell nvidia-smi >/dev/null 2>&1 && echo gpu || echo cpu)
 # Tests and CI never reach a model hub or W&B's servers.
 OFFLINE := HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 TRANSFORMERS_OFFLINE=1 WANDB_MODE=offline
 
-.PHONY: install train test test-fast lint clean
+.PHONY: install train test test-fast lint docs clean
 
 install: $(STAMP)
 
@@ -37,6 +38,15 @@ lint: install
 	$(PY) -m ruff check pragexp tests bench hydra_plugins
 	$(PY) -m ruff format --check pragexp tests bench hydra_plugins
 
+# The documentation site (mkdocs.yml, docs/) into site/. --strict: a broken link or anchor, or a page left out of
+# the nav, fails the build. MkDocs and its theme are the `docs` extra, installed here the first time.
+docs: $(DOCS_STAMP)
+	NO_MKDOCS_2_WARNING=1 $(PY) -m mkdocs build --strict --site-dir site
+
+$(DOCS_STAMP): $(STAMP)
+	$(PY) -m pip install --quiet -e ".[docs]"
+	touch $(DOCS_STAMP)
+
 clean:
-	rm -rf outputs .pytest_cache .ruff_cache .hypothesis build *.egg-info
+	rm -rf outputs site .pytest_cache .ruff_cache .hypothesis build *.egg-info
 	find . -name __pycache__ -type d -prune -not -path "./$(VENV)/*" -exec rm -rf {} +

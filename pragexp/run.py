@@ -20,6 +20,7 @@ from omegaconf import DictConfig, OmegaConf
 import pragexp
 from pragexp.generation import cache
 from pragexp.metrics.uncertainty import is_uncertainty_key
+from pragexp.training.checkpoints import DurableCheckpointIO
 from pragexp.training.declaration import declare_run
 from pragexp.training.resume import ExactResume
 from pragexp.training.stopping import SignalStop, resume_requeued
@@ -127,7 +128,9 @@ def _run(cfg: DictConfig, started: float, stop: SignalStop) -> dict[str, float]:
         ExactResume(),
         *build_callbacks(cfg.get("callbacks"), has_logger=bool(loggers)),
     ]
-    trainer: pl.Trainer = instantiate(cfg.trainer, logger=loggers or False, callbacks=callbacks)
+    trainer: pl.Trainer = instantiate(
+        cfg.trainer, logger=loggers or False, callbacks=callbacks, plugins=[DurableCheckpointIO()]
+    )
     stop.trainer = trainer
     for logger in loggers:
         logger.log_hyperparams(public_config(cfg))

@@ -18,6 +18,7 @@ from hydra.core.global_hydra import GlobalHydra
 from hydra.core.hydra_config import HydraConfig
 from omegaconf import DictConfig, open_dict
 from slurm_cluster import slurm, slurm_cluster  # noqa: F401  (fixtures: a one-node SLURM cluster)
+from small_disk import small_disk  # noqa: F401  (fixture: a full disk, a small tmpfs)
 
 ROOT = Path(__file__).resolve().parents[1]
 CONF = ROOT / "conf"

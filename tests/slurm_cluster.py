@@ -10,13 +10,22 @@ runs and after it ends, and submitit then takes every state as UNKNOWN, so a fai
 finished one; `sacct -c` reads the job completion log, but submitit does not call it, and that log holds
 only ended jobs (no RUNNING, no REQUEUED runs). slurmdbd stores in MySQL/MariaDB only.
 
-Every daemon runs in the foreground as a child of the tests, its config, state and log in the folder; `stop`
-cancels what jobs are left and ends each daemon by its pid. `python tests/slurm_cluster.py DIR` starts one and
-waits (Ctrl-C or `kill` stops it), to try commands by hand with `SLURM_CONF=DIR/etc/slurm.conf`.
+Every daemon runs in the foreground as a child of the tests, its config, state and log in the folder. `stop`
+cancels what jobs are left (scancel and squeue each given a few seconds: a stuck controller holds up nothing),
+then ends each daemon by its pid (SIGTERM, a wait, SIGKILL), then whatever the cluster started that is still
+there (a job's slurmstepd and its processes, which outlive slurmd: each has this cluster's SLURM_CONF in its
+environment). Nothing outlives the process that started the cluster, even one killed with SIGKILL: the kernel
+kills each daemon when that process dies (PR_SET_PDEATHSIG), and a watchdog, told the same way, then ends the
+rest as `stop` does. `database` makes a database and a user on the cluster's MariaDB (an Optuna study's storage).
+
+`python tests/slurm_cluster.py DIR` starts one and waits (Ctrl-C or `kill` stops it), to try commands by hand with
+`SLURM_CONF=DIR/etc/slurm.conf`.
 """
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
 import os
 import shutil
 import signal
@@ -78,7 +87,9 @@ class SlurmCluster:
 
     # -- processes -------------------------------------------------------------------------------------
 
-    def _start(self, name: str, args: list[str]) -> subprocess.Popen:
+    def _start(self, name: str, args: list[str], dies_with=signal.SIGKILL) -> subprocess.Popen:
+        """A daemon, in a session of its own (a Ctrl-C in the tests' terminal is not theirs), that the kernel sends
+        `dies_with` when this process dies."""
         log = (self.root / "log" / f"{name}.out").open("ab")
         proc = subprocess.Popen(
             [_which(args[0]), *args[1:]],
@@ -86,7 +97,8 @@ class SlurmCluster:
             stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL,
             env=self.env,
-            start_new_session=True,  # a Ctrl-C in the tests' terminal is not theirs
+            start_new_session=True,
+            preexec_fn=_dies_with_parent(os.getpid(), dies_with),
         )
         self.procs.append((name, proc))
         return proc
@@ -103,7 +115,7 @@ class SlurmCluster:
                 raise RuntimeError(f"no {what} after {timeout} s:\n{self.logs()}")
             time.sleep(0.2)
 
-    def run(self, *args: str, check: bool = True) -> subprocess.CompletedProcess:
+    def run(self, *args: str, check: bool = True, timeout: float = 60) -> subprocess.CompletedProcess:
         """A SLURM command (sinfo, squeue, sacct, scontrol ...) as a client of this cluster."""
         return subprocess.run(
             [_which(args[0]), *args[1:]],
@@ -111,8 +123,31 @@ class SlurmCluster:
             capture_output=True,
             text=True,
             check=check,
-            timeout=60,
+            timeout=timeout,
         )
+
+    def database(self, name: str, user: str, password: str) -> str:
+        """A new database `name` on the cluster's MariaDB, all of it granted to `user` (from any host, with
+        `password`): its SQLAlchemy URL through PyMySQL, as a lab's server is reached."""
+        statements = [
+            f"CREATE DATABASE {name}",
+            f"CREATE USER IF NOT EXISTS '{user}'@'%' IDENTIFIED BY '{password}'",
+            f"CREATE USER IF NOT EXISTS '{user}'@'localhost' IDENTIFIED BY '{password}'",
+            f"GRANT ALL ON {name}.* TO '{user}'@'%'",
+            f"GRANT ALL ON {name}.* TO '{user}'@'localhost'",
+        ]
+        client = [
+            _which("mariadb"),
+            "--protocol=TCP",
+            "-h",
+            "127.0.0.1",
+            "-P",
+            str(self.db_port),
+            "-u",
+            "root",
+        ]
+        subprocess.run([*client, "-e", "; ".join(statements)], capture_output=True, check=True, timeout=60)
+        return f"mysql+pymysql://{user}:{password}@127.0.0.1:{self.db_port}/{name}"
 
     def logs(self, lines: int = 30) -> str:
         parts = []
@@ -127,6 +162,10 @@ class SlurmCluster:
         for sub in ("etc", "munge", "db", "log", "state", "spool"):
             (self.root / sub).mkdir(parents=True, exist_ok=True)
         try:
+            # First: it ends what the cluster started if this process dies (the daemons die with it by themselves).
+            self._start(
+                "watchdog", [sys.executable, __file__, "--watch", str(self.conf)], dies_with=signal.SIGTERM
+            )
             self._start_munge()
             self._start_database()
             self._write_configs()
@@ -261,24 +300,101 @@ class SlurmCluster:
         )
 
     def stop(self) -> None:
-        """Cancels the jobs still there (their steps outlive slurmd), then ends every daemon this cluster
-        started, by pid, the last started first."""
+        """Cancels the jobs still there, then ends every daemon this cluster started, by pid, the last started first,
+        then what else it started (see the module docstring). scancel and squeue get a few seconds each."""
         if any(name == "slurmd" and proc.poll() is None for name, proc in self.procs):
-            self.run("scancel", "--full", "--user=root", check=False)
-            deadline = time.monotonic() + 30
-            while (
-                self.run("squeue", "--noheader", check=False).stdout.strip() and time.monotonic() < deadline
-            ):
-                time.sleep(0.5)
+            try:
+                self.run("scancel", "--full", "--user=root", check=False, timeout=5)
+                deadline = time.monotonic() + 30
+                while self.run("squeue", "--noheader", check=False, timeout=5).stdout.strip():
+                    if time.monotonic() > deadline:
+                        break
+                    time.sleep(0.5)
+            except subprocess.TimeoutExpired:
+                pass  # a controller that does not answer: its daemons are ended all the same
         for _name, proc in reversed(self.procs):
-            if proc.poll() is None:
-                proc.terminate()
-                try:
-                    proc.wait(timeout=20)
-                except subprocess.TimeoutExpired:
-                    proc.kill()
-                    proc.wait(timeout=20)
+            _end(proc.pid, proc.wait)
+        end_started_by(self.conf)  # a job's slurmstepd and its processes, left by an unanswered scancel
         self.procs.clear()
+
+
+def _dies_with_parent(parent: int, signum: int):
+    """A preexec_fn: the child gets `signum` when `parent` dies (Linux's PR_SET_PDEATHSIG), or at once if it
+    already has."""
+    libc = ctypes.CDLL(None, use_errno=True)
+
+    def arm() -> None:
+        libc.prctl(PR_SET_PDEATHSIG, int(signum), 0, 0, 0)
+        if os.getppid() != parent:  # (the parent died before the call)
+            os.kill(os.getpid(), signum)
+
+    return arm
+
+
+PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
+
+
+def _end(pid: int, wait, timeout: float = 5) -> None:
+    """SIGTERM, up to `timeout` seconds for it to exit, then SIGKILL. `wait(timeout=...)`: the process's own (a
+    child's Popen.wait), or a poll of /proc."""
+    try:
+        os.kill(pid, signal.SIGTERM)
+    except ProcessLookupError:
+        return
+    try:
+        wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+        with contextlib.suppress(
+            subprocess.TimeoutExpired
+        ):  # (one in the kernel's hands: go on with the rest)
+            wait(timeout=timeout)
+
+
+def end_started_by(conf: Path, but: tuple[int, ...] = ()) -> list[int]:
+    """Ends every process (but these) whose environment names this cluster's SLURM_CONF: its daemons, its jobs'
+    slurmstepd and their processes, which SLURM starts with the environment of whoever submitted them. Returns
+    their pids."""
+    pids = [pid for pid in _environment_has(f"SLURM_CONF={conf}") if pid not in (os.getpid(), *but)]
+    for pid in pids:
+        _end(pid, lambda timeout, pid=pid: _wait_gone(pid, timeout))
+    return pids
+
+
+def _environment_has(entry: str) -> list[int]:
+    needle = entry.encode() + b"\0"
+    pids = []
+    for proc in Path("/proc").iterdir():
+        if proc.name.isdigit():
+            with contextlib.suppress(OSError):
+                if needle in (proc / "environ").read_bytes() and not gone(int(proc.name)):
+                    pids.append(int(proc.name))
+    return pids
+
+
+def gone(pid: int) -> bool:
+    """Whether a process has ended (no longer there, or a zombie no one has reaped yet)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] in ("Z", "X")
+    except (OSError, IndexError):
+        return True
+
+
+def _wait_gone(pid: int, timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    while not gone(pid):
+        if time.monotonic() > deadline:
+            raise subprocess.TimeoutExpired(f"pid {pid}", timeout)
+        time.sleep(0.1)
+
+
+def watch(conf: Path) -> None:
+    """The watchdog: waits for SIGTERM (sent by the kernel when the process that started the cluster dies, or by
+    `stop`), then ends what the cluster started."""
+    signal.signal(signal.SIGTERM, lambda *_: None)
+    signal.pause()
+    end_started_by(conf)
 
 
 @pytest.fixture(scope="session")
@@ -299,7 +415,9 @@ def slurm(slurm_cluster, monkeypatch):
     return slurm_cluster
 
 
-if __name__ == "__main__":
+if __name__ == "__main__" and sys.argv[1:2] == ["--watch"]:
+    watch(Path(sys.argv[2]))
+elif __name__ == "__main__":
     signal.signal(signal.SIGTERM, signal.default_int_handler)  # `kill` stops the daemons too
     cluster = SlurmCluster(Path(sys.argv[1])).start()
     print(f"export SLURM_CONF={cluster.conf}", flush=True)

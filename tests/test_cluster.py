@@ -5,6 +5,7 @@ resuming an interrupted study, pruning, several objectives, the search space; an
 current Optuna and SQLAlchemy."""
 
 import json
+import os
 import re
 import signal
 import subprocess
@@ -15,7 +16,7 @@ import pytest
 import yaml
 from conftest import GRICE_FIXTURE, ROOT, TINY_DATA, TINY_MODEL, compose_config, run_module
 from omegaconf import OmegaConf
-from test_signals import SLURM_JOB, Job, submitit_logs
+from test_signals import SLURM_JOB, Job, job_states, submitit_logs
 
 from pragexp import report
 from pragexp.utils.search_space import around_task_settings
@@ -117,6 +118,75 @@ def test_an_optuna_sweep_of_slurm_jobs_killed_and_run_again_goes_on_with_its_stu
         metrics = json.loads((sweep / str(trial.number) / "metrics.json").read_text())
         assert trial.value == pytest.approx(metrics["val/r@1"])
         assert (sweep / str(trial.number) / ".submitit").is_symlink()
+
+
+def sweep_on(storage: str, sweep, tmp_path, kill: bool = False) -> Job:
+    """An Optuna sweep of 3 trials with pruning (the median pruner after 1 trial), each a SLURM job, its study in `storage` (a URL named by the
+    environment: OPTUNA_STORAGE). With `kill`, trial 1's job waits at its third batch for the test's scancel."""
+    args = [
+        "hparams_search=optuna",
+        *SLURM_JOB,
+        *FAST,
+        *TINY_DATA["grice"],
+        "logger=csv",
+        "trainer.max_epochs=2",
+    ]
+    args += ["hydra.sweeper.n_trials=3", "hydra.sweeper.pruner.n_startup_trials=1"]
+    args += ["hydra.sweeper.storage=${oc.env:OPTUNA_STORAGE}", f"hydra.sweep.dir={sweep}"]
+    args += ["+callbacks.stop_at._target_=stop_at.StopAt", "+callbacks.stop_at.where=train"]
+    args += ["+callbacks.stop_at.batch=2", "+callbacks.stop_at.how=wait", "+callbacks.stop_at.run=1"]
+    env = {"OPTUNA_STORAGE": storage, **({"STOP_AT": "1"} if kill else {})}
+    (tmp_path / sweep.name).mkdir()
+    return Job("pragexp.train", args, tmp_path / sweep.name, pythonpath=(ROOT / "tests",), env=env)
+
+
+@pytest.mark.slurm
+def test_an_optuna_sweep_on_a_database_server_survives_a_killed_trial_and_finds_the_same_best(
+    slurm, tmp_path
+):
+    """Two sweeps with the same sampler seed, each study in a database of the cluster's MariaDB (reached as a
+    lab's server is, by URL and password), their jobs on the cluster: one runs through, in the other trial 1's
+    job is cancelled (scancel) while it trains. That trial is FAIL, its parameters run again as trial 2, the sweep
+    goes on to its 3 finished trials, and its best trial is the uninterrupted sweep's, parameters and value."""
+    pytest.importorskip(
+        "pymysql", reason="Optuna's MySQL storage needs PyMySQL (pip install -e '.[cluster]')"
+    )
+    password = "pr4gexp-" + os.urandom(6).hex()  # given by name (OPTUNA_STORAGE), never written to a file
+    urls = {name: slurm.database(f"optuna_{name}", "optuna", password) for name in ("plain", "killed")}
+    plain = sweep_on(urls["plain"], tmp_path / "plain", tmp_path)
+    killed_dir = tmp_path / "killed"
+    killed = sweep_on(urls["killed"], killed_dir, tmp_path, kill=True)
+    killed.wait_for(lambda: "stop_at: waiting for the signal" in job_stdout(killed_dir / "1"))
+    slurm.run("scancel", (killed_dir / "1" / ".submitit").resolve().name)
+    for sweep in (plain, killed):
+        assert sweep.proc.wait(timeout=600) == 0, sweep.log()[-3000:]
+
+    studies = {
+        name: optuna.load_study(study_name="grice_recovery-lstm", storage=url) for name, url in urls.items()
+    }
+    trials = studies["killed"].trials
+    assert trials[1].state.name == "FAIL" and trials[2].params == trials[1].params  # run again, as trial 2
+    assert (
+        "Trial 1's job ended without a result" in killed.log() and "its parameters run again" in killed.log()
+    )
+    assert job_states(slurm, killed_dir / "1") == ["CANCELLED"]
+    for study in studies.values():
+        finished = [t for t in study.trials if t.state.name in ("COMPLETE", "PRUNED")]
+        assert len(finished) == 3 and all(t.intermediate_values for t in finished)  # the jobs reported
+    best = {name: (study.best_trial.params, study.best_trial.value) for name, study in studies.items()}
+    assert best["killed"] == best["plain"]
+    # The same trials in order, but the killed one (the sampler's draws and the pruner's verdicts the same).
+    ended = [(t.params, t.state, t.value, t.intermediate_values) for t in trials if t.number != 1]
+    assert [(t.params, t.state, t.value, t.intermediate_values) for t in studies["plain"].trials] == ended
+    for sweep_dir in (tmp_path / "plain", killed_dir):  # the password is in no file the sweeps wrote
+        assert not [p for p in sweep_dir.rglob("*") if p.is_file() and password.encode() in p.read_bytes()]
+    print(f"best of both: trial params {best['plain'][0]}, val/r@1 {best['plain'][1]:.4f}")
+
+
+def job_stdout(run_dir) -> str:
+    """A SLURM job's stdout so far ("" before it has started)."""
+    logs = run_dir / ".submitit"
+    return "".join(p.read_text() for p in logs.glob("*_0_log.out")) if logs.exists() else ""
 
 
 # -- Optuna ---------------------------------------------------------------------------------------------

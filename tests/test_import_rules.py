@@ -1,5 +1,5 @@
-"""The arrows of the layout point one way: DESIGN.md's room-by-room table ("Layout"), enforced on every import
-statement of pragexp/, those inside functions too. The test names the file and the line of each import that
+"""The arrows of the layout point one way: the room table of the documentation (docs/house.md, "What each room may
+import"), read from the page and enforced on every import statement of pragexp/, those inside functions too. The test names the file and the line of each import that
 breaks a rule or closes a cycle.
 
 - a room imports only itself and the rooms the table lets it (`MAY_IMPORT`); the entry points (`pragexp.train`,
@@ -17,22 +17,11 @@ from pathlib import Path
 
 import pytest
 from conftest import ROOT
+from house_page import room_table
 
 PACKAGE = ROOT / "pragexp"
-# DESIGN.md's table: room -> the other rooms it may import.
-MAY_IMPORT = {
-    "utils": (),
-    "prompting": ("utils",),
-    "generation": ("prompting", "utils"),
-    "reporting": ("utils",),
-    "metrics": ("reporting", "prompting", "utils"),
-    "retrieval": ("utils",),
-    "models": ("generation", "prompting", "retrieval", "utils"),
-    "data": ("reporting", "retrieval", "prompting", "utils"),
-    "tasks": ("models", "metrics", "generation", "retrieval", "prompting", "utils"),
-    "training": ("tasks", "metrics", "utils"),
-    "report": ("data", "metrics", "reporting", "prompting", "utils"),
-}
+# The house's table (docs/house.md): room -> the other rooms it may import.
+MAY_IMPORT = room_table()
 KNOWN_EXCEPTIONS: set[tuple[str, str]] = set()  # (room, module) allowed against the table: none today
 ENTRY_POINTS = ("pragexp.train", "pragexp.eval", "pragexp.report.__main__")
 FREE_MODULES = ("pragexp.train", "pragexp.eval", "pragexp.run", "pragexp.report.__main__")
@@ -78,7 +67,9 @@ def broken_arrows(root: Path, exceptions=frozenset()) -> list[str]:
         room = rel.parts[1] if len(rel.parts) > 2 else ""
         if room and room not in MAY_IMPORT and module not in FREE_MODULES:
             if room not in unknown:
-                found.append(f"{rel.parts[0]}/{room}/: a room that DESIGN.md's table does not name")
+                found.append(
+                    f"{rel.parts[0]}/{room}/: a room that the house's table (docs/house.md) does not name"
+                )
             unknown.add(room)
             continue
         for name, line in imports(path, root):
@@ -138,6 +129,26 @@ def cycles(root: Path) -> list[str]:
         ]
         out.append("cycle: " + "; ".join(links))
     return out
+
+
+def test_the_house_table_names_each_room_of_pragexp_and_only_those():
+    """Every folder of pragexp/ that holds Python is a row of the table (broken_arrows reports one that is not), and
+    every row is such a folder: a room that is gone leaves the table with it."""
+    rooms = {p.parent.relative_to(PACKAGE).parts[0] for p in PACKAGE.glob("*/**/*.py")}
+    assert set(MAY_IMPORT) == rooms
+    assert all(set(allowed) <= set(MAY_IMPORT) for allowed in MAY_IMPORT.values())
+
+
+def test_a_row_of_the_room_table_that_does_not_parse_is_named_with_its_line(tmp_path):
+    page = tmp_path / "house.md"
+    rows = "| `utils` | nothing else of pragexp | x |\n| `data` | `utils` and a word | x |\n"
+    page.write_text(f"# The house\n\n| room | may import | what |\n|---|---|---|\n{rows}", encoding="utf-8")
+    with pytest.raises(ValueError, match=r"house\.md:6: a room row"):
+        room_table(page)
+    page.write_text(
+        "| room | may import |\n|---|---|\n| `utils` | nothing else of pragexp |\n", encoding="utf-8"
+    )
+    assert room_table(page) == {"utils": ()}
 
 
 def test_no_import_breaks_an_arrow_of_the_layout():
@@ -208,7 +219,7 @@ def test_a_cycle_is_reported_with_the_files_and_lines_that_close_it(tmp_path):
         ("training/cb.py", "import pragexp.generation.cache\n", "training may import tasks, metrics, utils"),
         ("report/x.py", "from pragexp.models.bert import Bert\n", "report may import data, metrics"),
         ("tasks/base.py", "from pragexp.train import main\n", "imports the entry point pragexp.train"),
-        ("extras/x.py", "import json\n", "a room that DESIGN.md's table does not name"),
+        ("extras/x.py", "import json\n", "a room that the house's table (docs/house.md) does not name"),
     ],
 )
 def test_a_forbidden_arrow_is_reported_with_its_file_and_line(tmp_path, file, text, message):

@@ -35,3 +35,16 @@ def test_lr_monitor_is_dropped_without_a_logger(tmp_path):
     assert "LearningRateMonitor" not in names and "ModelCheckpoint" in names
     names = {type(c).__name__ for c in build_callbacks(cfg.callbacks, has_logger=True)}
     assert "LearningRateMonitor" in names
+
+
+def test_logged_config_hides_the_password_of_a_storage_url(tmp_path):
+    """An Optuna study on a database server: the sweep's storage URL reaches each job's callback config."""
+    cfg = compose_config(["hparams_search=optuna"], tmp_path)
+    with open_dict(cfg):
+        cfg.callbacks.optuna_pruning.storage = "mysql+pymysql://optuna:s3cr3t@db.lab:3306/studies"
+        cfg.extra = {"url": "sqlite:////tmp/optuna.db", "endpoint": "http://127.0.0.1:8000/v1"}
+    logged = public_config(cfg)
+    assert (
+        logged["callbacks"]["optuna_pruning"]["storage"] == "mysql+pymysql://optuna:***@db.lab:3306/studies"
+    )
+    assert logged["extra"] == {"url": "sqlite:////tmp/optuna.db", "endpoint": "http://127.0.0.1:8000/v1"}

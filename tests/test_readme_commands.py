@@ -1,6 +1,6 @@
-"""The commands the READMEs show: each composes as written, and each either runs offline or says it needs the
-hub (offline, pragexp refuses it before any work, naming the setting that replaces each hub model). The
-README's offline PragmatiCQA oracle command runs end to end."""
+"""The commands the READMEs and the documentation's pages (docs/**/*.md) show: each composes as written, and each
+either runs offline or says it needs the hub (offline, pragexp refuses it before any work, naming the setting that
+replaces each hub model). The PragmatiCQA page's offline oracle command runs end to end."""
 
 import json
 import re
@@ -14,14 +14,17 @@ from hydra.core.override_parser.overrides_parser import OverridesParser
 from pragexp.utils.hub import HUB_SETTINGS, HubModelUnavailable, check_hub_models, missing_hub_models
 
 READMES = [ROOT / "README.md", *sorted((ROOT / "experiments").glob("*/README.md"))]
-_PLACEHOLDER = re.compile(r"<[^>]*>|\.\.\.|\$\([^)]*\)|\$\{?\w+\}?")
+# Placeholders: <...>, ..., $(...), a shell's $VAR or ${VAR} (not Hydra's ${oc.env:VAR}, which composes as it is).
+_PLACEHOLDER = re.compile(r"<[^>]*>|\.\.\.|\$\([^)]*\)|\$\{\w+\}|\$\w+")
+
+DOCS_PAGES = sorted((ROOT / "docs").rglob("*.md"))  # the commands moved out of README.md stay tested
 
 
 def readme_commands() -> list[tuple[str, str, str, str]]:
     """(label, entry point, arguments, the block's comments above it and its own) for every `python -m
-    pragexp.train|eval` line in a README code block, continuation lines joined."""
+    pragexp.train|eval` line in a code block of a README or a docs page, continuation lines joined."""
     found = []
-    for readme in READMES:
+    for readme in [*READMES, *DOCS_PAGES]:
         for block in re.findall(r"```[a-z]*\n(.*?)```", readme.read_text(encoding="utf-8"), re.S):
             comment = ""
             for line in block.replace("\\\n", " ").splitlines():
@@ -31,7 +34,7 @@ def readme_commands() -> list[tuple[str, str, str, str]]:
                     continue
                 match = re.search(r"python -m (pragexp\.(?:train|eval))\b([^#]*)(#.*)?$", line)
                 if match:
-                    label = f"{readme.relative_to(ROOT)}: {match.group(0)[:90]}"
+                    label = f"{readme.relative_to(ROOT).as_posix()}: {match.group(0)[:90]}"
                     found.append((label, match.group(1), match.group(2), f"{comment} {match.group(3) or ''}"))
     return found
 
@@ -54,8 +57,10 @@ def as_overrides(arguments: str) -> list[str]:
 COMMANDS = readme_commands()
 
 
-def test_the_readmes_show_commands():
+def test_the_readmes_and_docs_show_commands():
     assert len(COMMANDS) > 30 and any("pragmaticqa" in c[2] for c in COMMANDS)
+    for source in ("README.md", "docs/llm/index.md", "docs/benchmarks/ludwig.md", "docs/clusters.md"):
+        assert any(c[0].startswith(f"{source}: ") for c in COMMANDS), f"no command read from {source}"
 
 
 @pytest.mark.parametrize(("label", "entry", "arguments", "comments"), COMMANDS, ids=[c[0] for c in COMMANDS])
@@ -105,12 +110,14 @@ def test_the_papers_pragmaticqa_setting_is_refused_offline_with_the_settings_tha
 
 
 @pytest.mark.slow
-def test_the_readme_offline_oracle_command_runs_as_written(tmp_path):
-    """README.md's offline PragmatiCQA command, with the release folder replaced by the invented fixture."""
+def test_the_docs_offline_oracle_command_runs_as_written(tmp_path):
+    """The PragmatiCQA page's offline command, with the release folder replaced by the invented fixture."""
     label, entry, arguments, _ = next(
         c
         for c in COMMANDS
-        if c[0].startswith("README.md") and "model=oracle" in c[2] and "retriever=minilm" in c[2]
+        if c[0].startswith("docs/tasks/pragmaticqa.md")
+        and "model=oracle" in c[2]
+        and "retriever=minilm" in c[2]
     )
     args = [
         f"data.path={PRAGMATICQA_FIXTURE}" if w.startswith("data.path=") else w

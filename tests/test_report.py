@@ -210,7 +210,7 @@ HU_MODELS = {"gpt2", "flan-t5-base", "flan-t5-xl", "flan-t5-xxl", "tk-instruct-3
 HU_MODELS |= {"tk-instruct-11b-def-pos", "text-davinci-002", "chance"}
 LUDWIG_ROWS = {"human_average", "human_best", "random", "text-davinci-001", "blenderbot_best", "opt_best"}
 BIGTOM_ROWS = {"gpt-4", "claude-v1.3", "gpt-3.5-turbo", "text-davinci-003", "llama-65b"}  # and "human"
-HITOM_ROWS = {"GPT-4"}  # and "chance"
+HITOM_ROWS = {"GPT-4"}  # the repository's GPT-4_data.txt
 PUBLISHED_ONLY |= HU_MODELS | LUDWIG_ROWS | BIGTOM_ROWS | HITOM_ROWS
 
 

@@ -3,7 +3,9 @@ what they were doing and what they kept, write no metrics.json, and leave what t
 that resumes, the response cache's answers). On a real one-node SLURM cluster (tests/slurm_cluster.py): the
 time limit's signal, as submitit asks for it, saves a checkpoint, SLURM requeues the job and it ends with the
 metrics of an uninterrupted run; an LLM evaluation requeued the same way asks the model only what its
-response cache lacks; scancel of a sweep leaves no half-written metrics.json."""
+response cache lacks; scancel of a sweep leaves no half-written metrics.json. A stop at each point of a run (mid-epoch,
+at an epoch's last batch, while validating, saving a checkpoint or testing) and its resume against the run never
+stopped: tests/test_preemption.py."""
 
 from __future__ import annotations
 
@@ -66,11 +68,19 @@ class SlowBackend(HFBackend):
 class Job:
     """`python -m <module> <args>` in the background, as a user starts it, its output in files."""
 
-    def __init__(self, module: str, args: list[str], cwd: Path, pythonpath: tuple[Path, ...] = ()):
+    def __init__(
+        self,
+        module: str,
+        args: list[str],
+        cwd: Path,
+        pythonpath: tuple[Path, ...] = (),
+        env: dict | None = None,
+    ):
         env = {
             **os.environ,
             "PYTHONPATH": os.pathsep.join(map(str, (ROOT, *pythonpath))),
             "PRAGEXP_OUTPUTS": str(cwd / "outputs"),
+            **(env or {}),
         }
         self.out, self.err = cwd / f"{module}.out", cwd / f"{module}.err"
         with self.out.open("w") as out, self.err.open("w") as err:
@@ -135,7 +145,8 @@ def test_sigterm_stops_training_with_a_checkpoint_that_resumes(tmp_path, cache_d
     names = sorted(p.name for p in last.parent.iterdir())  # nothing half-written beside them
     assert len(names) == 2 and re.fullmatch(r"best-epoch\d{3}\.ckpt", names[0]) and names[1] == "last.ckpt"
 
-    # README's resume: the same command in the run's dir with ckpt_path=last goes on from the next batch.
+    # The resume docs/outputs.md shows: the same command in the run's dir with ckpt_path=last goes on from
+    # the next batch.
     resumed = run_module(
         "pragexp.train", [*args, f"trainer.max_epochs={epoch + 2}", "ckpt_path=last"], tmp_path
     )
@@ -144,52 +155,6 @@ def test_sigterm_stops_training_with_a_checkpoint_that_resumes(tmp_path, cache_d
     # It went on from the next batch to the end: no batch trained twice, none left out.
     assert progress(job.err.read_text() + resumed.stderr) == every_batch(epoch + 2, batches)
     assert "test/r@1" in json.loads((run_dir / "metrics.json").read_text())
-
-
-# A SIGTERM to the run itself right after a given batch (the last of its epoch: -1), in a run with KILL_AT set.
-KILL_AT = """
-import os
-import signal
-
-from pytorch_lightning import Callback
-
-
-class KillAt(Callback):
-    def __init__(self, epoch, batch):
-        self.epoch, self.batch = epoch, batch
-
-    def on_train_batch_end(self, trainer, pl_module, outputs, batch, batch_idx):
-        last = self.batch if self.batch >= 0 else trainer.num_training_batches + self.batch
-        if os.environ.get("KILL_AT") and (trainer.current_epoch, batch_idx) == (self.epoch, last):
-            os.kill(os.getpid(), signal.SIGTERM)
-"""
-
-
-@pytest.mark.parametrize(("epoch", "batch"), [(1, 4), (0, -1)])  # mid-epoch; after an epoch's last batch
-def test_a_run_stopped_and_resumed_ends_with_the_metrics_of_the_run_never_stopped(
-    tmp_path, cache_dir, monkeypatch, epoch, batch
-):
-    (tmp_path / "kill_at.py").write_text(KILL_AT)
-    args = [*GRICE, "trainer.max_epochs=3", f"paths.cache_dir={cache_dir}"]
-    args += [
-        "+callbacks.kill._target_=kill_at.KillAt",
-        f"+callbacks.kill.epoch={epoch}",
-        f"+callbacks.kill.batch={batch}",
-    ]
-
-    def run(name: str, *extra: str) -> int:
-        (tmp_path / name).mkdir()
-        job = Job("pragexp.train", [*args, *extra], tmp_path / name, pythonpath=(tmp_path,))
-        return job.proc.wait(timeout=600)
-
-    run_dir = tmp_path / "run"
-    assert run("plain", f"hydra.run.dir={tmp_path / 'plain'}") == 0
-    monkeypatch.setenv("KILL_AT", "1")
-    assert run("stopped", f"hydra.run.dir={run_dir}") == 143
-    monkeypatch.delenv("KILL_AT")
-    assert run("resumed", f"hydra.run.dir={run_dir}", "ckpt_path=last") == 0
-    resumed = json.loads((run_dir / "metrics.json").read_text())
-    assert resumed == json.loads((tmp_path / "plain" / "metrics.json").read_text())
 
 
 def test_sigint_stops_a_sweep_at_the_job_it_is_running(tmp_path, cache_dir):

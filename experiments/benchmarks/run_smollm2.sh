@@ -27,7 +27,7 @@ if [[ $PART == all || $PART == hu ]]; then
     timed hu_authors task=hu_pragmatics "${HU[@]}" hydra.run.dir="$OUT/hu_authors"
 fi
 if [[ $PART == all || $PART == hu_text ]]; then
-    # Hu et al., pragexp's scoring of the options' text (the README's row; numbered_text and letters are its others)
+    # Hu et al., pragexp's scoring of the options' text (the docs' row, docs/benchmarks/hu-pragmatics.md; numbered_text and letters are its others)
     timed hu_options_as_text task=hu_pragmatics "${HU[@]}" prompt.template=options_as_text \
         hydra.run.dir="$OUT/hu_options_as_text"
 fi

@@ -4,6 +4,11 @@ each job returned, until the study has `n_trials` finished trials.
 - A job returns its value (`optimized_metric`), or one per objective (a list, with `direction` a list);
   a job that the study's pruner stopped (`optuna.TrialPruned`, raised by pragexp.training.pruning) is
   PRUNED; any other error FAILs its trial, and more failures than `max_failure_rate` stop the sweep.
+- A job that ended without a result (cancelled with scancel, killed, lost with its node, preempted past its
+  requeues: submitit's launcher then raises for its batch) FAILs its trial, which is not the parameters'
+  fault: they are queued to run again, once, as the next trial, and the sweep goes on to its budget (a
+  second kill of the same parameters counts as a failure). A trial of that batch whose job had finished
+  is told its metrics.json.
 - With a storage, running the same command again with the same `hydra.sweep.dir` reopens the study: it
   counts the finished trials (complete or pruned) and runs only the rest; the trials an interrupted sweep
   left RUNNING are failed and their parameters queued again, so none is lost and none runs twice; a seeded
@@ -17,6 +22,7 @@ One sweeper process per study: a RUNNING trial is taken to belong to an interrup
 from __future__ import annotations
 
 import importlib
+import json
 import logging
 import math
 from pathlib import Path
@@ -24,7 +30,7 @@ from typing import Any
 
 import optuna
 import yaml
-from hydra.core.utils import JobStatus
+from hydra.core.utils import JobReturn, JobStatus
 from hydra.utils import instantiate
 from omegaconf import DictConfig, OmegaConf
 from optuna.trial import FrozenTrial, TrialState
@@ -46,6 +52,7 @@ class StudySweep:
         self.directions = [direction] if isinstance(direction, str) else list(direction)
         extend = settings.get("custom_search_space")
         self.extend = _function(extend) if extend else None
+        self.retried: set[tuple] = set()  # the parameters of killed trials queued again (once each)
 
     def run(self, arguments: list[str]) -> None:
         # Hydra's basic sweeper leaves the sweep's config in multirun.yaml, and pragexp.report looks for it.
@@ -63,12 +70,29 @@ class StudySweep:
                 study.ask(fixed_distributions=distributions)
                 for _ in range(min(to_go, int(self.settings["n_jobs"])))
             ]
-            returns = self.launcher.launch(
-                [self._overrides(trial, fixed) for trial in trials], initial_job_idx=_first_number(trials)
-            )
-            self._tell(study, trials, returns)
-            to_go -= len(trials)
+            returns = self._launch(trials, fixed)
+            to_go -= len(trials) - self._tell(study, trials, returns)
         self._write_results(study)
+
+    def _launch(self, trials: list[optuna.Trial], fixed: dict[str, str]) -> list:
+        """The jobs' returns; for a batch the launcher gave no returns for (submitit raises when one of its jobs
+        ended without a result: cancelled, killed, lost with its node), what each job left: its metrics.json
+        (it finished), or nothing (`Killed`)."""
+        overrides, first = [self._overrides(trial, fixed) for trial in trials], _first_number(trials)
+        try:
+            return self.launcher.launch(overrides, initial_job_idx=first)
+        except Exception as error:
+            log.warning(f"The launcher gave no results for trials {[t.number for t in trials]}: {error!r}")
+            return [self._left(trial, error) for trial in trials]
+
+    def _left(self, trial: optuna.Trial, error: Exception):
+        metrics = self.sweep_dir / str(trial.number) / "metrics.json"
+        if not metrics.is_file():
+            return Killed(error)
+        wanted = self.config.get("optimized_metric")
+        values = json.loads(metrics.read_text())
+        value = [values.get(k) for k in wanted] if OmegaConf.is_list(wanted) else values.get(wanted)
+        return JobReturn(status=JobStatus.COMPLETED, _return_value=value)
 
     def _open_study(self) -> optuna.Study:
         sampler = self.settings["sampler"]  # Hydra instantiates the sweeper's config, sampler included
@@ -99,10 +123,16 @@ class StudySweep:
             raise ValueError(f"{sorted(overlap)}: both searched and fixed")
         return [f"{k}={v}" for k, v in trial.params.items()] + [f"{k}={v}" for k, v in fixed.items()]
 
-    def _tell(self, study: optuna.Study, trials: list[optuna.Trial], returns: list) -> None:
-        failures = []
+    def _tell(self, study: optuna.Study, trials: list[optuna.Trial], returns: list) -> int:
+        """Tells the study each trial's end; returns the number of trials queued to run again."""
+        failures, again = [], 0
         for trial, ret in zip(trials, returns, strict=True):
-            if ret.status == JobStatus.COMPLETED:
+            if isinstance(ret, Killed) and self._run_again(study, trial, ret.error):
+                again += 1
+                continue
+            if isinstance(ret, Killed):
+                error = ret.error
+            elif ret.status == JobStatus.COMPLETED:
                 values = self._values(ret.return_value)
                 if values is not None:
                     study.tell(trial, values=values)
@@ -124,6 +154,21 @@ class StudySweep:
                 f"{len(failures)} of {len(returns)} trials failed (max_failure_rate="
                 f"{self.settings['max_failure_rate']}); the first: {failures[0]!r}"
             ) from failures[0]
+        return again
+
+    def _run_again(self, study: optuna.Study, trial: optuna.Trial, error: Exception) -> bool:
+        """A trial whose job was killed is FAIL, and its parameters are queued to run again, once (a second
+        kill of the same parameters counts as a failure: a job killed for its memory would be every time)."""
+        key = tuple(sorted(trial.params.items()))
+        if key in self.retried:
+            return False
+        self.retried.add(key)
+        study.tell(trial, state=TrialState.FAIL)
+        study.enqueue_trial(trial.params, user_attrs=trial.user_attrs)
+        log.warning(
+            f"Trial {trial.number}'s job ended without a result ({error!r}): its parameters run again"
+        )
+        return True
 
     def _values(self, returned: Any) -> list[float] | None:
         values = (
@@ -163,6 +208,13 @@ class StudySweep:
             "config": str(self.sweep_dir / str(trial.number) / ".hydra" / "config.yaml"),
             "overrides": overrides,
         }
+
+
+class Killed:
+    """A trial's job that ended without a result (no return from the launcher, no metrics.json)."""
+
+    def __init__(self, error: Exception):
+        self.error = error
 
 
 def _any_complete(study: optuna.Study) -> bool:

@@ -27,6 +27,7 @@ from pathlib import Path
 
 from pragexp.generation.finetune import TunableBackend
 from pragexp.utils.checkpoint import adapter_folder
+from pragexp.utils.durable import replace_folder
 from pragexp.utils.pretrained import weights_sha256
 
 STATE_FILE = "pragexp.json"  # the adapter's `state`, beside peft's files (which peft and vLLM ignore)
@@ -57,7 +58,8 @@ def _check_base(saved: dict | None, here: dict, what: str) -> None:
 
 
 def save(backend: TunableBackend, folder: str | Path) -> Path:
-    """The tuned weights in their own format, with their `state`; written to a temporary folder and renamed."""
+    """The tuned weights in their own format, with their `state`; written to a temporary folder beside, which then
+    replaces the previous folder whole (`utils.durable.replace_folder`)."""
     folder = Path(folder)
     folder.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{folder.name}.", dir=folder.parent))
@@ -66,9 +68,7 @@ def save(backend: TunableBackend, folder: str | Path) -> Path:
         if backend.finetune == "full":
             backend.load()[1].save_pretrained(tmp)
         (tmp / STATE_FILE).write_text(json.dumps(state(backend), indent=2) + "\n", encoding="utf-8")
-        if folder.exists():
-            shutil.rmtree(folder)
-        tmp.rename(folder)
+        replace_folder(tmp, folder)  # flushed, then swapped for the previous folder at once
     finally:
         if tmp.exists():
             shutil.rmtree(tmp)

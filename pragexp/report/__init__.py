@@ -1,4 +1,4 @@
-"""Results tables and figures from run directories beside the papers' numbers (the README's "Reports"):
+"""Results tables and figures from run directories beside the papers' numbers (docs/reports.md):
 `python -m pragexp.report DIR [DIR ...]` (cli). Runs come from runs, the task tables from tables."""
 
 from pragexp.report.cli import main

@@ -1,4 +1,4 @@
-"""The scorecard (`--scorecard FILE.md`, the README's "Scorecard"): a column per headline metric the runs' tasks
+"""The scorecard (`--scorecard FILE.md`, docs/reports.md, "Scorecard"): a column per headline metric the runs' tasks
 declare, rows chance, majority, the papers', then ours by run.json's `model.row` and model settings."""
 
 from __future__ import annotations

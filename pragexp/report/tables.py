@@ -1,6 +1,5 @@
-"""The markdown report (the README's "Reports"): per task, our rows beside the cells of the paper file its task
-declares (pragexp.reporting.papers), generated answers beside log-likelihood ones, and the per-group
-figure."""
+"""The markdown report (docs/reports.md): per task, our rows beside the cells of the paper file its task
+declares (pragexp.reporting.papers), generated answers beside log-likelihood ones, and the per-group figure."""
 
 from __future__ import annotations
 

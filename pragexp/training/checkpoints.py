@@ -1,11 +1,23 @@
-"""Lightning's ModelCheckpoint, and beside each checkpoint of a fine-tuned LLM its weights in their own format.
+"""How checkpoints are written: whole or not at all, the latest always in `last.ckpt`, and beside each checkpoint of a
+fine-tuned LLM its weights in their own format.
 
-`save_tuned_weights` is the one way a checkpoint gets them (this callback's checkpoints, and the one a stopped job
-saves: `training.stopping`): the task writes them (`PragexpTask.save_adapter`: peft's adapter folder for
-`llm.finetune=lora`, which transformers, peft and vLLM's LoRA serving load as it is, or a transformers model folder
-for `full`) where the checkpoint layout puts them (`utils.checkpoint.adapter_folder`: `<name>.peft/` beside
-`<name>.ckpt`). They are removed with their checkpoint (top-k rotation, the previous `last`). Models without
-tuned LLM weights write nothing more.
+- `DurableCheckpointIO`, the trainer's writer of every checkpoint file (run.py gives it to the trainer): written
+  with `utils.durable.write_durably` (a partial file beside, flushed, renamed onto the checkpoint), so a kill or a
+  full disk while saving leaves the previous checkpoint there, loadable, and the error names the file. Lightning's
+  own writer serialises to the system's temp folder and moves the file: a rename on one filesystem, but where the
+  checkpoints are on another (a node's /tmp and a cluster's shared disk) a copy that truncates the previous
+  checkpoint first, and nothing is flushed to the disk.
+- `ModelCheckpoint`, Lightning's, writing `last.ckpt` at each of its checkpointing points (each epoch's end, or
+  each validation's): Lightning (2.4 on) writes it only where it writes a best checkpoint, so after epochs without
+  a better score `last.ckpt` was an older epoch's, and a run resumed from it (`ckpt_path=last`, a requeued job)
+  trained those epochs again.
+- `save_tuned_weights`, the one way a checkpoint gets a tuned LLM's weights (this callback's checkpoints, and the
+  one a stopped job saves: `training.stopping`): the task writes them (`PragexpTask.save_adapter`: peft's adapter
+  folder for `llm.finetune=lora`, which transformers, peft and vLLM's LoRA serving load as it is, or a
+  transformers model folder for `full`) where the checkpoint layout puts them (`utils.checkpoint.adapter_folder`:
+  `<name>.peft/` beside `<name>.ckpt`), a folder that replaces the previous one whole (`generation.adapters`).
+  They are removed with their checkpoint (top-k rotation, the previous `last`). Models without tuned LLM weights
+  write nothing more.
 """
 
 from __future__ import annotations
@@ -14,10 +26,20 @@ import shutil
 from pathlib import Path
 
 import pytorch_lightning as pl
+import torch
+from lightning_fabric.plugins import TorchCheckpointIO
 from pytorch_lightning.callbacks import ModelCheckpoint as LightningModelCheckpoint
 
 from pragexp.tasks.base import PragexpTask
 from pragexp.utils.checkpoint import adapter_folder
+from pragexp.utils.durable import write_durably
+
+
+class DurableCheckpointIO(TorchCheckpointIO):
+    def save_checkpoint(self, checkpoint: dict, path, storage_options=None) -> None:
+        if storage_options is not None:
+            raise TypeError(f"{type(self).__name__} takes no storage_options")
+        write_durably(path, lambda file: torch.save(checkpoint, file))
 
 
 def save_tuned_weights(trainer: pl.Trainer, checkpoint_path: str | Path) -> None:
@@ -28,6 +50,21 @@ def save_tuned_weights(trainer: pl.Trainer, checkpoint_path: str | Path) -> None
 
 
 class ModelCheckpoint(LightningModelCheckpoint):
+    def on_train_epoch_end(self, trainer: pl.Trainer, pl_module) -> None:
+        super().on_train_epoch_end(trainer, pl_module)
+        if self._should_save_on_train_epoch_end(trainer):
+            self._save_last_if_older(trainer)
+
+    def on_validation_end(self, trainer: pl.Trainer, pl_module) -> None:
+        super().on_validation_end(trainer, pl_module)
+        if not self._should_save_on_train_epoch_end(trainer):
+            self._save_last_if_older(trainer)
+
+    def _save_last_if_older(self, trainer: pl.Trainer) -> None:
+        """`last.ckpt` at this point, unless Lightning has just written it (with a best checkpoint)."""
+        if self.save_last and not self._should_skip_saving_checkpoint(trainer):
+            self._save_last_checkpoint(trainer, self._monitor_candidates(trainer))
+
     # Lightning's two protected hooks through which every checkpoint file is written and removed (2.x).
     def _save_checkpoint(self, trainer: pl.Trainer, filepath: str) -> None:
         super()._save_checkpoint(trainer, filepath)

@@ -7,8 +7,8 @@ in a job that submitit started, submitit's preemption and time-limit signal (SIG
 
 - while Lightning trains (its loops are running), at the end of the current batch, through Lightning's own
   flag (the one its SIGTERM handler sets: under DDP rank 0 passes it to every rank at the next step, so all
-  stop at the same one); its callback `StopCallback` then saves `checkpoints/last.ckpt` (written beside,
-  then renamed onto it), from which `ckpt_path=last` resumes. A second Ctrl-C stops at once, without a
+  stop at the same one); its callback `StopCallback` then saves `checkpoints/last.ckpt` (whole or not at all:
+  `training.checkpoints`), from which `ckpt_path=last` resumes. A second Ctrl-C stops at once, without a
   checkpoint (a second SIGTERM changes nothing: a scheduler may send several, and DDP ranks get the process
   group's and rank 0's);
 - anywhere else (reading data, loading a model, evaluating), at once, by raising `Stopped`: an evaluation
@@ -203,10 +203,8 @@ class StopCallback(Callback):
         # Stopped at the end of a batch (not at once, by Stopped): the weights and the loops' state agree.
         if stop.train and trainer.state.fn == TrainerFn.FITTING and isinstance(exception, SIGTERMException):
             kept = _checkpoint_dir(trainer) / LAST
-            if _batch_in_epoch(trainer) == 0 and kept.is_file():
-                # Between epochs: the last epoch's own checkpoint is the place to resume from (Lightning skips
-                # the next epoch when it resumes a checkpoint saved before that epoch's first batch).
-                stop.saved = kept
+            if _batch_in_epoch(trainer) == 0 and _saved_here(trainer, kept):
+                stop.saved = kept  # between epochs: the checkpoint callback has just written it
                 return
             stop.saving = True
             try:
@@ -216,17 +214,24 @@ class StopCallback(Callback):
 
 
 def save_resumable(trainer) -> Path:
-    """`checkpoints/last.ckpt`, written beside, then renamed onto it (never half a file); on every rank."""
+    """`checkpoints/last.ckpt`, written whole or not at all (`training.checkpoints.DurableCheckpointIO`)."""
     callback = trainer.checkpoint_callback
-    folder = _checkpoint_dir(trainer)
-    path, partial = folder / LAST, folder / f".{LAST}.partial"
+    path = _checkpoint_dir(trainer) / LAST
     if callback is not None:
         callback.last_model_path = str(path)  # saved in the checkpoint: a resumed run overwrites this file
-    trainer.save_checkpoint(partial)
-    if trainer.is_global_zero:
-        os.replace(partial, path)
+    trainer.save_checkpoint(path)
     save_tuned_weights(trainer, path)  # a tuned LLM's weights beside it, in their own format
     return path
+
+
+def _saved_here(trainer, last: Path) -> bool:
+    """Whether the checkpoint callback wrote `last` at this very step (at the end of the epoch just finished)."""
+    callback = trainer.checkpoint_callback
+    return (
+        last.is_file()
+        and getattr(callback, "last_model_path", None) == str(last)
+        and getattr(callback, "_last_global_step_saved", None) == trainer.global_step
+    )
 
 
 def describe(trainer) -> str:

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from hydra.utils import instantiate
 from omegaconf import DictConfig, OmegaConf
 
 SECRET_WORDS = ("key", "token", "secret", "password")
+
+
+URL_PASSWORD = re.compile(r"(://[^:/@\s]+:)[^@\s]+@")
 
 
 def _secret(name: str) -> bool:
@@ -89,6 +93,10 @@ def public_config(cfg: DictConfig) -> dict:
             return {k: ("***" if _secret(str(k)) else scrub(v)) for k, v in node.items()}
         if isinstance(node, list):
             return [scrub(v) for v in node]
+        if isinstance(node, str):
+            return URL_PASSWORD.sub(
+                r"\1***@", node
+            )  # a storage URL's password (mysql+pymysql://user:pw@host)
         return node
 
     job_keys = [k for k in cfg if k != "hydra"]  # Hydra's own node is not part of the experiment

@@ -12,7 +12,7 @@ from torch.utils.data import DataLoader
 
 from pragexp.data.common.datamodules.declaration import scalars, source, split_files
 from pragexp.utils.io import atomic_write_text
-from pragexp.utils.resumable_sampler import ResumableSampler
+from pragexp.utils.resumable_sampler import ResumableLoader, ResumableSampler
 from pragexp.utils.run_record import DataRecord
 
 
@@ -67,7 +67,10 @@ class SplitsDataModule(pl.LightningDataModule):
             if split == "val" and "train" not in self.datasets:
                 return []  # evaluating on a test file alone: no dev split to score, and none asked for
             raise ValueError(f"no {split} split: {self.missing_split_hint(split)}")
-        return DataLoader(
+        loader = (
+            ResumableLoader if shuffle else DataLoader
+        )  # a place in the epoch Lightning saves and restores
+        return loader(
             self.datasets[split],
             batch_size=self.batch_size if shuffle else self.eval_batch_size,
             # shuffled as RandomSampler does, in an order a run resumed mid-epoch goes on with
