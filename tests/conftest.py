@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import atexit
+import functools
+import importlib.util
 import os
 import shutil
 import subprocess
@@ -235,3 +237,22 @@ def run_module(module: str, args: list[str], cwd: Path, timeout: int = 600) -> s
         text=True,
         timeout=timeout,
     )
+
+
+@functools.cache
+def migration():
+    """experiments/migrate_runs.py, the script that writes run.json into run folders of an older pragexp."""
+    spec = importlib.util.spec_from_file_location("migrate_runs", ROOT / "experiments" / "migrate_runs.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def migrated(run_dir: Path) -> Path:
+    """A run folder invented the way Hydra lays one out (`.hydra/`, metrics.json), given the run.json a run of
+    today writes, derived by the migration script (tests/test_run_record.py checks that both are the same);
+    written again where the folder had one."""
+    from pragexp.utils.run_record import write_run_record
+
+    write_run_record(run_dir, migration().derived_record(run_dir))
+    return run_dir

@@ -11,11 +11,11 @@ from pathlib import Path
 import pytest
 from test_benchmarks_report import PNG, row, rows_of
 
-from pragexp.data.common.report_groups import run_label
 from pragexp.data.multiprageval import report_section as mpe
 from pragexp.data.tomato import report_section as tomato
 from pragexp.metrics.uncertainty import metrics_cell
 from pragexp.report import find_runs, main
+from pragexp.reporting.groups import run_label
 from pragexp.run import run
 
 

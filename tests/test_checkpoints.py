@@ -84,19 +84,23 @@ def test_eval_refuses_a_checkpoint_holding_code_and_the_code_never_runs(grice_ru
     assert not marker.exists()
 
 
-@pytest.mark.slow
-def test_checkpoints_from_before_format_2_are_read_with_a_warning(grice_run, tmp_path, caplog):
-    _, _, metrics, best = grice_run
-    old = torch.load(best, map_location="cpu", weights_only=True)
-    # Format 1 had no version or encoder entry, and named models by their old modules.
-    old[checkpoint.EXTRAS] = {"task": "GriceRecoveryTask", "model": {**old["pragexp"]["model"]}}
-    old[checkpoint.EXTRAS]["model"]["_target_"] = "pragexp.models.memnn.MemNNReader"
-    path = tmp_path / "format1.ckpt"
-    torch.save(old, path)
-    evaluated = run(eval_config(grice_run, path, "eval_old"))
-    assert "checkpoint format 1" in caplog.text
-    assert "does not say which task it was trained for" in caplog.text  # no task_name: used, with a warning
-    assert evaluated["test/r@1"] == pytest.approx(metrics["test/r@1"], abs=1e-6)
+def test_a_checkpoint_of_another_format_is_refused_naming_it(tmp_path, caplog):
+    # Format 1 wrote no version (nor task_name, nor encoder); it is trained again, not read.
+    old = {
+        "state_dict": {"net.w": torch.zeros(1)},
+        checkpoint.EXTRAS: {"task": "GriceRecoveryTask", "model": {}},
+    }
+    torch.save(old, tmp_path / "format1.ckpt")
+    with pytest.raises(
+        checkpoint.CheckpointError,
+        match=r"format1.ckpt: written in checkpoint format 1; this pragexp reads format 2 only: train it",
+    ):
+        checkpoint.read(tmp_path / "format1.ckpt")
+    # A task trained outside pragexp.run names no task: used, with a warning.
+    unnamed = {**old, checkpoint.EXTRAS: {"format": checkpoint.FORMAT, "task": "GriceRecoveryTask"}}
+    torch.save(unnamed, tmp_path / "unnamed.ckpt")
+    checkpoint.read(tmp_path / "unnamed.ckpt").check_task("grice_recovery")
+    assert "does not say which task it was trained for" in caplog.text
 
 
 def test_unreadable_and_future_checkpoints_get_clear_errors(grice_run, tmp_path):

@@ -1,17 +1,15 @@
 """Hydra's own flags on both entry points (`--cfg`, `--resolve`, `--package`, `--info`, `--help`, `--hydra-help`,
 `-m`), with and without overrides, and the check that runs before Hydra (pragexp/utils/command_line.py): it
-reads the line as Hydra does, refuses a task-owned group for a task that does not take it and a renamed task or prompt group.
+reads the line as Hydra does and refuses a task-owned group for a task that does not take it.
 The parsing is tested in-process; the commands as users type them in subprocesses."""
 
 import pytest
-from conftest import CONF, run_module
+from conftest import run_module
 from omegaconf import DictConfig, OmegaConf
 
 from pragexp.utils.command_line import (
-    RENAMED,
     CommandLineError,
     MisplacedGroup,
-    RenamedOption,
     check_command_line,
     hydra_args,
 )
@@ -19,7 +17,7 @@ from pragexp.utils.command_line import (
 CLASSIFICATION = "pragexp.tasks.classification.ClassificationTask"
 GRICE_RECOVERY = "pragexp.tasks.grice.GriceRecoveryTask"  # the default task
 PRAGMATICQA = "pragexp.tasks.pragmaticqa.PragmatiCQATask"
-INTENTIONS_REPLY = "pragexp.tasks.intentions.IntentionsReplyTask"  # was task=llm_response_eval
+INTENTIONS_REPLY = "pragexp.tasks.intentions.IntentionsReplyTask"
 MISPLACED = "retriever=minilm: task=circa takes no retriever; the tasks that take one: pragmaticqa"
 
 
@@ -72,52 +70,6 @@ def test_a_line_hydra_refuses_is_left_to_hydra(argv):
 def test_a_misplaced_group_is_refused_with_or_without_flags(argv):
     with pytest.raises(MisplacedGroup, match=MISPLACED):
         check_command_line(argv)
-
-
-@pytest.mark.parametrize(
-    ("entry", "argv", "message"),
-    [
-        (
-            "eval",
-            ["task=llm_intent_mc", "llm=tiny"],
-            "task=llm_intent_mc is now task=intentions_mc: python -m pragexp.eval task=intentions_mc llm=tiny",
-        ),
-        (
-            "eval",
-            ["-c", "job", "task=llm_response_eval"],
-            "task=llm_response_eval is now task=intentions_reply: python -m pragexp.eval -c job "
-            "task=intentions_reply",
-        ),
-        (
-            "train",
-            ["-m", "task=circa,llm_intent_mc", "model=llm"],
-            "task=llm_intent_mc is now task=intentions_mc: python -m pragexp.train -m task=circa,intentions_mc "
-            "model=llm",
-        ),
-        (
-            "eval",
-            ["-m", "task=choice(llm_response_eval,llm_intent_mc)", "data.path=my data.csv"],
-            "task=llm_response_eval is now task=intentions_reply: python -m pragexp.eval -m "
-            "task=intentions_reply,intentions_mc 'data.path=my data.csv'",
-        ),
-        (
-            "eval",
-            ["task=intentions_reply", "prompt=yerukola", "prompt.cot=2"],
-            "prompt=yerukola is now prompt=intentions_reply: python -m pragexp.eval task=intentions_reply "
-            "prompt=intentions_reply prompt.cot=2",
-        ),
-    ],
-)
-def test_a_renamed_task_or_prompt_names_the_new_command(entry, argv, message):
-    with pytest.raises(RenamedOption) as refused:
-        check_command_line(argv, entry)
-    assert str(refused.value) == message
-
-
-@pytest.mark.parametrize("group", sorted(RENAMED))
-def test_renamed_options_are_gone_and_their_new_names_exist(group):
-    for old, new in RENAMED[group].items():
-        assert not (CONF / group / f"{old}.yaml").exists() and (CONF / group / f"{new}.yaml").is_file()
 
 
 def test_multirun_with_cfg_or_info_shows_one_job():
@@ -225,16 +177,6 @@ def test_help_prints_the_app_help_and_hydra_help_the_flags(tmp_path):
             "pragexp.eval",
             ["-m", "--info", "defaults", "task=circa,nli"],
             "task=circa,nli: --cfg and --info show one job's config",
-        ),
-        (
-            "pragexp.eval",
-            ["-m", "task=circa,llm_intent_mc", "llm=tiny"],
-            "task=llm_intent_mc is now task=intentions_mc: python -m pragexp.eval -m task=circa,intentions_mc",
-        ),
-        (
-            "pragexp.eval",
-            ["-c", "job", "task=llm_response_eval"],
-            "task=llm_response_eval is now task=intentions_reply: python -m pragexp.eval -c job",
         ),
     ],
 )

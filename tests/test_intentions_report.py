@@ -4,6 +4,7 @@ import json
 
 import pytest
 import yaml
+from conftest import migrated
 
 from pragexp.data.intentions.report_section import agreement, by_cot_level, generative_vs_mc, judge_agreement
 from pragexp.report import find_runs
@@ -39,6 +40,7 @@ def _run(folder, task, metrics, judge=None, cot="none", verdicts=None):
             for i, v in enumerate(verdicts)
         ]
         (folder / "predictions.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines))
+    migrated(folder)
 
 
 @pytest.fixture

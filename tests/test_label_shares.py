@@ -5,6 +5,7 @@ they ran on."""
 import json
 
 import pytest
+from conftest import migrated
 from test_report import data_target, row_cells, table, write_run
 from test_scorecard import llm_run, parse
 
@@ -43,7 +44,9 @@ def classifier_outputs(
         (run_dir / "confusion").mkdir()
         doc = {"labels": list(labels), "rows": "gold", "columns": "predicted", "matrix": matrix}
         (run_dir / "confusion" / "test.json").write_text(json.dumps(doc))
-    return run_dir
+    return migrated(
+        run_dir
+    )  # run.json counts the items scored (predictions.jsonl) where metrics.json does not
 
 
 def circa_config(path=EXCERPT, setting="matched", fold=0):

@@ -17,7 +17,6 @@ from conftest import CONF, FIXTURES, SAMPLES, needs_samples
 from omegaconf import OmegaConf
 from test_benchmarks_report import PNG, row, rows_of
 
-from pragexp.data.common.report_groups import run_label
 from pragexp.data.opentom import report_section as section
 from pragexp.data.opentom.datamodule import OpenToMDataModule
 from pragexp.data.opentom.io import read_questions, read_stories
@@ -26,6 +25,7 @@ from pragexp.prompting import PromptItem
 from pragexp.prompting.readers import read_opentom_answer
 from pragexp.prompting.templates import load_templates, select_template
 from pragexp.report import find_runs, main
+from pragexp.reporting.groups import run_label
 from pragexp.run import run
 from pragexp.utils.errors import DataFormatError
 

@@ -11,11 +11,11 @@ import torch
 from conftest import PRAGMATICQA_FIXTURE, TINY_DATA, TINY_MODEL, run_module
 from tokenizers import Tokenizer
 
+from pragexp.reporting.results import metrics_cell
 from pragexp.retrieval.encoders import build_encoder
 from pragexp.run import run
 from pragexp.utils import checkpoint
 from pragexp.utils.errors import DataFormatError
-from pragexp.utils.results import metrics_cell
 
 FID = ["task=pragmaticqa", "model=fid"]
 FAST_RUN = ["logger=none", "trainer.max_epochs=1", "callbacks.progress_bar=null"]

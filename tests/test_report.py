@@ -6,21 +6,19 @@ from pathlib import Path
 
 import pytest
 import yaml
+from conftest import migrated
 
 from pragexp import report
 from pragexp.report.tables import paper_data, paper_files
-from pragexp.utils.results import parse_row_name
+from pragexp.reporting.results import parse_row_name
 
 
 def data_target(task: str) -> str:
     """The `_target_` of the data module a task's config picks (`/data: circa` in its defaults or its bases')."""
-    from conftest import CONF
+    from conftest import CONF, migration
 
-    from pragexp.utils.command_line import RENAMED
-
-    defaults = yaml.safe_load((CONF / "task" / f"{RENAMED['task'].get(task, task)}.yaml").read_text())[
-        "defaults"
-    ]
+    task = migration().RENAMED_TASKS.get(task, task)  # a run of before issue 25 names the task's old name
+    defaults = yaml.safe_load((CONF / "task" / f"{task}.yaml").read_text())["defaults"]
     for entry in defaults:
         if isinstance(entry, str) and entry.startswith("_") and entry != "_self_":
             defaults += yaml.safe_load((CONF / "task" / f"{entry}.yaml").read_text())["defaults"]
@@ -53,13 +51,13 @@ def write_run(
         yaml.safe_dump({"hydra": {"runtime": {"choices": choices}}})
     )
     composed = {"seed": seed, "task_name": "${hydra:x}", **(config or {})}
-    # What the run's record is derived from (pragexp.report.legacy_runs): its data module and, for an LLM, its model.
+    # What its run.json is derived from (experiments/migrate_runs.py): its data module and, for an LLM, its model.
     composed["data"] = {"_target_": data_target(task), **composed.get("data", {})}
     if model == "llm":
         composed["model"] = {"_target_": "pragexp.models.llm.PromptedLLM", **composed.get("model", {})}
     (run_dir / ".hydra" / "config.yaml").write_text(yaml.safe_dump(composed))
     (run_dir / "metrics.json").write_text(json.dumps(metrics))
-    return run_dir
+    return migrated(run_dir)
 
 
 def table(text: str, title: str) -> dict[str, dict[str, str]]:
@@ -158,7 +156,7 @@ def test_table_groups_seeds_and_folds_and_shows_the_paper(runs_dir, tmp_path, mo
 def test_a_cell_is_a_mean_over_items_with_its_uncertainty_and_the_spread_over_runs_apart():
     from types import SimpleNamespace
 
-    from pragexp.utils.results import runs_cell, summarise
+    from pragexp.reporting.results import runs_cell, summarise
     from pragexp.utils.sampling_unit import SamplingUnit
 
     def run(metrics, unit=None):  # an old run's record names no sampling unit

@@ -2,20 +2,19 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
 
 import pytest
-from conftest import CIRCA_FIXTURE, ROOT, choices, compose_config, run_module
+from conftest import ROOT, choices, compose_config, migration
 from hydra.utils import get_class
 from omegaconf import OmegaConf
 
-from pragexp.report.legacy_runs import legacy_record, run_record
+from pragexp.reporting.papers import read_paper_table
+from pragexp.reporting.results import parse_row_name
 from pragexp.run import run
-from pragexp.utils.papers import read_paper_table
-from pragexp.utils.results import parse_row_name
 from pragexp.utils.run_record import (
+    SCHEMA,
     DataRecord,
     Headline,
     LLMRecord,
@@ -78,6 +77,33 @@ def test_not_json_named(tmp_path):
         read_run_record(tmp_path)
 
 
+@pytest.mark.parametrize(
+    "schema, said",
+    [
+        (1, "migrate the run folder once with `python experiments/migrate_runs.py"),
+        (SCHEMA + 1, "update pragexp"),
+    ],
+)
+def test_another_schema_is_refused_naming_the_file_the_schema_and_what_to_do(tmp_path, schema, said):
+    (tmp_path / "run.json").write_text(json.dumps({**llm_record().to_json(), "schema": schema}))
+    with pytest.raises(RunRecordError) as refused:
+        read_run_record(tmp_path)
+    assert str(refused.value).startswith(
+        f"{tmp_path / 'run.json'}: schema {schema}: this pragexp reads run.json"
+    )
+    assert said in str(refused.value)
+    older = llm_record().to_json()
+    del older["schema"]  # schema 1 wrote none
+    (tmp_path / "run.json").write_text(json.dumps(older))
+    with pytest.raises(RunRecordError, match=r"run.json: schema 1: .*experiments/migrate_runs.py"):
+        read_run_record(tmp_path)
+
+
+def test_a_folder_without_run_json_is_refused_naming_it_and_the_migration_script(tmp_path):
+    with pytest.raises(RunRecordError, match=rf"{tmp_path}: no run.json .*experiments/migrate_runs.py"):
+        read_run_record(tmp_path)
+
+
 # -- every task declares its headline, and writes it in run.json ----------------------------------------------
 LLM = ["model=llm", "llm=tiny", "trainer.limit_test_batches=1"]
 RUNS = {  # one cheap run per task (an LLM evaluated, the GRICE readers trained one fast_dev_run step)
@@ -131,8 +157,6 @@ def test_every_task_config_declares_a_checked_headline():
             # every key its paper's settings and rows name is one whose value run.json records
             named = {c.partition("=")[0] for row in table["rows"] for c in parse_row_name(row)[1]}
             assert named | set(table.get("setting_keys", {})) <= set(declares.get("paper_keys", [])), task
-        if declares["section"]:
-            assert importlib.util.find_spec(declares["section"]), task
 
 
 def hydra_files(cfg) -> None:
@@ -148,7 +172,9 @@ def hydra_files(cfg) -> None:
 
 
 @pytest.mark.parametrize("task", sorted(HEADLINE))
-def test_every_task_writes_run_json_and_old_runs_read_the_same(task, make_config):
+def test_every_task_writes_run_json_and_the_migration_script_writes_the_same(task, make_config):
+    """A run of each task, and what experiments/migrate_runs.py makes of its folder without its run.json (from
+    .hydra), or with the run.json of schema 1 (the fields added since, from the config)."""
     cfg = make_config([f"task={task}", *RUNS[task]], name="train" if "debug=fdr" in RUNS[task] else "eval")
     metrics = run(cfg)
     out = Path(cfg.paths.output_dir)
@@ -160,66 +186,14 @@ def test_every_task_writes_run_json_and_old_runs_read_the_same(task, make_config
     assert (record.task.monitor, record.task.monitor_mode) == (cfg.monitor, cfg.monitor_mode)
     hydra_files(cfg)
     (out / "run.json").unlink()
-    assert legacy_record(out) == record  # tiny has no weight files: `llm.files` is null on both sides
+    assert migration().migrated(out) == (record, "derived from .hydra")  # tiny has no weight files: no digest
     older = record.to_json()  # a run.json of schema 1, written before runs declared their monitored metric
     del older["task"]["monitor"], older["task"]["monitor_mode"], older["task"]["paper_settings"]
-    del older["model"]["one_label"]
-    (out / "run.json").write_text(json.dumps({**older, "schema": 1}))
-    assert run_record(out) == record  # the adapter takes them from the config
-
-
-def test_the_majority_baseline_says_it_predicts_one_label_and_the_paper_keys_are_recorded(make_config):
-    cfg = make_config(["task=circa", "model=majority", "data.labels=strict"])
-    run(cfg)
-    out = Path(cfg.paths.output_dir)
-    record = read_run_record(out)
-    assert record.model.one_label and record.model.row == "majority"
-    # circa's paper rows name the label set and setting: run.json records the run's values of both
-    assert record.task.paper_settings == {"data.labels": "strict", "data.setting": "matched"}
-    hydra_files(cfg)
-    (out / "run.json").unlink()
-    assert legacy_record(out) == record
-
-
-@pytest.mark.slow
-def test_lora_run_and_the_eval_of_its_checkpoint_say_so_as_old_runs_do(tmp_path):
-    """Real Hydra output: a LoRA run, then an evaluation of its checkpoint (which names the tuning itself);
-    each run.json equals what the adapter derives from the .hydra folder Hydra wrote."""
-    common = ["task=circa", "model=llm", "llm=tiny", "print_config=false", "trainer.limit_test_batches=1"]
-    common += ["logger=none", f"data.path={CIRCA_FIXTURE}", f"paths.cache_dir={tmp_path / 'cache'}"]
-    train = [
-        "llm.finetune=lora",
-        "optimizer.lr=5e-3",
-        "trainer.max_epochs=1",
-        "trainer.limit_train_batches=2",
-    ]
-    proc = run_module("pragexp.train", [*common, *train, f"hydra.run.dir={tmp_path / 'lora'}"], tmp_path)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    (ckpt,) = (tmp_path / "lora" / "checkpoints").glob("best*.ckpt")
-    proc = run_module(
-        "pragexp.eval", [*common, f"ckpt_path={ckpt}", f"hydra.run.dir={tmp_path / 'eval'}"], tmp_path
-    )
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    for out in (tmp_path / "lora", tmp_path / "eval"):
-        record = read_run_record(out)
-        assert (record.model.row, record.model.tuning) == ("tiny lora", "lora")
-        assert "optimizer.lr=5e-3" in record.settings.task or out.name == "eval"  # a tuned LLM's schedule
-        (out / "run.json").unlink()
-        assert legacy_record(out) == record
-
-
-def test_an_old_run_without_its_data_module_is_refused_naming_file_and_field(tmp_path):
-    hydra = tmp_path / ".hydra"
-    hydra.mkdir()
-    (tmp_path / "metrics.json").write_text('{"test/acc": 0.5}')
-    (hydra / "config.yaml").write_text("data:\n  path: x.tsv\n")
-    with pytest.raises(ValueError, match=r"\.hydra/config\.yaml: data\._target_: missing"):
-        legacy_record(tmp_path)
-    (hydra / "config.yaml").write_text("data:\n  _target_: pragexp.data.gone.GoneDataModule\n")
-    with pytest.raises(
-        ValueError, match=r"config\.yaml: data\._target_: 'pragexp.data.gone.GoneDataModule' cannot"
-    ):
-        legacy_record(tmp_path)
+    del older["model"]["one_label"], older["data"]["sampling_unit"], older["schema"]
+    if (older["model"]["llm"] or {}).get("prompting"):
+        del older["model"]["llm"]["prompting"]["generates"]
+    (out / "run.json").write_text(json.dumps(older))
+    assert migration().migrated(out) == (record, f"schema 1 -> {SCHEMA}")  # the fields added since: config
 
 
 def test_benchmarks_scored_beside_training_are_not_a_setting_of_the_run():

@@ -371,13 +371,10 @@ def test_an_evaluation_of_a_tuned_checkpoint_is_the_tuned_llms_row(tmp_path):
     torch.save({"state_dict": {}, "pragexp": extras}, ckpt)
     llm_run(tmp_path, "zero", "grice_recovery", {"test/r@1": 0.27}, template=0)
     llm_run(tmp_path, "eval", "grice_recovery", {"test/r@1": 0.61}, config={"ckpt_path": str(ckpt)})
-    llm_run(
-        tmp_path,
-        "moved",
-        "intentions_mc",
-        {"test/acc": 0.7},
-        config={"ckpt_path": str(tmp_path / "gone.ckpt")},
-    )
+    # The migration script reads how the evaluated checkpoint was tuned (run.json says it for a run of today).
+    with pytest.warns(UserWarning, match=r"gone.ckpt: it cannot be read .*named '<llm> trained'"):
+        gone = {"ckpt_path": str(tmp_path / "gone.ckpt")}
+        llm_run(tmp_path, "moved", "intentions_mc", {"test/acc": 0.7}, config=gone)
     torch.save({"state_dict": {}, "pragexp": {"format": 2, "model": {}}}, tmp_path / "silent.ckpt")
     llm_run(
         tmp_path,
@@ -386,9 +383,7 @@ def test_an_evaluation_of_a_tuned_checkpoint_is_the_tuned_llms_row(tmp_path):
         {"test/acc": 0.4},
         config={"ckpt_path": str(tmp_path / "silent.ckpt")},
     )
-    with pytest.warns(UserWarning, match=r"gone.ckpt: it cannot be read .*named '<llm> trained'"):
-        runs = find_runs([tmp_path])
-    table = parse(scorecard.markdown(scorecard.build(runs)))
+    table = parse(scorecard.markdown(scorecard.build(find_runs([tmp_path]))))
     assert table["smollm2 0-shot"]["GRICE recovery R@1"] == "0.270"
     assert table["smollm2 lora"]["GRICE recovery R@1"] == "0.610"
     # A checkpoint that cannot be read, or does not say how it was tuned: a tuned LLM's row, never a prompted one.
@@ -398,7 +393,7 @@ def test_an_evaluation_of_a_tuned_checkpoint_is_the_tuned_llms_row(tmp_path):
 
 def test_runs_made_under_the_intention_tasks_old_names_join_their_new_columns(tmp_path):
     """task=llm_response_eval and task=llm_intent_mc became intentions_reply and intentions_mc (issue 25): run
-    directories written before read as the new tasks, in the same row as new runs of the same LLM."""
+    folders written before, migrated, read as the new tasks, in the same row as new runs of the same LLM."""
     llm_run(tmp_path, "old_mc", "llm_intent_mc", {"test/acc": 0.5})
     llm_run(tmp_path, "new_reply", "intentions_reply", {"test/acc": 0.4})
     assert {run.task for run in find_runs([tmp_path])} == {"intentions_mc", "intentions_reply"}

@@ -24,7 +24,7 @@ from pragexp.metrics.simulation import (
     coverage,
     perplexity_coverage,
 )
-from pragexp.utils.markdown import markdown_table
+from pragexp.reporting.markdown import markdown_table
 
 BAND = (0.93, 0.97)
 

@@ -17,8 +17,8 @@ from torchmetrics.functional.classification import multiclass_confusion_matrix, 
 
 from pragexp.metrics.bootstrap import bootstrap_f1
 from pragexp.metrics.uncertainty import with_uncertainty
+from pragexp.reporting.results import figure_key
 from pragexp.utils.per_example import first_per_index, gathered
-from pragexp.utils.results import figure_key
 
 
 def slugify(name: str) -> str:

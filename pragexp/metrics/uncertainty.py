@@ -49,8 +49,8 @@ import numpy as np
 import torch
 
 from pragexp.metrics.intervals import mean_interval
-from pragexp.utils.markdown import estimate_text
-from pragexp.utils.results import figure_key, metrics_cell  # noqa: F401 (callers import them from here too)
+from pragexp.reporting.markdown import estimate_text
+from pragexp.reporting.results import figure_key, metrics_cell  # noqa: F401 (callers import them from here)
 
 FIGURES = ("stderr", "ci95_low", "ci95_high", "n", "rows")
 

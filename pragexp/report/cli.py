@@ -8,9 +8,11 @@ import sys
 from pathlib import Path
 
 from pragexp.report import compare, label_shares, scorecard, training_curves
-from pragexp.report.runs import find_runs, section_modules
+from pragexp.report.runs import find_runs
+from pragexp.report.sections import section_modules
 from pragexp.report.sweeps import find_sweeps, plot_sweep, sweep_report
 from pragexp.report.tables import markdown_report, plot_per_group, scoring_sections
+from pragexp.utils.contracts import ContractError
 from pragexp.utils.io import atomic_write_text
 
 DESCRIPTION = "Results tables from run directories, beside the papers' published numbers."
@@ -27,7 +29,7 @@ def warn(text: str) -> None:
     print(f"pragexp.report: {text}", file=sys.stderr)
 
 
-def write_plots(args: argparse.Namespace, runs, card, sweeps) -> None:
+def write_plots(args: argparse.Namespace, runs, card, sweeps, sections) -> None:
     if args.plot and not (scorecard.plot(card, args.plot) if card else plot_per_group(runs, args.plot)):
         warn("no scorecard values to plot" if card else "no per-group metrics to plot")
     for sweep in sweeps if args.sweep_plot else []:
@@ -35,7 +37,7 @@ def write_plots(args: argparse.Namespace, runs, card, sweeps) -> None:
         out = out.with_name(f"{out.stem}-{sweep.path.name}{out.suffix}") if len(sweeps) > 1 else out
         if not plot_sweep(sweep, out):
             warn(f"{sweep.path}: no finished trials or swept parameters to plot")
-    for module in (*section_modules(runs), label_shares, training_curves) if args.figures else ():
+    for module in (*sections, label_shares, training_curves) if args.figures else ():
         for path in module.figures(runs, args.figures):
             warn(f"wrote {path}")
 
@@ -52,12 +54,13 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         runs = find_runs(args.dirs)
-    except (FileNotFoundError, ValueError) as e:
+        sections = section_modules(runs)  # the datasets' sections the runs declare, each checked
+    except (FileNotFoundError, ValueError, ContractError) as e:
         warn(str(e))
         return 2
     sweeps = find_sweeps(args.dirs)  # multirun dirs: their trials ranked, the best as a command line
     text = "\n".join([markdown_report(runs), *map(sweep_report, sweeps)])
-    extra = [*scoring_sections(runs), *(line for m in section_modules(runs) for line in m.sections(runs))]
+    extra = [*scoring_sections(runs), *(line for m in sections for line in m.sections(runs))]
     text = text.rstrip("\n") + "\n\n" + "\n".join(extra) if extra else text
     card = scorecard.build(runs) if args.scorecard else None
     if card is not None:
@@ -67,5 +70,5 @@ def main(argv: list[str] | None = None) -> int:
     print(text)
     if args.out:
         atomic_write_text(args.out, text)
-    write_plots(args, runs, card, sweeps)
+    write_plots(args, runs, card, sweeps, sections)
     return 0

@@ -1,10 +1,10 @@
 """Two runs on the same items, compared unit by unit (pragexp.metrics.paired), from their `predictions.jsonl`.
 
 The unit is the sampling unit each run's `run.json` declares (`sampling_unit`: its name and why), by which the
-rows are paired, resampled and tested; two runs that declare different units are refused. A run from before units
-were declared is clustered by its records' `cluster` field where they carry one, else each row is its own unit,
-and the table says so. Beside each raw p-value the table prints it adjusted for the number of comparisons the
-table holds (pragexp.metrics.multiple: Holm's step-down, which holds the family-wise error rate).
+rows are paired, resampled and tested; two runs that declare different units are refused. Predictions with no
+run.json beside them (a file handed alone) are clustered by their records' `cluster` field where they carry one,
+else each row is its own unit, and the table says so. Beside each raw p-value the table prints it adjusted for
+the number of comparisons the table holds (pragexp.metrics.multiple: Holm's step-down, which holds the family-wise error rate).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from pragexp.data.common.files.jsonl import iter_jsonl
 from pragexp.metrics.multiple import METHOD, holm
 from pragexp.metrics.paired import ALL, PairedDifference, compare_records
 from pragexp.metrics.uncertainty import format_estimate
-from pragexp.utils.markdown import markdown_table
+from pragexp.reporting.markdown import markdown_table
 from pragexp.utils.run_record import RUN_FILE, read_run_record
 
 PREDICTIONS = "predictions.jsonl"
@@ -53,7 +53,7 @@ def read_predictions(run: str | Path) -> list[dict]:
 
 def declared_unit(run: str | Path) -> Unit:
     """The data's `sampling_unit` in the run.json beside the run's predictions (read and checked by
-    `read_run_record`: a bad field is named); a run without one (from before units were declared) has Unit(None)."""
+    `read_run_record`: a bad field is named); predictions without a run.json beside them have Unit(None)."""
     folder = predictions_path(run).parent
     if not (folder / RUN_FILE).is_file():
         return Unit(None)
@@ -62,7 +62,7 @@ def declared_unit(run: str | Path) -> Unit:
 
 
 def comparison_unit(run_a: str | Path, run_b: str | Path, records: Sequence[dict]) -> Unit:
-    """The unit both runs declare (one of them, where the other is older); refused where they differ."""
+    """The unit both runs declare (one of them, where the other declares none); refused where they differ."""
     unit_a, unit_b = declared_unit(run_a), declared_unit(run_b)
     if unit_a.name and unit_b.name and unit_a.name != unit_b.name:
         raise ValueError(

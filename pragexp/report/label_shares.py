@@ -13,9 +13,9 @@ from pathlib import Path
 
 from pragexp.data.common.files.jsonl import iter_jsonl
 from pragexp.report.runs import Row, Run, data_setting, group_runs
-from pragexp.utils.figures import pyplot, save_png
-from pragexp.utils.markdown import table_section
-from pragexp.utils.results import data_facts
+from pragexp.reporting.figures import pyplot, save_png
+from pragexp.reporting.markdown import table_section
+from pragexp.reporting.results import data_facts
 
 NO_ANSWER = "no answer"  # the column of null predictions
 COLLAPSE = 0.9  # a row whose top label takes more than this share of its predictions is warned about

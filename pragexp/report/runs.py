@@ -1,19 +1,15 @@
-"""Run directories: each run's run.json (legacy_runs for older runs) and metrics, rows of runs that differ only in
-seed or fold, and the datasets' own report sections the runs' tasks declare."""
+"""Run directories: each run's run.json and metrics, and rows of runs that differ only in seed or fold."""
 
 from __future__ import annotations
 
-import importlib
 import json
 from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import ModuleType
 
-from pragexp.report.legacy_runs import run_record
 from pragexp.utils.io import load_yaml
-from pragexp.utils.run_record import RunRecord
+from pragexp.utils.run_record import RunRecord, read_run_record
 
 
 def data_setting(files: str | None) -> tuple[str, ...]:
@@ -87,7 +83,7 @@ def read_run(metrics_path: Path) -> Run:
         metrics = {k: float(v) for k, v in json.loads(metrics_path.read_text(encoding="utf-8")).items()}
     except (json.JSONDecodeError, TypeError, ValueError, AttributeError) as e:
         raise ValueError(f"{metrics_path}: not a metrics file ({e})") from None
-    return Run(run_dir, run_record(run_dir), metrics, load_yaml(run_dir / ".hydra" / "config.yaml", {}))
+    return Run(run_dir, read_run_record(run_dir), metrics, load_yaml(run_dir / ".hydra" / "config.yaml", {}))
 
 
 def find_runs(dirs: list[str | Path]) -> list[Run]:
@@ -123,10 +119,3 @@ def group_runs(runs: list[Run], key: Callable[[Run], Row | None] | None = None) 
     for row in sorted(rows, key=lambda r: (r.task, r.name, r.model, r.shown, r.kind, r.aside)):
         by_task[row.task].append(row)
     return dict(by_task)
-
-
-def section_modules(runs: list[Run]) -> list[ModuleType]:
-    """The sections the runs' tasks declare (run.json's `task.section`), by task: each with `sections(runs)`,
-    `figures(runs, folder)` and optionally `columns(runs)` (scorecard columns beyond a headline metric's mean)."""
-    declared = (run.record.task.section for run in sorted(runs, key=lambda r: r.task))
-    return [importlib.import_module(name) for name in dict.fromkeys(declared) if name]

@@ -13,12 +13,13 @@ from itertools import cycle
 from pathlib import Path
 
 from pragexp.report.label_shares import collapse_text, mean_shares
-from pragexp.report.runs import Row, Run, group_runs, section_modules
+from pragexp.report.runs import Row, Run, group_runs
+from pragexp.report.sections import section_modules
 from pragexp.report.tables import load_paper
-from pragexp.utils.figures import bar_groups
+from pragexp.reporting.figures import bar_groups
+from pragexp.reporting.markdown import markdown_table
+from pragexp.reporting.results import Cell, Column, data_facts, data_report, settings_text, summarise
 from pragexp.utils.io import atomic_output
-from pragexp.utils.markdown import markdown_table
-from pragexp.utils.results import Cell, Column, data_facts, data_report, settings_text, summarise
 
 MISSING = "–"
 COLLAPSE_MARK = "†"  # a cell whose runs predict one label for more than 90% of the test items
@@ -50,8 +51,7 @@ class Scorecard:
 
 def columns_for(runs: list[Run]) -> list[Column]:
     """The headline columns the runs declare, in their declared order; a dataset section's own where it has one."""
-    sections = [m for m in section_modules(runs) if hasattr(m, "columns")]
-    own = {column.title: column for module in sections for column in module.columns(runs)}
+    own = {column.title: column for module in section_modules(runs) for column in module.columns(runs)}
     found: dict[str, tuple[int, Column]] = {}
     for run in runs:
         for h in run.record.task.headline:

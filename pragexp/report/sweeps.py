@@ -8,11 +8,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pragexp.report.runs import Run, read_run
-from pragexp.utils.figures import pyplot, save_png
+from pragexp.reporting.figures import pyplot, save_png
+from pragexp.reporting.markdown import table_section
+from pragexp.reporting.results import metrics_cell
 from pragexp.utils.instantiate import LAUNCH_OVERRIDES
 from pragexp.utils.io import load_yaml
-from pragexp.utils.markdown import table_section
-from pragexp.utils.results import metrics_cell
 
 
 @dataclass

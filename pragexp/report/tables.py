@@ -1,5 +1,5 @@
 """The markdown report (docs/reports.md): per task, our rows beside the cells of the paper file its task
-declares (pragexp.utils.papers), generated answers beside log-likelihood ones, and the per-group figure."""
+declares (pragexp.reporting.papers), generated answers beside log-likelihood ones, and the per-group figure."""
 
 from __future__ import annotations
 
@@ -11,10 +11,10 @@ from pathlib import Path
 from pragexp.metrics.uncertainty import is_uncertainty_key
 from pragexp.report.label_shares import shares_section
 from pragexp.report.runs import Row, Run, group_runs
-from pragexp.utils.figures import bar_groups, legend_below, pyplot, save_png
-from pragexp.utils.markdown import table_section
-from pragexp.utils.papers import STAGES, family, read_paper_data, read_paper_table
-from pragexp.utils.results import parse_row_name, published_value, runs_cell
+from pragexp.reporting.figures import bar_groups, legend_below, pyplot, save_png
+from pragexp.reporting.markdown import table_section
+from pragexp.reporting.papers import STAGES, family, read_paper_data, read_paper_table
+from pragexp.reporting.results import parse_row_name, published_value, runs_cell
 
 DATA_DIR = Path(__file__).resolve().parent.parent / "data"
 HIDDEN_METRICS = ("count", "loss")
@@ -45,7 +45,7 @@ def paper_files(paper_dir: Path | None = None, runs=()) -> list[Path]:
 
 
 def load_paper(task: str, paper_dir: Path | None = None, runs=()) -> dict:
-    """The table of the paper file that covers `task` (see pragexp.utils.papers); {"rows": {}} when none does."""
+    """The table of the paper file that covers `task` (pragexp.reporting.papers); {"rows": {}} for none."""
     tables = (read_paper_table(path, task) for path in paper_files(paper_dir, runs))
     return next((table for table in tables if table is not None), {"rows": {}})
 

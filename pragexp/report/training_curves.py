@@ -8,7 +8,7 @@ from collections import defaultdict
 from pathlib import Path
 
 from pragexp.report.runs import Run
-from pragexp.utils.figures import legend_below, pyplot, save_png
+from pragexp.reporting.figures import legend_below, pyplot, save_png
 
 PREFIX = "bench/"
 

@@ -8,7 +8,8 @@ A checkpoint is Lightning's dict plus, under "pragexp":
      "encoder": {"prefix": "net.encoder.", "pretrained": "minilm"} | None}
 
 `task_name` says which task the weights were trained for: `check_task` refuses them for another (a Circa
-checkpoint given to task=nli). Checkpoints written before it was recorded are read with a warning.
+checkpoint given to task=nli), and warns where a task trained outside `pragexp.run` left it empty. A file of
+another format is refused, naming its format: one of an older pragexp is trained again.
 
 `encoder` says where a pretrained (transformers) encoder's weights sit in `state_dict`, so any
 checkpoint that has one can seed another run (`model.init_ckpt=`). Lightning stores each data
@@ -41,11 +42,6 @@ log = logging.getLogger(__name__)
 FORMAT = 2
 EXTRAS = "pragexp"
 NET_PREFIX = "net."  # where a task keeps its network in state_dict
-# Format 1 (before the package layout of Nov 2026) named model classes by their old modules.
-_MOVED_MODULES = {
-    f"pragexp.models.{name}.": f"pragexp.models.dialogue.{name}."
-    for name in ("lstm", "memnn", "memnn_inf", "entnet", "relnet", "seq2seq", "round_reader", "heads")
-}
 _PLAIN = (torch.Tensor, str, int, float, bool, type(None))
 ADAPTER_SUFFIX = ".peft"
 
@@ -59,7 +55,7 @@ class PragexpCheckpoint:
     path: Path
     format: int
     task: str | None  # the task's class
-    task_name: str | None  # the task= choice it was trained with (None: written before it was recorded)
+    task_name: str | None  # the task= choice it was trained with (None: trained outside pragexp.run)
     model_config: dict | None
     encoder: dict | None  # {"prefix", "pretrained"}
     state_dict: dict[str, torch.Tensor]
@@ -77,7 +73,7 @@ class PragexpCheckpoint:
         """Refuses weights trained for another task, naming both; warns when the file does not say."""
         if self.task_name is None:
             log.warning(
-                "%s=%s does not say which task it was trained for (written before pragexp recorded it): "
+                "%s=%s does not say which task it was trained for (trained outside pragexp.run): "
                 "using it for task=%s",
                 self.setting,
                 self.path,
@@ -142,8 +138,7 @@ def load_plain(path: str | Path, setting: str = "ckpt_path") -> dict:
 
 
 def read(path: str | Path, setting: str = "ckpt_path") -> PragexpCheckpoint:
-    """A pragexp checkpoint's weights and extras. Format 1 files (no "format" key) are read too:
-    their model targets are moved to today's modules and their encoder is found by its name."""
+    """A pragexp checkpoint's weights and extras; a file of another format is refused, naming it."""
     checkpoint = load_plain(path, setting)
     extras = checkpoint.get(EXTRAS)
     if not isinstance(extras, Mapping):
@@ -151,34 +146,21 @@ def read(path: str | Path, setting: str = "ckpt_path") -> PragexpCheckpoint:
             f"{setting}={path}: a Lightning checkpoint without pragexp's extras (model config); "
             "was it written by pragexp.train?"
         )
-    version = int(extras.get("format", 1))
-    if version > FORMAT:
+    version = extras.get("format", 1)  # format 1 wrote none
+    if version != FORMAT:
+        newer = isinstance(version, int) and version > FORMAT
         raise CheckpointError(
-            f"{setting}={path}: written in checkpoint format {version}; this pragexp reads up to "
-            f"{FORMAT}: update pragexp"
+            f"{setting}={path}: written in checkpoint format {version}; this pragexp reads format {FORMAT} "
+            + ("only: update pragexp" if newer else "only: train it again with this pragexp")
         )
-    model_config = extras.get("model")
-    encoder = extras.get("encoder")
-    state = dict(checkpoint["state_dict"])
-    if version < FORMAT:
-        log.warning(
-            "%s=%s was written in checkpoint format %d (before format %d); reading it with its model "
-            "classes moved to today's modules",
-            setting,
-            path,
-            version,
-            FORMAT,
-        )
-        model_config = _moved_targets(model_config)
-        encoder = _find_encoder_by_name(state, model_config)
     return PragexpCheckpoint(
         path=Path(path),
         format=version,
         task=extras.get("task"),
         task_name=extras.get("task_name"),
-        model_config=model_config,
-        encoder=encoder,
-        state_dict=state,
+        model_config=extras.get("model"),
+        encoder=extras.get("encoder"),
+        state_dict=dict(checkpoint["state_dict"]),
         datamodule_states={
             k: v for k, v in checkpoint.items() if k.endswith("DataModule") and isinstance(v, Mapping)
         },
@@ -229,24 +211,3 @@ def _find_encoder(net: nn.Module | None, model_config: dict | None) -> dict | No
             prefix = NET_PREFIX + (f"{name}." if name else "")
             return {"prefix": prefix, "pretrained": (model_config or {}).get("pretrained")}
     return None
-
-
-def _find_encoder_by_name(state: Mapping, model_config: dict | None) -> dict | None:
-    """Format 1 did not record the encoder: find BERT's word embeddings in the weights."""
-    suffix = "embeddings.word_embeddings.weight"
-    for key in state:
-        if key.startswith(NET_PREFIX) and key.endswith(suffix):
-            return {"prefix": key[: -len(suffix)], "pretrained": (model_config or {}).get("pretrained")}
-    return None
-
-
-def _moved_targets(node):
-    if isinstance(node, Mapping):
-        return {k: _moved_targets(v) for k, v in node.items()}
-    if isinstance(node, list):
-        return [_moved_targets(v) for v in node]
-    if isinstance(node, str):
-        for old, new in _MOVED_MODULES.items():
-            if node.startswith(old):
-                return new + node[len(old) :]
-    return node

@@ -3,7 +3,6 @@
 The line is read as Hydra reads it (its own argparse parser), so Hydra's flags and their values (`--cfg job`,
 `-p trainer`, `--info defaults`) are never taken for overrides; the checks see the overrides only:
 
-- A renamed task or prompt group (`RENAMED`) stops at once, naming the new command.
 - A task-owned group (`retriever` for PragmatiCQA, `judge` and `prompt` for the LLM tasks) chosen for a task
   that does not take it. A task chooses its own groups in its defaults list (`- /retriever: dpr`), as it
   chooses its data; they are not in conf/train.yaml, so Hydra would report "Could not override 'retriever'.
@@ -22,7 +21,6 @@ to Hydra to report.
 from __future__ import annotations
 
 import argparse
-import shlex
 from functools import cache
 
 from hydra import compose, initialize_config_dir
@@ -35,11 +33,6 @@ from hydra.errors import HydraException
 from pragexp import CONFIG_DIR
 
 TASK_GROUPS = ("retriever", "judge", "prompt")
-# Per config group, old option name -> new one (issue 25 put the intentions story under one name).
-RENAMED = {
-    "task": {"llm_response_eval": "intentions_reply", "llm_intent_mc": "intentions_mc"},
-    "prompt": {"yerukola": "intentions_reply"},
-}
 
 
 class CommandLineError(ValueError):
@@ -47,10 +40,6 @@ class CommandLineError(ValueError):
 
 
 class MisplacedGroup(CommandLineError):
-    pass
-
-
-class RenamedOption(CommandLineError):
     pass
 
 
@@ -91,22 +80,6 @@ def _values(o: Override) -> list[str]:
     return list(o.sweep_string_iterator()) if o.is_sweep_override() else [o.get_value_element_as_str()]
 
 
-def _check_renamed(argv: list[str], overrides: list[Override], entry: str) -> None:
-    for o in overrides:
-        renames = RENAMED.get(o.key_or_group)
-        if renames is None or o.is_delete():
-            continue
-        values = _values(o)
-        old = next((v for v in values if v in renames), None)
-        if old is not None:
-            group = o.key_or_group
-            renamed = f"{o.get_key_element()}={','.join(renames.get(v, v) for v in values)}"
-            command = shlex.join(
-                ["python", "-m", f"pragexp.{entry}", *(renamed if a == o.input_line else a for a in argv)]
-            )
-            raise RenamedOption(f"{group}={old} is now {group}={renames[old]}: {command}")
-
-
 def _check_task_groups(overrides: list[Override], config_name: str) -> None:
     chosen = [o for o in overrides if o.key_or_group in TASK_GROUPS and not o.is_delete()]
     if not chosen:
@@ -134,14 +107,13 @@ def _check_task_groups(overrides: list[Override], config_name: str) -> None:
 
 
 def check_command_line(argv: list[str], entry: str = "train") -> list[str]:
-    """The command line to hand Hydra, or CommandLineError. `entry`: `train` or `eval`, the module
-    (`python -m pragexp.<entry>`) and its config name."""
+    """The command line to hand Hydra, or CommandLineError. `entry`: `train` or `eval`, the entry point
+    (`python -m pragexp.<entry>`) whose config the line composes."""
     args = hydra_args(argv)
     if args is None:
         return argv
     try:
         overrides = OverridesParser.create().parse_overrides(args.overrides)
-        _check_renamed(argv, overrides, entry)
         _check_task_groups(overrides, args.config_name or entry)
     except HydraException:
         # An override that does not parse or compose (Hydra reports it), or a sweep only Hydra enumerates

@@ -1,11 +1,11 @@
 """`run.json`: what a run was, written beside `metrics.json` by the pieces that know it (the task, its data module,
 the model or LLM), so that a report reads facts instead of guessing them from the config.
 
-    {"schema": 1,
+    {"schema": 4,
      "task": {"name": "circa",
               "headline": [{"key": "test/acc", "title": "Circa RELAXED acc", "chance": 0.25,
                             "higher_is_better": true, "order": 30}],
-              "section": null,              # dotted module path of the dataset's own report section
+              "section": null,              # the dataset's report section: a module (pragexp.report.sections)
               "paper": "circa.json",        # the file of its published numbers (null: none)
               "paper_settings": {"data.labels": "relaxed"},  # the config's values of the keys its paper
                                             # names (`declares.paper_keys`), as text (null: unset)
@@ -38,13 +38,15 @@ the model or LLM), so that a report reads facts instead of guessing them from th
 
 `headline` holds the task's declared headline metrics that apply to this run: a task's config declares them
 (`declares.headline`, each with an optional `when: {labels: strict, ...}` matched against the data's record),
-with the dotted module of its report section (`declares.section`), its paper file (`declares.paper`) and the
-config keys that paper's rows and settings name (`declares.paper_keys`); `task_record` picks them. A row is
+with the dotted module of its report section (`declares.section`: a plugin the report checks against
+`pragexp.report.sections.ReportSection`), its paper file (`declares.paper`) and the config keys that paper's
+rows and settings name (`declares.paper_keys`); `task_record` picks them. A row is
 named by `llm_row` (an LLM) or `trained_row` (any other model). Seed and fold,
 where the data was (`data.path`: see `data.files`) and how the run was launched are no settings (`run_settings`).
-The schema only grows: fields are added with a default, never renamed; `schema` counts the versions.
-`read_run_record` checks every field's type and fails naming the file and the field; runs made before run.json
-existed are read by pragexp.report.legacy_runs.
+`schema` counts the versions; a reader reads its own only (`SCHEMA`), naming the file and its schema
+otherwise: run folders of an older pragexp are migrated once by `experiments/migrate_runs.py` (it also writes
+run.json for a folder made before runs wrote one). `read_run_record` checks every field's type and fails naming
+the file and the field.
 """
 
 from __future__ import annotations
@@ -66,6 +68,9 @@ RUN_FILE = "run.json"
 SCHEMA = 4  # 2: task.paper_settings, model.one_label; 3: model.llm.prompting.generates; 4: data.sampling_unit
 SOURCES = ("release", "sample", "generated", "hub")
 TUNINGS = ("none", "trained", "lora", "full")
+MIGRATE = (
+    "migrate the run folder once with `python experiments/migrate_runs.py <folder>`, or make the run again"
+)
 
 
 @dataclass(frozen=True)
@@ -97,9 +102,7 @@ class DataRecord:
     labels: str | None = None
     fold: int | None = None
     setting: dict[str, Any] = field(default_factory=dict)
-    sampling_unit: SamplingUnit | None = (
-        None  # what its intervals are clustered by (None: a run before schema 4)
-    )
+    sampling_unit: SamplingUnit | None = None  # what its intervals are clustered by (None: not declared)
 
 
 @dataclass(frozen=True)
@@ -154,7 +157,15 @@ class RunRecord:
 
     @classmethod
     def from_json(cls, obj: dict) -> RunRecord:
-        """The record of a parsed run.json; a `RunRecordError` names the field that is wrong."""
+        """The record of a parsed run.json of today's schema; a `RunRecordError` names the field that is
+        wrong, or the schema and the script that migrates an older one."""
+        schema = obj.get("schema", 1) if isinstance(obj, dict) else SCHEMA  # none: the first (1)
+        if schema != SCHEMA:
+            newer = isinstance(schema, int) and schema > SCHEMA
+            raise RunRecordError(
+                f"schema {schema!r}: this pragexp reads run.json of schema {SCHEMA} only; "
+                + ("update pragexp" if newer else MIGRATE)
+            )
         record = _build(cls, obj, "")
         _check_choice(record.data.source, SOURCES, "data.source")
         _check_choice(record.model.tuning, TUNINGS, "model.tuning")
@@ -295,8 +306,11 @@ def write_run_record(run_dir: Path, record: RunRecord) -> Path:
 
 
 def read_run_record(run_dir: Path) -> RunRecord:
-    """The run.json of `run_dir`, checked; a `RunRecordError` names the file and the field at fault."""
+    """The run.json of `run_dir`, checked; a `RunRecordError` names the file and the field at fault, or the
+    folder that has none."""
     path = Path(run_dir) / RUN_FILE
+    if not path.is_file():
+        raise RunRecordError(f"{run_dir}: no {RUN_FILE} (a run made before runs wrote one): {MIGRATE}")
     try:
         obj = json.loads(path.read_text(encoding="utf-8"))
     except json.JSONDecodeError as e:

@@ -18,11 +18,11 @@ from __future__ import annotations
 from pathlib import Path
 
 from pragexp.data.bigtom.datamodule import POSITIONS, SHOWN
-from pragexp.data.common.report_groups import figure_cell, figure_estimate, run_label
-from pragexp.utils.figures import bar_groups, pyplot, save_png
-from pragexp.utils.markdown import table_section
-from pragexp.utils.papers import read_paper_table
-from pragexp.utils.results import data_report
+from pragexp.reporting.figures import bar_groups, pyplot, save_png
+from pragexp.reporting.groups import figure_cell, figure_estimate, run_label
+from pragexp.reporting.markdown import table_section
+from pragexp.reporting.papers import read_paper_table
+from pragexp.reporting.results import Column, data_report
 
 TASK = "bigtom"
 PAPER = Path(__file__).resolve().parent / f"{TASK}.json"
@@ -174,6 +174,11 @@ def figures(runs, folder: Path) -> list[Path]:
     ax.legend(fontsize=7, ncol=3, loc="upper center", bbox_to_anchor=(0.5, -0.12))
     fig.suptitle("BigToM: initial belief shown (whiskers: 95% interval, clustered by story)", fontsize=10)
     return [save_png(fig, Path(folder) / "bigtom_belief.png")]
+
+
+def columns(runs) -> list[Column]:
+    """No scorecard column of its own: each headline column is its metric's mean over the runs."""
+    return []
 
 
 def _words(name: str) -> str:

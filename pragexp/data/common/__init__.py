@@ -5,5 +5,4 @@ datamodules/   base data modules (base: SplitsDataModule; text_classification, p
 tokens/        tokenizers (tokenization) and the word vocabulary (vocab)
 splits.py      seeded splits: matched, carved out of train, by group
 prompt_examples.py   examples and batches for a model that reads prompts, and PromptDataModule
-report_groups.py     a benchmark report section's accuracy per group: its cell with the standard error, its bars
 """

@@ -14,10 +14,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pragexp.data.common.report_groups import bar_panels, figure_cell, run_label
 from pragexp.data.hitom.datamodule import DECEPTION, LENGTH_NAMES, ORDER_NAMES
-from pragexp.utils.markdown import table_section
-from pragexp.utils.papers import read_paper_table
+from pragexp.reporting.groups import bar_panels, figure_cell, run_label
+from pragexp.reporting.markdown import table_section
+from pragexp.reporting.papers import read_paper_table
+from pragexp.reporting.results import Column
 
 TASK = "hitom"
 CHANCE = 1 / 15  # fifteen choices
@@ -119,3 +120,8 @@ def figures(runs, folder: Path) -> list[Path]:
 
     path = Path(folder) / "hitom_orders.png"
     return [bar_panels(ours, xs, (*DECEPTION, BOTH), cell, CHANCE, title, path)]
+
+
+def columns(runs) -> list[Column]:
+    """No scorecard column of its own: each headline column is its metric's mean over the runs."""
+    return []

@@ -18,10 +18,10 @@ from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 
-from pragexp.utils.figures import bar_groups, pyplot, save_png
-from pragexp.utils.markdown import stats_text, table_section
-from pragexp.utils.papers import read_paper_data, read_paper_table
-from pragexp.utils.results import (
+from pragexp.reporting.figures import bar_groups, pyplot, save_png
+from pragexp.reporting.markdown import stats_text, table_section
+from pragexp.reporting.papers import read_paper_data, read_paper_table
+from pragexp.reporting.results import (
     CHANCE_ROWS,
     Cell,
     Column,

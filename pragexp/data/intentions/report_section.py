@@ -1,7 +1,7 @@
 """The intention tasks in pragexp.report (Yerukola et al. 2024): tables and the paper's figures.
 
-Cells: mean ± its standard error over items (n items) where the runs wrote it (pragexp.utils.results.Cell); the
-figures' error bars: the 95% interval over items.
+Cells: mean ± its standard error over items (n items) where the runs wrote it (pragexp.reporting.results.Cell);
+the figures' error bars: the 95% interval over items.
 
 - Generative vs discriminative per phenomenon (Figure 2): `test/acc/<phenomenon>` of `intentions_reply` runs
   with the plain prompt beside `intentions_mc` runs of the same LLM.
@@ -21,9 +21,9 @@ import torch
 from torchmetrics.functional.classification import multiclass_cohen_kappa
 
 from pragexp.prompting.parsing import INVALID, LITERAL, NEITHER, NO_REPLY, TRUE
-from pragexp.utils.figures import bar_groups, pyplot, save_png
-from pragexp.utils.markdown import table_section
-from pragexp.utils.results import Cell, runs_cell
+from pragexp.reporting.figures import bar_groups, pyplot, save_png
+from pragexp.reporting.markdown import table_section
+from pragexp.reporting.results import Cell, Column, runs_cell
 
 GENERATIVE, MC = "intentions_reply", "intentions_mc"
 VERDICTS = (TRUE, LITERAL, NEITHER, INVALID)  # a judge's; NO_REPLY is the task's, never judged
@@ -244,3 +244,8 @@ def _figure3(runs, folder: Path) -> list[Path]:
 def figures(runs, folder: Path) -> list[Path]:
     """Figure 2 (`intentions_fig2.png`) and Figure 3 (`intentions_fig3.png`) where the runs allow them."""
     return [*_figure2(runs, folder), *_figure3(runs, folder)]
+
+
+def columns(runs) -> list[Column]:
+    """No scorecard column of its own: each headline column is its metric's mean over the runs."""
+    return []

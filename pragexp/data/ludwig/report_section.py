@@ -16,10 +16,10 @@ from collections import defaultdict
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from pragexp.utils.figures import legend_below, pyplot, save_png
-from pragexp.utils.markdown import stats_text, table_section
-from pragexp.utils.papers import read_paper_table
-from pragexp.utils.results import (
+from pragexp.reporting.figures import legend_below, pyplot, save_png
+from pragexp.reporting.markdown import stats_text, table_section
+from pragexp.reporting.papers import read_paper_table
+from pragexp.reporting.results import (
     Cell,
     Column,
     config_value,

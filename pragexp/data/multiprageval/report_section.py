@@ -17,11 +17,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pragexp.data.common.report_groups import bar_panels, figure_cell, run_label
 from pragexp.data.multiprageval.datamodule import MAXIMS_GROUP
 from pragexp.data.multiprageval.io import LANGUAGES, LETTERS, MAXIMS, TYPES
-from pragexp.utils.markdown import table_section
-from pragexp.utils.results import data_report, metrics_cell, units_of
+from pragexp.reporting.groups import bar_panels, figure_cell, run_label
+from pragexp.reporting.markdown import table_section
+from pragexp.reporting.results import Column, data_report, metrics_cell, units_of
 
 TASK = "multiprageval"
 CHANCE = 1 / len(LETTERS)
@@ -111,3 +111,8 @@ def figures(runs, folder: Path) -> list[Path]:
     title = "MultiPragEval: accuracy per language and type (whiskers: 95% interval over units)"
     path = Path(folder) / "multiprageval_languages.png"
     return [bar_panels(ours, xs, KINDS, group, CHANCE, title, path)]
+
+
+def columns(runs) -> list[Column]:
+    """No scorecard column of its own: each headline column is its metric's mean over the runs."""
+    return []

@@ -21,11 +21,11 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-from pragexp.data.common.report_groups import figure_cell, run_label
 from pragexp.data.opentom.questions import ORDERS
-from pragexp.utils.figures import bar_groups, pyplot, save_png
-from pragexp.utils.markdown import table_section
-from pragexp.utils.results import data_report
+from pragexp.reporting.figures import bar_groups, pyplot, save_png
+from pragexp.reporting.groups import figure_cell, run_label
+from pragexp.reporting.markdown import table_section
+from pragexp.reporting.results import Column, data_report
 
 TASK = "opentom"
 # the paper's columns: (title, metrics group)
@@ -157,3 +157,8 @@ def figures(runs, folder: Path) -> list[Path]:
         "OpenToM: macro-F1 per genre and order (whiskers: sd over the authors' batches)", fontsize=10
     )
     return [save_png(fig, Path(folder) / "opentom_genres.png")]
+
+
+def columns(runs) -> list[Column]:
+    """No scorecard column of its own: each headline column is its metric's mean over the runs."""
+    return []

@@ -14,10 +14,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pragexp.data.common.report_groups import bar_panels, figure_cell, run_label
 from pragexp.data.tomato.datamodule import BELIEF, ORDERS, TRAIT_LEVELS
 from pragexp.data.tomato.io import STATES
-from pragexp.utils.markdown import table_section
+from pragexp.reporting.groups import bar_panels, figure_cell, run_label
+from pragexp.reporting.markdown import table_section
+from pragexp.reporting.results import Column
 
 TASK = "tomato"
 CHANCE = 0.25  # four options
@@ -99,3 +100,8 @@ def figures(runs, folder: Path) -> list[Path]:
     title = "ToMATO: accuracy per mental state and order (whiskers: 95% interval, clustered by conversation)"
     path = Path(folder) / "tomato_states.png"
     return [bar_panels(ours, [*STATES, ALL_STATES], orders(ours), group, CHANCE, title, path)]
+
+
+def columns(runs) -> list[Column]:
+    """No scorecard column of its own: each headline column is its metric's mean over the runs."""
+    return []

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pragexp.utils.markdown import markdown_table
+from pragexp.reporting.markdown import markdown_table
 
 from .compare import FIELDS, Report
 

@@ -10,8 +10,8 @@ import math
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from pragexp.utils.figures import bar_groups, pyplot, save_png
-from pragexp.utils.results import figure_key, llm_label, metrics_cell, template_name, units_of
+from pragexp.reporting.figures import bar_groups, pyplot, save_png
+from pragexp.reporting.results import figure_key, llm_label, metrics_cell, template_name, units_of
 
 ACC = "test/acc"
 

@@ -1,5 +1,5 @@
 """What every report figure needs: pyplot without a display, clusters of bars, and a PNG written whole or not at
-all. Here, not in pragexp.report, because the datasets' report sections (pragexp.data) draw with them too."""
+all."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """A results table's cells and columns, shared by pragexp.report and the datasets' own report sections
-(pragexp/data/<name>/report.py): a run's values summed up over seeds or prompt templates, and the scorecard's
-column of one headline metric. A run here is anything with `task`, `path`, `metrics` and `config`."""
+(pragexp/data/<name>/report_section.py): a run's values summed up over seeds or prompt templates, and the
+scorecard's column of one headline metric. A run here is anything with `task`, `path`, `metrics` and `config`."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from pragexp.utils.markdown import estimate_text
+from pragexp.reporting.markdown import estimate_text
 
 
 # The figures metrics.json holds beside a mean (pragexp.metrics.uncertainty writes them): read by every table.
@@ -29,7 +29,7 @@ def metrics_cell(
     units: str | None = None,
 ) -> str:
     """The cell of a metrics.json key (`test/acc`, with `group` its `test/acc/<group>`) with its figures, where
-    the run wrote them (a run from before them shows the mean alone); `units` names what n counts (`units_of`)."""
+    the run wrote them (a mean without them shows alone); `units` names what n counts (`units_of`)."""
     mean_key = key if group is None else f"{key}/{group}"
     if mean_key not in metrics:
         raise KeyError(f"{mean_key} is not among the metrics")
@@ -40,7 +40,7 @@ def metrics_cell(
 
 def units_of(runs) -> str | None:
     """What the runs' item counts count, as a plural (`conversations`): their data's sampling unit, where every
-    run's record names the same one (None: an older run names none, or the runs differ)."""
+    run's record names the same one (None: a record names none, or the runs differ)."""
     units = {r.record.data.sampling_unit for r in runs}
     names = {u.plural if u is not None else None for u in units}
     return names.pop() if len(names) == 1 else None
