@@ -5,6 +5,7 @@ from __future__ import annotations
 import atexit
 import functools
 import importlib.util
+import json
 import os
 import shutil
 import subprocess
@@ -67,6 +68,13 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if "gpu" in item.keywords:
             item.add_marker(skip)
+
+
+def predictions(cfg) -> list[dict]:
+    """The prediction records a run wrote (predictions.jsonl in its output folder)."""
+    return [
+        json.loads(line) for line in Path(cfg.paths.output_dir, "predictions.jsonl").read_text().splitlines()
+    ]
 
 
 def choices(group: str) -> list[str]:

@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
-from conftest import CONF, LUDWIG_FIXTURE, SAMPLES, needs_samples
+from conftest import CONF, LUDWIG_FIXTURE, SAMPLES, needs_samples, predictions
 from omegaconf import OmegaConf
 from scipy import stats as scipy_stats
 
@@ -24,11 +24,6 @@ from pragexp.prompting import PromptItem, load_templates
 from pragexp.run import run
 from pragexp.utils.pretrained import causal
 from pragexp.utils.pretrained.causal import tiny_causal_lm
-
-
-def predictions(cfg) -> list[dict]:
-    lines = Path(cfg.paths.output_dir, "predictions.jsonl").read_text().splitlines()
-    return [json.loads(line) for line in lines]
 
 
 def templates(name: str) -> list:

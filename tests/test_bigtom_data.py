@@ -12,7 +12,7 @@ import random
 from pathlib import Path
 
 import pytest
-from conftest import CONF, FIXTURES, SAMPLES, needs_samples
+from conftest import CONF, FIXTURES, SAMPLES, needs_samples, predictions
 from omegaconf import OmegaConf
 from test_generative_rows import OneReply
 
@@ -148,11 +148,6 @@ def test_a_bad_line_names_the_file_the_line_and_the_field(tmp_path, change, fiel
     with pytest.raises(DataFormatError, match=message) as err:
         read_stories(path)
     assert str(err.value).startswith(f"{path}:2 ({field}")
-
-
-def predictions(cfg) -> list[dict]:
-    lines = Path(cfg.paths.output_dir, "predictions.jsonl").read_text().splitlines()
-    return [json.loads(line) for line in lines]
 
 
 def joint_by_hand(records, variable: str, shown: int) -> float:

@@ -7,11 +7,10 @@ has something to count."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 import torch
-from conftest import CONF
+from conftest import CONF, predictions
 from omegaconf import OmegaConf
 
 from pragexp.generation.backend import LLMBackend
@@ -35,11 +34,6 @@ BENCHMARKS = {
     "tomato_authors": (["task=tomato", "data.file=fb"], "authors", [f"[{x}]" for x in LETTERS]),
 }
 GENERATION_KEYS = {"test/unparsed", "test/forced", "test/reasoning_tokens"}
-
-
-def predictions(cfg) -> list[dict]:
-    lines = Path(cfg.paths.output_dir, "predictions.jsonl").read_text().splitlines()
-    return [json.loads(line) for line in lines]
 
 
 def decisions(record: dict) -> list[dict]:

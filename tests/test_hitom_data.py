@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 import torch
-from conftest import CONF, FIXTURES, SAMPLES, needs_samples
+from conftest import CONF, FIXTURES, SAMPLES, needs_samples, predictions
 from omegaconf import OmegaConf
 from test_benchmarks_report import PNG, row, rows_of
 
@@ -160,11 +160,6 @@ def test_a_cotp_reply_is_read_by_its_first_line_whatever_follows():
     fields = {"story": "1 Ada entered the hall.", "question": "Where is the apple really?", "choices": "A. x"}
     scores = model([PromptItem(0, fields, ("red_box", "green_bucket", "blue_crate"), 0)])
     assert scores[0].argmax().item() == 2 and torch.isfinite(scores[0]).sum() == 1
-
-
-def predictions(cfg) -> list[dict]:
-    lines = Path(cfg.paths.output_dir, "predictions.jsonl").read_text().splitlines()
-    return [json.loads(line) for line in lines]
 
 
 @pytest.fixture

@@ -9,16 +9,12 @@ from pathlib import Path
 
 import pytest
 import torch
+from conftest import predictions
 
 from pragexp.run import run
 from pragexp.utils import checkpoint
 
 LORA = ["model=llm", "llm.finetune=lora", "optimizer.lr=5e-3", "trainer.max_epochs=2"]
-
-
-def predictions(cfg) -> list[dict]:
-    path = Path(cfg.paths.output_dir) / "predictions.jsonl"
-    return [json.loads(line) for line in path.read_text().splitlines()]
 
 
 def best_checkpoint(cfg) -> Path:

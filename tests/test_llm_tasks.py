@@ -5,17 +5,12 @@ from pathlib import Path
 
 import pytest
 import torch
+from conftest import predictions
 
 from pragexp.metrics.classification import ClassificationMetric
 from pragexp.prompting import PromptItem, PromptTemplate, parse_option, pick_demonstrations
 from pragexp.run import run
 from pragexp.utils.pretrained.causal import tiny_causal_lm
-
-
-def predictions(cfg) -> list[dict]:
-    path = Path(cfg.paths.output_dir) / "predictions.jsonl"
-    return [json.loads(line) for line in path.read_text().splitlines()]
-
 
 # -- prompting pieces ------------------------------------------------------------------------------------
 
@@ -232,7 +227,6 @@ def test_grice_max_dialogues_keeps_each_evaluation_files_first_dialogues_and_the
 
 def test_grice_qa_options_are_the_evaluation_files_words_whatever_the_training_file(tmp_path):
     """0- and k-shot rank the same options: a training file (demonstrations) does not add its answer words."""
-    import json
 
     from pragexp.data.grice.datamodule import GriceDataModule
 

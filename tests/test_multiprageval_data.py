@@ -6,11 +6,10 @@ the literal control, and the share of each letter chosen."""
 from __future__ import annotations
 
 import csv
-import json
 from pathlib import Path
 
 import pytest
-from conftest import FIXTURES, SAMPLES, needs_samples
+from conftest import FIXTURES, SAMPLES, needs_samples, predictions
 
 from pragexp.data.multiprageval.io import LETTERS, read_units
 from pragexp.run import run
@@ -98,11 +97,6 @@ def test_an_unknown_language_or_a_missing_column_is_named(tmp_path):
     path.write_text("id,type,english,answer\r\n1,quantity,x,A", encoding="utf-8")
     with pytest.raises(DataFormatError, match="korean"):
         read_units(path, ["english", "korean"])
-
-
-def predictions(cfg) -> list[dict]:
-    lines = Path(cfg.paths.output_dir, "predictions.jsonl").read_text().splitlines()
-    return [json.loads(line) for line in lines]
 
 
 def test_letters_scored_per_language_type_and_maxims_with_the_share_of_each_letter(make_config):

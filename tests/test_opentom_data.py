@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
-from conftest import CONF, FIXTURES, SAMPLES, needs_samples
+from conftest import CONF, FIXTURES, SAMPLES, needs_samples, predictions
 from omegaconf import OmegaConf
 from test_benchmarks_report import PNG, row, rows_of
 
@@ -205,11 +205,6 @@ def test_the_authors_turns_are_their_build_prompt_s_for_every_genre():
 )
 def test_the_authors_answer_matching(reply, options, expected):
     assert read_opentom_answer(reply, [], options) == expected
-
-
-def predictions(cfg) -> list[dict]:
-    lines = Path(cfg.paths.output_dir, "predictions.jsonl").read_text().splitlines()
-    return [json.loads(line) for line in lines]
 
 
 @pytest.fixture

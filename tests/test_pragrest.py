@@ -3,11 +3,8 @@ their reply shapes, their early stop (the budget caps the first reply; one witho
 answer), the presets' composed settings against their code's, a run through each preset on the scripted thinker,
 and the hub model refused offline with the setting that replaces it."""
 
-import json
-from pathlib import Path
-
 import pytest
-from conftest import HU_FIXTURE, LUDWIG_FIXTURE, compose_config
+from conftest import HU_FIXTURE, LUDWIG_FIXTURE, compose_config, predictions
 
 from pragexp.data.hu_pragmatics.datamodule import prompt_body
 from pragexp.generation.backend import LLMBackend, Prompt
@@ -223,11 +220,6 @@ def test_the_hub_model_is_refused_offline_naming_the_setting_that_replaces_it(tm
     with pytest.raises(HubModelUnavailable, match="minchaoh2002/Qwen3-8B-PragReST: use llm.model=smollm2"):
         check_hub_models(released)
     check_hub_models(compose_config(["experiment=pragrest/hu", "llm.model=smollm2"], tmp_path, "eval"))
-
-
-def predictions(cfg) -> list[dict]:
-    lines = (Path(cfg.paths.output_dir) / "predictions.jsonl").read_text().splitlines()
-    return [json.loads(line) for line in lines]
 
 
 @pytest.mark.parametrize(

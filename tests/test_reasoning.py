@@ -1,10 +1,8 @@
 """Reasoning models without a thinking model: reasoning cut before the answer is read, answers read as the field
 reads them, a reasoning budget forced closed, chat-template arguments reaching every backend and the cache key."""
 
-import json
-from pathlib import Path
-
 import pytest
+from conftest import predictions
 
 from pragexp.generation.backend import GenerationParams, LLMBackend, Prompt
 from pragexp.generation.cache import cached
@@ -281,13 +279,6 @@ def test_the_extractor_s_prompt_lists_the_options_and_its_letter_is_read():
 
 
 # -- whole runs ------------------------------------------------------------------------------------------------------
-def predictions(cfg) -> list[dict]:
-    return [
-        json.loads(line)
-        for line in (Path(cfg.paths.output_dir) / "predictions.jsonl").read_text().splitlines()
-    ]
-
-
 def test_a_budgeted_run_counts_forced_unparsed_and_reasoning_tokens(make_config):
     overrides = ["task=ludwig", "model=llm", "llm=scripted_thinker", "prompt.template=declared"]
     overrides += ["prompt.scoring=generate", "prompt.reasoning_budget=20", "prompt.max_new_tokens=8"]

@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import FIXTURES, SAMPLES, needs_samples
+from conftest import FIXTURES, SAMPLES, needs_samples, predictions
 
 from pragexp.data.tomato.io import read_questions
 from pragexp.run import run
@@ -66,11 +66,6 @@ def test_a_bad_record_names_the_file_the_record_and_the_field(tmp_path, change, 
         read_questions(path)
     text = str(err.value)
     assert str(path) in text and "record 2 (q_id '" in text and repr(field) in text
-
-
-def predictions(cfg) -> list[dict]:
-    lines = Path(cfg.paths.output_dir, "predictions.jsonl").read_text().splitlines()
-    return [json.loads(line) for line in lines]
 
 
 def test_the_authors_turn_scored_per_state_order_belief_and_trait(make_config):

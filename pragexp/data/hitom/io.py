@@ -25,6 +25,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from pragexp.data.common.files.records import require_fields
 from pragexp.utils.errors import DataFormatError
 
 FILE = "Hi-ToM_data.json"
@@ -96,13 +97,7 @@ def _record(raw, n: int, path: Path) -> Record:
     def fail(field: str, message: str):
         raise DataFormatError(path, message, where=f"record {n} (sample_id {sample_id!r}), field {field!r}")
 
-    if not isinstance(raw, dict):
-        fail("*", f"expected an object, found {type(raw).__name__}")
-    for key, kind in KEYS.items():
-        if key not in raw:
-            fail(key, "missing")
-        if not isinstance(raw[key], kind) or (kind is int and isinstance(raw[key], bool)):
-            fail(key, f"expected {kind.__name__}, found {raw[key]!r}")
+    require_fields(raw, KEYS, fail)
     checks = (
         ("prompting_type", raw["prompting_type"] in STYLES, f"one of {', '.join(STYLES)}"),
         ("story_length", raw["story_length"] in LENGTHS, "1, 2 or 3 (chapters)"),

@@ -33,6 +33,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from pragexp.data.common.files.records import require_fields
 from pragexp.utils.errors import DataFormatError
 
 META, META_LONG = "meta_data.json", "meta_data_long.json"
@@ -158,11 +159,7 @@ def _question(raw, key: str, n: int, path: Path, genre: str, order, stories) -> 
 
     if key not in stories:
         fail("story key", f"story {key!r} is not in {META} (the question has no narrative)")
-    if not isinstance(raw, dict):
-        fail("*", f"expected an object, found {type(raw).__name__}")
-    for field in ("question", "answer", "type"):
-        if field not in raw:
-            fail(field, "missing")
+    require_fields(raw, dict.fromkeys(("question", "answer", "type")), fail)
     text = raw["question"]
     if not isinstance(text, str) or not text.strip():
         fail("question", "expected a non-empty text")

@@ -16,6 +16,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
+from pragexp.data.common.files.records import require_fields
 from pragexp.utils.errors import DataFormatError
 
 FILES = {
@@ -72,11 +73,7 @@ def _question(record, n: int, path: Path) -> Question:
     def fail(field: str, message: str):
         raise DataFormatError(path, message, where=f"record {n} (q_id {q_id!r}), field {field!r}")
 
-    if not isinstance(record, dict):
-        fail("*", f"expected an object, found {type(record).__name__}")
-    for key in REQUIRED:
-        if key not in record:
-            fail(key, "missing")
+    require_fields(record, dict.fromkeys(REQUIRED), fail)
     options = tuple(record[k] for k in OPTION_KEYS)
     for key, option in zip(OPTION_KEYS, options, strict=True):
         if not isinstance(option, str) or not option.strip():
