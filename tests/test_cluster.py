@@ -14,7 +14,7 @@ import sys
 import optuna
 import pytest
 import yaml
-from conftest import GRICE_FIXTURE, ROOT, TINY_DATA, TINY_MODEL, compose_config, run_module
+from conftest import GRICE_FIXTURE, ROOT, TINY_DATA, TINY_MODEL, compose_config, migrated, run_module
 from omegaconf import OmegaConf
 from test_signals import SLURM_JOB, Job, job_states, submitit_logs
 
@@ -299,8 +299,9 @@ def test_report_ranks_a_grid_sweep_in_the_monitored_direction(tmp_path, capsys):
         (job / ".hydra" / "config.yaml").write_text(
             yaml.safe_dump({"monitor": "val/loss", "monitor_mode": "min", "data": {"_target_": GRICE_DATA}})
         )
-        if loss is not None:
+        if loss is not None:  # a finished trial: its metrics and the run.json a job of today writes
             (job / "metrics.json").write_text(json.dumps({"val/loss": loss, "test/loss": loss + 0.05}))
+            migrated(job)
     plot = tmp_path / "grid.png"
     assert report.main([str(sweep), "--sweep-plot", str(plot)]) == 0
     section = capsys.readouterr().out.split(f"## sweep {sweep}\n", 1)[1]
