@@ -193,7 +193,8 @@ def test_memnn_inf_refuses_a_missing_or_discriminative_checkpoint(tmp_path):
     torch.save(
         {
             "pragexp": {
-                "model": {"_target_": "pragexp.models.dialogue.memnn.MemNNReader", "_partial_": True}
+                "format": 2,
+                "model": {"_target_": "pragexp.models.dialogue.memnn.MemNNReader", "_partial_": True},
             },
             "state_dict": {"net.reader.x": torch.zeros(1)},
         },
