@@ -45,7 +45,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from pragexp.data.ludwig.io import DEV_FILE, PAIR_COLUMNS, TEST_FILE, read_pairs  # noqa: E402
-from pragexp.utils.pretrained import SMOLLM2, resolve  # noqa: E402
+from pragexp.pretrained import SMOLLM2, resolve  # noqa: E402
 
 INSTRUCTION = "Does the following response to the question imply yes or no?"
 TASK_YAML = """task: ludwig_pragexp_bench

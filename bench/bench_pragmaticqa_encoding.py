@@ -29,8 +29,8 @@ import torch  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 
 from pragexp.data.common.tokens import tokenization as tt  # noqa: E402
+from pragexp.pretrained import MINILM, minilm_path  # noqa: E402
 from pragexp.retrieval.encoders import build_encoder, encode_texts  # noqa: E402
-from pragexp.utils.pretrained import MINILM, minilm_path  # noqa: E402
 
 TARGET = 1.05
 SAMPLE = ROOT.parent / "shared" / "samples" / "pragmaticqa" / "train.jsonl"

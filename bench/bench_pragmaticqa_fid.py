@@ -29,7 +29,7 @@ def one_mode(args) -> dict:
     import torch
 
     from pragexp.models.fid import FiDReader
-    from pragexp.utils.pretrained.seq2seq import load_seq2seq  # noqa: F401  (imports transformers before timing)
+    from pragexp.pretrained.seq2seq import load_seq2seq  # noqa: F401  (imports transformers before timing)
 
     torch.manual_seed(0)
     if args.threads:

@@ -73,7 +73,7 @@ def child(overrides: list[str]) -> None:
     run_eval(["-m", *overrides])
     end = time.perf_counter()
     try:
-        from pragexp.utils.pretrained import loaded
+        from pragexp.pretrained import loaded
 
         loads = loaded.loads
     except ImportError:  # code from before the models were kept

@@ -36,8 +36,8 @@ from pragexp.generation.finetune import LORA_DEFAULTS, make_trainable  # noqa: E
 from pragexp.generation.head_cache import HeadCache, pins, weights_stamp  # noqa: E402
 from pragexp.generation.requests import ChoiceRequest  # noqa: E402
 from pragexp.generation.scorer import score_choices  # noqa: E402
+from pragexp.pretrained.causal import tiny_causal_lm  # noqa: E402
 from pragexp.training.benchmarks import weights_digest  # noqa: E402
-from pragexp.utils.pretrained.causal import tiny_causal_lm  # noqa: E402
 
 QUESTIONS = [
     "Will the train be on time?",

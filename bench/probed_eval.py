@@ -40,9 +40,9 @@ def run_child(script: str, tag: str, args: list[str], code: Path, env: dict, fla
 
 def import_frameworks() -> None:
     """torch, transformers, Lightning and Hydra, imported as the entry point imports them (a checkout from before
-    `pragexp.utils.frameworks`: plainly)."""
+    `pragexp.entry.frameworks`: plainly)."""
     try:
-        from pragexp.utils.frameworks import importing_frameworks
+        from pragexp.entry.frameworks import importing_frameworks
     except ImportError:
         importing_frameworks = contextlib.nullcontext
     with importing_frameworks():

@@ -35,8 +35,7 @@ from hydra.utils import get_class
 from omegaconf import DictConfig, OmegaConf
 
 from pragexp.data.common.files.jsonl import iter_lines
-from pragexp.utils.io import load_yaml
-from pragexp.utils.run_record import (
+from pragexp.runs.record import (
     RUN_FILE,
     SCHEMA,
     LLMRecord,
@@ -50,7 +49,8 @@ from pragexp.utils.run_record import (
     trained_row,
     write_run_record,
 )
-from pragexp.utils.run_settings import split_settings
+from pragexp.runs.settings import split_settings
+from pragexp.utils.io import load_yaml
 
 CONF = Path(__file__).resolve().parents[1] / "conf"
 LLM_MODEL = "pragexp.models.llm.PromptedLLM"
@@ -165,7 +165,7 @@ def _template_name(prompt: dict) -> str:
 def _checkpoint_finetune(path: str, run_dir: Path) -> str:
     """The `llm.finetune` a checkpoint was trained with; where it cannot be read or does not say, `trained` (the
     run still evaluated tuned weights: row `<llm> trained`), with a warning naming the run and the checkpoint."""
-    from pragexp.utils import checkpoint
+    from pragexp.runs import checkpoint
 
     try:
         model = checkpoint.read(path).model_config or {}

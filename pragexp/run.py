@@ -1,7 +1,7 @@
 """run(cfg): build the data module, task, loggers and trainer from a composed config, then train,
 validate the best checkpoint and test it (or, for `pragexp.eval` and evaluation-only tasks, only
 test, and validate too when the config says `validate: true`). Returns the metrics and writes
-`metrics.json`, and beside it `run.json`: what the run was, as its pieces declare it (pragexp.utils.run_record)."""
+`metrics.json`, and beside it `run.json`: what the run was, as its pieces declare it (pragexp.runs.record)."""
 
 from __future__ import annotations
 
@@ -18,20 +18,20 @@ from hydra.utils import instantiate
 from omegaconf import DictConfig, OmegaConf
 
 import pragexp
+from pragexp.entry.composition import build_datamodule
+from pragexp.entry.config_tree import print_config_tree
+from pragexp.entry.instantiate import build_callbacks, build_loggers, public_config
 from pragexp.generation import cache
 from pragexp.metrics.uncertainty import is_uncertainty_key
+from pragexp.pretrained import loaded
+from pragexp.pretrained.hub import check_hub_models
+from pragexp.runs import checkpoint
+from pragexp.runs.record import write_run_record
 from pragexp.training.checkpoints import DurableCheckpointIO
 from pragexp.training.declaration import declare_run
 from pragexp.training.resume import ExactResume
 from pragexp.training.stopping import SignalStop, resume_requeued
-from pragexp.utils import checkpoint
-from pragexp.utils.composition import build_datamodule
-from pragexp.utils.config_tree import print_config_tree
-from pragexp.utils.hub import check_hub_models
-from pragexp.utils.instantiate import build_callbacks, build_loggers, public_config
 from pragexp.utils.io import atomic_write_text
-from pragexp.utils.pretrained import loaded
-from pragexp.utils.run_record import write_run_record
 
 log = logging.getLogger(__name__)
 SUMMARY_PREFIX = "pragexp:"
@@ -80,7 +80,7 @@ def run(cfg: DictConfig, started: float | None = None) -> dict[str, float]:
     """`started`: when the job began, for the wall time in the summary line; by default now. The job runs
     with `cfg.threads` CPU threads (if set); the process's setting is restored afterwards, and so are the seed
     Lightning leaves in the environment (a later job of a multirun seeds itself or not at all, as it would alone).
-    A model the job does not tune may be the one an earlier job loaded (`utils.pretrained.loaded`).
+    A model the job does not tune may be the one an earlier job loaded (`pretrained.loaded`).
 
     SIGTERM, SIGINT (and submitit's preemption signal) stop the job cleanly: it says what it was doing and
     what it kept, and exits with 128 + the signal's number (`pragexp.training.stopping`)."""

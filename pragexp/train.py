@@ -6,8 +6,8 @@ import hydra
 from omegaconf import DictConfig, OmegaConf
 
 from pragexp import CONFIG_DIR
-from pragexp.utils.command_line import checked_argv
-from pragexp.utils.frameworks import importing_frameworks
+from pragexp.entry.command_line import checked_argv
+from pragexp.entry.frameworks import importing_frameworks
 
 
 @hydra.main(version_base="1.3", config_path=str(CONFIG_DIR), config_name="train")

@@ -52,7 +52,7 @@ def models_kept_per_test():
     """A test's models are its own: a model kept for the next job of the process (`pretrained.loaded`) is let go
     after each test, so that a test that replaces a loader (an engineered tiny model) sees its own."""
     yield
-    from pragexp.utils.pretrained import loaded
+    from pragexp.pretrained import loaded
 
     loaded.clear()
 
@@ -260,7 +260,7 @@ def migrated(run_dir: Path) -> Path:
     """A run folder invented the way Hydra lays one out (`.hydra/`, metrics.json), given the run.json a run of
     today writes, derived by the migration script (tests/test_run_record.py checks that both are the same);
     written again where the folder had one."""
-    from pragexp.utils.run_record import write_run_record
+    from pragexp.runs.record import write_run_record
 
     write_run_record(run_dir, migration().derived_record(run_dir))
     return run_dir

@@ -13,8 +13,8 @@ from pragexp.generation.response_cache import ResponseCache
 from pragexp.report import find_runs
 from pragexp.report.training_curves import figures
 from pragexp.run import run
+from pragexp.runs import checkpoint
 from pragexp.training.benchmarks import BenchmarkCurves, StepBackend, benchmark_choices, flat_overrides
-from pragexp.utils import checkpoint
 
 FIXTURES = Path(__file__).parent / "fixtures"
 LORA = ["task=circa", "model=llm", "llm.finetune=lora", "optimizer.lr=5e-3", "trainer.max_epochs=1"]

@@ -20,10 +20,10 @@ from pragexp.generation.ranking import right_under
 from pragexp.generation.requests import ChoiceRequest, encode_request
 from pragexp.metrics.choice import ChoiceMetric, pearson
 from pragexp.metrics.uncertainty import estimate_mean
+from pragexp.pretrained import causal
+from pragexp.pretrained.causal import tiny_causal_lm
 from pragexp.prompting import PromptItem, load_templates
 from pragexp.run import run
-from pragexp.utils.pretrained import causal
-from pragexp.utils.pretrained.causal import tiny_causal_lm
 
 
 def templates(name: str) -> list:

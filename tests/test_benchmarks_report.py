@@ -22,7 +22,7 @@ from pragexp.data.ludwig import report_section as ludwig
 from pragexp.report import find_runs, main
 from pragexp.report.tables import paper_data
 from pragexp.reporting.results import llm_label, short_setting
-from pragexp.utils.run_record import Settings
+from pragexp.runs.record import Settings
 
 PNG = b"\x89PNG\r\n\x1a\n"
 

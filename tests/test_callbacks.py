@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 from pytorch_lightning.callbacks import TQDMProgressBar
 
+from pragexp.entry.config_tree import config_tree
 from pragexp.run import run
 from pragexp.training.callbacks import LogLineProgressBar, progress_bar
-from pragexp.utils.config_tree import config_tree
 
 
 @pytest.mark.slow

@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from pragexp.run import run
-from pragexp.utils import checkpoint
+from pragexp.runs import checkpoint
 
 
 class RunsCodeWhenUnpickled:

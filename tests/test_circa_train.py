@@ -13,8 +13,8 @@ from pragexp.data.circa.io import LABEL_SLUGS, LABELS
 from pragexp.metrics.classification import ClassificationMetric, slugify
 from pragexp.models.bert import BertClassifier
 from pragexp.models.majority import MajorityClassifier
+from pragexp.pretrained.encoder import load_encoder
 from pragexp.run import run
-from pragexp.utils.pretrained.encoder import load_encoder
 
 SAMPLE = CIRCA_FIXTURE
 

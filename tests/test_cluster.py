@@ -19,7 +19,7 @@ from omegaconf import OmegaConf
 from test_signals import SLURM_JOB, Job, job_states, submitit_logs
 
 from pragexp import report
-from pragexp.utils.search_space import around_task_settings
+from pragexp.entry.search_space import around_task_settings
 
 pytestmark = pytest.mark.slow  # launchers, sweeps and SLURM jobs: subprocesses and studies
 

@@ -18,8 +18,8 @@ from pragexp.report.compare import (
     read_predictions,
     unit_line,
 )
-from pragexp.utils.run_record import DataRecord, ModelRecord, RunRecord, TaskRecord, write_run_record
-from pragexp.utils.sampling_unit import SamplingUnit
+from pragexp.runs.record import DataRecord, ModelRecord, RunRecord, TaskRecord, write_run_record
+from pragexp.runs.sampling_unit import SamplingUnit
 
 
 def write_run(folder, records):

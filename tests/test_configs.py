@@ -7,7 +7,7 @@ import pytest
 from conftest import CONF, choices, compose_config, run_module
 from omegaconf import OmegaConf
 
-from pragexp.utils.command_line import TASK_GROUPS, MisplacedGroup, check_command_line, tasks_taking
+from pragexp.entry.command_line import TASK_GROUPS, MisplacedGroup, check_command_line, tasks_taking
 
 SKIP_GROUPS = {"hydra", "task", "experiment"}  # hydra is Hydra's own; tasks/experiments are run in test_train
 

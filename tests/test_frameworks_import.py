@@ -1,5 +1,5 @@
 """The entry points import torch, transformers and Lightning with the garbage collector paused, then freeze what
-they imported (pragexp/utils/frameworks.py): once per process, the collector left as it was."""
+they imported (pragexp/entry/frameworks.py): once per process, the collector left as it was."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 CHILD = """
 import gc
-from pragexp.utils.frameworks import importing_frameworks
+from pragexp.entry.frameworks import importing_frameworks
 
 assert gc.get_freeze_count() == 0
 with importing_frameworks():

@@ -24,7 +24,7 @@ from pragexp.generation.reference import ReferenceBackend
 from pragexp.generation.requests import ChoiceRequest, OptionScore, encode_request, split_trailing_space
 from pragexp.generation.sampling import sample_rows
 from pragexp.generation.scorer import SCORING
-from pragexp.utils.pretrained import resolve, smollm2_path
+from pragexp.pretrained import resolve, smollm2_path
 
 
 def logliks(backend, context: str, continuations: list[str]) -> list[float]:

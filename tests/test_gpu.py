@@ -84,7 +84,7 @@ def test_lora_trains_an_llm_in_bf16_on_the_gpu(make_config):
     stays plain data; evaluation of the checkpoint gives the same figures."""
     if not torch.cuda.is_bf16_supported():
         pytest.skip("this GPU has no bf16")
-    from pragexp.utils import checkpoint
+    from pragexp.runs import checkpoint
 
     cfg = make_config(
         [
@@ -122,7 +122,7 @@ def test_scores_on_the_gpu_do_not_depend_on_the_other_requests_of_the_call(dtype
     from test_scorer_shapes import logliks, scores_independent_of_the_call, varied_requests
 
     from pragexp.generation.scorer import score_choices
-    from pragexp.utils.pretrained.causal import tiny_causal_lm
+    from pragexp.pretrained.causal import tiny_causal_lm
 
     model, tokenizer = tiny_causal_lm()
     reqs = varied_requests()

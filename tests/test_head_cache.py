@@ -10,7 +10,7 @@ from test_scorer_shapes import logliks, ludwig_like
 
 from pragexp.generation.head_cache import pins, weights_stamp
 from pragexp.generation.hf import HFBackend
-from pragexp.utils.pretrained.causal import tiny_causal_lm
+from pragexp.pretrained.causal import tiny_causal_lm
 
 peft = pytest.importorskip("peft")
 

@@ -200,15 +200,19 @@ def test_a_cycle_is_reported_with_the_files_and_lines_that_close_it(tmp_path):
         (
             "generation/hf.py",
             "from pragexp.models.bert import Bert\n",
-            "generation may import prompting, utils",
+            "generation may import prompting, pretrained, runs, utils",
         ),
         ("prompting/items.py", "import pragexp.data.circa\n", "prompting may import utils"),
         ("utils/io.py", "from pragexp.prompting import items\n", "utils may import nothing else of pragexp"),
-        ("retrieval/store.py", "from pragexp.models.bert import Bert\n", "retrieval may import utils"),
+        (
+            "retrieval/store.py",
+            "from pragexp.models.bert import Bert\n",
+            "retrieval may import pretrained, utils",
+        ),
         (
             "metrics/q.py",
             "from pragexp.models.bert import Bert\n",
-            "metrics may import reporting, prompting, utils",
+            "metrics may import reporting, prompting, pretrained, utils",
         ),
         ("models/llm.py", "def f():\n    from pragexp.tasks import base\n", "models may import generation"),
         (
@@ -216,7 +220,11 @@ def test_a_cycle_is_reported_with_the_files_and_lines_that_close_it(tmp_path):
             "from pragexp.tasks.contracts import TaskData\n",
             "data may import reporting, retrieval",
         ),
-        ("training/cb.py", "import pragexp.generation.cache\n", "training may import tasks, metrics, utils"),
+        (
+            "training/cb.py",
+            "import pragexp.generation.cache\n",
+            "training may import tasks, metrics, runs, utils",
+        ),
         ("report/x.py", "from pragexp.models.bert import Bert\n", "report may import data, metrics"),
         ("tasks/base.py", "from pragexp.train import main\n", "imports the entry point pragexp.train"),
         ("extras/x.py", "import json\n", "a room that the house's table (docs/house.md) does not name"),
@@ -250,5 +258,5 @@ def test_the_entry_points_and_run_may_import_any_room_and_a_known_exception_pass
     assert broken_arrows(root, {("report", "pragexp.models.bert")}) == []
     assert broken_arrows(root) == [
         "pragexp/report/x.py:1 imports pragexp.models.bert (report may import data, "
-        "metrics, reporting, prompting, utils)"
+        "metrics, reporting, prompting, runs, utils)"
     ]

@@ -9,12 +9,12 @@ from conftest import INTENTIONS_FIXTURE, run_module
 from omegaconf import OmegaConf
 from openai_server import Script, openai_server
 
+from pragexp.entry.instantiate import public_config
 from pragexp.generation.encoder import EncoderBackend
 from pragexp.generation.hf import HFBackend
 from pragexp.generation.openai_compat import APIError
 from pragexp.generation.response_cache import ResponseCache
 from pragexp.run import run
-from pragexp.utils.instantiate import public_config
 
 ITEMS = 6  # the fixture's usable items (one repaired, one skipped)
 

@@ -12,7 +12,7 @@ import torch
 from conftest import predictions
 
 from pragexp.run import run
-from pragexp.utils import checkpoint
+from pragexp.runs import checkpoint
 
 LORA = ["model=llm", "llm.finetune=lora", "optimizer.lr=5e-3", "trainer.max_epochs=2"]
 
@@ -53,7 +53,7 @@ def test_lora_trains_circa_and_eval_of_its_checkpoint_reproduces_the_test_figure
 def test_the_adapter_folder_loads_with_peft_and_scores_as_pragexp_does(make_config):
     from peft import PeftModel
 
-    from pragexp.utils.pretrained.causal import tiny_causal_lm
+    from pragexp.pretrained.causal import tiny_causal_lm
 
     cfg = make_config(["task=circa", *LORA])
     run(cfg)

@@ -8,9 +8,9 @@ import torch
 from conftest import predictions
 
 from pragexp.metrics.classification import ClassificationMetric
+from pragexp.pretrained.causal import tiny_causal_lm
 from pragexp.prompting import PromptItem, PromptTemplate, parse_option, pick_demonstrations
 from pragexp.run import run
-from pragexp.utils.pretrained.causal import tiny_causal_lm
 
 # -- prompting pieces ------------------------------------------------------------------------------------
 

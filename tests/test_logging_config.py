@@ -1,7 +1,7 @@
 from conftest import compose_config
 from omegaconf import OmegaConf, open_dict
 
-from pragexp.utils.instantiate import build_callbacks, hydra_sweep_group, public_config
+from pragexp.entry.instantiate import build_callbacks, hydra_sweep_group, public_config
 
 
 def test_wandb_group_is_the_sweep_dir_under_multirun(tmp_path):

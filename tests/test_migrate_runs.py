@@ -15,7 +15,7 @@ from test_run_record import hydra_files
 
 from pragexp.report import find_runs
 from pragexp.run import run
-from pragexp.utils.run_record import SCHEMA, RunRecordError, read_run_record
+from pragexp.runs.record import SCHEMA, RunRecordError, read_run_record
 
 
 @pytest.fixture

@@ -1,4 +1,4 @@
-"""A sweep loads a model once (`pragexp.utils.pretrained.loaded`): the jobs of a multirun that run in one process
+"""A sweep loads a model once (`pragexp.pretrained.loaded`): the jobs of a multirun that run in one process
 reuse the model an earlier job loaded for the same weights, never one a job tunes or has changed, and nothing else
 of a job reaches the next (seeds, the response cache's counts)."""
 
@@ -12,7 +12,7 @@ import torch
 from conftest import LUDWIG_FIXTURE, run_module
 
 from pragexp.generation.hf import HFBackend
-from pragexp.utils.pretrained import loaded
+from pragexp.pretrained import loaded
 
 
 def _tiny(**settings) -> HFBackend:

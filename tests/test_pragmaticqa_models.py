@@ -4,7 +4,7 @@ gives the same gradients with checkpointing; the lead baseline's sentences."""
 import torch
 
 from pragexp.models.fid import FiDReader, LeadReader, OracleReader, sentences
-from pragexp.utils.pretrained.seq2seq import _set_special_ids
+from pragexp.pretrained.seq2seq import _set_special_ids
 
 SPECIAL = {"pad": 0, "bos": 1, "eos": 2, "decoder_start": 2}
 

@@ -14,7 +14,7 @@ from tokenizers import Tokenizer
 from pragexp.reporting.results import metrics_cell
 from pragexp.retrieval.encoders import build_encoder
 from pragexp.run import run
-from pragexp.utils import checkpoint
+from pragexp.runs import checkpoint
 from pragexp.utils.errors import DataFormatError
 
 FID = ["task=pragmaticqa", "model=fid"]

@@ -10,6 +10,7 @@ from pragexp.data.hu_pragmatics.datamodule import prompt_body
 from pragexp.generation.backend import LLMBackend, Prompt
 from pragexp.generation.scripted import ScriptedThinker
 from pragexp.generation.thinking import ThinkingSettings, answer_after_reasoning
+from pragexp.pretrained.hub import HubModelUnavailable, check_hub_models
 from pragexp.prompting import PromptItem, load_templates, select_template
 from pragexp.prompting.pragrest_readers import (
     WHOLE_REPLY_READERS,
@@ -18,7 +19,6 @@ from pragexp.prompting.pragrest_readers import (
     read_first_yes_no,
 )
 from pragexp.run import run
-from pragexp.utils.hub import HubModelUnavailable, check_hub_models
 
 # Their code's texts, copied from it (src/eval/vllm_boxed_mcqa.py, scripts/eval_common.py, scripts/eval_ludwig.py).
 EARLY_STOPPING_TEXT = (

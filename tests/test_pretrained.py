@@ -1,4 +1,4 @@
-"""The one resolver of pretrained names (`pragexp.utils.pretrained`) and a .gguf model's converted folder.
+"""The one resolver of pretrained names (`pragexp.pretrained`) and a .gguf model's converted folder.
 
 The folder's mechanics (reuse, a killed conversion, a partial, stale or corrupt folder, two processes at once) run
 on the tiny model standing in for a GGUF file's contents; SmolLM2's own file checks that the converted folder
@@ -17,7 +17,7 @@ import pytest
 import torch
 from conftest import ROOT
 
-from pragexp.utils.pretrained import (
+from pragexp.pretrained import (
     MINILM,
     OFFLINE_HINTS,
     SMOLLM2,
@@ -27,8 +27,8 @@ from pragexp.utils.pretrained import (
     resolve,
     weights_sha256,
 )
-from pragexp.utils.pretrained import converted as cv
-from pragexp.utils.pretrained.causal import tiny_causal_lm
+from pragexp.pretrained import converted as cv
+from pragexp.pretrained.causal import tiny_causal_lm
 
 
 def test_a_name_resolves_to_its_files_and_its_setting_to_the_offline_hint(tmp_path):
@@ -149,8 +149,8 @@ def test_a_partial_stale_or_corrupt_folder_is_rebuilt(fake_gguf, tmp_path):
 SCRIPT = textwrap.dedent(
     """
     import os, sys, time
-    from pragexp.utils.pretrained import converted, resolve
-    from pragexp.utils.pretrained.causal import tiny_causal_lm
+    from pragexp.pretrained import converted, resolve
+    from pragexp.pretrained.causal import tiny_causal_lm
 
     def from_gguf(pretrained, dtype):
         print("converting", flush=True)

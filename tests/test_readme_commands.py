@@ -11,7 +11,7 @@ import pytest
 from conftest import PRAGMATICQA_FIXTURE, ROOT, compose_config, run_module
 from hydra.core.override_parser.overrides_parser import OverridesParser
 
-from pragexp.utils.hub import HUB_SETTINGS, HubModelUnavailable, check_hub_models, missing_hub_models
+from pragexp.pretrained.hub import HUB_SETTINGS, HubModelUnavailable, check_hub_models, missing_hub_models
 
 READMES = [ROOT / "README.md", *sorted((ROOT / "experiments").glob("*/README.md"))]
 # Placeholders: <...>, ..., $(...), a shell's $VAR or ${VAR} (not Hydra's ${oc.env:VAR}, which composes as it is).

@@ -157,7 +157,7 @@ def test_a_cell_is_a_mean_over_items_with_its_uncertainty_and_the_spread_over_ru
     from types import SimpleNamespace
 
     from pragexp.reporting.results import runs_cell, summarise
-    from pragexp.utils.sampling_unit import SamplingUnit
+    from pragexp.runs.sampling_unit import SamplingUnit
 
     def run(metrics, unit=None):  # an old run's record names no sampling unit
         return SimpleNamespace(
@@ -321,7 +321,7 @@ def test_paper_row_conditions_also_match_the_values_the_run_recorded():
 
     paper = {"rows": {"bert_yn (data.labels=relaxed)": {"test/acc": 0.878}}}
 
-    from pragexp.utils.run_record import DataRecord, ModelRecord, RunRecord, TaskRecord
+    from pragexp.runs.record import DataRecord, ModelRecord, RunRecord, TaskRecord
 
     def row(labels: str, settings=()):
         task = TaskRecord("circa", paper_settings={"data.labels": labels})  # run.json's, from its config

@@ -10,7 +10,7 @@ from test_run_record import llm_record
 
 from pragexp.report import find_runs, main
 from pragexp.report.tables import scoring_sections
-from pragexp.utils.run_record import write_run_record
+from pragexp.runs.record import write_run_record
 
 
 def record(scoring: str, template: str, row: str = "tiny 2-shot"):

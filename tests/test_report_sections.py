@@ -18,8 +18,8 @@ from test_run_record import llm_record
 
 from pragexp.report import main
 from pragexp.report.sections import ReportSection, load_section
+from pragexp.runs.record import write_run_record
 from pragexp.utils.contracts import ContractError, missing_members
-from pragexp.utils.run_record import write_run_record
 
 
 def declared_sections() -> dict[str, tuple[str, str]]:

@@ -1,4 +1,4 @@
-"""run.json: the record of what a run was (pragexp.utils.run_record)."""
+"""run.json: the record of what a run was (pragexp.runs.record)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from omegaconf import OmegaConf
 from pragexp.reporting.papers import read_paper_table
 from pragexp.reporting.results import parse_row_name
 from pragexp.run import run
-from pragexp.utils.run_record import (
+from pragexp.runs.record import (
     SCHEMA,
     DataRecord,
     Headline,
@@ -197,7 +197,7 @@ def test_every_task_writes_run_json_and_the_migration_script_writes_the_same(tas
 
 
 def test_benchmarks_scored_beside_training_are_not_a_setting_of_the_run():
-    from pragexp.utils.run_settings import split_settings
+    from pragexp.runs.settings import split_settings
 
     settings = split_settings(
         [

@@ -15,9 +15,9 @@ from conftest import CONF, ROOT, choices, compose_config
 from hydra.utils import get_class, instantiate
 
 from pragexp.run import run
+from pragexp.runs.record import read_run_record
+from pragexp.runs.sampling_unit import SamplingUnit, plural
 from pragexp.tasks.contracts import units
-from pragexp.utils.run_record import read_run_record
-from pragexp.utils.sampling_unit import SamplingUnit, plural
 
 
 def _data_module(make_config, task: str):

@@ -17,7 +17,7 @@ from pragexp.generation.hf import HFBackend
 from pragexp.generation.ranking import calibrate, choose, normalized, rank
 from pragexp.generation.requests import ChoiceRequest, OptionScore
 from pragexp.generation.scorer import option_logliks, score_choices
-from pragexp.utils.pretrained.causal import tiny_causal_lm
+from pragexp.pretrained.causal import tiny_causal_lm
 
 SHOTS = "Answer with yes or no.\nQ: Is it raining? A: I took an umbrella.\nLabel: yes\n"
 OPTIONS = ("the", "no", "in the middle", "yes, subject to some conditions")

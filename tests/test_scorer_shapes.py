@@ -15,7 +15,7 @@ from pragexp.generation.cache import CachedBackend, open_cache
 from pragexp.generation.hf import HFBackend
 from pragexp.generation.requests import ChoiceRequest, encode_request
 from pragexp.generation.scorer import score_choices
-from pragexp.utils.pretrained.causal import tiny_causal_lm
+from pragexp.pretrained.causal import tiny_causal_lm
 
 # as templates.py cuts it: up to the input's opening words, their trailing space left to the item's own text
 HEAD = "Does the following response to the question imply yes or no?\n\nquestion:"

@@ -17,7 +17,7 @@ from pragexp.generation.cache import CachedBackend
 from pragexp.generation.hf import HFBackend
 from pragexp.generation.requests import ChoiceRequest
 from pragexp.generation.seq2seq_scorer import SCORING, score_seq2seq
-from pragexp.utils.pretrained import in_local_cache
+from pragexp.pretrained import in_local_cache
 
 CORPUS = [
     "Options: 1) yes 2) no 3) maybe 4) never 5) always. Answer: 1 2 3 4 5. The speaker means it is raining.",

@@ -13,8 +13,8 @@ from pragexp.generation.backend import GenerationParams, Prompt
 from pragexp.generation.hf import HFBackend
 from pragexp.generation.special_tokens import decode_reply, special_markers, strip_special
 from pragexp.generation.thinking import ThinkingSettings, answer_after_reasoning
+from pragexp.pretrained.causal import tiny_causal_lm
 from pragexp.prompting import read_answer
-from pragexp.utils.pretrained.causal import tiny_causal_lm
 
 LETTERS, OPTIONS = ["A", "B"], ["he is lying", "he is joking"]
 REASONING, ANSWER = "My first answer: A, the literal one. But he hints.", "B"

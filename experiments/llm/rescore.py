@@ -24,7 +24,7 @@ from transformers import AutoModelForCausalLM, AutoTokenizer
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from pragexp.utils.pretrained import SMOLLM2, smollm2_path  # noqa: E402  (only to find the GGUF file)
+from pragexp.pretrained import SMOLLM2, smollm2_path  # noqa: E402  (only to find the GGUF file)
 
 
 def load(name: str):

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from pragexp.data.common.datamodules.pair_classification import PairClassificationDataModule
 from pragexp.data.common.files.pair_readers import PairSchema
-from pragexp.utils.sampling_unit import SamplingUnit
+from pragexp.runs.sampling_unit import SamplingUnit
 
 LABELS = ("no", "yes")  # class index = int(answer)
 _VALUES = {"false": 0, "no": 0, "0": 0, "true": 1, "yes": 1, "1": 1}

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from pragexp.data.common.datamodules.pair_classification import PairClassificationDataModule
 from pragexp.data.common.files.pair_readers import PairSchema
-from pragexp.utils.sampling_unit import SamplingUnit
+from pragexp.runs.sampling_unit import SamplingUnit
 
 LABELS = ("entailment", "neutral", "contradiction")  # in the hub's class-id order
 NO_GOLD = ("-", "", "-1")

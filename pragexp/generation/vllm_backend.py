@@ -18,8 +18,8 @@ from pragexp.generation.backend import (
 )
 from pragexp.generation.requests import ChoiceRequest, OptionScore, encode_request
 from pragexp.generation.special_tokens import strip_special
+from pragexp.pretrained import files_digest
 from pragexp.prompting.reasoning import DEFAULT_MARKERS, check_markers
-from pragexp.utils.pretrained import files_digest
 
 MISSING = (
     "llm=vllm needs vLLM, which pragexp does not install by default: pip install 'pragexp[vllm]' (a CUDA GPU)"

@@ -7,7 +7,7 @@ Q of a predicted answer â against the gold answer a is symmetric:
     Q = (BARTScore(â -> a) + BARTScore(a -> â)) / 2
 
 with `facebook/bart-large-cnn` in the paper (a raw log-likelihood, e.g. -3.75; never scaled). Offline, any
-encoder-decoder that `pragexp.utils.pretrained.seq2seq.load_seq2seq` loads can stand in (`minilm`, `tiny`, a local
+encoder-decoder that `pragexp.pretrained.seq2seq.load_seq2seq` loads can stand in (`minilm`, `tiny`, a local
 folder): the scorer's name travels with the number (`metrics.q_scorer` in the run's config and the report's
 settings table), so a proxy's Q is never read as BARTScore.
 """
@@ -18,9 +18,9 @@ from collections.abc import Sequence
 
 import torch
 
-from pragexp.utils.pretrained import MINILM, TINY, resolve
-from pragexp.utils.pretrained.seq2seq import load_seq2seq
-from pragexp.utils.pretrained.tokenizer import load_tokenizer
+from pragexp.pretrained import MINILM, TINY, resolve
+from pragexp.pretrained.seq2seq import load_seq2seq
+from pragexp.pretrained.tokenizer import load_tokenizer
 
 PAPER_SCORER = "facebook/bart-large-cnn"
 SCORER_SEED = 0

@@ -14,8 +14,8 @@ import torch
 from torch import nn
 
 from pragexp.models.traits import PragexpModel
-from pragexp.utils import checkpoint
-from pragexp.utils.pretrained.encoder import load_encoder
+from pragexp.pretrained.encoder import load_encoder
+from pragexp.runs import checkpoint
 
 log = logging.getLogger(__name__)
 

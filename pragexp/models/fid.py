@@ -4,7 +4,7 @@
   attends over the encoder states of all K pairs at once, so the cost of encoding grows linearly in K.
   Inputs are (B, K, L) token ids; `forward` gives the target's logits, `generate` greedy or beam search
   (transformers' generate over the fused encoder states). The generator is named by `pretrained`
-  (`pragexp.utils.pretrained.seq2seq`): `facebook/bart-large` (the paper's), `minilm` (offline), `tiny` (tests).
+  (`pragexp.pretrained.seq2seq`): `facebook/bart-large` (the paper's), `minilm` (offline), `tiny` (tests).
 - `OracleReader` answers with the gold spans and answer (F1_lit = F1_prag = 1: the metric's wiring).
 - `LeadReader` answers with the first sentence of the top passage as the literal span and its second
   sentence as the pragmatic one (a floor).
@@ -22,7 +22,7 @@ import torch
 from transformers.modeling_outputs import BaseModelOutput
 
 from pragexp.models.traits import ModelTraits, PragexpModel
-from pragexp.utils.pretrained.seq2seq import load_seq2seq
+from pragexp.pretrained.seq2seq import load_seq2seq
 
 Prediction = tuple[tuple[str, ...], tuple[str, ...], str]  # literal spans, pragmatic spans, answer
 

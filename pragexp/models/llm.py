@@ -55,8 +55,8 @@ from pragexp.prompting import (
 )
 from pragexp.prompting.extraction import extraction_prompt, read_extraction
 from pragexp.prompting.readers import READERS, WHOLE_REPLY
+from pragexp.runs.record import LLMRecord, ModelRecord, Prompting, llm_row
 from pragexp.utils.contracts import require
-from pragexp.utils.run_record import LLMRecord, ModelRecord, Prompting, llm_row
 
 SCORINGS = (*NORMALIZATIONS, "calibrated", "generate")
 DEMONSTRATIONS = ("shared", "per_item")

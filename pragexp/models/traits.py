@@ -9,7 +9,7 @@ from typing import ClassVar
 
 from torch import nn
 
-from pragexp.utils.run_record import ModelRecord
+from pragexp.runs.record import ModelRecord
 
 
 @dataclass(frozen=True)

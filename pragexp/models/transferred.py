@@ -5,7 +5,7 @@ Each item's two fields (`fields`: LUDWIG's utterance and response, Circa's quest
 own tokenizer and network as it was trained, and each option scores the logit of the class `labels` maps it to
 (LUDWIG's "yes" and "no" to Circa's "Yes" and "No"): the item is scored by its yes-vs-no logits, the other classes
 left out. Nothing learns here: it evaluates without a checkpoint of its own, and the run's checkpoint is read as
-data (`pragexp.utils.checkpoint`). It keeps what the task's prompted-model contract asks (no demonstrations, no
+data (`pragexp.runs.checkpoint`). It keeps what the task's prompted-model contract asks (no demonstrations, no
 generation, records of the logits it read).
 """
 
@@ -20,7 +20,7 @@ from omegaconf import OmegaConf
 from tokenizers import Tokenizer
 
 from pragexp.models.traits import ModelTraits, PragexpModel
-from pragexp.utils import checkpoint
+from pragexp.runs import checkpoint
 from pragexp.utils.tensors import encode_batch
 
 

@@ -19,7 +19,7 @@ from pragexp.metrics.multiple import METHOD, holm
 from pragexp.metrics.paired import ALL, PairedDifference, compare_records
 from pragexp.metrics.uncertainty import format_estimate
 from pragexp.reporting.markdown import markdown_table
-from pragexp.utils.run_record import RUN_FILE, read_run_record
+from pragexp.runs.record import RUN_FILE, read_run_record
 
 PREDICTIONS = "predictions.jsonl"
 

@@ -8,8 +8,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from pragexp.runs.record import RunRecord, read_run_record
 from pragexp.utils.io import load_yaml
-from pragexp.utils.run_record import RunRecord, read_run_record
 
 
 def data_setting(files: str | None) -> tuple[str, ...]:

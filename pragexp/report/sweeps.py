@@ -11,7 +11,7 @@ from pragexp.report.runs import Run, read_run
 from pragexp.reporting.figures import pyplot, save_png
 from pragexp.reporting.markdown import table_section
 from pragexp.reporting.results import metrics_cell
-from pragexp.utils.instantiate import LAUNCH_OVERRIDES
+from pragexp.runs.settings import LAUNCH_OVERRIDES
 from pragexp.utils.io import load_yaml
 
 

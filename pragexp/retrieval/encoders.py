@@ -25,8 +25,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from pragexp.utils.pretrained import TINY, resolve
-from pragexp.utils.pretrained.encoder import load_encoder
+from pragexp.pretrained import TINY, resolve
+from pragexp.pretrained.encoder import load_encoder
 from pragexp.utils.tensors import masked_mean
 
 log = logging.getLogger(__name__)

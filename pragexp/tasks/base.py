@@ -38,6 +38,8 @@ from pragexp.generation.cache import close_caches
 from pragexp.metrics import GroupedMeanMetric
 from pragexp.metrics.generation import GenerationMetric
 from pragexp.models.traits import ModelTraits
+from pragexp.runs import checkpoint
+from pragexp.runs.sampling_unit import SamplingUnit
 from pragexp.tasks.contracts import (
     EvalOutputs,
     LabelObserver,
@@ -47,9 +49,7 @@ from pragexp.tasks.contracts import (
     TaskData,
     units,
 )
-from pragexp.utils import checkpoint
 from pragexp.utils.contracts import missing_members, require
-from pragexp.utils.sampling_unit import SamplingUnit
 
 EVAL_STAGES = ("val", "test")
 
@@ -152,7 +152,7 @@ class PragexpTask(pl.LightningModule):
             if not isinstance(datamodule.sampling_unit, SamplingUnit):
                 raise TypeError(
                     f"{type(datamodule).__name__}.sampling_unit is {datamodule.sampling_unit!r}: declare the unit "
-                    "the data draws independently as a pragexp.utils.sampling_unit.SamplingUnit"
+                    "the data draws independently as a pragexp.runs.sampling_unit.SamplingUnit"
                 )
             self.net = self.build_network(datamodule)
             if self.model_traits.observes_labels:

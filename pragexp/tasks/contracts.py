@@ -14,7 +14,7 @@ from typing import Protocol, runtime_checkable
 import torch
 
 from pragexp.models.traits import ModelTraits
-from pragexp.utils.sampling_unit import SamplingUnit
+from pragexp.runs.sampling_unit import SamplingUnit
 
 
 @runtime_checkable

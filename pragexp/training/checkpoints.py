@@ -14,7 +14,7 @@ fine-tuned LLM its weights in their own format.
 - `save_tuned_weights`, the one way a checkpoint gets a tuned LLM's weights (this callback's checkpoints, and the
   one a stopped job saves: `training.stopping`): the task writes them (`PragexpTask.save_adapter`: peft's adapter
   folder for `llm.finetune=lora`, which transformers, peft and vLLM's LoRA serving load as it is, or a
-  transformers model folder for `full`) where the checkpoint layout puts them (`utils.checkpoint.adapter_folder`:
+  transformers model folder for `full`) where the checkpoint layout puts them (`runs.checkpoint.adapter_folder`:
   `<name>.peft/` beside `<name>.ckpt`), a folder that replaces the previous one whole (`generation.adapters`).
   They are removed with their checkpoint (top-k rotation, the previous `last`). Models without tuned LLM weights
   write nothing more.
@@ -30,8 +30,8 @@ import torch
 from lightning_fabric.plugins import TorchCheckpointIO
 from pytorch_lightning.callbacks import ModelCheckpoint as LightningModelCheckpoint
 
+from pragexp.runs.checkpoint import adapter_folder
 from pragexp.tasks.base import PragexpTask
-from pragexp.utils.checkpoint import adapter_folder
 from pragexp.utils.durable import write_durably
 
 

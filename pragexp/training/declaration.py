@@ -9,8 +9,8 @@ from dataclasses import replace
 
 from omegaconf import DictConfig, OmegaConf
 
-from pragexp.utils.run_record import ModelRecord, RunRecord, task_record, trained_row
-from pragexp.utils.run_settings import split_settings
+from pragexp.runs.record import ModelRecord, RunRecord, task_record, trained_row
+from pragexp.runs.settings import split_settings
 
 
 def hydra_facts() -> tuple[dict, list[str]]:

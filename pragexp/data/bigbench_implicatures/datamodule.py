@@ -11,7 +11,7 @@ import logging
 from pragexp.data.bigbench_implicatures.io import HUB_CONFIG, HUB_NAME, HUB_SPLIT, load_hub, read_jsonl
 from pragexp.data.common.prompt_examples import PromptDataModule
 from pragexp.prompting import PromptItem
-from pragexp.utils.sampling_unit import SamplingUnit
+from pragexp.runs.sampling_unit import SamplingUnit
 
 log = logging.getLogger(__name__)
 

@@ -41,7 +41,7 @@ from pragexp.data.bigtom.conditions import (
 from pragexp.data.bigtom.io import FILE, read_stories
 from pragexp.data.common.prompt_examples import PromptDataModule
 from pragexp.prompting import PromptItem
-from pragexp.utils.sampling_unit import SamplingUnit
+from pragexp.runs.sampling_unit import SamplingUnit
 
 log = logging.getLogger(__name__)
 SHOWN = ("no_initial_belief", "initial_belief")  # by the authors' 0 / 1

@@ -25,9 +25,9 @@ from pragexp.data.circa.io import (
 )
 from pragexp.data.common.datamodules.text_classification import TextClassificationDataModule
 from pragexp.data.common.splits import SPLITS, leave_one_group_out, matched_split
+from pragexp.runs.record import DataRecord
+from pragexp.runs.sampling_unit import SamplingUnit
 from pragexp.utils.errors import DataFormatError
-from pragexp.utils.run_record import DataRecord
-from pragexp.utils.sampling_unit import SamplingUnit
 
 log = logging.getLogger(__name__)
 

@@ -15,9 +15,9 @@ from pragexp.data.grice import examples as ex
 from pragexp.data.grice.io import read_dialogues
 from pragexp.data.grice.schema import IMPLICATURE_TYPES
 from pragexp.prompting import PromptItem
+from pragexp.runs.record import DataRecord
+from pragexp.runs.sampling_unit import SamplingUnit
 from pragexp.utils.io import as_paths, digest, file_digest, missing
-from pragexp.utils.run_record import DataRecord
-from pragexp.utils.sampling_unit import SamplingUnit
 
 STAGES = ("train", "val", "test")
 GENERATOR_SPLITS = {"train": "train", "val": "dev", "test": "test"}

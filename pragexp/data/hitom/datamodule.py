@@ -27,7 +27,7 @@ from pragexp.data.common.prompt_examples import PromptDataModule
 from pragexp.data.hitom.io import FILE, LENGTHS, ORDERS, Question, read_questions
 from pragexp.prompting import PromptItem
 from pragexp.prompting.templates import letter
-from pragexp.utils.sampling_unit import SamplingUnit
+from pragexp.runs.sampling_unit import SamplingUnit
 
 log = logging.getLogger(__name__)
 ORDER_NAMES = tuple(f"order_{k}" for k in ORDERS)

@@ -31,8 +31,8 @@ from pragexp.data.hu_pragmatics.human import (
 )
 from pragexp.data.hu_pragmatics.io import HuItem, read_prompts
 from pragexp.prompting import PromptItem
-from pragexp.utils.run_record import DataRecord
-from pragexp.utils.sampling_unit import SamplingUnit
+from pragexp.runs.record import DataRecord
+from pragexp.runs.sampling_unit import SamplingUnit
 
 log = logging.getLogger(__name__)
 # The paper's order of the phenomena; any other found is put after them.

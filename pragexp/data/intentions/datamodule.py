@@ -15,7 +15,7 @@ import logging
 from pragexp.data.common.prompt_examples import PromptDataModule
 from pragexp.data.intentions.io import PHENOMENA, IntentionItem, read_intentions_csv
 from pragexp.data.intentions.prompt_items import prompt_item
-from pragexp.utils.sampling_unit import SamplingUnit
+from pragexp.runs.sampling_unit import SamplingUnit
 
 log = logging.getLogger(__name__)
 

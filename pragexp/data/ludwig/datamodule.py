@@ -36,8 +36,8 @@ from pragexp.data.ludwig.io import (
     read_type_labels,
 )
 from pragexp.prompting import PromptItem
-from pragexp.utils.run_record import DataRecord
-from pragexp.utils.sampling_unit import SamplingUnit
+from pragexp.runs.record import DataRecord
+from pragexp.runs.sampling_unit import SamplingUnit
 
 log = logging.getLogger(__name__)
 LABELS = ("yes", "no")

@@ -31,7 +31,7 @@ from pragexp.reporting.results import (
     shots,
     template_name,
 )
-from pragexp.utils.run_record import llm_row
+from pragexp.runs.record import llm_row
 
 TASK = "ludwig"
 PAPER = Path(__file__).resolve().parent / f"{TASK}.json"

@@ -21,7 +21,7 @@ from pragexp.data.common.prompt_examples import PromptDataModule
 from pragexp.data.common.units import unit_ids
 from pragexp.data.multiprageval.io import FILE, LANGUAGES, LETTERS, MAXIMS, TYPES, Unit, read_units
 from pragexp.prompting import PromptItem
-from pragexp.utils.sampling_unit import SamplingUnit
+from pragexp.runs.sampling_unit import SamplingUnit
 
 log = logging.getLogger(__name__)
 MAXIMS_GROUP = "maxims"

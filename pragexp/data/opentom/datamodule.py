@@ -42,8 +42,8 @@ from pragexp.data.opentom.io import (
 )
 from pragexp.data.opentom.questions import GENRES, ORDERS, f1_names, question_groups, question_prompt
 from pragexp.prompting import PromptItem
+from pragexp.runs.sampling_unit import SamplingUnit
 from pragexp.utils.errors import DataFormatError
-from pragexp.utils.sampling_unit import SamplingUnit
 
 log = logging.getLogger(__name__)
 LOCATIONS = {

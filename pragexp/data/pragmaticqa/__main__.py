@@ -20,9 +20,10 @@ import sys
 import torch
 
 from pragexp.data.pragmaticqa.datamodule import PragmatiCQADataModule
+from pragexp.entry import composition
+from pragexp.pretrained.hub import check_hub_models
 from pragexp.retrieval.encoders import build_encoder
-from pragexp.utils import checkpoint, composition
-from pragexp.utils.hub import check_hub_models
+from pragexp.runs import checkpoint
 
 TASK = "pragmaticqa"
 

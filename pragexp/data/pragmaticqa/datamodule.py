@@ -47,8 +47,8 @@ from pragexp.prompting import PromptItem
 from pragexp.prompting.reader_text import ReaderText
 from pragexp.retrieval.spec import RetrieverSpec
 from pragexp.retrieval.store import PassageIndex, PassageStore
-from pragexp.utils.run_record import DataRecord
-from pragexp.utils.sampling_unit import SamplingUnit
+from pragexp.runs.record import DataRecord
+from pragexp.runs.sampling_unit import SamplingUnit
 
 log = logging.getLogger(__name__)
 

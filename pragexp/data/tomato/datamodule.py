@@ -21,7 +21,7 @@ from pathlib import Path
 from pragexp.data.common.prompt_examples import PromptDataModule
 from pragexp.data.tomato.io import FILES, STATES, TRAITS, Question, read_questions
 from pragexp.prompting import PromptItem
-from pragexp.utils.sampling_unit import SamplingUnit
+from pragexp.runs.sampling_unit import SamplingUnit
 
 log = logging.getLogger(__name__)
 ORDERS = ("first_order", "second_order")

@@ -33,7 +33,7 @@ from pragexp.models.dialogue.memnn import MemNNReader
 from pragexp.models.dialogue.round_reader import token_context
 from pragexp.models.dialogue.seq2seq import BOUNDARY_ID
 from pragexp.models.traits import ModelTraits, PragexpModel
-from pragexp.utils import checkpoint
+from pragexp.runs import checkpoint
 
 log = logging.getLogger(__name__)
 

@@ -11,9 +11,9 @@ import pytorch_lightning as pl
 from torch.utils.data import DataLoader
 
 from pragexp.data.common.datamodules.declaration import scalars, source, split_files
+from pragexp.runs.record import DataRecord
 from pragexp.utils.io import atomic_write_text
 from pragexp.utils.resumable_sampler import ResumableLoader, ResumableSampler
-from pragexp.utils.run_record import DataRecord
 
 
 class SplitsDataModule(pl.LightningDataModule):

@@ -1,4 +1,4 @@
-"""What a data module's settings say of its data, for run.json (`pragexp.utils.run_record.DataRecord`): the files
+"""What a data module's settings say of its data, for run.json (`pragexp.runs.record.DataRecord`): the files
 by split, by name, and whether they are the release's own. A data module's `declared(settings)` builds on these;
 the settings are its config's values (`pragexp.training.declaration` hands them over as the run composed
 them), so a data module is described from its settings alone, without reading its data.

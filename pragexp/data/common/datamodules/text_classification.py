@@ -27,7 +27,7 @@ from pragexp.data.common.splits import SPLITS
 from pragexp.data.common.tokens import tokenization as tt
 from pragexp.data.common.units import unit_ids
 from pragexp.prompting import PromptItem
-from pragexp.utils import checkpoint
+from pragexp.runs import checkpoint
 
 
 def tokenizer_from_checkpoint(ckpt: str) -> tt.Tokenizer:

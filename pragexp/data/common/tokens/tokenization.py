@@ -20,8 +20,8 @@ from collections.abc import Iterable
 
 from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, processors
 
-from pragexp.utils.pretrained import TINY, resolve
-from pragexp.utils.pretrained.tokenizer import load_tokenizer
+from pragexp.pretrained import TINY, resolve
+from pragexp.pretrained.tokenizer import load_tokenizer
 from pragexp.utils.tensors import encode_batch  # noqa: F401  (data modules call it as tt.encode_batch)
 
 PAD_TOKENS = ("[PAD]", "<pad>")

@@ -15,8 +15,8 @@
 A name is a hub id, a local folder, a `.gguf` file or a built-in. The loaders every room shares live beside it:
 `encoder` (BERT-style encoders: models, retrieval), `seq2seq` (encoder-decoders: FiD, BARTScore), `causal` (LLMs),
 `tokenizer`, `converted`, through which a `.gguf` model is read (its converted folder), and `loaded`, the models
-a process keeps for its next job (a sweep loads a model once). This module imports neither torch nor
-transformers; the package imports nothing of pragexp outside utils.
+a process keeps for its next job (a sweep loads a model once); `hub` checks a config's hub models before any work
+starts. This module imports neither torch nor transformers; the room imports nothing else of pragexp but utils.
 """
 
 from __future__ import annotations

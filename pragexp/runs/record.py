@@ -42,7 +42,7 @@ with the dotted module of its report section (`declares.section`: a plugin the r
 `pragexp.report.sections.ReportSection`), its paper file (`declares.paper`) and the config keys that paper's
 rows and settings name (`declares.paper_keys`); `task_record` picks them. A row is
 named by `llm_row` (an LLM) or `trained_row` (any other model). Seed and fold,
-where the data was (`data.path`: see `data.files`) and how the run was launched are no settings (`run_settings`).
+where the data was (`data.path`: see `data.files`) and how the run was launched are no settings (`runs.settings`).
 `schema` counts the versions; a reader reads its own only (`SCHEMA`), naming the file and its schema
 otherwise: run folders of an older pragexp are migrated once by `experiments/migrate_runs.py` (it also writes
 run.json for a folder made before runs wrote one). `read_run_record` checks every field's type and fails naming
@@ -61,8 +61,8 @@ from typing import Any
 
 from omegaconf import OmegaConf
 
+from pragexp.runs.sampling_unit import SamplingUnit
 from pragexp.utils.io import atomic_write_text
-from pragexp.utils.sampling_unit import SamplingUnit
 
 RUN_FILE = "run.json"
 SCHEMA = 4  # 2: task.paper_settings, model.one_label; 3: model.llm.prompting.generates; 4: data.sampling_unit

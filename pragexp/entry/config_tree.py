@@ -8,7 +8,7 @@ from rich.console import Console
 from rich.syntax import Syntax
 from rich.tree import Tree
 
-from pragexp.utils.instantiate import public_config
+from pragexp.entry.instantiate import public_config
 
 # The groups a reader looks for first; the rest follow in config order.
 FIRST = ("task", "data", "model", "optimizer", "scheduler", "trainer")

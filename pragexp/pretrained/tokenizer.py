@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from pragexp.utils.pretrained import Pretrained
-from pragexp.utils.pretrained.converted import gguf_tokenizer
+from pragexp.pretrained import Pretrained
+from pragexp.pretrained.converted import gguf_tokenizer
 
 
 def load_tokenizer(pretrained: Pretrained, what: str = "the tokenizer of"):

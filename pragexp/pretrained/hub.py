@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from omegaconf import DictConfig, OmegaConf
 
-from pragexp.utils.pretrained import OFFLINE_HINTS, hub_offline, in_local_cache, is_hub_id
+from pragexp.pretrained import OFFLINE_HINTS, hub_offline, in_local_cache, is_hub_id
 
 # Where a config names a model, and what replaces a hub model there offline (the resolver's hints).
 HUB_SETTINGS = OFFLINE_HINTS

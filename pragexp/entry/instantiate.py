@@ -8,6 +8,8 @@ from pathlib import Path
 from hydra.utils import instantiate
 from omegaconf import DictConfig, OmegaConf
 
+from pragexp.runs.settings import LAUNCH_OVERRIDES
+
 SECRET_WORDS = ("key", "token", "secret", "password")
 
 
@@ -21,10 +23,7 @@ def _secret(name: str) -> bool:
     return not name.endswith("_env") and any(w in name for w in SECRET_WORDS)
 
 
-# Overrides that launch a job (a sweep, a cluster) rather than set what it runs: a run's name, its settings
-# in a report and the command that re-runs one trial of a sweep all leave them out.
-LAUNCH_OVERRIDES = ("hydra.", "launcher=", "hparams_search=")
-# ... and those that say where or how a job runs: left out of W&B run names.
+# Launch overrides (a sweep, a cluster) and those that say where or how a job runs: left out of W&B run names.
 NOT_IN_RUN_NAME = (*LAUNCH_OVERRIDES, "logger", "paths.", "print_config=", "callbacks.")
 
 

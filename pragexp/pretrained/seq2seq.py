@@ -19,7 +19,7 @@ from collections.abc import Mapping
 
 from torch import nn
 
-from pragexp.utils.pretrained import MINILM, TINY, Pretrained, resolve
+from pragexp.pretrained import MINILM, TINY, Pretrained, resolve
 
 log = logging.getLogger(__name__)
 

@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import re
 
-from pragexp.utils.run_record import Settings
+from pragexp.runs.record import Settings
 
+# Overrides that launch a job (a sweep, a cluster) rather than set what it runs: a run's name, its settings
+# in a report and the command that re-runs one trial of a sweep all leave them out.
+LAUNCH_OVERRIDES = ("hydra.", "launcher=", "hparams_search=")
 LEFT_OUT = (
-    "hydra.",
-    "launcher=",
-    "hparams_search=",
+    *LAUNCH_OVERRIDES,
     "print_config=",
     "paths.",
     "logger",

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from torch import nn
 
-from pragexp.utils.pretrained import TINY, resolve
+from pragexp.pretrained import TINY, resolve
 
 TINY_CONFIG = {
     "hidden_size": 32,

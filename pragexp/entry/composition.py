@@ -10,7 +10,7 @@ from hydra.utils import instantiate
 from omegaconf import DictConfig
 
 from pragexp import CONFIG_DIR
-from pragexp.utils.checkpoint import PragexpCheckpoint
+from pragexp.runs.checkpoint import PragexpCheckpoint
 
 
 def compose(config_name: str, overrides: Sequence[str]) -> DictConfig:

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import torch
 
-from pragexp.utils.pretrained import Pretrained
-from pragexp.utils.pretrained.tokenizer import load_tokenizer
+from pragexp.pretrained import Pretrained
+from pragexp.pretrained.tokenizer import load_tokenizer
 
 TINY_CHAT_TEMPLATE = (
     "{% for m in messages %}<|{{ m['role'] }}|>\n{{ m['content'] }}\n{% endfor %}"
@@ -73,7 +73,7 @@ def load_causal_model(pretrained: Pretrained, dtype: str = "auto", quantization_
     if pretrained.source is None:
         return tiny_causal_lm()[0].eval()
     if pretrained.gguf_file and pretrained.local is not None and quantization_config is None:
-        from pragexp.utils.pretrained.converted import gguf_model
+        from pragexp.pretrained.converted import gguf_model
 
         return gguf_model(pretrained, dtype, tokenizer).eval()
     from transformers import AutoModelForCausalLM

@@ -24,7 +24,7 @@ import shutil
 import uuid
 from pathlib import Path
 
-from pragexp.utils.pretrained import Pretrained, files_digest, weights_sha256
+from pragexp.pretrained import Pretrained, files_digest, weights_sha256
 
 log = logging.getLogger(__name__)
 
