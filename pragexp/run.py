@@ -18,7 +18,7 @@ from hydra.utils import instantiate
 from omegaconf import DictConfig, OmegaConf
 
 import pragexp
-from pragexp.generation import cache
+from pragexp.generation.cache import cached_backend
 from pragexp.metrics.uncertainty import is_uncertainty_key
 from pragexp.training.checkpoints import DurableCheckpointIO
 from pragexp.training.declaration import declare_run
@@ -91,14 +91,14 @@ def run(cfg: DictConfig, started: float | None = None) -> dict[str, float]:
     loaded.next_job()
     train, output_dir = bool(cfg.get("train", True)), Path(cfg.paths.output_dir)
     try:
-        with SignalStop(output_dir, train, kept=cache.kept) as stop:
+        with SignalStop(output_dir, train, kept=cached_backend.kept) as stop:
             if resume_requeued(output_dir, train, cfg.get("ckpt_path")):
                 cfg.ckpt_path = "last"
             return _run(cfg, started, stop)
     finally:
         # Nothing of this job's reaches the next one of a multirun but the models `loaded` keeps.
         torch.set_num_threads(threads)
-        cache.close_caches()  # its lookup counts said and reset, even where it failed before its teardown
+        cached_backend.close_caches()  # its lookup counts said and reset, even where it failed before its teardown
         for var, value in seed_vars.items():
             if value is None:
                 os.environ.pop(var, None)

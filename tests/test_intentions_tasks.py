@@ -9,10 +9,10 @@ from conftest import INTENTIONS_FIXTURE, run_module
 from omegaconf import OmegaConf
 from openai_server import Script, openai_server
 
-from pragexp.generation.encoder import EncoderBackend
-from pragexp.generation.hf import HFBackend
-from pragexp.generation.openai_compat import APIError
-from pragexp.generation.response_cache import ResponseCache
+from pragexp.generation.backends.encoder import EncoderBackend
+from pragexp.generation.backends.hf import HFBackend
+from pragexp.generation.backends.openai import APIError
+from pragexp.generation.cache import ResponseCache
 from pragexp.run import run
 from pragexp.utils.instantiate import public_config
 

@@ -1,4 +1,4 @@
-"""Scoring's guarantee (pragexp/generation/fixed_passes.py, issue 27 and 40): a request's scores are a function of
+"""Scoring's guarantee (pragexp/generation/scoring/fixed_passes.py, issue 27 and 40): a request's scores are a function of
 the request and the model only, bit for bit: the same alone, beside other requests, shuffled, cold or from a
 half-filled response cache; the request's head (the part its prompt shares with the prompt's other items) runs
 once and gives the numbers of a plain forward pass."""
@@ -10,11 +10,11 @@ import random
 import pytest
 import torch
 
-from pragexp.generation import causal_lm, fixed_passes
-from pragexp.generation.cache import CachedBackend, open_cache
-from pragexp.generation.hf import HFBackend
-from pragexp.generation.requests import ChoiceRequest, encode_request
-from pragexp.generation.scorer import score_choices
+from pragexp.generation.backends.hf import HFBackend
+from pragexp.generation.cache.cached_backend import CachedBackend, open_cache
+from pragexp.generation.scoring import causal_lm, fixed_passes
+from pragexp.generation.scoring.requests import ChoiceRequest, encode_request
+from pragexp.generation.scoring.scorer import score_choices
 from pragexp.utils.pretrained.causal import tiny_causal_lm
 
 # as templates.py cuts it: up to the input's opening words, their trailing space left to the item's own text

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 
 import torch
 
-from pragexp.generation.requests import OptionScore
+from pragexp.generation.scoring.requests import OptionScore
 
 NORMALIZATIONS = ("sum", "per_token", "per_byte")
 # Where the true option ties with the best other one: `first`, the first of the tied options is chosen (numpy's

@@ -19,7 +19,7 @@ each, naming what is missing.
 After each evaluation epoch, `eval_outputs[stage]` holds what callbacks report, an `EvalOutputs`: the metric
 values, the prediction records (gathered from every rank, each dataset index once, in index order) and a
 classifier's confusion matrix. At the end of each stage the task closes the response caches it used (each logs
-what it found and asked: `generation.cache`).
+what it found and asked: `generation.cache.cached_backend`).
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ import torch.distributed as dist
 from torch import nn
 from torch.optim.lr_scheduler import ReduceLROnPlateau
 
-from pragexp.generation.cache import close_caches
+from pragexp.generation.cache.cached_backend import close_caches
 from pragexp.metrics import GroupedMeanMetric
 from pragexp.metrics.generation import GenerationMetric
 from pragexp.models.traits import ModelTraits

@@ -66,7 +66,7 @@ def weights_digest(model: torch.nn.Module) -> str:
 
 
 class StepBackend:
-    """The backend in training as one frozen model (an LLM backend as `generation.backend` defines them): its
+    """The backend in training as one frozen model (an LLM backend as `generation.backends.base` defines them): its
     calls, under an identity that adds the training settings and the name of the weights as they stand (`settle`
     takes it), so that the response cache keys each step's answers apart. LoRA's weights are named by their digest
     (`weights_digest`: megabytes, so the same adapters answer from the cache in any run, a resumed one too);

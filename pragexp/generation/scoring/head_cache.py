@@ -26,7 +26,7 @@ from collections import OrderedDict
 import torch
 from torch.multiprocessing.reductions import StorageWeakRef
 
-from pragexp.generation.causal_lm import CausalLM
+from pragexp.generation.scoring.causal_lm import CausalLM
 
 MAX_BYTES = 1 << 30  # a 2,000-token head of SmolLM2 is ~90 MB in float32; of a 7B model in bf16, ~270 MB
 

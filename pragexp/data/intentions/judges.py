@@ -25,17 +25,11 @@ import random
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from pragexp.generation.backend import GenerationParams, LLMBackend, Prompt, draw_seed
-from pragexp.generation.cache import cached
+from pragexp.generation.backends.base import GenerationParams, LLMBackend, Prompt, draw_seed
+from pragexp.generation.cache.cached_backend import cached
 from pragexp.prompting import PromptItem, load_templates, parse_choice, select_template
-from pragexp.prompting.parsing import INVALID, LITERAL, NEITHER, NO_REPLY, TRUE  # noqa: F401 (the judges' names)
-
-
-@dataclass(frozen=True)
-class JudgeRequest:
-    item: PromptItem  # its references hold reply_true (U2^T) and reply_literal (U2^L)
-    reply: str
-    key: tuple = ()  # (dataset index, temperature, sample): seeds the option order
+from pragexp.prompting.items import JudgeRequest
+from pragexp.prompting.parsing import INVALID, LITERAL, NEITHER, TRUE
 
 
 @dataclass

@@ -42,11 +42,11 @@ from dataclasses import dataclass
 
 import torch
 
-from pragexp.generation import fixed_passes
-from pragexp.generation.arrivals import Arrivals
-from pragexp.generation.causal_lm import CausalLM
-from pragexp.generation.head_cache import HeadCache
-from pragexp.generation.item_passes import (
+from pragexp.generation.scoring import fixed_passes
+from pragexp.generation.scoring.arrivals import Arrivals
+from pragexp.generation.scoring.causal_lm import CausalLM
+from pragexp.generation.scoring.head_cache import HeadCache
+from pragexp.generation.scoring.item_passes import (
     ItemBatch,
     first_tokens,
     picked_sum,
@@ -54,7 +54,7 @@ from pragexp.generation.item_passes import (
     rowwise_rest,
     run_items,
 )
-from pragexp.generation.requests import ChoiceRequest, EncodedRequest, OptionScore, encode_request
+from pragexp.generation.scoring.requests import ChoiceRequest, EncodedRequest, OptionScore, encode_request
 from pragexp.utils.tensors import pad_right
 
 log = logging.getLogger(__name__)

@@ -28,10 +28,10 @@ from pathlib import Path
 
 import torch
 
-from pragexp.generation.backend import GenerationParams, LLMBackend, Prompt
-from pragexp.generation.requests import ChoiceRequest, OptionScore
-from pragexp.generation.response_cache import ResponseCache
-from pragexp.generation.scorer import SCORING
+from pragexp.generation.backends.base import GenerationParams, LLMBackend, Prompt
+from pragexp.generation.cache import ResponseCache
+from pragexp.generation.scoring.requests import ChoiceRequest, OptionScore
+from pragexp.generation.scoring.scorer import SCORING
 
 CACHE_DIR = "llm/responses"
 

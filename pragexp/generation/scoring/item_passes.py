@@ -1,4 +1,4 @@
-"""Steps 2 and 3 of the scorer (pragexp.generation.scorer) on the KV cache: a pass of items' own parts on a
+"""Steps 2 and 3 of the scorer (pragexp.generation.scoring.scorer) on the KV cache: a pass of items' own parts on a
 shared prefix's cache (`run_items`), and options scored after them (`first_tokens`, and `rowwise_rest` for the
 tokens after an option's first, a row each on a copy of its item's cache)."""
 
@@ -8,8 +8,8 @@ from dataclasses import dataclass
 
 import torch
 
-from pragexp.generation import fixed_passes
-from pragexp.generation.causal_lm import CausalLM
+from pragexp.generation.scoring import fixed_passes
+from pragexp.generation.scoring.causal_lm import CausalLM
 from pragexp.utils.tensors import pad_right
 
 
