@@ -3,7 +3,7 @@
 A run scores its test set in batches, one call each, and a head (the system turn, instructions and shared
 demonstrations every item's prompt starts with) is the same in every batch: computed once, it serves them all.
 A head's cache is a function of the head's tokens and the model's weights only (it runs alone, in a pass of its
-own shape: `fixed_passes`), so reusing it gives the numbers a fresh pass would, bit for bit.
+own shape: `passes`), so reusing it gives the numbers a fresh pass would, bit for bit.
 
 It is kept while the weights cannot have changed (`weights_stamp`): the same module, every submodule in eval
 mode (dropout off), and each parameter where it was: the same storage, at the same address, of the same dtype,
