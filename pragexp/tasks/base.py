@@ -321,12 +321,6 @@ class TrainableTask(PragexpTask):
         self._plateau.step(float(values[name]))
 
 
-def chosen(scores: torch.Tensor) -> torch.Tensor:
-    """The best option per row, or -1 for a row with no finite score (a generated reply naming no option)."""
-    best = scores.argmax(-1)
-    return torch.where(torch.isfinite(scores).any(-1), best, torch.full_like(best, -1))
-
-
 def no_answer(scores: torch.Tensor) -> torch.Tensor:
     """1.0 where a row has no finite score: the model gave no answer."""
     return (~torch.isfinite(scores).any(-1)).float()

@@ -32,11 +32,12 @@ import torch
 from torch import nn
 
 from pragexp.generation.backends.base import GenerationParams
+from pragexp.generation.ranking import chosen
 from pragexp.metrics.generation import FIELDS as GENERATION_FIELDS
 from pragexp.prompting import PromptItem, PromptTemplate, extract_reply
 from pragexp.prompting.items import JudgeRequest
 from pragexp.prompting.parsing import INVALID, NEITHER, NO_REPLY, TRUE
-from pragexp.tasks.base import PragexpTask, chosen
+from pragexp.tasks.base import PragexpTask
 from pragexp.tasks.contracts import PromptData, PromptedModel, TaskData, units
 
 
