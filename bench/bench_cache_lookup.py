@@ -38,7 +38,7 @@ from pragexp.generation.cache import ResponseCache, compact  # noqa: E402
 
 
 class SqliteCache:
-    """The old layout (pragexp.generation.cache.cached_backend before issue 49), its statements as they were."""
+    """The old layout (the response cache module before issue 49), its statements as they were."""
 
     def __init__(self, path: Path):
         self.db = sqlite3.connect(path, timeout=60, isolation_level=None)

@@ -98,7 +98,8 @@ def run(cfg: DictConfig, started: float | None = None) -> dict[str, float]:
     finally:
         # Nothing of this job's reaches the next one of a multirun but the models `loaded` keeps.
         torch.set_num_threads(threads)
-        cached_backend.close_caches()  # its lookup counts said and reset, even where it failed before its teardown
+        # its lookup counts said and reset, even where it failed before its teardown
+        cached_backend.close_caches()
         for var, value in seed_vars.items():
             if value is None:
                 os.environ.pop(var, None)

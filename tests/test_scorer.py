@@ -1,6 +1,6 @@
-"""The one scorer (pragexp/generation/scoring/scorer.py): the shared-prefix KV-cache scorer equals a plain forward pass per
-(context, option), whatever the batch size, order and option pass (packed on one row per item, or one row per
-option); ranking, calibration and the cache."""
+"""The one scorer (pragexp/generation/scoring/scorer.py): the shared-prefix KV-cache scorer equals a plain
+forward pass per (context, option), whatever the batch size, order and option pass (packed on one row per
+item, or one row per option); ranking, calibration and the cache."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
-"""Scoring's guarantee (pragexp/generation/scoring/passes.py, issue 27 and 40): a request's scores are a function of
-the request and the model only, bit for bit: the same alone, beside other requests, shuffled, cold or from a
-half-filled response cache; the request's head (the part its prompt shares with the prompt's other items) runs
-once and gives the numbers of a plain forward pass."""
+"""Scoring's guarantee (pragexp/generation/scoring/passes.py, issue 27 and 40): a request's scores are a
+function of the request and the model only, bit for bit: the same alone, beside other requests, shuffled, cold
+or from a half-filled response cache; the request's head (the part its prompt shares with the prompt's other
+items) runs once and gives the numbers of a plain forward pass."""
 
 from __future__ import annotations
 

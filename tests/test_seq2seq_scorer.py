@@ -1,7 +1,7 @@
 """Encoder-decoder LLMs (Flan-T5, Tk-Instruct: Hu et al.'s main open models) on the one LLM route: the scorer
-(`generation.scoring.seq2seq_scorer`) equals a plain forward pass, under both pairings; a hub name or a folder resolves to
-AutoModelForSeq2SeqLM; generation goes through `generate()`. A tiny random T5 with a T5-like tokenizer (a "▁"
-prepended, `</s>` appended), both built here."""
+(`generation.scoring.seq2seq_scorer`) equals a plain forward pass, under both pairings; a hub name or a folder
+resolves to AutoModelForSeq2SeqLM; generation goes through `generate()`. A tiny random T5 with a T5-like
+tokenizer (a "▁" prepended, `</s>` appended), both built here."""
 
 from __future__ import annotations
 

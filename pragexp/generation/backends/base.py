@@ -19,9 +19,9 @@ cache keys on it, so a setting left out of it would let a changed configuration 
 it for nothing would lose answers already paid for. `key_identity(method)` is the part a call of one kind reads
 (`RENDERING`: a scored context or an embedded text is put to the model as it is, without the chat template or the
 system prompt). `calls` counts the model calls made. `finetune` says how the model learns (`none` for every
-backend but the in-process one, `generation.finetuning.finetune`). A backend that gets its answers in parts (a server's
-replies, a batch at a time) hands each over as it comes (`answer_arrived`): the response cache stores it then, so
-that a run killed before the call returns keeps what it was answered.
+backend but the in-process one, `generation.finetuning.finetune`). A backend that gets its answers in parts (a
+server's replies, a batch at a time) hands each over as it comes (`answer_arrived`): the response cache stores
+it then, so that a run killed before the call returns keeps what it was answered.
 """
 
 from __future__ import annotations

@@ -126,7 +126,7 @@ class HFBackend(LLMBackend):
     def identity(self) -> dict:
         """Everything that decides an answer besides the call itself (the response cache's key). The training
         settings (`finetune`, `lora`, `gradient_checkpointing`) are not in it: a model that trains is never put
-        behind the cache (`cache.cached`), and the benchmark curves key its steps themselves
+        behind the cache (`cached_backend.cached`), and the benchmark curves key its steps themselves
         (`training.benchmarks.StepBackend`: the settings and the weights as they stand)."""
         if self._identity is None:
             self._identity = {

@@ -115,8 +115,8 @@ class OpenAIBackend(LLMBackend):
         }
 
     def served(self) -> dict:
-        """What the server serves under `model` (`generation.backends.served`): what `/v1/models` says of it and the
-        fingerprint of a probe's log-probabilities, or its address where it gives none; asked once."""
+        """What the server serves under `model` (`generation.backends.served`): what `/v1/models` says of it
+        and the fingerprint of a probe's log-probabilities, or its address where it gives none; asked once."""
         with self._served_lock:
             if self._served is None:
                 try:

@@ -1,5 +1,6 @@
-"""The response cache's storage: a folder that any number of processes on any number of hosts read and write at
-once, with no lock.
+"""The response cache: a backend put behind it, keyed by what decides an answer (`cached_backend`), and its
+storage (`store`, `files`, `records`, `index`, `compaction`): a folder that any number of processes on any
+number of hosts read and write at once, with no lock.
 
 Guarantees. Each writing process appends to a file of its own (`files`: named by its start time, host, pid and a
 random token), so no two processes ever write one file and nothing is shared but the folder: no lock, no shared

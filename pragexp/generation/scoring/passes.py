@@ -1,7 +1,7 @@
-"""The scorer's forward passes (`scorer`), each with its shape: the item pass of step 2 (`run_items`: items' own
-parts on a prefix's KV cache), the option passes of step 3 (`first_tokens`; `rowwise_rest`: a row per option on a
-copy of its item's cache; `packed_rest`: an item's options side by side in one row) and, for scoring, the layout
-of fixed shapes (`plan`, `bucket`, `rows_for`, `filled`).
+"""The scorer's forward passes (`scorer`), each with its shape: the item pass of step 2 (`run_items`: items'
+own parts on a prefix's KV cache), the option passes of step 3 (`first_tokens`; `rowwise_rest`: a row per
+option on a copy of its item's cache; `packed_rest`: an item's options side by side in one row) and, for
+scoring, the layout of fixed shapes (`plan`, `bucket`, `rows_for`, `filled`).
 
 Scoring's passes are laid out so that each context's numbers depend on the context alone: not on the other
 contexts of the call, their order, the response cache (it asks only for what it lacks) or a batch-size setting
