@@ -34,11 +34,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from pragexp.generation.response_cache import ResponseCache, compact  # noqa: E402
+from pragexp.generation.cache import ResponseCache, compact  # noqa: E402
 
 
 class SqliteCache:
-    """The old layout (pragexp.generation.cache before issue 49), its statements as they were."""
+    """The old layout (the response cache module before issue 49), its statements as they were."""
 
     def __init__(self, path: Path):
         self.db = sqlite3.connect(path, timeout=60, isolation_level=None)

@@ -30,13 +30,14 @@ import torch  # noqa: E402
 from omegaconf import OmegaConf  # noqa: E402
 
 from pragexp.data.intentions.io import read_intentions_csv  # noqa: E402
+from pragexp.data.intentions.judges import EmbeddingJudge  # noqa: E402
 from pragexp.data.intentions.prompt_items import prompt_item  # noqa: E402
-from pragexp.generation.backend import GenerationParams, Prompt  # noqa: E402
-from pragexp.generation.cache import cached, close_caches  # noqa: E402
-from pragexp.generation.encoder import EncoderBackend  # noqa: E402
-from pragexp.generation.hf import HFBackend  # noqa: E402
-from pragexp.generation.intention_judges import EmbeddingJudge, JudgeRequest  # noqa: E402
+from pragexp.generation.backends.base import GenerationParams, Prompt  # noqa: E402
+from pragexp.generation.backends.encoder import EncoderBackend  # noqa: E402
+from pragexp.generation.backends.hf import HFBackend  # noqa: E402
+from pragexp.generation.cache.cached_backend import cached, close_caches  # noqa: E402
 from pragexp.prompting import extract_reply, load_templates  # noqa: E402
+from pragexp.prompting.items import JudgeRequest  # noqa: E402
 
 BATCH_TARGET, CACHE_TARGET = 3.0, 0.05
 FIXTURE = ROOT / "tests" / "fixtures" / "intentions" / "hu_gpt4augmented_turn2_data.csv"

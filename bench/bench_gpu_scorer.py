@@ -12,8 +12,8 @@ no?\\nAnswer:") with the four RELAXED labels as options after a space. The token
 tokenizer folder (SmolLM2's works: `--tokenizer` takes it); the model's vocabulary is sized to it. The model is
 built once per dtype from one seed, saved to a temporary folder and loaded by `HFBackend` as a user's local model
 would be; lm-eval's `HFLM` scores the very model object the backend loaded. pragexp's scorer has no batch size
-to set: its passes have shapes fixed by each item (`generation/fixed_passes.py`), so that a score does not depend
-on the call; lm-eval runs at each of `--lm-eval-batch-sizes` (pairs per pass), its
+to set: its passes have shapes fixed by each item (`generation/scoring/passes.py`), so that a score does not
+depend on the call; lm-eval runs at each of `--lm-eval-batch-sizes` (pairs per pass), its
 fastest counting as its best setting. Printed per dtype: items per second of each; then the ratio (lm-eval's best
 seconds over pragexp's, both measured in this run), max |d loglik| and how many items' choices agree.
 """
@@ -34,8 +34,8 @@ sys.path.insert(0, str(ROOT))
 
 from option_scoring import compare, lm_eval_alone, scorer_alone  # noqa: E402
 
-from pragexp.generation.hf import HFBackend  # noqa: E402
-from pragexp.generation.requests import ChoiceRequest  # noqa: E402
+from pragexp.generation.backends.hf import HFBackend  # noqa: E402
+from pragexp.generation.scoring.requests import ChoiceRequest  # noqa: E402
 
 LABELS = ("yes", "no", "in the middle, neither yes nor no", "yes, subject to some conditions")
 

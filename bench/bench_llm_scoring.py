@@ -47,8 +47,8 @@ import_frameworks()  # in the timed child, as the entry point imports them
 import torch  # noqa: E402
 from option_scoring import compare, lm_eval_alone, scorer_alone  # noqa: E402 (after the frameworks)
 
-from pragexp.generation.hf import HFBackend  # noqa: E402
-from pragexp.generation.requests import ChoiceRequest  # noqa: E402
+from pragexp.generation.backends.hf import HFBackend  # noqa: E402
+from pragexp.generation.scoring.requests import ChoiceRequest  # noqa: E402
 
 EVAL_BATCH = 256  # items per Lightning batch of the command: Circa's data.eval_batch_size, what a user gets
 FIXTURE = ROOT / "tests" / "fixtures" / "circa" / "circa-data.tsv"
@@ -80,7 +80,7 @@ def whole_command(args, out: Path) -> tuple[float, dict]:
 def child(overrides: list[str]) -> None:
     """Inside the timed process: `pragexp.eval` with a probe on the scorer (`score_choices` as the backend
     calls it), timing from the process's start."""
-    import pragexp.generation.hf as hf
+    import pragexp.generation.backends.hf as hf
 
     spans = {"calls": 0, "scoring": 0.0, "first": None}
     score = hf.score_choices

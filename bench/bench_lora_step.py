@@ -109,7 +109,7 @@ def plain_scores(model, tokenizer, texts, continuations):
     """(batch, options) summed continuation log-likelihoods: one right-padded forward over every pair."""
     import torch
 
-    from pragexp.generation.requests import ChoiceRequest, encode_request
+    from pragexp.generation.scoring.requests import ChoiceRequest, encode_request
 
     sequences, starts = [], []
     for text, conts in zip(texts, continuations, strict=True):
@@ -140,7 +140,7 @@ def run_trainer(args) -> dict:
     import torch
     import torch.nn.functional as F
 
-    from pragexp.generation.hf import HFBackend
+    from pragexp.generation.backends.hf import HFBackend
     from pragexp.models.llm import PromptedLLM
 
     if args.threads:

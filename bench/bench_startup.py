@@ -49,7 +49,7 @@ def child(overrides: list[str]) -> None:
 
     marks["frameworks"] = time.perf_counter()
     import pragexp.eval
-    import pragexp.generation.hf as hf
+    import pragexp.generation.backends.hf as hf
     import pragexp.run
 
     marks["pragexp"] = time.perf_counter()

@@ -37,7 +37,7 @@ def child(overrides: list[str]) -> None:
     import pytorch_lightning as pl
 
     import pragexp.eval
-    import pragexp.generation.hf as hf
+    import pragexp.generation.backends.hf as hf
     import pragexp.run
 
     jobs: list[dict] = []

@@ -32,10 +32,10 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from pragexp.generation.finetune import LORA_DEFAULTS, make_trainable  # noqa: E402
-from pragexp.generation.head_cache import HeadCache, pins, weights_stamp  # noqa: E402
-from pragexp.generation.requests import ChoiceRequest  # noqa: E402
-from pragexp.generation.scorer import score_choices  # noqa: E402
+from pragexp.generation.finetuning.finetune import LORA_DEFAULTS, make_trainable  # noqa: E402
+from pragexp.generation.scoring.head_cache import HeadCache, pins, weights_stamp  # noqa: E402
+from pragexp.generation.scoring.requests import ChoiceRequest  # noqa: E402
+from pragexp.generation.scoring.scorer import score_choices  # noqa: E402
 from pragexp.pretrained.causal import tiny_causal_lm  # noqa: E402
 from pragexp.training.benchmarks import weights_digest  # noqa: E402
 

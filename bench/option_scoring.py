@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import time
 
-from pragexp.generation.hf import HFBackend
-from pragexp.generation.requests import ChoiceRequest
+from pragexp.generation.backends.hf import HFBackend
+from pragexp.generation.scoring.requests import ChoiceRequest
 
 
 def scorer_alone(backend: HFBackend, requests: list[ChoiceRequest]) -> tuple[float, list[list[float]]]:

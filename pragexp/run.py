@@ -21,7 +21,7 @@ import pragexp
 from pragexp.entry.composition import build_datamodule
 from pragexp.entry.config_tree import print_config_tree
 from pragexp.entry.instantiate import build_callbacks, build_loggers, public_config
-from pragexp.generation import cache
+from pragexp.generation.cache import cached_backend
 from pragexp.metrics.uncertainty import is_uncertainty_key
 from pragexp.pretrained import loaded
 from pragexp.pretrained.hub import check_hub_models
@@ -91,14 +91,15 @@ def run(cfg: DictConfig, started: float | None = None) -> dict[str, float]:
     loaded.next_job()
     train, output_dir = bool(cfg.get("train", True)), Path(cfg.paths.output_dir)
     try:
-        with SignalStop(output_dir, train, kept=cache.kept) as stop:
+        with SignalStop(output_dir, train, kept=cached_backend.kept) as stop:
             if resume_requeued(output_dir, train, cfg.get("ckpt_path")):
                 cfg.ckpt_path = "last"
             return _run(cfg, started, stop)
     finally:
         # Nothing of this job's reaches the next one of a multirun but the models `loaded` keeps.
         torch.set_num_threads(threads)
-        cache.close_caches()  # its lookup counts said and reset, even where it failed before its teardown
+        # its lookup counts said and reset, even where it failed before its teardown
+        cached_backend.close_caches()
         for var, value in seed_vars.items():
             if value is None:
                 os.environ.pop(var, None)

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from pragexp.generation.response_cache import ResponseCache
+from pragexp.generation.cache import ResponseCache
 from pragexp.report import find_runs
 from pragexp.report.training_curves import figures
 from pragexp.run import run

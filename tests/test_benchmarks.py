@@ -17,7 +17,7 @@ from scipy import stats as scipy_stats
 
 from pragexp.data.ludwig.io import read_pairs, read_templates
 from pragexp.generation.ranking import right_under
-from pragexp.generation.requests import ChoiceRequest, encode_request
+from pragexp.generation.scoring.requests import ChoiceRequest, encode_request
 from pragexp.metrics.choice import ChoiceMetric, pearson
 from pragexp.metrics.uncertainty import estimate_mean
 from pragexp.pretrained import causal

@@ -15,11 +15,11 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from openai_server import Script, openai_server
 
-from pragexp.generation.cache import CachedBackend, cached
-from pragexp.generation.finetune import LORA_DEFAULTS
-from pragexp.generation.hf import HFBackend
-from pragexp.generation.openai_compat import OpenAIBackend
-from pragexp.generation.requests import ChoiceRequest
+from pragexp.generation.backends.hf import HFBackend
+from pragexp.generation.backends.openai import OpenAIBackend
+from pragexp.generation.cache.cached_backend import CachedBackend, cached
+from pragexp.generation.finetuning.finetune import LORA_DEFAULTS
+from pragexp.generation.scoring.requests import ChoiceRequest
 from pragexp.training.benchmarks import StepBackend
 
 CALLS = ("generate", "loglikelihood_many", "embed")
@@ -284,7 +284,7 @@ VLLM_SETTINGS = {
 def test_a_vllm_key_names_its_model_and_changes_exactly_when_the_setting_can_change_answers(data):
     with pytest.MonkeyPatch.context() as patch:
         patch.setitem(sys.modules, "vllm", types.ModuleType("vllm"))  # constructed, never run
-        from pragexp.generation.vllm_backend import VLLMBackend
+        from pragexp.generation.backends.vllm import VLLMBackend
 
         base = {
             name: data.draw(st.sampled_from(values), label=name)
@@ -315,6 +315,6 @@ def test_every_setting_of_each_backend_is_in_its_table(files):
         assert set(config) - {"_target_", "defaults"} <= set(table), name
     with pytest.MonkeyPatch.context() as patch:
         patch.setitem(sys.modules, "vllm", types.ModuleType("vllm"))
-        from pragexp.generation.vllm_backend import VLLMBackend
+        from pragexp.generation.backends.vllm import VLLMBackend
 
         assert arguments(VLLMBackend) == set(VLLM_SETTINGS)

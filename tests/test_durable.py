@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from conftest import ROOT
 
-from pragexp.generation import adapters
+from pragexp.generation.finetuning import adapters
 from pragexp.utils import durable
 
 # A child that writes `path` (a file, or an adapter folder) with half its content, says so, and waits to be killed.
@@ -37,7 +37,7 @@ KILLED_FOLDER = """
 import sys, time
 from types import SimpleNamespace
 from pathlib import Path
-from pragexp.generation import adapters
+from pragexp.generation.finetuning import adapters
 
 class Model:
     def save_pretrained(self, folder):

@@ -15,15 +15,33 @@ import pytest
 import torch
 from openai_server import Script, openai_server, toy_loglik
 
-from pragexp.generation.backend import GenerationParams, LLMBackend, Prompt, UnsupportedCall, stream_seed
-from pragexp.generation.cache import CACHE_DIR, CachedBackend, ResponseCache, cached, close_caches, kept
-from pragexp.generation.encoder import EncoderBackend
-from pragexp.generation.hf import HFBackend
-from pragexp.generation.openai_compat import APIError, OpenAIBackend
-from pragexp.generation.reference import ReferenceBackend
-from pragexp.generation.requests import ChoiceRequest, OptionScore, encode_request, split_trailing_space
-from pragexp.generation.sampling import sample_rows
-from pragexp.generation.scorer import SCORING
+from pragexp.generation.backends.base import (
+    GenerationParams,
+    LLMBackend,
+    Prompt,
+    UnsupportedCall,
+    stream_seed,
+)
+from pragexp.generation.backends.encoder import EncoderBackend
+from pragexp.generation.backends.hf import HFBackend
+from pragexp.generation.backends.openai import APIError, OpenAIBackend
+from pragexp.generation.backends.reference import ReferenceBackend
+from pragexp.generation.backends.sampling import sample_rows
+from pragexp.generation.cache.cached_backend import (
+    CACHE_DIR,
+    CachedBackend,
+    ResponseCache,
+    cached,
+    close_caches,
+    kept,
+)
+from pragexp.generation.scoring.requests import (
+    ChoiceRequest,
+    OptionScore,
+    encode_request,
+    split_trailing_space,
+)
+from pragexp.generation.scoring.scorer import SCORING
 from pragexp.pretrained import resolve, smollm2_path
 
 
@@ -339,7 +357,7 @@ def test_the_model_and_the_judge_share_one_file_which_counts_their_answers(tmp_p
     judge.generate([Prompt("b"), Prompt("c")], params)
     path = tmp_path / "llm" / "responses"
     assert model.cache is judge.cache and kept() == [f"3 answers in the response cache {path}"]
-    with caplog.at_level("INFO", logger="pragexp.generation.response_cache"):
+    with caplog.at_level("INFO", logger="pragexp.generation.cache"):
         close_caches()
         close_caches()  # closing twice says it once
     assert [r.getMessage() for r in caplog.records] == [
@@ -403,7 +421,7 @@ def test_reference_backends_replay_the_data_and_refuse_scoring():
 def test_vllm_missing_says_how_to_install():
     if importlib.util.find_spec("vllm") is not None:
         pytest.skip("vLLM is installed here")
-    from pragexp.generation.vllm_backend import VLLMBackend
+    from pragexp.generation.backends.vllm import VLLMBackend
 
     with pytest.raises(ImportError, match=r"pragexp\[vllm\]"):
         VLLMBackend(model="m")
@@ -461,7 +479,7 @@ def _fake_vllm(model, tokenizer, seen: list):
 
 
 def test_vllm_scores_every_continuation_token_after_an_empty_context_and_seeds_each_prompt(tiny, monkeypatch):
-    from pragexp.generation.vllm_backend import VLLMBackend
+    from pragexp.generation.backends.vllm import VLLMBackend
 
     model, tokenizer = tiny.load()
     seen = []

@@ -13,7 +13,7 @@ import torch
 from conftest import CONF, predictions
 from omegaconf import OmegaConf
 
-from pragexp.generation.backend import LLMBackend
+from pragexp.generation.backends.base import LLMBackend
 from pragexp.metrics.uncertainty import is_uncertainty_key
 from pragexp.models.llm import PromptedLLM
 from pragexp.prompting import PromptItem

@@ -10,7 +10,7 @@ from pragexp.data.common.tokens import tokenization as tt
 from pragexp.data.common.tokens.vocab import Vocabulary
 from pragexp.data.grice import examples as ex
 from pragexp.data.grice.io import read_dialogues
-from pragexp.models.choice import ChoiceScorer
+from pragexp.models.multiple_choice import ChoiceScorer
 from pragexp.run import run
 
 

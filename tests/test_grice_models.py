@@ -85,7 +85,7 @@ def gold_preferring_scorer(gold: torch.Tensor, vocab_size: int, k: int):
 
 
 def test_gen_ranking_gives_r_at_1_when_the_decoder_prefers_the_gold():
-    from pragexp.metrics import target_rank
+    from pragexp.generation.ranking import target_rank
 
     torch.manual_seed(0)
     history, query, candidates = batch(vocab=30)

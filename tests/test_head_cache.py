@@ -1,6 +1,6 @@
-"""The scorer's kept heads (pragexp/generation/head_cache.py) are never stale (issue 46.7): after each way weights
-can change in place or be swapped, a backend that kept heads scores bit for bit as a fresh backend on the same
-model does, and its kept heads are not served for the changed weights."""
+"""The scorer's kept heads (pragexp/generation/scoring/head_cache.py) are never stale (issue 46.7): after each
+way weights can change in place or be swapped, a backend that kept heads scores bit for bit as a fresh backend
+on the same model does, and its kept heads are not served for the changed weights."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import pytest
 import torch
 from test_scorer_shapes import logliks, ludwig_like
 
-from pragexp.generation.head_cache import pins, weights_stamp
-from pragexp.generation.hf import HFBackend
+from pragexp.generation.backends.hf import HFBackend
+from pragexp.generation.scoring.head_cache import pins, weights_stamp
 from pragexp.pretrained.causal import tiny_causal_lm
 
 peft = pytest.importorskip("peft")

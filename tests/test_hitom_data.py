@@ -15,7 +15,7 @@ from test_benchmarks_report import PNG, row, rows_of
 
 from pragexp.data.hitom import report_section as section
 from pragexp.data.hitom.io import read_questions, read_records
-from pragexp.generation.backend import LLMBackend
+from pragexp.generation.backends.base import LLMBackend
 from pragexp.metrics.uncertainty import metrics_cell
 from pragexp.models.llm import PromptedLLM
 from pragexp.prompting import PromptItem

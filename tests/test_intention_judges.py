@@ -11,19 +11,13 @@ from conftest import CONF, INTENTIONS_FIXTURE
 from omegaconf import OmegaConf
 
 from pragexp.data.intentions.io import read_intentions_csv
+from pragexp.data.intentions.judges import EmbeddingJudge, LLMJudge
 from pragexp.data.intentions.prompt_items import prompt_item
-from pragexp.generation.backend import LLMBackend
-from pragexp.generation.encoder import EncoderBackend, LLM2VecBackend
-from pragexp.generation.intention_judges import (
-    INVALID,
-    LITERAL,
-    NEITHER,
-    TRUE,
-    EmbeddingJudge,
-    JudgeRequest,
-    LLMJudge,
-)
+from pragexp.generation.backends.base import LLMBackend
+from pragexp.generation.backends.encoder import EncoderBackend, LLM2VecBackend
 from pragexp.prompting import extract_reply, load_templates, parse_choice, select_template
+from pragexp.prompting.items import JudgeRequest
+from pragexp.prompting.parsing import INVALID, LITERAL, NEITHER, TRUE
 
 LEVELS = ("none", "0", "1", "2", "3", "4", "5", "6")
 

@@ -10,9 +10,9 @@ from pragexp.data.intentions.report_section import agreement, by_cot_level, gene
 from pragexp.report import find_runs
 from pragexp.report.cli import main
 
-HF = {"_target_": "pragexp.generation.hf.HFBackend", "model": "smollm2"}
-EMBEDDING = {"_target_": "pragexp.generation.intention_judges.EmbeddingJudge", "backend": {"model": "minilm"}}
-LLM_JUDGE = {"_target_": "pragexp.generation.intention_judges.LLMJudge", "backend": {"model": "gpt-4"}}
+HF = {"_target_": "pragexp.generation.backends.hf.HFBackend", "model": "smollm2"}
+EMBEDDING = {"_target_": "pragexp.data.intentions.judges.EmbeddingJudge", "backend": {"model": "minilm"}}
+LLM_JUDGE = {"_target_": "pragexp.data.intentions.judges.LLMJudge", "backend": {"model": "gpt-4"}}
 
 
 DATA = "pragexp.data.intentions.datamodule.IntentionsDataModule"

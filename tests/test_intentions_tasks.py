@@ -10,10 +10,10 @@ from omegaconf import OmegaConf
 from openai_server import Script, openai_server
 
 from pragexp.entry.instantiate import public_config
-from pragexp.generation.encoder import EncoderBackend
-from pragexp.generation.hf import HFBackend
-from pragexp.generation.openai_compat import APIError
-from pragexp.generation.response_cache import ResponseCache
+from pragexp.generation.backends.encoder import EncoderBackend
+from pragexp.generation.backends.hf import HFBackend
+from pragexp.generation.backends.openai import APIError
+from pragexp.generation.cache import ResponseCache
 from pragexp.run import run
 
 ITEMS = 6  # the fixture's usable items (one repaired, one skipped)

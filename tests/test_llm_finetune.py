@@ -76,7 +76,7 @@ def test_the_adapter_folder_loads_with_peft_and_scores_as_pragexp_does(make_conf
 
 
 def test_a_checkpoint_or_adapter_folder_of_another_base_model_is_refused(make_config, tmp_path):
-    from pragexp.generation.hf import HFBackend
+    from pragexp.generation.backends.hf import HFBackend
 
     cfg = make_config(["task=circa", *LORA, "trainer.max_epochs=1"])
     run(cfg)
@@ -103,7 +103,7 @@ def test_a_checkpoint_or_adapter_folder_of_another_base_model_is_refused(make_co
 
 
 def test_frozen_llm_learns_nothing_and_full_finetuning_saves_every_weight(make_config):
-    from pragexp.generation.hf import HFBackend
+    from pragexp.generation.backends.hf import HFBackend
     from pragexp.models.llm import PromptedLLM
 
     assert PromptedLLM.traits(llm=HFBackend(model="tiny")).learns_weights is False
@@ -122,7 +122,7 @@ def test_training_refuses_scorings_that_do_not_rank_by_likelihood(make_config):
 
 
 def test_quantization_without_bitsandbytes_or_a_gpu_is_a_clear_error():
-    from pragexp.generation.hf import HFBackend
+    from pragexp.generation.backends.hf import HFBackend
 
     backend = HFBackend(model="tiny", finetune="lora", quantization="4bit")
     with pytest.raises((ImportError, RuntimeError), match="QLoRA"):
@@ -166,7 +166,7 @@ def test_lora_training_resumes_from_its_last_checkpoint(make_config):
 
 
 def test_adapters_start_from_their_own_seed_whatever_ran_before():
-    from pragexp.generation.hf import HFBackend
+    from pragexp.generation.backends.hf import HFBackend
 
     def adapters(draws: int):
         torch.rand(draws)  # other code using the global generator first
@@ -223,7 +223,7 @@ def test_normalised_scorings_train_as_they_rank(make_config, scoring):
 
 
 def test_fine_tuning_refuses_a_backend_that_is_not_in_process_by_name():
-    from pragexp.generation.openai_compat import OpenAIBackend
+    from pragexp.generation.backends.openai import OpenAIBackend
     from pragexp.models.llm import PromptedLLM
     from pragexp.utils.contracts import ContractError
 
@@ -248,8 +248,8 @@ def test_fine_tuning_refuses_a_backend_that_is_not_in_process_by_name():
 
 
 def test_lora_layers_put_adapters_on_the_named_layers_only():
-    from pragexp.generation.finetune import lora_settings
-    from pragexp.generation.hf import HFBackend
+    from pragexp.generation.backends.hf import HFBackend
+    from pragexp.generation.finetuning.finetune import lora_settings
 
     model = HFBackend(model="tiny", device="cpu", finetune="lora", lora={"layers": 1}).trainable_model()
     adapted = {n for n, p in model.named_parameters() if p.requires_grad}

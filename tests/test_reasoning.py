@@ -4,12 +4,12 @@ reads them, a reasoning budget forced closed, chat-template arguments reaching e
 import pytest
 from conftest import predictions
 
-from pragexp.generation.backend import GenerationParams, LLMBackend, Prompt
-from pragexp.generation.cache import cached
-from pragexp.generation.hf import HFBackend
-from pragexp.generation.openai_compat import OpenAIBackend
-from pragexp.generation.scripted import ScriptedThinker
-from pragexp.generation.thinking import ThinkingSettings, answer_after_reasoning
+from pragexp.generation.backends.base import GenerationParams, LLMBackend, Prompt
+from pragexp.generation.backends.hf import HFBackend
+from pragexp.generation.backends.openai import OpenAIBackend
+from pragexp.generation.backends.scripted_thinker import ScriptedThinker
+from pragexp.generation.cache.cached_backend import cached
+from pragexp.generation.reasoning.thinking import ThinkingSettings, answer_after_reasoning
 from pragexp.prompting import read_answer
 from pragexp.prompting.extraction import extraction_prompt, read_extraction
 from pragexp.prompting.reasoning import opens_reasoning, split_reasoning
@@ -210,7 +210,7 @@ def test_vllm_s_chat_call_and_template_get_the_kwargs_and_a_prefill_goes_on(monk
     import sys
     from types import SimpleNamespace
 
-    from pragexp.generation.vllm_backend import VLLMBackend
+    from pragexp.generation.backends.vllm import VLLMBackend
 
     tokenizer, calls = thinking_tiny().tokenizer(), []
 

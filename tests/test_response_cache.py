@@ -1,4 +1,4 @@
-"""The response cache's storage (`pragexp.generation.response_cache`): its files, what a reader makes of damaged
+"""The response cache's storage (`pragexp.generation.cache`): its files, what a reader makes of damaged
 or unfinished ones, two answers under one key, compaction, and answers stored as a backend hands them over."""
 
 from __future__ import annotations
@@ -16,14 +16,14 @@ from pathlib import Path
 
 import pytest
 
-from pragexp.generation.backend import GenerationParams, LLMBackend, Prompt
-from pragexp.generation.cache import CachedBackend, close_caches
-from pragexp.generation.hf import HFBackend
-from pragexp.generation.requests import ChoiceRequest
-from pragexp.generation.response_cache import ResponseCache, compact, records
-from pragexp.generation.response_cache.files import NAME, host
+from pragexp.generation.backends.base import GenerationParams, LLMBackend, Prompt
+from pragexp.generation.backends.hf import HFBackend
+from pragexp.generation.cache import ResponseCache, compact, records
+from pragexp.generation.cache.cached_backend import CachedBackend, close_caches
+from pragexp.generation.cache.files import NAME, host
+from pragexp.generation.scoring.requests import ChoiceRequest
 
-LOGGER = "pragexp.generation.response_cache"
+LOGGER = "pragexp.generation.cache"
 
 
 def value_of(i: int):
@@ -241,7 +241,7 @@ def test_compaction_merges_finished_files_only_and_readers_see_the_same_answers(
 def test_the_command_line_compacts_and_says_what_a_folder_holds(tmp_path):
     write(tmp_path, range(3))
     write(tmp_path, range(2, 6))
-    command = [sys.executable, "-m", "pragexp.generation.response_cache"]
+    command = [sys.executable, "-m", "pragexp.generation.cache"]
     stats = subprocess.run([*command, "stats", str(tmp_path)], capture_output=True, text=True, check=True)
     assert "6 answers in 2 files (2 finished, 0 still being written)" in stats.stdout
     done = subprocess.run([*command, "compact", str(tmp_path)], capture_output=True, text=True, check=True)
@@ -338,7 +338,7 @@ def test_a_sqlite_file_of_before_converts_into_a_folder_whose_answers_are_found(
 def test_a_file_that_grows_while_it_is_compacted_is_kept(tmp_path, monkeypatch):
     """Another host's file idle for a day counts as finished; if its writer wakes up while the compaction
     writes the pack, the file is kept (the pack holds what was read of it) and nothing is lost."""
-    from pragexp.generation.response_cache import compaction
+    from pragexp.generation.cache import compaction
 
     idle = f"{1:020d}-otherhost-7-{'ef' * 8}.log"
     path = tmp_path / idle

@@ -18,17 +18,17 @@ from pathlib import Path
 import pytest
 from openai_server import Script, openai_server
 
-from pragexp.generation.backend import GenerationParams, LLMBackend, Prompt
-from pragexp.generation.cache import CachedBackend, cached, close_caches
-from pragexp.generation.openai_compat import OpenAIBackend
-from pragexp.generation.response_cache import CacheWriteError, ResponseCache, compact, records
+from pragexp.generation.backends.base import GenerationParams, LLMBackend, Prompt
+from pragexp.generation.backends.openai import OpenAIBackend
+from pragexp.generation.cache import CacheWriteError, ResponseCache, compact, records
+from pragexp.generation.cache.cached_backend import CachedBackend, cached, close_caches
 
 # A writing process: `load` stores value(i) for its keys in groups of 1 to 40, looking some up first as a job
 # does; `tear` (the seed-th record write cut in half, then SIGKILL) and `big` (large values, until killed) print
 # each key once its put_many returned.
 WRITER = r"""
 import os, random, signal, sys
-from pragexp.generation.response_cache import ResponseCache, files
+from pragexp.generation.cache import ResponseCache, files
 
 mode, folder, first, count, seed = sys.argv[1], sys.argv[2], *map(int, sys.argv[3:6])
 size = (lambda i: (i * 7919) % 300) if mode == "load" else (lambda i: (1 + i % 4) * 1_000_000)
@@ -118,7 +118,7 @@ def test_a_writer_killed_in_the_middle_of_a_write_keeps_every_answer_it_finished
     finished = [int(line) for line in out.split()]
     assert finished == [0, 1, 2, 3]
     [name] = os.listdir(tmp_path)
-    with caplog.at_level("WARNING", logger="pragexp.generation.response_cache"):
+    with caplog.at_level("WARNING", logger="pragexp.generation.cache"):
         cache = ResponseCache(tmp_path)
         found = cache.get_many([f"k{i}" for i in range(10)])
     assert found == {f"k{i}": value(i, big=True) for i in finished}
@@ -196,9 +196,9 @@ def test_a_full_disk_stops_the_run_naming_the_folder_and_keeps_what_was_stored(t
 
 ASKS = r"""
 import sys
-from pragexp.generation.backend import GenerationParams, Prompt
-from pragexp.generation.cache import cached
-from pragexp.generation.openai_compat import OpenAIBackend
+from pragexp.generation.backends.base import GenerationParams, Prompt
+from pragexp.generation.cache.cached_backend import cached
+from pragexp.generation.backends.openai import OpenAIBackend
 
 url, cache_dir, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
 backend = cached(OpenAIBackend(model="m", base_url=url, api_key_env=None, concurrency=8), cache_dir)

@@ -7,7 +7,7 @@ import importlib.util
 import pytest
 from omegaconf import OmegaConf
 
-from pragexp.generation.hf import HFBackend
+from pragexp.generation.backends.hf import HFBackend
 from pragexp.run import check_packages
 
 

@@ -11,7 +11,7 @@ from test_report import write_run
 
 from pragexp.report import find_runs, main, scorecard
 
-SMOLLM2 = {"_target_": "pragexp.generation.hf.HFBackend", "model": "smollm2"}
+SMOLLM2 = {"_target_": "pragexp.generation.backends.hf.HFBackend", "model": "smollm2"}
 
 
 def llm_run(root, name, task, metrics, template=None, shots=None, seed=0, config=None, extra=()):
@@ -105,7 +105,9 @@ def runs_dir(tmp_path):
         extra=("judge=embedding",),
     )
     llm_run(root, "mc", "intentions_mc", {"test/acc": 0.9}, extra=("print_config=false",))  # how, not what
-    reference = {"llm": {"_target_": "pragexp.generation.reference.ReferenceBackend", "field": "reply_true"}}
+    reference = {
+        "llm": {"_target_": "pragexp.generation.backends.reference.ReferenceBackend", "field": "reply_true"}
+    }
     write_run(root, "reference", "intentions_reply", "llm", {"test/acc": 1.0}, config=reference)
     write_run(root, "mnli", "nli", "bert", {"test/acc": 0.8})  # a transfer source: no column
     write_run(root, "oracle", "pragmaticqa", "oracle", {"test/f1_lit": 1.0, "test/f1_prag": 0.9})

@@ -1,6 +1,6 @@
-"""The one scorer (pragexp/generation/scorer.py): the shared-prefix KV-cache scorer equals a plain forward pass per
-(context, option), whatever the batch size, order and option pass (packed on one row per item, or one row per
-option); ranking, calibration and the cache."""
+"""The one scorer (pragexp/generation/scoring/scorer.py): the shared-prefix KV-cache scorer equals a plain
+forward pass per (context, option), whatever the batch size, order and option pass (packed on one row per
+item, or one row per option); ranking, calibration and the cache."""
 
 from __future__ import annotations
 
@@ -10,13 +10,13 @@ import random
 import pytest
 import torch
 
-from pragexp.generation import causal_lm, scorer
-from pragexp.generation.cache import CachedBackend, open_cache
-from pragexp.generation.causal_lm import CausalLM
-from pragexp.generation.hf import HFBackend
+from pragexp.generation.backends.hf import HFBackend
+from pragexp.generation.cache.cached_backend import CachedBackend, open_cache
 from pragexp.generation.ranking import calibrate, choose, normalized, rank
-from pragexp.generation.requests import ChoiceRequest, OptionScore
-from pragexp.generation.scorer import option_logliks, score_choices
+from pragexp.generation.scoring import causal_lm, scorer
+from pragexp.generation.scoring.causal_lm import CausalLM
+from pragexp.generation.scoring.requests import ChoiceRequest, OptionScore
+from pragexp.generation.scoring.scorer import option_logliks, score_choices
 from pragexp.pretrained.causal import tiny_causal_lm
 
 SHOTS = "Answer with yes or no.\nQ: Is it raining? A: I took an umbrella.\nLabel: yes\n"
@@ -371,7 +371,7 @@ def sentencepiece_tokenizer(add_bos_token: bool):
 def test_a_sentencepiece_tokenizer_pairs_as_lm_evaluation_harness_and_gets_its_bos():
     from transformers import LlamaConfig, LlamaForCausalLM
 
-    from pragexp.generation.requests import encode_request
+    from pragexp.generation.scoring.requests import encode_request
 
     tokenizer = sentencepiece_tokenizer(add_bos_token=False)
     pieces = lambda ids: tokenizer.convert_ids_to_tokens(list(ids))  # noqa: E731

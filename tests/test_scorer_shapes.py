@@ -1,7 +1,7 @@
-"""Scoring's guarantee (pragexp/generation/fixed_passes.py, issue 27 and 40): a request's scores are a function of
-the request and the model only, bit for bit: the same alone, beside other requests, shuffled, cold or from a
-half-filled response cache; the request's head (the part its prompt shares with the prompt's other items) runs
-once and gives the numbers of a plain forward pass."""
+"""Scoring's guarantee (pragexp/generation/scoring/passes.py, issue 27 and 40): a request's scores are a
+function of the request and the model only, bit for bit: the same alone, beside other requests, shuffled, cold
+or from a half-filled response cache; the request's head (the part its prompt shares with the prompt's other
+items) runs once and gives the numbers of a plain forward pass."""
 
 from __future__ import annotations
 
@@ -10,11 +10,11 @@ import random
 import pytest
 import torch
 
-from pragexp.generation import causal_lm, fixed_passes
-from pragexp.generation.cache import CachedBackend, open_cache
-from pragexp.generation.hf import HFBackend
-from pragexp.generation.requests import ChoiceRequest, encode_request
-from pragexp.generation.scorer import score_choices
+from pragexp.generation.backends.hf import HFBackend
+from pragexp.generation.cache.cached_backend import CachedBackend, open_cache
+from pragexp.generation.scoring import causal_lm, passes
+from pragexp.generation.scoring.requests import ChoiceRequest, encode_request
+from pragexp.generation.scoring.scorer import score_choices
 from pragexp.pretrained.causal import tiny_causal_lm
 
 # as templates.py cuts it: up to the input's opening words, their trailing space left to the item's own text
@@ -80,17 +80,17 @@ def test_the_plan_depends_on_the_set_of_contexts_and_each_pass_on_its_width():
     head = tuple(range(100, 110))
     contexts = [(head + tuple(rng.randrange(50) for _ in range(n)), len(head)) for n in range(1, 40)]
     contexts += [(tuple(rng.randrange(50) for _ in range(n)), 0) for n in (1, 7, 8, 9, 16)]
-    planned = fixed_passes.plan(contexts)
-    assert fixed_passes.plan(rng.sample(contexts, len(contexts))) == planned
+    planned = passes.plan(contexts)
+    assert passes.plan(rng.sample(contexts, len(contexts))) == planned
     seen = []
-    for shared, passes in planned:
-        for p in passes:
-            assert len(p.rows) == fixed_passes.rows_for(p.width) and 1 <= p.real <= len(p.rows)
+    for shared, head_passes in planned:
+        for p in head_passes:
+            assert len(p.rows) == passes.rows_for(p.width) and 1 <= p.real <= len(p.rows)
             assert all(row == p.rows[0] for row in p.rows[p.real :])  # dummies repeat the first row
             for ids, h in p.rows[: p.real]:
                 own = len(ids) - h
-                assert ids[:h] == shared and p.width % fixed_passes.BUCKET == 0
-                assert p.width - fixed_passes.BUCKET < own + (h == 0) <= p.width  # headless: one pad at least
+                assert ids[:h] == shared and p.width % passes.BUCKET == 0
+                assert p.width - passes.BUCKET < own + (h == 0) <= p.width  # headless: one pad at least
                 seen.append((ids, h))
     assert sorted(seen) == sorted(contexts)
 
@@ -109,7 +109,7 @@ def test_the_head_runs_once_and_gives_a_plain_forward_pass_numbers(monkeypatch):
     got = logliks(score_choices(model, tokenizer, reqs))
     head = encode_request(tokenizer, reqs[0]).head
     assert head > 5 and shapes.count((1, head)) == 1  # the head once, as a row of its own
-    assert all(rows == fixed_passes.rows_for(width) for rows, width in shapes[1:])  # then fixed-shape passes
+    assert all(rows == passes.rows_for(width) for rows, width in shapes[1:])  # then fixed-shape passes
     for request, row in zip(reqs, got, strict=True):
         assert row == pytest.approx(plain(model, tokenizer, request), abs=1e-4)
 

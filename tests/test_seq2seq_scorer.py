@@ -1,7 +1,7 @@
 """Encoder-decoder LLMs (Flan-T5, Tk-Instruct: Hu et al.'s main open models) on the one LLM route: the scorer
-(`generation.seq2seq_scorer`) equals a plain forward pass, under both pairings; a hub name or a folder resolves to
-AutoModelForSeq2SeqLM; generation goes through `generate()`. A tiny random T5 with a T5-like tokenizer (a "▁"
-prepended, `</s>` appended), both built here."""
+(`generation.scoring.seq2seq_scorer`) equals a plain forward pass, under both pairings; a hub name or a folder
+resolves to AutoModelForSeq2SeqLM; generation goes through `generate()`. A tiny random T5 with a T5-like
+tokenizer (a "▁" prepended, `</s>` appended), both built here."""
 
 from __future__ import annotations
 
@@ -12,11 +12,11 @@ import numpy as np
 import pytest
 import torch
 
-from pragexp.generation.backend import GenerationParams, Prompt, UnsupportedCall
-from pragexp.generation.cache import CachedBackend
-from pragexp.generation.hf import HFBackend
-from pragexp.generation.requests import ChoiceRequest
-from pragexp.generation.seq2seq_scorer import SCORING, score_seq2seq
+from pragexp.generation.backends.base import GenerationParams, Prompt, UnsupportedCall
+from pragexp.generation.backends.hf import HFBackend
+from pragexp.generation.cache.cached_backend import CachedBackend
+from pragexp.generation.scoring.requests import ChoiceRequest
+from pragexp.generation.scoring.seq2seq_scorer import SCORING, score_seq2seq
 from pragexp.pretrained import in_local_cache
 
 CORPUS = [

@@ -10,8 +10,8 @@ import json
 import pytest
 from openai_server import Script, openai_server
 
-from pragexp.generation import served
-from pragexp.generation.openai_compat import OpenAIBackend
+from pragexp.generation.backends import served
+from pragexp.generation.backends.openai import OpenAIBackend
 from pragexp.run import run
 
 

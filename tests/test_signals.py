@@ -23,7 +23,7 @@ import pytest
 import torch
 from conftest import ROOT, TINY_DATA, TINY_MODEL, run_module
 
-from pragexp.generation.cache import ResponseCache
+from pragexp.generation.cache.cached_backend import ResponseCache
 
 pytestmark = pytest.mark.slow  # subprocesses, each stopped mid-run
 
@@ -48,7 +48,7 @@ SLOW_BACKEND = """
 import os
 import time
 
-from pragexp.generation.hf import HFBackend
+from pragexp.generation.backends.hf import HFBackend
 
 
 class SlowBackend(HFBackend):

@@ -9,10 +9,10 @@ from types import SimpleNamespace
 import pytest
 import torch
 
-from pragexp.generation.backend import GenerationParams, Prompt
-from pragexp.generation.hf import HFBackend
-from pragexp.generation.special_tokens import decode_reply, special_markers, strip_special
-from pragexp.generation.thinking import ThinkingSettings, answer_after_reasoning
+from pragexp.generation.backends.base import GenerationParams, Prompt
+from pragexp.generation.backends.hf import HFBackend
+from pragexp.generation.reasoning.special_tokens import decode_reply, special_markers, strip_special
+from pragexp.generation.reasoning.thinking import ThinkingSettings, answer_after_reasoning
 from pragexp.pretrained.causal import tiny_causal_lm
 from pragexp.prompting import read_answer
 
@@ -92,7 +92,7 @@ def test_the_hf_backend_s_reply_is_cut_at_its_special_markers_before_the_answer_
 def test_vllm_keeps_the_markers_and_strips_the_other_special_tokens(monkeypatch):
     """vLLM is not installable here: a stand-in whose generate() returns what vLLM decodes with
     `skip_special_tokens=False`, recording the sampling parameters it was given."""
-    from pragexp.generation.vllm_backend import VLLMBackend
+    from pragexp.generation.backends.vllm import VLLMBackend
 
     tokenizer, given = special_thinking_tokenizer(), []
 

@@ -162,7 +162,7 @@ def test_the_authors_template_is_their_chat_string_for_string():
 
 
 def test_a_system_prompt_beside_the_protocols_system_turn_is_refused():
-    from pragexp.generation.backend import with_system
+    from pragexp.generation.backends.base import with_system
 
     user = [{"role": "user", "content": "hi"}]
     assert with_system("Be brief.", user)[0] == {"role": "system", "content": "Be brief."}

@@ -21,7 +21,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from pragexp.generation.response_cache import ResponseCache, compact  # noqa: E402
+from pragexp.generation.cache import ResponseCache, compact  # noqa: E402
 
 CHUNK = 10_000
 

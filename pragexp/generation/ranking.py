@@ -1,6 +1,8 @@
-"""From the options' log-likelihoods to a choice: normalised (`normalized`), calibrated (`calibrate`), and the
-choice itself (`choose`, `rank`), the same rule for every task and every backend; whether a choice is right
-where options tie (`right_under`, `TIES`) is the benchmark protocol's own rule."""
+"""The one ranking of options' scores, for every task, model and backend: an LLM's log-likelihoods normalised
+(`normalized`) or calibrated (`calibrate`); the choice (`choose`, `rank`, `chosen`); whether the true option
+is chosen (`right_under`) and the rank it gets (`target_rank`, `reciprocal_rank`). Where the true option ties
+with another, each protocol reads the tie by its own rule, and every rule is named in `TIES` with the
+protocols that use it and why."""
 
 from __future__ import annotations
 
@@ -9,13 +11,19 @@ from collections.abc import Sequence
 
 import torch
 
-from pragexp.generation.requests import OptionScore
+from pragexp.generation.scoring.requests import OptionScore
 
 NORMALIZATIONS = ("sum", "per_token", "per_byte")
-# Where the true option ties with the best other one: `first`, the first of the tied options is chosen (numpy's
-# argmax: Hu et al.'s analysis, lm-evaluation-harness and so LUDWIG's open models); `wrong`, a tie is wrong (the
-# true option must score strictly higher: LUDWIG's code for API models).
-TIES = ("first", "wrong")
+# Where the true option ties with the best other one: rule -> what it does, and the protocols that read
+# ties so.
+TIES = {
+    "first": "the first of the tied options is chosen, as numpy's and torch's argmax choose: Hu et al.'s "
+    "analysis, lm-evaluation-harness and so LUDWIG's open models (`task.ties=first`, every choice "
+    "benchmark's default), and every choice a model makes (`choose`, `rank`, `chosen`)",
+    "wrong": "a tie is wrong, the true option must score strictly higher than every other: LUDWIG's code for "
+    "API models (`task.ties=wrong`), and GRICE's R@1 and MRR (`target_rank`: a tie counts against the gold, "
+    "so that a model scoring every candidate alike ranks it last, not first)",
+}
 CONTENT_FREE = ("N/A",)  # Zhao et al. 2021 also use "" and "[MASK]"; any list may be passed
 
 
@@ -58,18 +66,18 @@ def calibrate(scores: Sequence[OptionScore], content_free: Sequence[Sequence[Opt
 
 
 def rank(values: Sequence[float]) -> list[int]:
-    """Option indices, best first; on a tie the earlier option first."""
+    """Option indices, best first; on a tie the earlier option first (`TIES["first"]`)."""
     return sorted(range(len(values)), key=lambda i: (-values[i], i))
 
 
 def choose(values: Sequence[float]) -> int:
-    """The best option (the earlier one on a tie)."""
+    """The best option (the earlier one on a tie: `TIES["first"]`)."""
     return rank(values)[0]
 
 
 def right_under(scores: torch.Tensor, labels: torch.Tensor, ties: str = "first") -> torch.Tensor:
-    """1.0 where the true option (`labels`) is chosen from a row of `scores` under the rule `ties`; a row without a
-    finite score (a reply that named no option) is wrong either way."""
+    """1.0 where the true option (`labels`) is chosen from a row of `scores` under the rule `ties` (`TIES`); a
+    row without a finite score (a reply that named no option) is wrong either way."""
     if ties not in TIES:
         raise ValueError(f"ties={ties!r}: choose one of {', '.join(TIES)}")
     rows = torch.arange(len(labels))
@@ -81,3 +89,21 @@ def right_under(scores: torch.Tensor, labels: torch.Tensor, ties: str = "first")
         return (true > best_other).float()
     first = scores.argmax(-1)  # torch's argmax returns the first maximum, as numpy's does
     return ((first == labels) & torch.isfinite(true)).float()
+
+
+def chosen(scores: torch.Tensor) -> torch.Tensor:
+    """The best option per row (the first on a tie: `TIES["first"]`), or -1 for a row with no finite score (a
+    generated reply naming no option)."""
+    best = scores.argmax(-1)
+    return torch.where(torch.isfinite(scores).any(-1), best, torch.full_like(best, -1))
+
+
+def target_rank(scores: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
+    """1-based rank of `target` among `scores` (B, K). Ties count against the gold (`TIES["wrong"]`): a model
+    that scores every candidate the same gets rank K, not 1."""
+    gold = scores.gather(1, target.unsqueeze(1))
+    return (scores >= gold).sum(1)
+
+
+def reciprocal_rank(scores: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
+    return 1.0 / target_rank(scores, target).float()

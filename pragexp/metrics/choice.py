@@ -1,10 +1,10 @@
 """What a benchmark reports of a model choosing among each item's options, exact under DDP (see `examples`).
 
-Per example (one item in one option order): `correct` (the true option scores strictly higher than every other:
-a tie is wrong, as LUDWIG counts it), `p_true` (the probability of the true option, the option scores
-renormalised over the item's options), the kind of the option chosen (a benchmark's distractor kinds: literal,
-associate, non-sequitur, ...), and the correlation of the model's distribution over the options with a reference
-one (people's answer shares). `compute()` gives
+Per example (one item in one option order): `correct` (the true option chosen, a tie read by the protocol's
+rule, as the task gives it: `pragexp.generation.ranking.TIES`), `p_true` (the probability of the true option,
+the option scores renormalised over the item's options), the kind of the option chosen (a benchmark's
+distractor kinds: literal, associate, non-sequitur, ...), and the correlation of the model's distribution over
+the options with a reference one (people's answer shares). `compute()` gives
 
 - `acc`, `p_true`, overall and per group (`acc/<group>`); an example may belong to several groups (`update`'s
   `membership`: a language, a type and their pair), each group averaging its own examples;

@@ -7,28 +7,29 @@ renders them with the task's prompt group (`prompt=`: templates, demonstrations,
   trained model's logits. `prompt.scoring`: `sum` | `per_token` | `per_byte`: the options' continuation
   log-likelihoods, summed or normalised (`ranking.normalized`); `calibrated`: Zhao et al. 2021's contextual
   calibration by content-free inputs (`prompt.content_free`; `ranking.calibrate`); `generate`: greedy generation,
-  a thinking model's reasoning cut first and capped by `prompt.reasoning_budget` (`generation.thinking`), the
-  answer read back as the field reads them (`prompting.read_answer`: the last declaration wins; never a guess; or
-  by the template's `reader`, PragReST's reading the whole reply) and, with `prompt.extractor`, what the rules
-  cannot read put to the same LLM; the chosen option scores 0, the others -inf, and a reply with no answer gives a
-  row of -inf (wrong). `unparsed` marks what the rules could not read, with or without the extractor;
-  `extracted`, what the extractor then read;
+  a thinking model's reasoning cut first and capped by `prompt.reasoning_budget`
+  (`generation.reasoning.thinking`), the answer read back as the field reads them (`prompting.read_answer`:
+  the last declaration wins; never a guess; or by the template's `reader`, PragReST's reading the whole reply)
+  and, with `prompt.extractor`, what the rules cannot read put to the same LLM; the chosen option scores 0,
+  the others -inf, and a reply with no answer gives a row of -inf (wrong). `unparsed` marks what the rules
+  could not read, with or without the extractor; `extracted`, what the extractor then read;
 - as a writer (`write(items)`: greedy, or `draw(items, params)`: sampled, several draws), returns free text.
 
 Demonstrations (`prompt.shots`) are drawn once from the training items (`demonstrate`), seeded: the same for every
 item, so that they form one prefix computed once (`prompt.demonstrations: shared`); or each item brings its own,
 chosen by its dataset's protocol (`per_item`: LUDWIG's k dev pairs per test pair). The prompt goes through the
 backend's chat template when `prompt.chat` and the backend can (`chat_text`), else it is the plain completion
-text. The template says how the prompt and each option become tokens (`pairing`, `generation.requests`).
+text. The template says how the prompt and each option become tokens (`pairing`,
+`generation.scoring.requests`).
 
-Every model call goes through the response cache (`generation.cache.cached`, with `cache_dir` and `use_cache`):
-same config, same numbers, without re-running the model. What each decision rests on is kept per item (`take_records`: the text the model
-read, each option's continuation, log-likelihood, token and byte counts, the scores and the choice) for
-predictions.jsonl.
+Every model call goes through the response cache (`generation.cache.cached_backend.cached`, with `cache_dir`
+and `use_cache`): same config, same numbers, without re-running the model. What each decision rests on is kept
+per item (`take_records`: the text the model read, each option's continuation, log-likelihood, token and byte
+counts, the scores and the choice) for predictions.jsonl.
 
 Fine-tuned (`llm.finetune=lora|full`, `pragexp.train`, `llm=hf`): the tuned model becomes the submodule `lm` and
-learns as `generation.finetune` says (the options' scores exactly as evaluation computes them; a writer's target
-text); a tuned model's answers are not cached (its weights change).
+learns as `generation.finetuning.finetune` says (the options' scores exactly as evaluation computes them; a
+writer's target text); a tuned model's answers are not cached (its weights change).
 """
 
 from __future__ import annotations
@@ -39,12 +40,12 @@ from typing import Protocol
 
 import torch
 
-from pragexp.generation import adapters, finetune
-from pragexp.generation.backend import GenerationParams, Prompt
-from pragexp.generation.cache import cached
+from pragexp.generation.backends.base import GenerationParams, Prompt
+from pragexp.generation.cache.cached_backend import cached
+from pragexp.generation.finetuning import adapters, finetune
 from pragexp.generation.ranking import CONTENT_FREE, NORMALIZATIONS, calibrate, choose, normalized
-from pragexp.generation.requests import ChoiceRequest, OptionScore
-from pragexp.generation.thinking import ThinkingSettings, answer_after_reasoning
+from pragexp.generation.reasoning.thinking import ThinkingSettings, answer_after_reasoning
+from pragexp.generation.scoring.requests import ChoiceRequest, OptionScore
 from pragexp.models.traits import ModelTraits, PragexpModel
 from pragexp.prompting import (
     PromptItem,
@@ -63,8 +64,8 @@ DEMONSTRATIONS = ("shared", "per_item")
 
 
 class PromptBackend(Protocol):
-    """What `PromptedLLM` asks of an LLM backend (every `generation.backend.LLMBackend` has it; a backend that
-    cannot make a call raises `UnsupportedCall` naming itself)."""
+    """What `PromptedLLM` asks of an LLM backend (every `generation.backends.base.LLMBackend` has it; a
+    backend that cannot make a call raises `UnsupportedCall` naming itself)."""
 
     name: str
     finetune: str
@@ -272,9 +273,9 @@ class PromptedLLM(PragexpModel):
         return _padded(rows)
 
     def _choose_by_generation(self, items: Sequence[PromptItem], llm: PromptBackend) -> torch.Tensor:
-        """Greedy replies, their reasoning cut (`generation.thinking`), each answer read by the rules
-        (the template's `reader`: `prompting.read_answer` by default) and, with `prompt.extractor`, what they cannot
-        read put to the same LLM."""
+        """Greedy replies, their reasoning cut (`generation.reasoning.thinking`), each answer read by the
+        rules (the template's `reader`: `prompting.read_answer` by default) and, with `prompt.extractor`, what
+        they cannot read put to the same LLM."""
         requests = self._requests(items, llm)
         options = [self.template.item_options(item) for item in items]
         read, whole = READERS[self.template.reader], self.template.reader in WHOLE_REPLY

@@ -1,4 +1,5 @@
-"""`PromptItem`: one example as an LLM reads it, the contract between the data modules and the LLM model."""
+"""`PromptItem`: one example as an LLM reads it, the contract between the data modules and the LLM model; and
+`JudgeRequest`: a reply to one, put to a judge (the task asks, the dataset's judges answer)."""
 
 from __future__ import annotations
 
@@ -33,3 +34,10 @@ class PromptItem:
         object.__setattr__(self, "demonstrations", tuple(self.demonstrations))
         if self.options is not None:
             object.__setattr__(self, "options", tuple(self.options))
+
+
+@dataclass(frozen=True)
+class JudgeRequest:
+    item: PromptItem  # its references hold reply_true (U2^T) and reply_literal (U2^L)
+    reply: str
+    key: tuple = ()  # (dataset index, temperature, sample): seeds the option order

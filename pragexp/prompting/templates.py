@@ -18,9 +18,9 @@ A template has
 - `options`: the label verbalisations, in label order, for data whose items bring no options of their own;
 - `reply_marker`: for a template that has the model reason before it answers ("Thought: ... Response: ..."),
   the marker after which a generated reply starts (`parsing.extract_reply`); none: the whole generation;
-- `pairing`: how the prompt and an option's continuation become tokens to score (`generation.requests`):
-  `lm-eval` (default) or `next-token` (Hu et al.'s protocol: the prompt as the tokenizer encodes it by default,
-  each option one token of its own);
+- `pairing`: how the prompt and an option's continuation become tokens to score
+  (`generation.scoring.requests`): `lm-eval` (default) or `next-token` (Hu et al.'s protocol: the prompt as
+  the tokenizer encodes it by default, each option one token of its own);
 - `reader`: how a generated reply is read back into an option (`readers.READERS`): `declared` (default: the field's
   rules, the last declaration wins), `first_bracketed` (ToMATO's authors: the first "[A]".."[D]" in the reply), or
   a benchmark's authors' own rule (`first_line_exact`: Hi-ToM's first line "K. green_bucket"; `opentom_answer`;
@@ -33,7 +33,7 @@ input, answer prefix and answer, then the item instruction, the item's input and
 blank lines. In both, an option's continuation is what follows the prompt: the answer as written (plain: after
 a space). A rendered prompt also says where the item's own text starts (`own`, `head`): what comes before it
 (system turn, instructions, demonstrations, the input's opening words) is the same for every item, and a scorer
-runs it once (`generation.requests`: a request's head).
+runs it once (`generation.scoring.requests`: a request's head).
 """
 
 from __future__ import annotations

@@ -17,8 +17,8 @@ module's `state_dict()` under the data module's class name (vocabularies as list
 tokenizers as JSON strings).
 
 Beside a checkpoint of a tuned LLM, `<name>.peft/` next to `<name>.ckpt` holds its weights in their own
-format (`adapter_folder`; written and loaded by `generation.adapters`): peft's adapter folder, which
-transformers, peft and vLLM load as it is.
+format (`adapter_folder`; written and loaded by `generation.finetuning.adapters`): peft's adapter folder,
+which transformers, peft and vLLM load as it is.
 
 Checkpoints are data, never code: everything here is loaded with `torch.load(weights_only=True)`,
 which only rebuilds tensors, numbers, strings, lists, tuples and dicts; a file holding any other

@@ -19,7 +19,7 @@ each, naming what is missing.
 After each evaluation epoch, `eval_outputs[stage]` holds what callbacks report, an `EvalOutputs`: the metric
 values, the prediction records (gathered from every rank, each dataset index once, in index order) and a
 classifier's confusion matrix. At the end of each stage the task closes the response caches it used (each logs
-what it found and asked: `generation.cache`).
+what it found and asked: `generation.cache.cached_backend`).
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ import torch.distributed as dist
 from torch import nn
 from torch.optim.lr_scheduler import ReduceLROnPlateau
 
-from pragexp.generation.cache import close_caches
+from pragexp.generation.cache.cached_backend import close_caches
 from pragexp.metrics import GroupedMeanMetric
 from pragexp.metrics.generation import GenerationMetric
 from pragexp.models.traits import ModelTraits
@@ -319,12 +319,6 @@ class TrainableTask(PragexpTask):
                 f"({', '.join(f'val/{k}' for k in values)})"
             )
         self._plateau.step(float(values[name]))
-
-
-def chosen(scores: torch.Tensor) -> torch.Tensor:
-    """The best option per row, or -1 for a row with no finite score (a generated reply naming no option)."""
-    best = scores.argmax(-1)
-    return torch.where(torch.isfinite(scores).any(-1), best, torch.full_like(best, -1))
 
 
 def no_answer(scores: torch.Tensor) -> torch.Tensor:

@@ -22,8 +22,9 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from pragexp.generation.ranking import chosen
 from pragexp.metrics.classification import ClassificationMetric
-from pragexp.tasks.base import EVAL_STAGES, TrainableTask, chosen
+from pragexp.tasks.base import EVAL_STAGES, TrainableTask
 from pragexp.tasks.contracts import TaskData, units
 
 

@@ -8,10 +8,10 @@ from typing import Protocol, runtime_checkable
 import torch
 import torch.nn.functional as F
 
-from pragexp.metrics import target_rank
-from pragexp.models.choice import ChoiceScorer
+from pragexp.generation.ranking import chosen, target_rank
 from pragexp.models.dialogue.heads import AnswerClassifier, CandidateRanker
-from pragexp.tasks.base import TrainableTask, chosen, no_answer
+from pragexp.models.multiple_choice import ChoiceScorer
+from pragexp.tasks.base import TrainableTask, no_answer
 from pragexp.tasks.contracts import TaskData
 from pragexp.utils.contracts import require
 

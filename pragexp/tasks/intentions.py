@@ -1,6 +1,6 @@
 """The intentions story's tasks: does an LLM follow a speaker's true, non-literal intention? (Yerukola et al. 2024,
 on Hu et al. 2022's items; data: pragexp/data/intentions, prompts: conf/prompt/intentions_*.yaml, judges:
-pragexp/generation/intention_judges.py and conf/judge/). Both are evaluation only, and their model is `model=llm`,
+pragexp/data/intentions/judges.py and conf/judge/). Both are evaluation only, and their model is `model=llm`,
 the one LLM route: its backend, response cache and prompt templates.
 
 - `IntentionsReplyTask` (`task=intentions_reply`): the LLM replies to the non-literal utterance (the paper's
@@ -31,11 +31,13 @@ from typing import Protocol
 import torch
 from torch import nn
 
-from pragexp.generation.backend import GenerationParams
-from pragexp.generation.intention_judges import INVALID, NEITHER, NO_REPLY, TRUE, JudgeRequest
+from pragexp.generation.backends.base import GenerationParams
+from pragexp.generation.ranking import chosen
 from pragexp.metrics.generation import FIELDS as GENERATION_FIELDS
 from pragexp.prompting import PromptItem, PromptTemplate, extract_reply
-from pragexp.tasks.base import PragexpTask, chosen
+from pragexp.prompting.items import JudgeRequest
+from pragexp.prompting.parsing import INVALID, NEITHER, NO_REPLY, TRUE
+from pragexp.tasks.base import PragexpTask
 from pragexp.tasks.contracts import PromptData, PromptedModel, TaskData, units
 
 

@@ -66,15 +66,15 @@ def weights_digest(model: torch.nn.Module) -> str:
 
 
 class StepBackend:
-    """The backend in training as one frozen model (an LLM backend as `generation.backend` defines them): its
-    calls, under an identity that adds the training settings and the name of the weights as they stand (`settle`
-    takes it), so that the response cache keys each step's answers apart. LoRA's weights are named by their digest
-    (`weights_digest`: megabytes, so the same adapters answer from the cache in any run, a resumed one too);
-    a full fine-tune's by this fit's own random name and its optimizer step: hashing every weight would cost
-    more than the pass it keys (bench/bench_weight_digest.py: a ~1B-parameter model's digest against a LUDWIG
-    pass). That name is exact: a fit scores each step once (`BenchmarkCurves._score`), its weights at a step are
-    one state, and no other fit, a resumed one included (`new_fit`), shares the name; its price is that a full
-    fine-tune's passes are never found in the cache by another run."""
+    """The backend in training as one frozen model (an LLM backend as `generation.backends.base` defines
+    them): its calls, under an identity that adds the training settings and the name of the weights as they
+    stand (`settle` takes it), so that the response cache keys each step's answers apart. LoRA's weights are
+    named by their digest (`weights_digest`: megabytes, so the same adapters answer from the cache in any run,
+    a resumed one too); a full fine-tune's by this fit's own random name and its optimizer step: hashing every
+    weight would cost more than the pass it keys (bench/bench_weight_digest.py: a ~1B-parameter model's digest
+    against a LUDWIG pass). That name is exact: a fit scores each step once (`BenchmarkCurves._score`), its
+    weights at a step are one state, and no other fit, a resumed one included (`new_fit`), shares the name;
+    its price is that a full fine-tune's passes are never found in the cache by another run."""
 
     cacheable, finetune = True, "none"  # frozen between two settles: its answers are cached
 

@@ -15,9 +15,9 @@ fine-tuned LLM its weights in their own format.
   one a stopped job saves: `training.stopping`): the task writes them (`PragexpTask.save_adapter`: peft's adapter
   folder for `llm.finetune=lora`, which transformers, peft and vLLM's LoRA serving load as it is, or a
   transformers model folder for `full`) where the checkpoint layout puts them (`runs.checkpoint.adapter_folder`:
-  `<name>.peft/` beside `<name>.ckpt`), a folder that replaces the previous one whole (`generation.adapters`).
-  They are removed with their checkpoint (top-k rotation, the previous `last`). Models without tuned LLM weights
-  write nothing more.
+  `<name>.peft/` beside `<name>.ckpt`), a folder that replaces the previous one whole
+  (`generation.finetuning.adapters`). They are removed with their checkpoint (top-k rotation, the previous
+  `last`). Models without tuned LLM weights write nothing more.
 """
 
 from __future__ import annotations

@@ -78,8 +78,8 @@ def resume_requeued(run_dir: Path, train: bool, ckpt_path: str | None) -> bool:
 class SignalStop:
     """See the module docstring. `run_dir`: the job's dir; `train`: whether it trains (a stop then saves a
     checkpoint to resume from); `kept`: what else the job keeps, one phrase each, asked when it stops (the
-    answers in its response caches: `generation.cache.kept`). Set `trainer` once it is built; put `callback`
-    first among the trainer's callbacks."""
+    answers in its response caches: `generation.cache.cached_backend.kept`). Set `trainer` once it is built;
+    put `callback` first among the trainer's callbacks."""
 
     def __init__(self, run_dir: Path, train: bool, kept: Callable[[], list[str]] = list):
         self.run_dir, self.train, self.kept = Path(run_dir), train, kept

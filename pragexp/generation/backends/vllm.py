@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from pragexp.generation.backend import (
+from pragexp.generation.backends.base import (
     GenerationParams,
     LLMBackend,
     Prompt,
@@ -16,8 +16,8 @@ from pragexp.generation.backend import (
     template_kwargs,
     with_system,
 )
-from pragexp.generation.requests import ChoiceRequest, OptionScore, encode_request
-from pragexp.generation.special_tokens import strip_special
+from pragexp.generation.reasoning.special_tokens import strip_special
+from pragexp.generation.scoring.requests import ChoiceRequest, OptionScore, encode_request
 from pragexp.pretrained import files_digest
 from pragexp.prompting.reasoning import DEFAULT_MARKERS, check_markers
 

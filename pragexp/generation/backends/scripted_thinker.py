@@ -1,5 +1,6 @@
 """`llm=scripted_thinker`: a backend without a model that writes a thinking model's replies in the shapes that
-matter to the reasoning route (`generation.thinking`), for tests and pipeline checks of budgets and parsing.
+matter to the reasoning route (`generation.reasoning.thinking`), for tests and pipeline checks of budgets and
+parsing.
 
 Each prompt gets one shape, picked by the prompt's hash (the same every run), then cut at `max_new_tokens` words
 (its tokens are words, as for any backend without a tokenizer):
@@ -15,7 +16,7 @@ from __future__ import annotations
 
 import hashlib
 
-from pragexp.generation.backend import GenerationParams, LLMBackend, Prompt, UnsupportedCall
+from pragexp.generation.backends.base import GenerationParams, LLMBackend, Prompt, UnsupportedCall
 
 SHAPES = ("brief", "long", "unclosed", "direct")
 

@@ -36,8 +36,7 @@ from collections.abc import Sequence
 
 import torch
 
-from pragexp.generation import adapters
-from pragexp.generation.backend import (
+from pragexp.generation.backends.base import (
     RENDERING,
     GenerationParams,
     LLMBackend,
@@ -47,7 +46,9 @@ from pragexp.generation.backend import (
     template_kwargs,
     with_system,
 )
-from pragexp.generation.finetune import (
+from pragexp.generation.backends.sampling import RowSampler
+from pragexp.generation.finetuning import adapters
+from pragexp.generation.finetuning.finetune import (
     check_finetune,
     lora_identity,
     lora_settings,
@@ -55,13 +56,12 @@ from pragexp.generation.finetune import (
     quantization_config,
     quantization_settings,
 )
-from pragexp.generation.head_cache import HeadCache
-from pragexp.generation.requests import ChoiceRequest, OptionScore
-from pragexp.generation.sampling import RowSampler
-from pragexp.generation.scorer import SCORING, score_choices
-from pragexp.generation.seq2seq_scorer import SCORING as SEQ2SEQ_SCORING
-from pragexp.generation.seq2seq_scorer import score_seq2seq
-from pragexp.generation.special_tokens import decode_reply
+from pragexp.generation.reasoning.special_tokens import decode_reply
+from pragexp.generation.scoring.head_cache import HeadCache
+from pragexp.generation.scoring.requests import ChoiceRequest, OptionScore
+from pragexp.generation.scoring.scorer import SCORING, score_choices
+from pragexp.generation.scoring.seq2seq_scorer import SCORING as SEQ2SEQ_SCORING
+from pragexp.generation.scoring.seq2seq_scorer import score_seq2seq
 from pragexp.pretrained import SMOLLM2, loaded, resolve
 from pragexp.pretrained.causal import load_causal_model, load_causal_tokenizer
 from pragexp.pretrained.seq2seq import is_encoder_decoder, load_seq2seq_lm
@@ -126,7 +126,7 @@ class HFBackend(LLMBackend):
     def identity(self) -> dict:
         """Everything that decides an answer besides the call itself (the response cache's key). The training
         settings (`finetune`, `lora`, `gradient_checkpointing`) are not in it: a model that trains is never put
-        behind the cache (`cache.cached`), and the benchmark curves key its steps themselves
+        behind the cache (`cached_backend.cached`), and the benchmark curves key its steps themselves
         (`training.benchmarks.StepBackend`: the settings and the weights as they stand)."""
         if self._identity is None:
             self._identity = {

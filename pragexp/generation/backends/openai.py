@@ -31,8 +31,8 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 
 import torch
 
-from pragexp.generation import served
-from pragexp.generation.backend import (
+from pragexp.generation.backends import served
+from pragexp.generation.backends.base import (
     GenerationParams,
     LLMBackend,
     Prompt,
@@ -40,7 +40,7 @@ from pragexp.generation.backend import (
     stream_seed,
     template_kwargs,
 )
-from pragexp.generation.requests import ChoiceRequest, OptionScore, split_trailing_space
+from pragexp.generation.scoring.requests import ChoiceRequest, OptionScore, split_trailing_space
 from pragexp.prompting.reasoning import DEFAULT_MARKERS
 
 log = logging.getLogger(__name__)
@@ -115,8 +115,8 @@ class OpenAIBackend(LLMBackend):
         }
 
     def served(self) -> dict:
-        """What the server serves under `model` (`generation.served`): what `/v1/models` says of it and the
-        fingerprint of a probe's log-probabilities, or its address where it gives none; asked once."""
+        """What the server serves under `model` (`generation.backends.served`): what `/v1/models` says of it
+        and the fingerprint of a probe's log-probabilities, or its address where it gives none; asked once."""
         with self._served_lock:
             if self._served is None:
                 try:

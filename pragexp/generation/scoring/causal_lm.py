@@ -1,5 +1,6 @@
-"""A transformers causal LM as the scorer calls it (`generation.scorer`): log-probabilities at chosen positions
-only, the KV cache as plain (keys, values) per layer, and the DynamicCache of any transformers version."""
+"""A transformers causal LM as the scorer calls it (`generation.scoring.scorer`): log-probabilities at chosen
+positions only, the KV cache as plain (keys, values) per layer, and the DynamicCache of any transformers
+version."""
 
 from __future__ import annotations
 

@@ -16,7 +16,8 @@ in one place: the settings, the backend it needs, what trains, and what a checkp
   learns its target text after the prompt, closed by the end-of-text token (`target_nll`).
 - Checkpoints hold only what trained (the adapters, or every weight for `full`: `keep_trained_weights`) and the
   base model's identity, checked when loaded; beside each checkpoint the tuned weights are also written in
-  peft's own folder format: `generation.adapters`, the one module that saves, loads and checks them.
+  peft's own folder format: `generation.finetuning.adapters`, the one module that saves, loads and checks
+  them.
 """
 
 from __future__ import annotations
@@ -28,8 +29,8 @@ from typing import Protocol
 import torch
 from torch import nn
 
-from pragexp.generation.requests import ChoiceRequest
-from pragexp.generation.scorer import option_logliks
+from pragexp.generation.scoring.requests import ChoiceRequest
+from pragexp.generation.scoring.scorer import option_logliks
 from pragexp.utils.contracts import require
 
 FINETUNES = ("none", "lora", "full")

@@ -9,9 +9,9 @@ import threading
 import time
 from pathlib import Path
 
-from pragexp.generation.response_cache import records
-from pragexp.generation.response_cache.files import IDLE, Writer
-from pragexp.generation.response_cache.index import FolderIndex
+from pragexp.generation.cache import records
+from pragexp.generation.cache.files import IDLE, Writer
+from pragexp.generation.cache.index import FolderIndex
 
 log = logging.getLogger(__name__)
 _decode = json.JSONDecoder().raw_decode  # values are json.dumps output: no whitespace around them

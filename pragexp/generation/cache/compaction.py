@@ -18,9 +18,9 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pragexp.generation.response_cache import records
-from pragexp.generation.response_cache.files import IDLE, new_name
-from pragexp.generation.response_cache.index import FolderIndex
+from pragexp.generation.cache import records
+from pragexp.generation.cache.files import IDLE, new_name
+from pragexp.generation.cache.index import FolderIndex
 from pragexp.utils.io import atomic_output
 
 log = logging.getLogger(__name__)

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import torch
 
-from pragexp.generation.backend import LLMBackend
+from pragexp.generation.backends.base import LLMBackend
 from pragexp.pretrained import MINILM, files_digest, resolve
 from pragexp.pretrained.tokenizer import load_tokenizer
 from pragexp.utils.tensors import mean_pool

@@ -3,7 +3,7 @@
 A run scores its test set in batches, one call each, and a head (the system turn, instructions and shared
 demonstrations every item's prompt starts with) is the same in every batch: computed once, it serves them all.
 A head's cache is a function of the head's tokens and the model's weights only (it runs alone, in a pass of its
-own shape: `fixed_passes`), so reusing it gives the numbers a fresh pass would, bit for bit.
+own shape: `passes`), so reusing it gives the numbers a fresh pass would, bit for bit.
 
 It is kept while the weights cannot have changed (`weights_stamp`): the same module, every submodule in eval
 mode (dropout off), and each parameter where it was: the same storage, at the same address, of the same dtype,
@@ -26,7 +26,7 @@ from collections import OrderedDict
 import torch
 from torch.multiprocessing.reductions import StorageWeakRef
 
-from pragexp.generation.causal_lm import CausalLM
+from pragexp.generation.scoring.causal_lm import CausalLM
 
 MAX_BYTES = 1 << 30  # a 2,000-token head of SmolLM2 is ~90 MB in float32; of a 7B model in bf16, ~270 MB
 

@@ -1,4 +1,4 @@
-"""`python -m pragexp.generation.response_cache compact|stats <folder>`: merge a cache folder's finished files into
+"""`python -m pragexp.generation.cache compact|stats <folder>`: merge a cache folder's finished files into
 one pack, or say what the folder holds."""
 
 from __future__ import annotations
@@ -8,13 +8,13 @@ import logging
 import sys
 from pathlib import Path
 
-from pragexp.generation.response_cache.compaction import compact
-from pragexp.generation.response_cache.files import IDLE
-from pragexp.generation.response_cache.index import FolderIndex
+from pragexp.generation.cache.compaction import compact
+from pragexp.generation.cache.files import IDLE
+from pragexp.generation.cache.index import FolderIndex
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m pragexp.generation.response_cache", description=__doc__)
+    parser = argparse.ArgumentParser(prog="python -m pragexp.generation.cache", description=__doc__)
     parser.add_argument("command", choices=("compact", "stats"))
     parser.add_argument("folder", type=Path, help="a response cache folder: <paths.cache_dir>/llm/responses")
     parser.add_argument(

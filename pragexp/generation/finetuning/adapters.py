@@ -25,7 +25,7 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
-from pragexp.generation.finetune import TunableBackend
+from pragexp.generation.finetuning.finetune import TunableBackend
 from pragexp.pretrained import weights_sha256
 from pragexp.runs.checkpoint import adapter_folder
 from pragexp.utils.durable import replace_folder

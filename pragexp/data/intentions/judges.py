@@ -5,18 +5,19 @@ the literal one (U2^L)?
   U2^T's and U2^L's, without the context. The paper computes it with LLM2Vec; here the encoder is what the
   backend is: all-MiniLM-L6-v2 offline (`judge=embedding`, a small sentence encoder), any encoder or an
   LLM's mean-pooled hidden states (`HFBackend.embed`, a causal LM not trained to embed), or a real LLM2Vec
-  model through the llm2vec package (`judge=llm2vec`, `encoder.LLM2VecBackend`).
+  model through the llm2vec package (`judge=llm2vec`, `generation.backends.encoder.LLM2VecBackend`).
 - `LLMJudge` (`judge=llm`, `judge=gpt4`): the paper's contextual-similarity prompt (Appendix A.4; a prompt
   template of conf/judge/_contextual_similarity.yaml, contextual or not) at temperature 0, the two references
   as options 1 and 2 in an order drawn by a seeded RNG per reply; the answer is parsed leniently
   (`prompting.parse_choice`), and one that names no option ("neither", or nothing readable) is counted, never
   fatal.
 
-Each asks its backend through the response cache as the model does (`cache.cached`, with the judge config's
-`cache_dir` and `use_cache`). Both take `JudgeRequest`s (the item as the prompts see it: a `PromptItem` whose `references` hold U2^T as
-`reply_true` and U2^L as `reply_literal`) and return one `Verdict` per request: `choice` is true, literal,
-neither or invalid, `detail` what the decision rests on (similarities, the options' order and the raw answer).
-Part of the intentions story (task=intentions_reply: pragexp/tasks/intentions.py).
+Each asks its backend through the response cache as the model does (`generation.cache.cached_backend.cached`,
+with the judge config's `cache_dir` and `use_cache`). Both take `JudgeRequest`s (the item as the prompts see
+it: a `PromptItem` whose `references` hold U2^T as `reply_true` and U2^L as `reply_literal`) and return one
+`Verdict` per request: `choice` is true, literal, neither or invalid, `detail` what the decision rests on
+(similarities, the options' order and the raw answer). Part of the intentions story (task=intentions_reply:
+pragexp/tasks/intentions.py).
 """
 
 from __future__ import annotations
@@ -25,17 +26,11 @@ import random
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from pragexp.generation.backend import GenerationParams, LLMBackend, Prompt, draw_seed
-from pragexp.generation.cache import cached
+from pragexp.generation.backends.base import GenerationParams, LLMBackend, Prompt, draw_seed
+from pragexp.generation.cache.cached_backend import cached
 from pragexp.prompting import PromptItem, load_templates, parse_choice, select_template
-from pragexp.prompting.parsing import INVALID, LITERAL, NEITHER, NO_REPLY, TRUE  # noqa: F401 (the judges' names)
-
-
-@dataclass(frozen=True)
-class JudgeRequest:
-    item: PromptItem  # its references hold reply_true (U2^T) and reply_literal (U2^L)
-    reply: str
-    key: tuple = ()  # (dataset index, temperature, sample): seeds the option order
+from pragexp.prompting.items import JudgeRequest
+from pragexp.prompting.parsing import INVALID, LITERAL, NEITHER, TRUE
 
 
 @dataclass

@@ -24,7 +24,7 @@ from collections.abc import Callable, Sequence
 
 import torch
 
-from pragexp.generation.requests import (
+from pragexp.generation.scoring.requests import (
     ChoiceRequest,
     EncodedRequest,
     OptionScore,

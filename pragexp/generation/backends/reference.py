@@ -5,7 +5,7 @@ literal one closer to U2^L (0%)."""
 
 from __future__ import annotations
 
-from pragexp.generation.backend import GenerationParams, LLMBackend, Prompt, UnsupportedCall
+from pragexp.generation.backends.base import GenerationParams, LLMBackend, Prompt, UnsupportedCall
 
 FIELDS = ("reply_true", "reply_literal")
 

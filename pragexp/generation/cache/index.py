@@ -20,8 +20,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from pragexp.generation.response_cache import records
-from pragexp.generation.response_cache.files import IDLE, NAME, writer_done
+from pragexp.generation.cache import records
+from pragexp.generation.cache.files import IDLE, NAME, writer_done
 
 log = logging.getLogger(__name__)
 # Where an answer is: its record's file name, offset, length and checksum; or, for a short one (at most INLINE

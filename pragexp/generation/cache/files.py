@@ -19,7 +19,7 @@ import socket
 import time
 from pathlib import Path
 
-from pragexp.generation.response_cache import records
+from pragexp.generation.cache import records
 
 log = logging.getLogger(__name__)
 NAME = re.compile(

@@ -8,7 +8,7 @@ from collections.abc import Callable, Hashable, Sequence
 
 import torch
 
-from pragexp.generation.requests import EncodedRequest, OptionScore
+from pragexp.generation.scoring.requests import EncodedRequest, OptionScore
 
 
 class Arrivals:

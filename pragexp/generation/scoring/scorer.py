@@ -24,7 +24,7 @@ Scoring (`score_choices`, answers the response cache keeps) makes a context's sc
 the model only, the same cold or warm, alone or beside any other requests, whatever their order (issue 27): the
 prefix of step 1 is the request's own head (`ChoiceRequest.head`: the system turn, instructions and
 demonstrations its prompt shares with the prompt's other items), never what the call's contexts happen to share;
-step 2's passes have shapes that depend on the item alone (`fixed_passes`: own parts padded to a length bucket,
+step 2's passes have shapes that depend on the item alone (`passes`: own parts padded to a length bucket,
 as many rows as the bucket's width allows, repeats filling a short pass); in step 3 each longer option has a row
 of its own on a copy of its item's cache, in fixed passes likewise (a packed row would make an option's numbers
 depend on the request's other options, and the cache keeps each option apart). Fine-tuning (`option_logliks`, with
@@ -42,25 +42,26 @@ from dataclasses import dataclass
 
 import torch
 
-from pragexp.generation import fixed_passes
-from pragexp.generation.arrivals import Arrivals
-from pragexp.generation.causal_lm import CausalLM
-from pragexp.generation.head_cache import HeadCache
-from pragexp.generation.item_passes import (
+from pragexp.generation.scoring import passes
+from pragexp.generation.scoring.arrivals import Arrivals
+from pragexp.generation.scoring.causal_lm import CausalLM
+from pragexp.generation.scoring.head_cache import HeadCache
+from pragexp.generation.scoring.passes import (
     ItemBatch,
     first_tokens,
+    packed_rest,
     picked_sum,
     row_bytes,
     rowwise_rest,
     run_items,
 )
-from pragexp.generation.requests import ChoiceRequest, EncodedRequest, OptionScore, encode_request
+from pragexp.generation.scoring.requests import ChoiceRequest, EncodedRequest, OptionScore, encode_request
 from pragexp.utils.tensors import pad_right
 
 log = logging.getLogger(__name__)
 # The recipe (pairing and computation), in the response cache's key: v2 reads each item's cache once for all its options
 # (issue 25); v3 scores each context alone (the same numbers whatever the cache holds); v4 runs the request's head
-# once and the own parts in fixed-shape batches (`fixed_passes`), so answers stored by an earlier recipe never
+# once and the own parts in fixed-shape batches (`passes`), so answers stored by an earlier recipe never
 # answer for it.
 SCORING = "lm-eval-pair/v4"
 OPTION_TOKENS = 4096  # packed option pass: at most this many (items x option tokens) positions at once ...
@@ -141,45 +142,28 @@ def _collect(
     return values, counts
 
 
-# -- scoring on the KV cache ----------------------------------------------------------------------------------
-
-
-def _score_on_cache(lm: CausalLM, wanted: dict, batch_size: int) -> dict[Pair, torch.Tensor]:
-    keys = sorted(wanted, key=lambda k: (-len(k), k))  # longest first; independent of request order
-    shared, prefix = _shared_prefix(lm, keys)
-    results: dict[Pair, torch.Tensor] = {}
-    for start in range(0, len(keys), batch_size):
-        keys_now = keys[start : start + batch_size]
-        items = run_items(lm, keys_now, [list(k[shared:]) for k in keys_now], shared, prefix)
-        options = [list(wanted[k]) for k in items.keys]
-        if any(len(c) > 1 for conts in options for c in conts) and not _packing_works(lm, items, options):
-            results.update(_options_rowwise(lm, items, options, batch_size))
-        else:
-            results.update(_options_packed(lm, items, options))
-    return results
+# -- scoring: each context alone, in passes of fixed shapes (`passes.plan`) ----------------------------------
 
 
 def _score_fixed(
     lm: CausalLM, wanted: dict, heads: HeadCache, arrived: Arrivals | None = None
 ) -> dict[Pair, torch.Tensor]:
-    """Scoring's way (`fixed_passes`): per head, its cache once (or kept from an earlier call); per pass, the
+    """Scoring's way (`passes.plan`): per head, its cache once (or kept from an earlier call); per pass, the
     rows' own parts; then the rest of the longer options, gathered over the passes of one (head, width) so that
     their passes are full. `arrived(results)` after each pass."""
     results: dict[Pair, torch.Tensor] = {}
-    for head, passes in fixed_passes.plan(wanted):
+    for head, head_passes in passes.plan(wanted):
         prefix = heads.prefix(lm, head)
-        for width, group in itertools.groupby(passes, key=lambda p: p.width):
+        for width, group in itertools.groupby(head_passes, key=lambda p: p.width):
             pending: dict[int, list[_OptionRow]] = {}  # an option's padded width -> rows waiting for a pass
             for one_pass in group:
                 owns = [list(context[len(head) :]) for context, _ in one_pass.rows]
                 items = run_items(lm, list(one_pass.rows), owns, len(head), prefix, width)
                 for row in _first_tokens_fixed(items, one_pass.real, wanted, results):
-                    rows = pending.setdefault(fixed_passes.bucket(len(row.cont) - 1), [])
+                    rows = pending.setdefault(passes.bucket(len(row.cont) - 1), [])
                     rows.append(row)
                     if len(rows) == _option_pass_rows(rows):
-                        results.update(
-                            _options_fixed(lm, pending.pop(fixed_passes.bucket(len(row.cont) - 1)))
-                        )
+                        results.update(_options_fixed(lm, pending.pop(passes.bucket(len(row.cont) - 1))))
                 if arrived:
                     arrived(results)
             for rows in pending.values():
@@ -212,10 +196,10 @@ def _first_tokens_fixed(items: ItemBatch, real: int, wanted: dict, results: dict
 
 
 def _option_pass_rows(rows: list[_OptionRow]) -> int:
-    """The rows of a pass of these options (one width, one cache length): `fixed_passes.rows_for`, at most
+    """The rows of a pass of these options (one width, one cache length): `passes.rows_for`, at most
     OPTION_CACHE_BYTES of cache copies."""
-    width, items = fixed_passes.bucket(len(rows[0].cont) - 1), rows[0].items
-    return min(fixed_passes.rows_for(width), max(1, OPTION_CACHE_BYTES // max(1, row_bytes(items))))
+    width, items = passes.bucket(len(rows[0].cont) - 1), rows[0].items
+    return min(passes.rows_for(width), max(1, OPTION_CACHE_BYTES // max(1, row_bytes(items))))
 
 
 def _options_fixed(lm: CausalLM, rows: list[_OptionRow]) -> dict[Pair, torch.Tensor]:
@@ -224,8 +208,8 @@ def _options_fixed(lm: CausalLM, rows: list[_OptionRow]) -> dict[Pair, torch.Ten
     an option's numbers depend on its context and its tokens only: not on the other options of its request (the
     response cache keeps each option apart) nor on which items shared a pass."""
     results: dict[Pair, torch.Tensor] = {}
-    width = fixed_passes.bucket(len(rows[0].cont) - 1)
-    for chunk, n in fixed_passes.filled(rows, _option_pass_rows(rows)):
+    width = passes.bucket(len(rows[0].cont) - 1)
+    for chunk, n in passes.filled(rows, _option_pass_rows(rows)):
         items = ItemBatch(
             [r.items.keys[r.row] for r in chunk],
             [
@@ -244,6 +228,24 @@ def _options_fixed(lm: CausalLM, rows: list[_OptionRow]) -> dict[Pair, torch.Ten
     return results
 
 
+# -- fine-tuning: the call's shared prefix, batches of `batch_size` items, gradients -------------------------
+
+
+def _score_on_cache(lm: CausalLM, wanted: dict, batch_size: int) -> dict[Pair, torch.Tensor]:
+    keys = sorted(wanted, key=lambda k: (-len(k), k))  # longest first; independent of request order
+    shared, prefix = _shared_prefix(lm, keys)
+    results: dict[Pair, torch.Tensor] = {}
+    for start in range(0, len(keys), batch_size):
+        keys_now = keys[start : start + batch_size]
+        items = run_items(lm, keys_now, [list(k[shared:]) for k in keys_now], shared, prefix)
+        options = [list(wanted[k]) for k in items.keys]
+        if any(len(c) > 1 for conts in options for c in conts) and not _packing_works(lm, items, options):
+            results.update(_options_rowwise(lm, items, options, batch_size))
+        else:
+            results.update(_options_packed(lm, items, options))
+    return results
+
+
 def _shared_prefix(lm: CausalLM, keys: list[tuple[int, ...]]) -> tuple[int, list]:
     """The length of the token prefix every context shares (each keeps at least its last token, whose logits
     score its options' first token) and that prefix's KV cache."""
@@ -252,6 +254,37 @@ def _shared_prefix(lm: CausalLM, keys: list[tuple[int, ...]]) -> tuple[int, list
     while shared < limit and all(k[shared] == first[shared] for k in keys):
         shared += 1
     return shared, lm.prefix_cache(first[:shared])
+
+
+def _packing_works(lm: CausalLM, items: ItemBatch, options: list[list[tuple]]) -> bool:
+    """Whether this kind of model honours the packed pass's 4D mask: checked once per (class, attention
+    implementation, dtype) on the first item with a multi-token option, its longest options packed against one
+    row each (at most OPTION_ROWS of them, or OPTION_CACHE_BYTES of copies: 52 rows of a 5-shot GRICE QA prompt
+    had taken 7 GB)."""
+    if lm.packing_key not in _PACKING:
+        i = next(i for i, conts in enumerate(options) if any(len(c) > 1 for c in conts))
+        # A few of its options (at least two, so that one could see another): each plain row copies the cache.
+        few = max(2, min(OPTION_ROWS, OPTION_CACHE_BYTES // max(1, row_bytes(items))))
+        checked = [*options[:i], sorted(options[i], key=len, reverse=True)[:few], *options[i + 1 :]]
+        rows = [(i, c) for c in checked[i]]
+        mode = lm.model.training
+        lm.model.eval()  # dropout would make the two passes differ
+        try:
+            with torch.no_grad():
+                packed = packed_rest(lm, items, [i], checked)
+                plain = rowwise_rest(lm, items, rows)
+        finally:
+            lm.model.train(mode)
+        tolerance = 1e-3 if lm.packing_key[2] == torch.float32 else 0.25
+        _PACKING[lm.packing_key] = bool((packed - plain).abs().max() <= tolerance)
+        if not _PACKING[lm.packing_key]:
+            log.warning(
+                "%s does not honour a 4D attention mask (packed options differ by %.3g): options are "
+                "scored one row each",
+                lm.packing_key[0],
+                float((packed - plain).abs().max()),
+            )
+    return _PACKING[lm.packing_key]
 
 
 def _options_packed(lm: CausalLM, items: ItemBatch, options: list[list[tuple]]) -> dict[Pair, torch.Tensor]:
@@ -265,7 +298,7 @@ def _options_packed(lm: CausalLM, items: ItemBatch, options: list[list[tuple]]) 
         rows = [(i, c) for i in chunk for c in options[i]]
         values = first_tokens(items, rows)
         if max(width[i] for i in chunk) > 0:
-            values = values + _packed_rest(lm, items, chunk, options)
+            values = values + packed_rest(lm, items, chunk, options)
         for r, (i, cont) in enumerate(rows):
             results[(items.keys[i], cont)] = values[r]
     return results
@@ -284,39 +317,6 @@ def _take_chunk(order: list[int], width: list[int], row_bytes: int) -> list[int]
     return chunk
 
 
-def _packed_rest(
-    lm: CausalLM, items: ItemBatch, chunk: list[int], options: list[list[tuple]]
-) -> torch.Tensor:
-    """log p(option tokens after the first | context, earlier option tokens), per (item, option) row of
-    `chunk`, in row order, from one forward pass over the chunk's packed options."""
-    # per item: fed ids; per item: next ids; per option: (item row, start, n)
-    feeds, targets, spans = [], [], []
-    for r, i in enumerate(chunk):
-        fed, nxt = [], []
-        for cont in options[i]:
-            spans.append((r, len(fed), len(cont) - 1))
-            fed += cont[:-1]
-            nxt += cont[1:]
-        feeds.append(fed or [lm.pad_id])
-        targets.append(nxt)
-    ids, fed_mask = pad_right(feeds, lm.pad_id)
-    q, past = ids.shape[1], items.mask.shape[1]
-    rows = slice(chunk[0], chunk[-1] + 1)  # consecutive items: their caches as views, not copies
-    assert chunk == list(range(rows.start, rows.stop)), "a packed pass takes consecutive items"
-    allowed = torch.zeros(len(chunk), q, past + q, dtype=torch.bool)
-    allowed[:, :, :past] = items.mask[rows].bool().unsqueeze(1)
-    positions = items.ends[rows].unsqueeze(1).expand(-1, q).clone()
-    for r, start, n in spans:
-        block = torch.tril(torch.ones(n, n, dtype=torch.bool))
-        allowed[r, start : start + n, past + start : past + start + n] = block
-        positions[r, start : start + n] += torch.arange(n)
-    layers = [(k[rows], v[rows]) for k, v in items.cache]
-    logp, _ = lm.forward(ids, lm.additive_mask(allowed), positions, layers)
-    target_ids, _ = pad_right([t or [lm.pad_id] for t in targets], lm.pad_id)
-    picked = logp.gather(2, target_ids.to(logp.device).unsqueeze(2)).squeeze(2)
-    return torch.stack([picked[r, start : start + n].sum() for r, start, n in spans])
-
-
 def _options_rowwise(lm: CausalLM, items: ItemBatch, options: list[list[tuple]], batch_size: int) -> dict:
     """Step 3 with one row per (item, option), each on a copy of its item's cache (models that do not honour
     a 4D attention mask), at most `batch_size * OPTION_ROWS` rows and OPTION_CACHE_BYTES of copies at once."""
@@ -331,38 +331,7 @@ def _options_rowwise(lm: CausalLM, items: ItemBatch, options: list[list[tuple]],
     return results
 
 
-def _packing_works(lm: CausalLM, items: ItemBatch, options: list[list[tuple]]) -> bool:
-    """Whether this kind of model honours the packed pass's 4D mask: checked once per (class, attention
-    implementation, dtype) on the first item with a multi-token option, its longest options packed against one
-    row each (at most OPTION_ROWS of them, or OPTION_CACHE_BYTES of copies: 52 rows of a 5-shot GRICE QA prompt
-    had taken 7 GB)."""
-    if lm.packing_key not in _PACKING:
-        i = next(i for i, conts in enumerate(options) if any(len(c) > 1 for c in conts))
-        # A few of its options (at least two, so that one could see another): each plain row copies the cache.
-        few = max(2, min(OPTION_ROWS, OPTION_CACHE_BYTES // max(1, row_bytes(items))))
-        checked = [*options[:i], sorted(options[i], key=len, reverse=True)[:few], *options[i + 1 :]]
-        rows = [(i, c) for c in checked[i]]
-        mode = lm.model.training
-        lm.model.eval()  # dropout would make the two passes differ
-        try:
-            with torch.no_grad():
-                packed = _packed_rest(lm, items, [i], checked)
-                plain = rowwise_rest(lm, items, rows)
-        finally:
-            lm.model.train(mode)
-        tolerance = 1e-3 if lm.packing_key[2] == torch.float32 else 0.25
-        _PACKING[lm.packing_key] = bool((packed - plain).abs().max() <= tolerance)
-        if not _PACKING[lm.packing_key]:
-            log.warning(
-                "%s does not honour a 4D attention mask (packed options differ by %.3g): options are "
-                "scored one row each",
-                lm.packing_key[0],
-                float((packed - plain).abs().max()),
-            )
-    return _PACKING[lm.packing_key]
-
-
-# -- whole sequences (gradient checkpointing) --------------------------------------------------------------------
+# -- whole sequences (gradient checkpointing) ----------------------------------------------------------------
 
 
 def _score_whole(lm: CausalLM, wanted: dict, batch_size: int) -> dict[Pair, torch.Tensor]:

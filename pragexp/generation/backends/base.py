@@ -19,9 +19,9 @@ cache keys on it, so a setting left out of it would let a changed configuration 
 it for nothing would lose answers already paid for. `key_identity(method)` is the part a call of one kind reads
 (`RENDERING`: a scored context or an embedded text is put to the model as it is, without the chat template or the
 system prompt). `calls` counts the model calls made. `finetune` says how the model learns (`none` for every
-backend but the in-process one, `generation.finetune`). A backend that gets its answers in parts (a server's
-replies, a batch at a time) hands each over as it comes (`answer_arrived`): the response cache stores it then, so
-that a run killed before the call returns keeps what it was answered.
+backend but the in-process one, `generation.finetuning.finetune`). A backend that gets its answers in parts (a
+server's replies, a batch at a time) hands each over as it comes (`answer_arrived`): the response cache stores
+it then, so that a run killed before the call returns keeps what it was answered.
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ from dataclasses import asdict, dataclass, field
 
 import torch
 
-from pragexp.generation.requests import ChoiceRequest, OptionScore
+from pragexp.generation.scoring.requests import ChoiceRequest, OptionScore
 
 
 class UnsupportedCall(RuntimeError):
@@ -131,7 +131,7 @@ RENDERING = ("chat", "chat_template", "system_prompt", "chat_template_kwargs", "
 class LLMBackend:
     name = "backend"
     cacheable = True  # the reference backends answer from the data: nothing to cache
-    finetune = "none"  # only an in-process model learns (llm=hf: generation.finetune)
+    finetune = "none"  # only an in-process model learns (llm=hf: generation.finetuning.finetune)
     # per kind of call (the cache's method names), the `identity` fields its answers cannot depend on
     not_read_by: dict[str, tuple[str, ...]] = {"loglikelihood_many": RENDERING, "embed": RENDERING}
 

@@ -27,7 +27,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 
-from pragexp.generation.backend import GenerationParams, LLMBackend, Prompt
+from pragexp.generation.backends.base import GenerationParams, LLMBackend, Prompt
 from pragexp.prompting.reasoning import DEFAULT_MARKERS, check_markers, opens_reasoning, split_reasoning
 
 CAPS = ("reasoning", "reply")

@@ -1,5 +1,6 @@
-"""The response cache's storage: a folder that any number of processes on any number of hosts read and write at
-once, with no lock.
+"""The response cache: a backend put behind it, keyed by what decides an answer (`cached_backend`), and its
+storage (`store`, `files`, `records`, `index`, `compaction`): a folder that any number of processes on any
+number of hosts read and write at once, with no lock.
 
 Guarantees. Each writing process appends to a file of its own (`files`: named by its start time, host, pid and a
 random token), so no two processes ever write one file and nothing is shared but the folder: no lock, no shared
@@ -14,13 +15,13 @@ and a warning naming the file, never a wrong answer. A full disk stops the run w
 and what was stored before stays whole. Two different answers under one key (a model that is not deterministic,
 asked by two jobs at once) are settled alike by every reader, whatever it read first: the answer whose JSON
 sorts first; such keys are counted in the log. What it relies on is what network file systems do give: what one
-writer flushed is seen by others, and a rename is atomic. `python -m pragexp.generation.response_cache compact
+writer flushed is seen by others, and a rename is atomic. `python -m pragexp.generation.cache compact
 <folder>` merges the files whose writers are done (closed, or their process gone, or another host's file idle a
 day) into one sorted pack, atomically, and never removes a file that a process may still write (`compaction`).
 """
 
-from pragexp.generation.response_cache.compaction import Compaction, compact
-from pragexp.generation.response_cache.files import CacheWriteError
-from pragexp.generation.response_cache.store import ResponseCache
+from pragexp.generation.cache.compaction import Compaction, compact
+from pragexp.generation.cache.files import CacheWriteError
+from pragexp.generation.cache.store import ResponseCache
 
 __all__ = ["CacheWriteError", "Compaction", "ResponseCache", "compact"]

@@ -2,10 +2,10 @@
 
 A key is the hash of (backend identity: backend, model, revision, ...; method; prompt or texts;
 parameters; sample index; seed). Answers live in a folder (`<cache_dir>/llm/responses/`) that any number of
-processes on any number of hosts write at once, each to a file of its own, with no lock (`response_cache`: its
-guarantees, its format, its compaction). Answers are stored as they arrive: a backend hands each answer (or
-each batch) over as it comes (`LLMBackend.answer_arrived`), and the cache writes it at once, so a run killed before
-a call returns keeps what the model had answered.
+processes on any number of hosts write at once, each to a file of its own, with no lock (this package's
+storage: its guarantees, its format, its compaction). Answers are stored as they arrive: a backend hands each
+answer (or each batch) over as it comes (`LLMBackend.answer_arrived`), and the cache writes it at once, so a
+run killed before a call returns keeps what the model had answered.
 
 `cached(backend, cache_dir, use_cache)` is the one place a backend is put behind the cache (as
 lm-evaluation-harness's `CachingLM` wraps a model): the model (`model=llm`) and the judges call it with the
@@ -28,10 +28,10 @@ from pathlib import Path
 
 import torch
 
-from pragexp.generation.backend import GenerationParams, LLMBackend, Prompt
-from pragexp.generation.requests import ChoiceRequest, OptionScore
-from pragexp.generation.response_cache import ResponseCache
-from pragexp.generation.scorer import SCORING
+from pragexp.generation.backends.base import GenerationParams, LLMBackend, Prompt
+from pragexp.generation.cache import ResponseCache
+from pragexp.generation.scoring.requests import ChoiceRequest, OptionScore
+from pragexp.generation.scoring.scorer import SCORING
 
 CACHE_DIR = "llm/responses"
 

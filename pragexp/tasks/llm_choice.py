@@ -25,10 +25,10 @@ from typing import Protocol, runtime_checkable
 import torch
 from torch import nn
 
-from pragexp.generation.ranking import TIES, right_under
+from pragexp.generation.ranking import TIES, chosen, right_under
 from pragexp.metrics.choice import ChoiceMetric, pearson
 from pragexp.metrics.item_sets import ItemSetMetric
-from pragexp.tasks.base import EVAL_STAGES, PragexpTask, chosen
+from pragexp.tasks.base import EVAL_STAGES, PragexpTask
 from pragexp.tasks.contracts import PromptData, TaskData, units
 
 

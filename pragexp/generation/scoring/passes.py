@@ -1,0 +1,223 @@
+"""The scorer's forward passes (`scorer`), each with its shape: the item pass of step 2 (`run_items`: items'
+own parts on a prefix's KV cache), the option passes of step 3 (`first_tokens`; `rowwise_rest`: a row per
+option on a copy of its item's cache; `packed_rest`: an item's options side by side in one row) and, for
+scoring, the layout of fixed shapes (`plan`, `bucket`, `rows_for`, `filled`).
+
+Scoring's passes are laid out so that each context's numbers depend on the context alone: not on the other
+contexts of the call, their order, the response cache (it asks only for what it lacks) or a batch-size setting
+(issue 27). Float rounding follows a pass's shapes (in bfloat16 up to
+0.35 in a log-likelihood), so every shape here is a function of the context alone:
+
+- a context is (its token ids, its head: how many of its leading tokens its prompt shares with the prompt's other
+  items, `EncodedRequest.head`). The head runs once per distinct head (batch of one) and its KV cache serves
+  every row on it;
+- the rest of the context (its own part, at least its last token) is padded to its width, a multiple of `BUCKET`
+  tokens: on the left after a head, so that every row's last token, whose logits score the options' first token,
+  is the pass's last position; on the right without one (a left pad would attend to nothing), with at least one
+  pad (transformers may drop a mask of ones, and with it change the attention kernel, where no row has a pad
+  and queries and keys are as many), the logits kept at the `BUCKET` positions where such a row may end;
+- a pass holds rows of one (head, width), as many as `PASS_TOKENS` make at that width (at least one), a short
+  pass filled with repeats of its first row, whose results are dropped. A forward pass costs a fixed part (the
+  weights read once) and a part per token (most of it on a CPU), and a call's rows of a width are often few: a
+  pass of short rows holds many, a pass of long rows (demonstrations drawn for each item) one, so that the
+  dummies never cost more than `PASS_TOKENS` tokens per width.
+
+The rest of a longer option (its tokens after the first) runs the same way on a copy of its item's cache: padded
+as an own part, rows of one width in passes that `rows_for` and `filled` lay out (`scorer._options_fixed`,
+gathered over the item passes of one head and width).
+
+Fixed shapes, not the batch-size invariance of a BLAS (which GPUs do not promise), make a row's numbers the same
+whatever shares its pass: a row of a matrix product of a given shape is computed the same way whatever the other
+rows hold, and attention is per row.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+
+import torch
+
+from pragexp.generation.scoring.causal_lm import CausalLM
+from pragexp.utils.tensors import pad_right
+
+PASS_TOKENS = 128  # a pass's rows x width, at least one row
+BUCKET = 8  # own parts are padded to a multiple of this many tokens
+Context = tuple[tuple[int, ...], int]  # (token ids, head length in tokens)
+
+
+# -- scoring's fixed shapes ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Pass:
+    head: tuple[int, ...]  # the token ids every row starts with
+    width: int  # the own parts' padded length
+    rows: tuple[Context, ...]  # `rows_for(width)` contexts: the real ones, then repeats of the first
+    real: int  # how many rows are real
+
+
+def bucket(own_tokens: int, headless: bool = False) -> int:
+    """The padded length of an own part of `own_tokens` tokens; at least one pad where the context has no head
+    (only there would a pass without pads have a mask of ones: its queries as many as its keys)."""
+    return BUCKET * ((own_tokens + headless + BUCKET - 1) // BUCKET)
+
+
+def rows_for(width: int) -> int:
+    """How many rows a pass of this width holds."""
+    return max(1, PASS_TOKENS // width)
+
+
+def filled(rows: list, size: int) -> list[tuple[list, int]]:
+    """`rows` in passes of `size`, the last one filled with repeats of its first row: [(pass rows, real ones)]."""
+    passes = []
+    for start in range(0, len(rows), size):
+        chunk = rows[start : start + size]
+        passes.append((chunk + chunk[:1] * (size - len(chunk)), len(chunk)))
+    return passes
+
+
+def to_the_left(rows: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
+    """Right-padded rows (the first `lengths` entries of each real) as left-padded ones."""
+    width = rows.shape[1]
+    return torch.stack([row.roll(int(width - n)) for row, n in zip(rows, lengths, strict=True)])
+
+
+def last_positions(width: int) -> torch.Tensor:
+    """The positions where a headless own part right-padded to `width` (`bucket`: at least one pad) may end."""
+    return torch.arange(max(0, width - BUCKET - 1), width - 1)
+
+
+def plan(contexts) -> list[tuple[tuple[int, ...], list[Pass]]]:
+    """[(head, [its passes])] for the distinct `contexts` (an iterable of `Context`), in an order that depends on
+    the set only."""
+    groups: dict[tuple[tuple[int, ...], int], list[Context]] = {}
+    for ids, head in sorted(set(contexts)):
+        if not 0 <= head < len(ids):
+            raise ValueError(f"a context of {len(ids)} tokens cannot have a head of {head}")
+        groups.setdefault((ids[:head], bucket(len(ids) - head, not head)), []).append((ids, head))
+    passes = [
+        Pass(head, width, tuple(chunk), real)
+        for (head, width), rows in sorted(groups.items())
+        for chunk, real in filled(rows, rows_for(width))
+    ]
+    return [(head, list(group)) for head, group in itertools.groupby(passes, key=lambda p: p.head)]
+
+
+# -- step 2: the item pass -----------------------------------------------------------------------------------
+
+
+@dataclass
+class ItemBatch:
+    """Step 2's result for a batch of items: their caches and where each item's context ends."""
+
+    keys: list[tuple]  # the items' context keys (their ids; in scoring, (ids, head))
+    cache: list[tuple[torch.Tensor, torch.Tensor]]  # per layer (keys, values): (items, heads, length, dim)
+    mask: torch.Tensor  # (items, length): 1 for a real context token
+    ends: torch.Tensor  # (items,): each context's length (shared prefix included)
+    last: torch.Tensor  # (items, vocab): log p(next token) after each context
+
+
+def run_items(
+    lm: CausalLM,
+    keys: list[tuple],
+    owns: list[list[int]],
+    shared: int,
+    prefix: list,
+    width: int | None = None,
+) -> ItemBatch:
+    """Each item's own part of its context, on the shared prefix's cache expanded over the batch, padded to
+    `width` (scoring's fixed shapes: `bucket`) or else to the longest."""
+    own, own_mask = pad_right(owns, lm.pad_id, width)
+    lengths = own_mask.sum(1)
+    positions = shared + torch.arange(own.shape[1]).expand(len(keys), -1)
+    ends_at = lengths - 1  # each row's last position: it predicts the options' first token ...
+    keep = torch.unique(ends_at)  # ... and only those positions' logits are needed
+    if width is not None and shared:  # left-padded: every row ends at the last position
+        own, own_mask = to_the_left(own, lengths), to_the_left(own_mask, lengths)
+        positions = shared + (own_mask.cumsum(1) - 1).clamp(min=0)
+        ends_at = torch.full_like(lengths, width - 1)
+        keep = ends_at[:1]
+    elif width is not None:  # right-padded (a left pad would attend to nothing): wherever a row may end
+        keep = last_positions(width)
+    mask = torch.cat([torch.ones(len(keys), shared, dtype=torch.long), own_mask], dim=1)
+    expanded = [(k.expand(len(keys), -1, -1, -1), v.expand(len(keys), -1, -1, -1)) for k, v in prefix]
+    logp, cache = lm.forward(own, mask, positions, expanded, keep=keep if lm.keeps_logits else None)
+    column = torch.searchsorted(keep, ends_at) if lm.keeps_logits else ends_at
+    last = logp[torch.arange(len(keys)), column.to(logp.device)]
+    return ItemBatch(keys, cache, mask, shared + lengths, last)
+
+
+def row_bytes(items: ItemBatch) -> int:
+    """The bytes of one item's KV cache."""
+    return sum(t[0].numel() * t.element_size() for layer in items.cache for t in layer)
+
+
+# -- step 3: the option passes -------------------------------------------------------------------------------
+
+
+def first_tokens(items: ItemBatch, rows: list[tuple[int, tuple[int, ...]]]) -> torch.Tensor:
+    """log p(first option token | context) per (item, continuation) row."""
+    device = items.last.device
+    item = torch.tensor([i for i, _ in rows], device=device)
+    token = torch.tensor([c[0] for _, c in rows], device=device)
+    return items.last[item, token]
+
+
+def rowwise_rest(
+    lm: CausalLM, items: ItemBatch, rows: list[tuple[int, tuple]], width: int | None = None
+) -> torch.Tensor:
+    """log p(option tokens after the first | context, earlier option tokens), one row per option, its fed tokens
+    right-padded to `width` (or the longest)."""
+    if all(len(c) == 1 for _, c in rows):
+        return torch.zeros(len(rows), device=items.last.device)
+    item = torch.tensor([i for i, _ in rows])
+    layers = [(k[item.to(k.device)], v[item.to(v.device)]) for k, v in items.cache]
+    inputs, in_mask = pad_right([list(c[:-1]) or [lm.pad_id] for _, c in rows], lm.pad_id, width)
+    for r, (_, cont) in enumerate(rows):
+        in_mask[r, len(cont) - 1 :] = 0  # a one-token option feeds nothing
+    mask = torch.cat([items.mask[item], in_mask], dim=1)
+    positions = items.ends[item].unsqueeze(1) + torch.arange(inputs.shape[1])
+    logp, _ = lm.forward(inputs, mask, positions, layers)
+    return picked_sum(lm, logp, [list(c[1:]) for _, c in rows])
+
+
+def picked_sum(lm: CausalLM, logp: torch.Tensor, targets: list[list[int]]) -> torch.Tensor:
+    """Per row: the sum of log p(target token) over the row's targets (rows right-padded; the sum runs over all
+    of `logp`'s positions, so that its order depends on the pass's shape, not on the longest target)."""
+    ids, mask = pad_right([t or [lm.pad_id] for t in targets], lm.pad_id, logp.shape[1])
+    for r, t in enumerate(targets):
+        mask[r, len(t) :] = 0
+    picked = logp.gather(2, ids.to(logp.device).unsqueeze(2)).squeeze(2)
+    return (picked * mask.to(picked.device)).sum(1)
+
+
+def packed_rest(lm: CausalLM, items: ItemBatch, chunk: list[int], options: list[list[tuple]]) -> torch.Tensor:
+    """log p(option tokens after the first | context, earlier option tokens), per (item, option) row of
+    `chunk`, in row order, from one forward pass over the chunk's packed options."""
+    # per item: fed ids; per item: next ids; per option: (item row, start, n)
+    feeds, targets, spans = [], [], []
+    for r, i in enumerate(chunk):
+        fed, nxt = [], []
+        for cont in options[i]:
+            spans.append((r, len(fed), len(cont) - 1))
+            fed += cont[:-1]
+            nxt += cont[1:]
+        feeds.append(fed or [lm.pad_id])
+        targets.append(nxt)
+    ids, fed_mask = pad_right(feeds, lm.pad_id)
+    q, past = ids.shape[1], items.mask.shape[1]
+    rows = slice(chunk[0], chunk[-1] + 1)  # consecutive items: their caches as views, not copies
+    assert chunk == list(range(rows.start, rows.stop)), "a packed pass takes consecutive items"
+    allowed = torch.zeros(len(chunk), q, past + q, dtype=torch.bool)
+    allowed[:, :, :past] = items.mask[rows].bool().unsqueeze(1)
+    positions = items.ends[rows].unsqueeze(1).expand(-1, q).clone()
+    for r, start, n in spans:
+        block = torch.tril(torch.ones(n, n, dtype=torch.bool))
+        allowed[r, start : start + n, past + start : past + start + n] = block
+        positions[r, start : start + n] += torch.arange(n)
+    layers = [(k[rows], v[rows]) for k, v in items.cache]
+    logp, _ = lm.forward(ids, lm.additive_mask(allowed), positions, layers)
+    target_ids, _ = pad_right([t or [lm.pad_id] for t in targets], lm.pad_id)
+    picked = logp.gather(2, target_ids.to(logp.device).unsqueeze(2)).squeeze(2)
+    return torch.stack([picked[r, start : start + n].sum() for r, start, n in spans])
