@@ -1,4 +1,5 @@
-"""One Circa training epoch through pragexp (ClassificationTask + Lightning Trainer) against a plain PyTorch loop.
+"""One Circa training epoch through pragexp (ClassificationTask + Lightning Trainer) against a plain PyTorch
+loop.
 
     python bench/bench_circa_epoch.py [--path circa-data.tsv] [--model minilm|tiny|bert-base-uncased]
                                       [--examples 512] [--batch-size 32] [--repeats 3] [--threads N]

@@ -105,14 +105,14 @@ def main() -> None:
     exact_qps = args.queries / search_s
     rows.append(("flat (exact)", build_s, size_mib(flat), "-", exact_qps, 1.0))
 
-    # -- the wrapper against raw faiss, same index, same queries ----------------------------------------------
+    # -- the wrapper against raw faiss, same index, same queries ---------------------------------------------
     wrapper_times, raw_times = [], []
     for _ in range(args.repeats):
         raw_times.append(timed(lambda: flat.search(queries, k))[0])
         wrapper_times.append(timed(lambda: wrapped.search(queries, k))[0])
     flat_ratio = min(wrapper_times) / min(raw_times)
 
-    # -- approximate indexes: one build each, then a sweep of their search setting ----------------------------
+    # -- approximate indexes: one build each, then a sweep of their search setting ---------------------------
     def sweep(label: str, built, build_s: float, settings: list[tuple[str, IndexSpec]]):
         for setting, spec in settings:
             set_search_params(built, spec)

@@ -1,4 +1,5 @@
-"""LLM generation for the intentions' reply task: batched vs one prompt at a time, and a re-run from the cache.
+"""LLM generation for the intentions' reply task: batched vs one prompt at a time, and a re-run from the
+cache.
 
     python bench/bench_generation.py [--path dev.csv] [--model smollm2|tiny|<hub name>] [--prompts 16]
                                      [--max-new-tokens 64] [--batch-size 16] [--threads N] [--part all|batch|cache]

@@ -8,11 +8,11 @@ Needs lm-evaluation-harness: `pip install 'pragexp[bench]'` (not part of `make i
 
 1. The whole command, from a cold process: `python -m pragexp.eval task=circa model=llm data.path=<path>`
    (RELAXED, matched, template 0, chat template, 4 options, float32 on the CPU, no response cache), limited to
-   the first `--items` test items (batches of `--eval-batch`, 256 as Circa's config: each batch one scorer call,
-   whose fixed-shape passes fill better with more items); items per second of wall time, start-up and loading
-   included, and where that time went (a probe on the scorer in the child process: up to its first call, inside
-   its calls, the rest). Its predictions.jsonl records, per item, the text the model read and each option's
-   continuation: those are the recorded requests.
+   the first `--items` test items (batches of `--eval-batch`, 256 as Circa's config: each batch one scorer
+   call, whose fixed-shape passes fill better with more items); items per second of wall time, start-up and
+   loading included, and where that time went (a probe on the scorer in the child process: up to its first
+   call, inside its calls, the rest). Its predictions.jsonl records, per item, the text the model read and
+   each option's continuation: those are the recorded requests.
 2. The scorer alone: `HFBackend.loglikelihood_many` on the recorded requests, in this process (after a warm-up
    on two of them).
 3. lm-evaluation-harness: `lm_eval.models.huggingface.HFLM(pretrained=<the same model object>, tokenizer=<the
@@ -20,10 +20,10 @@ Needs lm-evaluation-harness: `pip install 'pragexp[bench]'` (not part of `make i
    `loglikelihood` on the same (context, continuation) pairs (one forward pass per pair).
 
 `--no-lm-eval` leaves out step 3 (at 1,024 items it is the longest by far: one forward pass per option). Each
-phase prints its figure as it ends; then the ratios, and max |d loglik| between the recorded, the scorer's and lm-eval's numbers
-(and whether the choices agree), all measured in this one run. `--bf16` also times the scorer alone with
-`llm.dtype=bfloat16` on the same requests (a CPU without bf16 instructions emulates it: slower there) and says how
-far its log-likelihoods and choices are from float32's.
+phase prints its figure as it ends; then the ratios, and max |d loglik| between the recorded, the scorer's and
+lm-eval's numbers (and whether the choices agree), all measured in this one run. `--bf16` also times the
+scorer alone with `llm.dtype=bfloat16` on the same requests (a CPU without bf16 instructions emulates it:
+slower there) and says how far its log-likelihoods and choices are from float32's.
 """
 
 from __future__ import annotations
@@ -111,7 +111,8 @@ def child(overrides: list[str]) -> None:
 def recorded(out: Path, items: int) -> tuple[list[ChoiceRequest], list[list[float]]]:
     lines = (out / "predictions.jsonl").read_text(encoding="utf-8").splitlines()[:items]
     records = [json.loads(line) for line in lines]
-    # the request as the command asked it: its head (the characters its prompt shares with the others) included
+    # the request as the command asked it: its head (the characters its prompt shares with the others)
+    # included
     requests = [ChoiceRequest(r["prompt"], tuple(r["continuations"]), head=r.get("head", 0)) for r in records]
     return requests, [r["loglik"] for r in records]
 

@@ -1,4 +1,5 @@
-"""LoRA training step: pragexp's `PromptedLLM` (llm.finetune=lora) vs a plain transformers + peft loop, same batches.
+"""LoRA training step: pragexp's `PromptedLLM` (llm.finetune=lora) vs a plain transformers + peft loop, same
+batches.
 
     python bench/bench_lora_step.py [--model smollm2|tiny] [--batch-size 8] [--steps 20] [--warmup 2]
                                     [--shots 0] [--template 0] [--path circa.tsv] [--device cpu|cuda]
@@ -93,7 +94,7 @@ def circa_prompt(template: int, shots: int) -> dict:
     return OmegaConf.to_container(root, resolve=True)["prompt"]
 
 
-# -- one trainer, in its own process ---------------------------------------------------------------------------
+# -- one trainer, in its own process -------------------------------------------------------------------------
 
 
 def adapter_digest(model) -> str:
@@ -237,7 +238,7 @@ def run_trainer(args) -> dict:
     }
 
 
-# -- the parent: both trainers, compared -----------------------------------------------------------------------
+# -- the parent: both trainers, compared ---------------------------------------------------------------------
 
 
 def child(name: str, argv: list[str], device: str) -> dict:

@@ -49,8 +49,8 @@ if "PRAGEXP_MODEL_CACHE" not in os.environ:
 
 @pytest.fixture(autouse=True)
 def models_kept_per_test():
-    """A test's models are its own: a model kept for the next job of the process (`pretrained.loaded`) is let go
-    after each test, so that a test that replaces a loader (an engineered tiny model) sees its own."""
+    """A test's models are its own: a model kept for the next job of the process (`pretrained.loaded`) is let
+    go after each test, so that a test that replaces a loader (an engineered tiny model) sees its own."""
     yield
     from pragexp.utils.pretrained import loaded
 
@@ -229,7 +229,8 @@ def make_config(tmp_path, cache_dir):
 
 
 def _fixture_folder(data: str) -> list[str] | None:
-    """A benchmark's invented files in tests/fixtures/<data>/ (a new benchmark needs no entry in TINY_DATA)."""
+    """A benchmark's invented files in tests/fixtures/<data>/ (a new benchmark needs no entry in
+    TINY_DATA)."""
     folder = FIXTURES / data
     return [f"data.path={folder}"] if folder.is_dir() else None
 

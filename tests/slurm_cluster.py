@@ -16,10 +16,11 @@ then ends each daemon by its pid (SIGTERM, a wait, SIGKILL), then whatever the c
 there (a job's slurmstepd and its processes, which outlive slurmd: each has this cluster's SLURM_CONF in its
 environment). Nothing outlives the process that started the cluster, even one killed with SIGKILL: the kernel
 kills each daemon when that process dies (PR_SET_PDEATHSIG), and a watchdog, told the same way, then ends the
-rest as `stop` does. `database` makes a database and a user on the cluster's MariaDB (an Optuna study's storage).
+rest as `stop` does. `database` makes a database and a user on the cluster's MariaDB (an Optuna study's
+storage).
 
-`python tests/slurm_cluster.py DIR` starts one and waits (Ctrl-C or `kill` stops it), to try commands by hand with
-`SLURM_CONF=DIR/etc/slurm.conf`.
+`python tests/slurm_cluster.py DIR` starts one and waits (Ctrl-C or `kill` stops it), to try commands by hand
+with `SLURM_CONF=DIR/etc/slurm.conf`.
 """
 
 from __future__ import annotations
@@ -88,8 +89,8 @@ class SlurmCluster:
     # -- processes -------------------------------------------------------------------------------------
 
     def _start(self, name: str, args: list[str], dies_with=signal.SIGKILL) -> subprocess.Popen:
-        """A daemon, in a session of its own (a Ctrl-C in the tests' terminal is not theirs), that the kernel sends
-        `dies_with` when this process dies."""
+        """A daemon, in a session of its own (a Ctrl-C in the tests' terminal is not theirs), that the kernel
+        sends `dies_with` when this process dies."""
         log = (self.root / "log" / f"{name}.out").open("ab")
         proc = subprocess.Popen(
             [_which(args[0]), *args[1:]],
@@ -162,7 +163,8 @@ class SlurmCluster:
         for sub in ("etc", "munge", "db", "log", "state", "spool"):
             (self.root / sub).mkdir(parents=True, exist_ok=True)
         try:
-            # First: it ends what the cluster started if this process dies (the daemons die with it by themselves).
+            # First: it ends what the cluster started if this process dies (the daemons die with it by
+            # themselves).
             self._start(
                 "watchdog", [sys.executable, __file__, "--watch", str(self.conf)], dies_with=signal.SIGTERM
             )
@@ -300,8 +302,9 @@ class SlurmCluster:
         )
 
     def stop(self) -> None:
-        """Cancels the jobs still there, then ends every daemon this cluster started, by pid, the last started first,
-        then what else it started (see the module docstring). scancel and squeue get a few seconds each."""
+        """Cancels the jobs still there, then ends every daemon this cluster started, by pid, the last started
+        first, then what else it started (see the module docstring). scancel and squeue get a few seconds
+        each."""
         if any(name == "slurmd" and proc.poll() is None for name, proc in self.procs):
             try:
                 self.run("scancel", "--full", "--user=root", check=False, timeout=5)
@@ -335,8 +338,8 @@ PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
 
 
 def _end(pid: int, wait, timeout: float = 5) -> None:
-    """SIGTERM, up to `timeout` seconds for it to exit, then SIGKILL. `wait(timeout=...)`: the process's own (a
-    child's Popen.wait), or a poll of /proc."""
+    """SIGTERM, up to `timeout` seconds for it to exit, then SIGKILL. `wait(timeout=...)`: the process's own
+    (a child's Popen.wait), or a poll of /proc."""
     try:
         os.kill(pid, signal.SIGTERM)
     except ProcessLookupError:
@@ -353,9 +356,9 @@ def _end(pid: int, wait, timeout: float = 5) -> None:
 
 
 def end_started_by(conf: Path, but: tuple[int, ...] = ()) -> list[int]:
-    """Ends every process (but these) whose environment names this cluster's SLURM_CONF: its daemons, its jobs'
-    slurmstepd and their processes, which SLURM starts with the environment of whoever submitted them. Returns
-    their pids."""
+    """Ends every process (but these) whose environment names this cluster's SLURM_CONF: its daemons, its
+    jobs' slurmstepd and their processes, which SLURM starts with the environment of whoever submitted them.
+    Returns their pids."""
     pids = [pid for pid in _environment_has(f"SLURM_CONF={conf}") if pid not in (os.getpid(), *but)]
     for pid in pids:
         _end(pid, lambda timeout, pid=pid: _wait_gone(pid, timeout))
@@ -390,8 +393,8 @@ def _wait_gone(pid: int, timeout: float) -> None:
 
 
 def watch(conf: Path) -> None:
-    """The watchdog: waits for SIGTERM (sent by the kernel when the process that started the cluster dies, or by
-    `stop`), then ends what the cluster started."""
+    """The watchdog: waits for SIGTERM (sent by the kernel when the process that started the cluster dies, or
+    by `stop`), then ends what the cluster started."""
     signal.signal(signal.SIGTERM, lambda *_: None)
     signal.pause()
     end_started_by(conf)

@@ -1,5 +1,6 @@
-"""The LLM benchmarks' own report sections (pragexp/data/hu_pragmatics and ludwig: report_section) and their paper files: Hu et al.'s table per
-phenomenon beside the paper's models and people, LUDWIG's accuracy per template and k, and their figures."""
+"""The LLM benchmarks' own report sections (pragexp/data/hu_pragmatics and ludwig: report_section) and their
+paper files: Hu et al.'s table per phenomenon beside the paper's models and people, LUDWIG's accuracy per
+template and k, and their figures."""
 
 import statistics
 from types import SimpleNamespace

@@ -1,8 +1,8 @@
 """Beyond one machine, as users type it. On a real one-node SLURM cluster that the tests start
 (tests/slurm_cluster.py): a launcher=slurm sweep with a job that fails, DDP over two tasks, an Optuna sweep of
-SLURM jobs killed and resumed. On this machine: pragexp's Optuna sweeper (hydra_plugins/pragexp_optuna_sweeper)
-resuming an interrupted study, pruning, several objectives, the search space; and that pragexp installs beside
-current Optuna and SQLAlchemy."""
+SLURM jobs killed and resumed. On this machine: pragexp's Optuna sweeper
+(hydra_plugins/pragexp_optuna_sweeper) resuming an interrupted study, pruning, several objectives, the search
+space; and that pragexp installs beside current Optuna and SQLAlchemy."""
 
 import json
 import os
@@ -121,8 +121,9 @@ def test_an_optuna_sweep_of_slurm_jobs_killed_and_run_again_goes_on_with_its_stu
 
 
 def sweep_on(storage: str, sweep, tmp_path, kill: bool = False) -> Job:
-    """An Optuna sweep of 3 trials with pruning (the median pruner after 1 trial), each a SLURM job, its study in `storage` (a URL named by the
-    environment: OPTUNA_STORAGE). With `kill`, trial 1's job waits at its third batch for the test's scancel."""
+    """An Optuna sweep of 3 trials with pruning (the median pruner after 1 trial), each a SLURM job, its study
+    in `storage` (a URL named by the environment: OPTUNA_STORAGE). With `kill`, trial 1's job waits at its
+    third batch for the test's scancel."""
     args = [
         "hparams_search=optuna",
         *SLURM_JOB,
@@ -146,8 +147,9 @@ def test_an_optuna_sweep_on_a_database_server_survives_a_killed_trial_and_finds_
 ):
     """Two sweeps with the same sampler seed, each study in a database of the cluster's MariaDB (reached as a
     lab's server is, by URL and password), their jobs on the cluster: one runs through, in the other trial 1's
-    job is cancelled (scancel) while it trains. That trial is FAIL, its parameters run again as trial 2, the sweep
-    goes on to its 3 finished trials, and its best trial is the uninterrupted sweep's, parameters and value."""
+    job is cancelled (scancel) while it trains. That trial is FAIL, its parameters run again as trial 2, the
+    sweep goes on to its 3 finished trials, and its best trial is the uninterrupted sweep's, parameters and
+    value."""
     pytest.importorskip(
         "pymysql", reason="Optuna's MySQL storage needs PyMySQL (pip install -e '.[cluster]')"
     )
@@ -340,7 +342,8 @@ def test_search_space_is_centred_on_each_tasks_settings(tmp_path, task, model, l
 
 
 def test_a_pruned_trial_stops_after_the_epoch_its_pruner_refuses_and_is_told_so(tmp_path, cache_dir):
-    # A threshold no validation r@1 reaches: every trial is pruned at its first report after the warm-up epoch.
+    # A threshold no validation r@1 reaches: every trial is pruned at its first report after the warm-up
+    # epoch.
     sweep = tmp_path / "sweep"
     pruner = "{_target_:optuna.pruners.ThresholdPruner,lower:1.01,n_warmup_steps:1}"
     args = ["hparams_search=optuna", *FAST, "trainer.max_epochs=4", "callbacks.early_stopping=null"]
@@ -419,7 +422,8 @@ def test_hydra_sweep_syntax_becomes_optuna_distributions():
 
 
 def test_pragexp_installs_beside_current_optuna_and_sqlalchemy_without_downgrading_them(tmp_path):
-    """What a researcher's environment has today: pip resolves pragexp[cluster] with optuna 5 and SQLAlchemy 2."""
+    """What a researcher's environment has today: pip resolves pragexp[cluster] with optuna 5 and SQLAlchemy
+    2."""
     report_file = tmp_path / "report.json"
     pip = [sys.executable, "-m", "pip", "install", "--dry-run", "--quiet", "--report", str(report_file)]
     proc = subprocess.run(

@@ -361,9 +361,10 @@ def test_cached_leaves_alone_what_it_must_not_cache(tmp_path):
 
 def test_answers_stored_in_the_documented_file_format_are_found(tmp_path):
     """The folder's files and their keys, spelled out: a file `<start ns>-<host>-<pid>-<token>.log` holding a
-    header line, then records (magic, kind, key and value lengths, CRC-32 of all before it and of key and value;
-    little-endian), the key the SHA-256 of the JSON list (backend identity, method, prompt [text, templated, seed
-    text, prefill] or [context, option], parameters, sample), the value as JSON. Answers stored so are found as they are."""
+    header line, then records (magic, kind, key and value lengths, CRC-32 of all before it and of key and
+    value; little-endian), the key the SHA-256 of the JSON list (backend identity, method, prompt [text,
+    templated, seed text, prefill] or [context, option], parameters, sample), the value as JSON. Answers
+    stored so are found as they are."""
     params = GenerationParams(temperature=0.3)
 
     def key(*parts) -> str:

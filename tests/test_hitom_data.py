@@ -1,6 +1,7 @@
-"""Hi-ToM: its release file read as it is (each question once, its two prompting styles paired, the gold the CoTP
-record's), bad records named by file, record and field, the authors' prompt and first-line reading, runs on the one
-route with accuracy per order, deception and length and the joint accuracy, and its report section."""
+"""Hi-ToM: its release file read as it is (each question once, its two prompting styles paired, the gold the
+CoTP record's), bad records named by file, record and field, the authors' prompt and first-line reading, runs
+on the one route with accuracy per order, deception and length and the joint accuracy, and its report
+section."""
 
 from __future__ import annotations
 
@@ -112,8 +113,8 @@ def templates():
 
 @pytest.mark.parametrize(("template", "instruction"), [("authors_vp", VP), ("authors_cotp", COTP)])
 def test_the_authors_turns_are_their_prompt_files_as_test_azure_sends_them(template, instruction):
-    """A prompt file (instruction line, "Story:", the story's lines, "Question: ", "Choices: ", a blank line, the
-    note), its lines stripped and joined by line breaks (test_azure.py), after its system turn."""
+    """A prompt file (instruction line, "Story:", the story's lines, "Question: ", "Choices: ", a blank line,
+    the note), its lines stripped and joined by line breaks (test_azure.py), after its system turn."""
     question = read_questions(FILE)[7]
     item = PromptItem(
         0,

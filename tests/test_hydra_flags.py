@@ -1,7 +1,7 @@
-"""Hydra's own flags on both entry points (`--cfg`, `--resolve`, `--package`, `--info`, `--help`, `--hydra-help`,
-`-m`), with and without overrides, and the check that runs before Hydra (pragexp/utils/command_line.py): it
-reads the line as Hydra does and refuses a task-owned group for a task that does not take it.
-The parsing is tested in-process; the commands as users type them in subprocesses."""
+"""Hydra's own flags on both entry points (`--cfg`, `--resolve`, `--package`, `--info`, `--help`,
+`--hydra-help`, `-m`), with and without overrides, and the check that runs before Hydra
+(pragexp/utils/command_line.py): it reads the line as Hydra does and refuses a task-owned group for a task
+that does not take it. The parsing is tested in-process; the commands as users type them in subprocesses."""
 
 import pytest
 from conftest import run_module

@@ -14,7 +14,8 @@ from pragexp.reporting.results import parse_row_name
 
 
 def data_target(task: str) -> str:
-    """The `_target_` of the data module a task's config picks (`/data: circa` in its defaults or its bases')."""
+    """The `_target_` of the data module a task's config picks (`/data: circa` in its defaults or its
+    bases')."""
     from conftest import CONF, migration
 
     task = migration().RENAMED_TASKS.get(task, task)  # a run of before issue 25 names the task's old name
@@ -51,7 +52,8 @@ def write_run(
         yaml.safe_dump({"hydra": {"runtime": {"choices": choices}}})
     )
     composed = {"seed": seed, "task_name": "${hydra:x}", **(config or {})}
-    # What its run.json is derived from (experiments/migrate_runs.py): its data module and, for an LLM, its model.
+    # What its run.json is derived from (experiments/migrate_runs.py): its data module and, for an LLM, its
+    # model.
     composed["data"] = {"_target_": data_target(task), **composed.get("data", {})}
     if model == "llm":
         composed["model"] = {"_target_": "pragexp.models.llm.PromptedLLM", **composed.get("model", {})}

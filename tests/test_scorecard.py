@@ -172,7 +172,8 @@ def test_the_scorecard_of_the_fixture(runs_dir):
     assert majority["Circa STRICT acc"] == "0.375"  # computed: 9 of 24 test rows are 'Yes'
     assert majority["GRICE QA acc"] == "–"
 
-    # The papers' rows, as fractions: GRICE Tables 5 and 6 (percent), Circa Tables 9 and 10, PragmatiCQA Table 4.
+    # The papers' rows, as fractions: GRICE Tables 5 and 6 (percent), Circa Tables 9 and 10, PragmatiCQA Table
+    # 4.
     paper = table["memnn (paper)"]
     assert paper["GRICE recovery R@1"] == "0.973" and paper["GRICE QA acc"] == "0.673"
     assert paper["Circa RELAXED acc"] == "–"
@@ -386,7 +387,8 @@ def test_an_evaluation_of_a_tuned_checkpoint_is_the_tuned_llms_row(tmp_path):
     table = parse(scorecard.markdown(scorecard.build(find_runs([tmp_path]))))
     assert table["smollm2 0-shot"]["GRICE recovery R@1"] == "0.270"
     assert table["smollm2 lora"]["GRICE recovery R@1"] == "0.610"
-    # A checkpoint that cannot be read, or does not say how it was tuned: a tuned LLM's row, never a prompted one.
+    # A checkpoint that cannot be read, or does not say how it was tuned: a tuned LLM's row, never a prompted
+    # one.
     assert table["smollm2 trained"]["Intentions MC acc"] == "0.700"
     assert table["smollm2 trained"]["Intentions gen. acc"] == "0.400"
 
@@ -425,7 +427,8 @@ def hu_run(root, name, template, metrics, report=None, extra=()):
 
 
 def ludwig_run(root, name, template, shots, metrics, extra=()):
-    """A LUDWIG run: prompt.template as a position, as a sweep over 0..5 gives it; the config lists the names."""
+    """A LUDWIG run: prompt.template as a position, as a sweep over 0..5 gives it; the config lists the
+    names."""
     templates = [{"name": n} for n in LUDWIG_TEMPLATES]
     config = {
         "prompt": {"template": template, "shots": shots, "templates": templates},
@@ -435,7 +438,8 @@ def ludwig_run(root, name, template, shots, metrics, extra=()):
 
 
 def uncertainty(key, mean, stderr, items):
-    """The figures pragexp.metrics.uncertainty writes beside a mean `key` (`test/acc/Irony` -> `test/acc_stderr/Irony`)."""
+    """The figures pragexp.metrics.uncertainty writes beside a mean `key` (`test/acc/Irony` ->
+    `test/acc_stderr/Irony`)."""
     stage, name, *group = key.split("/")
     figures = {"stderr": stderr, "n": items, "ci95_low": mean - 2 * stderr, "ci95_high": mean + 2 * stderr}
     return {"/".join([stage, f"{name}_{f}", *group]): v for f, v in figures.items()}
@@ -477,7 +481,8 @@ def test_the_llm_benchmarks_columns_cells_and_published_rows(benchmark_runs):
     )
     assert [c.title for c in card.columns] == [hu, zero, best, bigbench]
     llm = next(r for r in card.rows if r.name == "smollm2 0-shot")
-    # Hu: the templates' mean, the root mean square of their standard errors over items, and their sample std apart.
+    # Hu: the templates' mean, the root mean square of their standard errors over items, and their sample std
+    # apart.
     assert llm.cells[hu].mean == pytest.approx(0.35) and llm.cells[hu].n == 2
     assert table["smollm2 0-shot"][hu] == "0.350 ± 0.032 (n=124 items); sd 0.071 over 2 templates"
     assert llm.cells[hu].half == pytest.approx(2 * (0.001**0.5))  # the figure's error bar: the 95% interval
@@ -505,7 +510,8 @@ def test_the_llm_benchmarks_columns_cells_and_published_rows(benchmark_runs):
     assert table["gpt2 (paper)"][hu] != "–" and table["gpt2 (paper)"][zero] == "–"
     assert "CoherenceInference (40 items), Deceits (20 items), Irony (25 items), Maxims (19 items)" in text
     assert "Humour" not in text.split("Columns:", 1)[1]
-    # LUDWIG's: prompt.shots picks the column; people in both (k does not apply); chance rows are the chance row.
+    # LUDWIG's: prompt.shots picks the column; people in both (k does not apply); chance rows are the chance
+    # row.
     assert (table["text-davinci-002 (paper)"][zero], table["text-davinci-002 (paper)"][best]) == (
         "0.706",
         "0.806",

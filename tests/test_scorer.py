@@ -1,6 +1,6 @@
-"""The one scorer (pragexp/generation/scorer.py): the shared-prefix KV-cache scorer equals a plain forward pass per
-(context, option), whatever the batch size, order and option pass (packed on one row per item, or one row per
-option); ranking, calibration and the cache."""
+"""The one scorer (pragexp/generation/scorer.py): the shared-prefix KV-cache scorer equals a plain forward
+pass per (context, option), whatever the batch size, order and option pass (packed on one row per item, or one
+row per option); ranking, calibration and the cache."""
 
 from __future__ import annotations
 
@@ -125,8 +125,8 @@ def test_scoring_and_fine_tuning_batches_agree_whatever_the_order(tiny):
 
 
 def test_the_option_rows_of_a_model_that_does_not_honour_4d_masks_give_the_same_results(tiny, monkeypatch):
-    """One row per option on a copy of its item's cache, at most OPTION_CACHE_BYTES of copies at once (here one
-    row per pass), scores as the packed pass does."""
+    """One row per option on a copy of its item's cache, at most OPTION_CACHE_BYTES of copies at once (here
+    one row per pass), scores as the packed pass does."""
     model, tokenizer = tiny.load()
     reqs = requests()
     calls = {"packed": [], "rows": []}
@@ -296,8 +296,8 @@ def test_the_benchmark_runs_the_command_and_both_scorers_on_the_recorded_request
 
 
 def test_a_small_cache_budget_packs_fewer_items_per_pass_with_the_same_results(tiny, monkeypatch):
-    """The packed option pass takes consecutive items as views of the batch's cache; OPTION_CACHE_BYTES bounds the
-    copy the model makes of them (here one item per pass)."""
+    """The packed option pass takes consecutive items as views of the batch's cache; OPTION_CACHE_BYTES bounds
+    the copy the model makes of them (here one item per pass)."""
     model, tokenizer = tiny.load()
     reqs = requests()
     calls = {"one pass": [], "budget": []}
@@ -312,7 +312,8 @@ def test_a_small_cache_budget_packs_fewer_items_per_pass_with_the_same_results(t
 
 def test_the_packing_check_copies_a_few_option_rows_not_one_per_option(tiny, monkeypatch):
     """The once-per-model check compares the packed pass with plain rows on a few options of one item: with 30
-    options (GRICE QA has 52, each row a copy of a long prompt's cache) it must not copy the cache 30 times."""
+    options (GRICE QA has 52, each row a copy of a long prompt's cache) it must not copy the cache 30
+    times."""
     model, tokenizer = tiny.load()
     options = tuple(f"option number {n}" for n in range(30))
     reqs = [ChoiceRequest(SHOTS + "Q: Which one?\nA:", options)]
@@ -348,8 +349,8 @@ def test_the_same_numbers_whatever_the_cache_holds_in_bfloat16(tmp_path):
 
 
 def sentencepiece_tokenizer(add_bos_token: bool):
-    """A tiny tokenizer laid out as Llama's SentencePiece one (a "▁" prepended, spaces as "▁", byte-pair merges
-    within words), trained on a few lines: " yes" alone is "▁" + "▁yes", inside a text "▁yes"."""
+    """A tiny tokenizer laid out as Llama's SentencePiece one (a "▁" prepended, spaces as "▁", byte-pair
+    merges within words), trained on a few lines: " yes" alone is "▁" + "▁yes", inside a text "▁yes"."""
     from tokenizers import Tokenizer, models, normalizers, pre_tokenizers, trainers
     from transformers import PreTrainedTokenizerFast
 

@@ -1,6 +1,7 @@
 """Small modules with one job: no module of pragexp/ over 400 lines, no function over 60 (its decorators,
-signature, docstring and body; a nested function counts in its own right and in its parent's), the limits read from
-the house's size table (docs/house.md, "Size"). The test names the file and line of each, with its size."""
+signature, docstring and body; a nested function counts in its own right and in its parent's), the limits read
+from the house's size table (docs/house.md, "Size"). The test names the file and line of each, with its
+size."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
-"""The test cluster always cleans up (tests/slurm_cluster.py): a test session killed with SIGKILL leaves no daemon,
-no job and no job step behind, and `stop` ends every daemon by its pid even when the controller does not answer
-scancel and squeue. Each test starts a cluster of its own (about 5 s), beside the session's."""
+"""The test cluster always cleans up (tests/slurm_cluster.py): a test session killed with SIGKILL leaves no
+daemon, no job and no job step behind, and `stop` ends every daemon by its pid even when the controller does
+not answer scancel and squeue. Each test starts a cluster of its own (about 5 s), beside the session's."""
 
 from __future__ import annotations
 
