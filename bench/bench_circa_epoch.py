@@ -153,9 +153,9 @@ def main(argv=None) -> int:
     initial_state = copy.deepcopy(reference.state_dict())
     tokens = sum(len(dm.tokenizer.encode(e["text"], e.get("text_pair")).ids) for e in train)
     print(
-        f"Circa {args.labels}, encoder {args.model}: {len(train)} training examples ({tokens / len(train):.1f} "
-        f"tokens on average), batch {args.batch_size}, dynamic padding, fixed order, "
-        f"{torch.get_num_threads()} torch threads"
+        f"Circa {args.labels}, encoder {args.model}: {len(train)} training examples "
+        f"({tokens / len(train):.1f} tokens on average), batch {args.batch_size}, dynamic padding, fixed "
+        f"order, {torch.get_num_threads()} torch threads"
     )
 
     best = {(side, clock): float("inf") for side in ("plain", "pragexp") for clock in ("wall", "cpu")}
@@ -174,16 +174,18 @@ def main(argv=None) -> int:
     assert steps == len(losses["pragexp"]), "the two loops did not run the same number of batches"
     for side in ("plain", "pragexp"):
         print(
-            f"{side:8s} best of {args.repeats}: {best[side, 'wall']:.3f}s wall ({len(train) / best[side, 'wall']:,.1f} "
-            f"examples/s), {best[side, 'cpu']:.3f}s cpu ({len(train) / best[side, 'cpu']:,.1f} examples/s); "
-            f"first/last loss {losses[side][0]:.4f}/{losses[side][-1]:.4f}"
+            f"{side:8s} best of {args.repeats}: {best[side, 'wall']:.3f}s wall "
+            f"({len(train) / best[side, 'wall']:,.1f} examples/s), {best[side, 'cpu']:.3f}s cpu "
+            f"({len(train) / best[side, 'cpu']:,.1f} examples/s); first/last loss "
+            f"{losses[side][0]:.4f}/{losses[side][-1]:.4f}"
         )
     same = max(abs(a - b) for a, b in zip(losses["plain"], losses["pragexp"], strict=True)) < 1e-4
     print(f"same losses at every step: {same} ({steps} steps)")
     for clock in ("wall", "cpu"):
         ratio = best["pragexp", clock] / best["plain", clock]
         print(
-            f"ratio pragexp/plain ({clock}): {ratio:.3f} ({'within' if ratio <= TARGET else 'above'} the {TARGET} target)"
+            f"ratio pragexp/plain ({clock}): {ratio:.3f} ({'within' if ratio <= TARGET else 'above'} the "
+            f"{TARGET} target)"
         )
     return 0
 

@@ -85,8 +85,8 @@ def main() -> None:
     k = args.k
 
     print(
-        f"{args.n:,} synthetic clustered unit vectors x {args.dim} (float16), {args.queries} queries, recall@{k}; "
-        f"{faiss.omp_get_max_threads()} FAISS threads"
+        f"{args.n:,} synthetic clustered unit vectors x {args.dim} (float16), {args.queries} queries, "
+        f"recall@{k}; {faiss.omp_get_max_threads()} FAISS threads"
     )
     vectors = clustered_unit_vectors(args.n, args.dim, args.clusters, args.spread, seed=0)
     rng = np.random.default_rng(1)  # queries: other draws around the same centres
@@ -146,27 +146,30 @@ def main() -> None:
     print("|---|---|---|---|---|---|---|")
     for name, build, mem, setting, qps, rec in rows:
         print(
-            f"| {name} | {build:.1f} | {mem:.0f} | {setting} | {qps:.0f} | {qps / exact_qps:.1f} | {rec:.3f} |"
+            f"| {name} | {build:.1f} | {mem:.0f} | {setting} | {qps:.0f} | {qps / exact_qps:.1f} | {rec:.3f} "
+            "|"
         )
     print()
     print(
-        f"exact build: pragexp {rows[0][1]:.2f} s (float16 chunks) vs raw faiss {raw_build_s:.2f} s (one float32 copy): "
-        f"ratio {rows[0][1] / raw_build_s:.2f}"
+        f"exact build: pragexp {rows[0][1]:.2f} s (float16 chunks) vs raw faiss {raw_build_s:.2f} s (one "
+        f"float32 copy): ratio {rows[0][1] / raw_build_s:.2f}"
     )
     print(
         f"search, pragexp DenseIndex.search / raw index.search: flat {flat_ratio:.3f}, hnsw {hnsw_ratio:.3f} "
-        f"(target <= {TARGET_WRAPPER}): {'met' if max(flat_ratio, hnsw_ratio) <= TARGET_WRAPPER else 'NOT met'}"
+        f"(target <= {TARGET_WRAPPER}): "
+        f"{'met' if max(flat_ratio, hnsw_ratio) <= TARGET_WRAPPER else 'NOT met'}"
     )
     good = [r for r in rows[1:] if r[5] >= TARGET_RECALL and r[4] / exact_qps >= TARGET_SPEEDUP]
     if good:
         best = max(good, key=lambda r: r[4])
         print(
-            f"approximate target (recall@{k} >= {TARGET_RECALL} at >= {TARGET_SPEEDUP:.0f}x exact queries/s): met by "
-            f"{best[0]} {best[3]}: recall {best[5]:.3f} at {best[4] / exact_qps:.1f}x"
+            f"approximate target (recall@{k} >= {TARGET_RECALL} at >= {TARGET_SPEEDUP:.0f}x exact "
+            f"queries/s): met by {best[0]} {best[3]}: recall {best[5]:.3f} at {best[4] / exact_qps:.1f}x"
         )
     else:
         print(
-            f"approximate target (recall@{k} >= {TARGET_RECALL} at >= {TARGET_SPEEDUP:.0f}x exact queries/s): NOT met"
+            f"approximate target (recall@{k} >= {TARGET_RECALL} at >= {TARGET_SPEEDUP:.0f}x exact "
+            "queries/s): NOT met"
         )
     print(f"peak RSS {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20:.2f} GiB")
 

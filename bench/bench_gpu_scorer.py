@@ -3,8 +3,8 @@ same model: a ~1B-parameter Llama (the architecture of Llama 2/3, TinyLlama's sh
 float32 and bfloat16. Speed does not need trained weights; the choices are compared all the same (every item's
 best option should be the same on both sides, and its log-likelihoods close).
 
-    python bench/bench_gpu_scorer.py --data circa-data.tsv --tokenizer DIR [--items 1024] [--dtypes float32,bfloat16]
-        [--lm-eval-batch-sizes 16,64,256] [--layers 16]
+    python bench/bench_gpu_scorer.py --data circa-data.tsv --tokenizer DIR [--items 1024]
+        [--dtypes float32,bfloat16] [--lm-eval-batch-sizes 16,64,256] [--layers 16]
 
 Needs a CUDA GPU and lm-evaluation-harness (`pip install 'pragexp[bench]'`). The requests: the first `--items`
 labelled rows of a Circa file, each a plain-text context ("Context: ...\\nX: ...\\nY: ...\\nDoes Y mean yes or
@@ -124,8 +124,9 @@ def one_dtype(args, name: str, requests: list[ChoiceRequest]) -> None:
         theirs_s, theirs = min(runs, key=lambda r: r[0])
         d, agree = compare(ours, theirs)
         print(
-            f"{name}: {size / 1e9:.2f}B parameters (built, saved, loaded in {built:.1f} s); ratio lm-eval (its "
-            f"best batch) / pragexp {theirs_s / ours_s:.2f}; max |d loglik| {d:.2e}; choices agree {agree}/{n}",
+            f"{name}: {size / 1e9:.2f}B parameters (built, saved, loaded in {built:.1f} s); ratio lm-eval "
+            f"(its best batch) / pragexp {theirs_s / ours_s:.2f}; max |d loglik| {d:.2e}; choices agree "
+            f"{agree}/{n}",
             flush=True,
         )
     if args.device == "cuda":

@@ -2,7 +2,8 @@
 `HFLM.loglikelihood` on the very requests the command recorded.
 
     python bench/bench_llm_scoring.py --path circa-data.tsv [--items 256] [--threads 2] [--batch-size 16]
-                                      [--model smollm2|tiny] [--lm-eval-batch-size 16] [--no-lm-eval] [--eval-batch 64]
+                                      [--model smollm2|tiny] [--lm-eval-batch-size 16] [--no-lm-eval]
+                                      [--eval-batch 64]
 
 Needs lm-evaluation-harness: `pip install 'pragexp[bench]'` (not part of `make install`).
 
@@ -154,16 +155,17 @@ def main() -> None:
         requests, logged = recorded(out, args.items)
     n = len(requests)
     say(
-        f"{n} Circa items x {len(requests[0].options)} options recorded by pragexp.eval from {args.path.name}; "
-        f"model {args.model} float32 cpu, llm.batch_size {args.batch_size}, {torch.get_num_threads()} threads, "
-        f"load average {load:.2f} at start"
+        f"{n} Circa items x {len(requests[0].options)} options recorded by pragexp.eval from "
+        f"{args.path.name}; model {args.model} float32 cpu, llm.batch_size {args.batch_size}, "
+        f"{torch.get_num_threads()} threads, load average {load:.2f} at start"
     )
     say(f"whole command (cold process): {n / command_s:.2f} items/s ({command_s:.1f} s)")
     outside = command_s - sum(inside[k] for k in ("to first call", "scoring", "rest"))
     say(
-        f"  of which: {inside['to first call']:.1f} s to its first scorer call (imports, config, data, model), "
-        f"{inside['scoring']:.1f} s in the scorer ({inside['calls']} calls), {inside['rest']:.1f} s between "
-        f"and after the calls (prompts, records, metrics), {outside:.1f} s the interpreter's start and exit"
+        f"  of which: {inside['to first call']:.1f} s to its first scorer call (imports, config, data, "
+        f"model), {inside['scoring']:.1f} s in the scorer ({inside['calls']} calls), {inside['rest']:.1f} s "
+        f"between and after the calls (prompts, records, metrics), {outside:.1f} s the interpreter's start "
+        "and exit"
     )
     backend = HFBackend(model=args.model, device="cpu", dtype="float32", batch_size=args.batch_size)
     scorer_s, ours = scorer_alone(backend, requests)
@@ -186,8 +188,8 @@ def main() -> None:
         half_s, half_scores = scorer_alone(half, requests)
         d, agree = compare(ours, half_scores)
         say(
-            f"scorer alone in bfloat16: {n / half_s:.2f} items/s ({half_s:.1f} s), {scorer_s / half_s:.2f}x float32's "
-            f"speed; vs float32: max |d loglik| {d:.2e}, choices agree {agree}/{n}"
+            f"scorer alone in bfloat16: {n / half_s:.2f} items/s ({half_s:.1f} s), {scorer_s / half_s:.2f}x "
+            f"float32's speed; vs float32: max |d loglik| {d:.2e}, choices agree {agree}/{n}"
         )
 
 

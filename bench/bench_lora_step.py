@@ -282,9 +282,10 @@ def main() -> None:
     device = args.device or ("cuda" if torch.cuda.is_available() else "cpu")
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     print(
-        f"{args.warmup} + {args.steps} steps of {args.batch_size} Circa items x 4 options from {args.path.name}, "
-        f"model {args.model} {args.dtype} {device}, {args.shots}-shot template {args.template}, LoRA r=8 "
-        f"alpha=16, AdamW lr {args.lr:g}, threads {args.threads or 'default'}, load average {load:.2f}",
+        f"{args.warmup} + {args.steps} steps of {args.batch_size} Circa items x 4 options from "
+        f"{args.path.name}, model {args.model} {args.dtype} {device}, {args.shots}-shot template "
+        f"{args.template}, LoRA r=8 alpha=16, AdamW lr {args.lr:g}, threads {args.threads or 'default'}, "
+        f"load average {load:.2f}",
         flush=True,
     )
     results = {name: child(name, sys.argv[1:], device) for name in ("pragexp", "plain")}
@@ -319,8 +320,8 @@ def main() -> None:
     ratio = per_step["pragexp"] / per_step["plain"]
     print(
         f"pragexp s/step {per_step['pragexp']:.4f}  plain s/step {per_step['plain']:.4f}  ratio {ratio:.3f} "
-        f"(target <= {TARGET})  peak memory pragexp {ours['peak_mib']:.0f} MiB plain {plain['peak_mib']:.0f} MiB"
-        f"  max |d loss| {d_loss:.2e}"
+        f"(target <= {TARGET})  peak memory pragexp {ours['peak_mib']:.0f} MiB plain {plain['peak_mib']:.0f} "
+        f"MiB  max |d loss| {d_loss:.2e}"
     )
     if ratio > TARGET:
         sys.exit(f"ratio {ratio:.3f} misses the target <= {TARGET}")

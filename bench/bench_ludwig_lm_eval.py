@@ -1,8 +1,9 @@
 """LUDWIG beside the peer, each as its users run it: lm-evaluation-harness's own command line against
 `python -m pragexp.eval task=ludwig`, on the same pairs, from cold processes, one after the other.
 
-    python bench/bench_ludwig_lm_eval.py --path do-pigs-fly/data [--test-file test_conversational_implicatures.csv]
-        [--pairs N] [--batch-sizes 1,16,64] [--threads 2] [--model smollm2] [--sweep]
+    python bench/bench_ludwig_lm_eval.py --path do-pigs-fly/data
+        [--test-file test_conversational_implicatures.csv] [--pairs N] [--batch-sizes 1,16,64]
+        [--threads 2] [--model smollm2] [--sweep]
 
 Needs lm-evaluation-harness: `pip install 'pragexp[bench]'` (not part of `make install`).
 
@@ -218,7 +219,8 @@ def sweep_command(folder: Path, args, sweep: Path) -> list[str]:
 
 def report_sweep(n: int, batch: int, ours_s: float, theirs_s: float, ours: dict, theirs: dict) -> None:
     print(
-        f"{n} LUDWIG test pairs x {len(ours)} templates, 0-shot, 2 options; load average {os.getloadavg()[0]:.2f}"
+        f"{n} LUDWIG test pairs x {len(ours)} templates, 0-shot, 2 options; load average "
+        f"{os.getloadavg()[0]:.2f}"
     )
     print(f"pragexp.eval -m (one process, {len(ours)} jobs): {ours_s:.1f} s")
     print(f"lm_eval --tasks <{len(theirs)} tasks> --batch_size {batch} (one process): {theirs_s:.1f} s")
@@ -285,7 +287,8 @@ def report(n: int, ours_s: float, ours: dict, theirs: dict) -> None:
     best = min(theirs, key=lambda b: theirs[b][0])
     best_s, best_scores = theirs[best]
     print(
-        f"{n} LUDWIG test pairs, template 0, 0-shot, 2 options; load average {os.getloadavg()[0]:.2f} at the end"
+        f"{n} LUDWIG test pairs, template 0, 0-shot, 2 options; load average {os.getloadavg()[0]:.2f} at the "
+        "end"
     )
     print(f"pragexp.eval (cold process): {ours_s:.1f} s, {ours_s / n:.3f} s/pair")
     for b, (seconds, _) in sorted(theirs.items()):

@@ -2,7 +2,7 @@
 script itself (`--child`), with a Lightning callback of the benchmark's added to every trainer, and its
 probe's figures handed back as one tagged JSON line on stdout.
 
-    parent: report = run_child(script, "STARTUP", overrides, code, env)    # -> the child's last "STARTUP {...}"
+    parent: report = run_child(script, "STARTUP", overrides, code, env)  # -> the child's last "STARTUP {...}"
     child:  add_callback(Probe()); run_eval(overrides); emit("STARTUP", {...})
 """
 

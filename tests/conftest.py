@@ -216,7 +216,8 @@ def make_config(tmp_path, cache_dir):
         missing = [f"data={choices.data}"] if tiny_data is None else []
         missing += [f"model={choices.model}"] if tiny_model and choices.model not in TINY_MODEL else []
         assert not missing, (
-            f"add tiny settings for {missing} to TINY_DATA/TINY_MODEL in tests/conftest.py (or tests/fixtures/<data>/)"
+            f"add tiny settings for {missing} to TINY_DATA/TINY_MODEL in tests/conftest.py (or "
+            "tests/fixtures/<data>/)"
         )
         tiny = tiny_data + (TINY_MODEL[choices.model] if tiny_model else [])
         # Tiny settings first, so a test's own overrides of the same keys win (a group chosen twice is an

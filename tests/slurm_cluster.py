@@ -59,7 +59,10 @@ def missing() -> str | None:
     if absent:
         return f"SLURM is not installed: no {', '.join(absent)} (Debian: apt-get install {PACKAGES})"
     if os.geteuid() != 0:
-        return f"the test cluster's daemons run as root (slurmd starts each job as its user); uid {os.geteuid()} here"
+        return (
+            "the test cluster's daemons run as root (slurmd starts each job as its user); "
+            f"uid {os.geteuid()} here"
+        )
     return None
 
 
@@ -279,7 +282,8 @@ class SlurmCluster:
                     "ReturnToService=2",
                     "KillWait=10",  # SIGTERM at the time limit, SIGKILL this long after
                     "MinJobAge=600",
-                    f"NodeName=localhost NodeAddr=127.0.0.1 CPUs={self.cpus} RealMemory={self.memory_mb} State=UNKNOWN",
+                    f"NodeName=localhost NodeAddr=127.0.0.1 CPUs={self.cpus} RealMemory={self.memory_mb} "
+                    "State=UNKNOWN",
                     "PartitionName=debug Nodes=localhost Default=YES MaxTime=INFINITE State=UP",
                     "",
                 ]

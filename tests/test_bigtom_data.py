@@ -337,7 +337,8 @@ AUTHORS_CONDITIONS = Path(os.environ.get("BIGTOM_AUTHORS_CONDITIONS", SAMPLES / 
 @pytest.mark.skipif(
     not (AUTHORS_CONDITIONS.is_dir() and AUTHORS_STORIES.is_file()),
     reason="the authors' generated condition files are not here: set BIGTOM_AUTHORS_CONDITIONS to the "
-    "data/conditions folder their generate_conditions.py writes for BIGTOM_AUTHORS_STORIES (default: the sample)",
+    "data/conditions folder their generate_conditions.py writes for BIGTOM_AUTHORS_STORIES (default: the "
+    "sample)",
 )
 def test_the_items_equal_the_authors_generated_items_one_by_one():
     items = generate(read_stories(AUTHORS_STORIES))

@@ -567,7 +567,10 @@ def test_different_seeds_differ_and_dialog_k_independent_of_n(tmp_path):
 
 
 def test_deterministic_across_hash_seeds(tmp_path):
-    code = "import sys; from pragexp.data.grice.generator import write_dataset; write_dataset(sys.argv[1], 'dev', 6, 3)"
+    code = (
+        "import sys; from pragexp.data.grice.generator import write_dataset; "
+        "write_dataset(sys.argv[1], 'dev', 6, 3)"
+    )
     outs = []
     for hs in ("1", "2"):
         out = tmp_path / f"h{hs}.json"

@@ -28,18 +28,21 @@ from pragexp.run import run
 from pragexp.utils.errors import DataFormatError
 
 FILE = FIXTURES / "hitom" / "Hi-ToM_data.json"
-VP = "Read the following story and answer the multiple-choice question. Please provide answer without explanations."
+VP = (
+    "Read the following story and answer the multiple-choice question. Please provide answer without "
+    "explanations."
+)
 COTP = (
-    "Read the following story and answer the multiple-choice question. Think step-by-step. Provide the answer "
-    "first, and then explain it."
+    "Read the following story and answer the multiple-choice question. Think step-by-step. Provide the "
+    "answer first, and then explain it."
 )
 NOTE = (
-    "Note: You should assume the following. (1) An agent witnesses everything and every movements before exiting a "
-    "location. (2) An agent A can infer another agent B's mental state only if A and B have been in the same "
-    "location, or have private or public interactions. (3) Note that every agent tend to lie. What a character tells "
-    "others doesn't affect his actual belief. An agent tend to trust a agent that exited the room later than himself. "
-    "The exit order is known to all agents. (4) Agents in private communications know that others won't hear them, "
-    "but they know that anyone can hear any public claims."
+    "Note: You should assume the following. (1) An agent witnesses everything and every movements before "
+    "exiting a location. (2) An agent A can infer another agent B's mental state only if A and B have been "
+    "in the same location, or have private or public interactions. (3) Note that every agent tend to lie. "
+    "What a character tells others doesn't affect his actual belief. An agent tend to trust a agent that "
+    "exited the room later than himself. The exit order is known to all agents. (4) Agents in private "
+    "communications know that others won't hear them, but they know that anyone can hear any public claims."
 )
 
 

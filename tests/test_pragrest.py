@@ -31,10 +31,13 @@ SYSTEM_PROMPT = (
     "Final answer of the question must be enclosed in \\boxed{...}."
 )
 TEMPLATE_1 = (
-    "Does the following response to the question imply yes or no?\n\nquestion: {utterance}\nresponse: {response}\n"
-    "implicature:"
+    "Does the following response to the question imply yes or no?\n\nquestion: {utterance}\nresponse: "
+    "{response}\nimplicature:"
 )
-GENERATION_INSTRUCTION = "Use exactly one word inside the box: yes or no.\nFinal answer of the question must be enclosed in \\boxed{...}.\n"
+GENERATION_INSTRUCTION = (
+    "Use exactly one word inside the box: yes or no.\n"
+    "Final answer of the question must be enclosed in \\boxed{...}.\n"
+)
 NUMBERS, YES_NO = ["1", "2", "3", "4"], ["yes", "no"]
 
 

@@ -221,7 +221,10 @@ def test_a_full_disk_while_saving_a_checkpoint_stops_the_run_naming_it_and_keeps
         stop = ["where=save", "epoch=1", "how=fill"]
         stopped = stopped_run("grice_recovery", stop, tmp_path, cache_dir, monkeypatch, run_dir, status=1)
         folder = re.escape(str(run_dir / "checkpoints"))
-        said = rf"No space left on device: writing {folder}/(\S+\.ckpt) \(not written; a previous \1 is unchanged\)"
+        said = (
+            rf"No space left on device: writing {folder}/(\S+\.ckpt) "
+            r"\(not written; a previous \1 is unchanged\)"
+        )
         assert re.search(said, stopped.log()), stopped.log()[-3000:]
         assert loadable_checkpoints(run_dir) == {"best-epoch000.ckpt": 0, "last.ckpt": 0}
         assert not [

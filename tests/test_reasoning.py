@@ -174,7 +174,8 @@ def test_each_phase_is_cached_with_its_budget_markers_and_prefill(tmp_path):
 THINKING_TEMPLATE = (
     "{% for m in messages %}<|{{ m['role'] }}|>\n{{ m['content'] }}\n{% endfor %}"
     "{% if add_generation_prompt %}<|assistant|>\n"
-    "{% if enable_thinking is defined and enable_thinking %}<think>\n{% else %}<think>\n\n</think>\n\n{% endif %}"
+    "{% if enable_thinking is defined and enable_thinking %}<think>\n"
+    "{% else %}<think>\n\n</think>\n\n{% endif %}"
     "{% endif %}"
 )
 

@@ -104,8 +104,9 @@ def test_16_processes_write_one_folder_at_once_and_every_answer_is_there_once(tm
     pack = every_record(tmp_path)
     assert merged.answers == len(pack) == 17_000 and len({k for _, k, _ in pack}) == 17_000
     print(
-        f"16 writers in {seconds:.1f} s: {len(stored):,} answer records written (32,000 put, the rest already "
-        f"known to their writer), {len(found):,} of 17,000 keys found, lost 0; pack: {len(pack):,} records"
+        f"16 writers in {seconds:.1f} s: {len(stored):,} answer records written (32,000 put, the rest "
+        f"already known to their writer), {len(found):,} of 17,000 keys found, lost 0; pack: {len(pack):,} "
+        "records"
     )
 
 

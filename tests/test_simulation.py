@@ -61,7 +61,8 @@ def test_the_old_interval_fails_where_the_new_one_was_needed():
         "(e) MultiPragEval, scenario in 4 languages, one maxim, near floor",
     ):
         assert all(c.old < 0.9 for c in by_name[name]), by_name[name]
-    # ... and where it was right (one row per unit, a mean far from 0 and 1) the standard error is the same one
+    # ... and where it was right (one row per unit, a mean far from 0 and 1) the standard error
+    # is the same one
     assert all(BAND[0] <= c.old <= BAND[1] for c in by_name["(d) one row per item"])
 
 

@@ -27,7 +27,8 @@ from pathlib import Path
 from slurm_cluster import SlurmCluster
 
 cluster = SlurmCluster(Path(sys.argv[2])).start()
-job = cluster.run("sbatch", "--parsable", f"--output={sys.argv[2]}/job.out", "--wrap", "sleep 300").stdout.strip()
+submitted = cluster.run("sbatch", "--parsable", f"--output={sys.argv[2]}/job.out", "--wrap", "sleep 300")
+job = submitted.stdout.strip()
 while cluster.run("squeue", "--noheader", "--format=%T", "-j", job).stdout.strip() != "RUNNING":
     time.sleep(0.2)
 print(json.dumps({name: proc.pid for name, proc in cluster.procs}), flush=True)

@@ -116,8 +116,8 @@ def band_counts(label: str, shares: list[float]) -> str:
     inside = sum(BAND[0] <= c <= BAND[1] for c in shares)
     below, above = [c for c in shares if c < BAND[0]], [c for c in shares if c > BAND[1]]
     return (
-        f"- {label}: {inside} of {len(shares)} in 93-97%, {len(below)} below (lowest {percent(min(shares))}), "
-        f"{len(above)} above (highest {percent(max(shares))})"
+        f"- {label}: {inside} of {len(shares)} in 93-97%, {len(below)} below (lowest "
+        f"{percent(min(shares))}), {len(above)} above (highest {percent(max(shares))})"
     )
 
 

@@ -63,7 +63,8 @@ class StudySweep:
         finished = sum(t.state in FINISHED for t in study.trials)
         to_go = max(0, int(self.settings["n_trials"]) - finished)
         log.info(
-            f"Study {study.study_name}: {finished} of {self.settings['n_trials']} trials finished, {to_go} to run"
+            f"Study {study.study_name}: {finished} of {self.settings['n_trials']} trials finished, {to_go} "
+            "to run"
         )
         while to_go > 0:
             trials = [
