@@ -6,8 +6,8 @@ import statistics
 from types import SimpleNamespace
 
 import pytest
-from test_report import table
-from test_scorecard import (
+from report_runs import table
+from scorecard_runs import (
     HU_ITEMS,
     LUDWIG_0SHOT,
     LUDWIG_5SHOT,
