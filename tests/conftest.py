@@ -175,6 +175,18 @@ TINY_MODEL = {
     "transferred": [],  # its checkpoint comes from a tiny Circa run the test makes first
 }
 
+# A one-epoch LSTM run on the CPU, quiet: the launchers' and sweeps' trainings (tests/test_cluster.py,
+# test_optuna_sweeps.py, test_multinode_fake_slurm.py)
+FAST = [
+    "model=lstm",
+    "logger=none",
+    "trainer.max_epochs=1",
+    "trainer.accelerator=cpu",
+    "callbacks.progress_bar=null",
+    "print_config=false",
+    *TINY_MODEL["lstm"],
+]
+
 
 def encoded_example(datamodule, split: str, i: int) -> tuple[list[int], list[int]]:
     """Token ids and type ids of one text example, as its batch gives them (padding removed)."""

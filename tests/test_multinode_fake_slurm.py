@@ -8,8 +8,7 @@ import re
 
 import fake_slurm
 import pytest
-from conftest import GRICE_FIXTURE, run_module
-from test_cluster import FAST
+from conftest import FAST, GRICE_FIXTURE, run_module
 
 pytestmark = pytest.mark.slow  # a fake SLURM job of two DDP ranks in subprocesses
 
