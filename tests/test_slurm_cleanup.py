@@ -14,7 +14,8 @@ import time
 from pathlib import Path
 
 import pytest
-from slurm_cluster import SlurmCluster, _environment_has, gone, missing
+from slurm_cluster import SlurmCluster, missing
+from slurm_processes import _environment_has, gone
 
 pytestmark = [pytest.mark.slurm, pytest.mark.slow]
 TESTS = Path(__file__).resolve().parent
