@@ -11,7 +11,6 @@ from pragexp.data.grice.generator import (
     GriceGenerator,
 )
 
-
 FUNCTION_WORDS = set(
     "a all also am and any are at back believe but can did didn't do does don't end find finally for "
     "get go have he her him how i i'm idea if in is it know least likely lastly many move no not of or "
