@@ -122,7 +122,7 @@ def say(line: str) -> None:
     print(line, flush=True)  # a long run shows each phase's figure when it ends
 
 
-def main() -> None:
+def parse_args() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--path", type=Path, default=FIXTURE)
     parser.add_argument("--model", default="smollm2")
@@ -140,19 +140,11 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=None)
     parser.add_argument("--bf16", action="store_true", help="also time the scorer in bfloat16")
     parser.add_argument("--no-lm-eval", action="store_true", help="leave out lm-evaluation-harness (step 3)")
-    args = parser.parse_args()
-    if args.threads:
-        torch.set_num_threads(args.threads)
-    if not args.no_lm_eval:
-        try:
-            import lm_eval  # noqa: F401
-        except ImportError:
-            sys.exit("step 3 needs lm-evaluation-harness: pip install 'pragexp[bench]' (or --no-lm-eval)")
-    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
-    with tempfile.TemporaryDirectory() as folder:
-        out = Path(folder) / "run"
-        command_s, inside = whole_command(args, out)
-        requests, logged = recorded(out, args.items)
+    return parser.parse_args()
+
+
+def report_command(args, requests: list[ChoiceRequest], command_s: float, inside: dict, load: float) -> None:
+    """Step 1's figures: items per second of the whole command, and where its time went."""
     n = len(requests)
     say(
         f"{n} Circa items x {len(requests[0].options)} options recorded by pragexp.eval from "
@@ -167,30 +159,61 @@ def main() -> None:
         f"between and after the calls (prompts, records, metrics), {outside:.1f} s the interpreter's start "
         "and exit"
     )
+
+
+def lm_eval_step(args, backend, requests: list[ChoiceRequest], scorer_s: float, command_s: float) -> list:
+    """Step 3: lm-evaluation-harness on the same requests, with its ratios to the scorer and the command."""
+    n = len(requests)
+    theirs_s, theirs = lm_eval_alone(backend, requests, args.lm_eval_batch_size)
+    say(
+        f"lm-eval HFLM.loglikelihood (batch {args.lm_eval_batch_size}): {n / theirs_s:.2f} items/s "
+        f"({theirs_s:.1f} s); ratios: scorer / lm-eval {theirs_s / scorer_s:.2f}, "
+        f"whole command / lm-eval {theirs_s / command_s:.2f}"
+    )
+    return theirs
+
+
+def bfloat16_step(args, requests: list[ChoiceRequest], ours: list, scorer_s: float) -> None:
+    """The scorer alone in bfloat16: its speed, and how far its numbers are from float32's."""
+    n = len(requests)
+    half = HFBackend(model=args.model, device="cpu", dtype="bfloat16", batch_size=args.batch_size)
+    half_s, half_scores = scorer_alone(half, requests)
+    d, agree = compare(ours, half_scores)
+    say(
+        f"scorer alone in bfloat16: {n / half_s:.2f} items/s ({half_s:.1f} s), {scorer_s / half_s:.2f}x "
+        f"float32's speed; vs float32: max |d loglik| {d:.2e}, choices agree {agree}/{n}"
+    )
+
+
+def main() -> None:
+    args = parse_args()
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    if not args.no_lm_eval:
+        try:
+            import lm_eval  # noqa: F401
+        except ImportError:
+            sys.exit("step 3 needs lm-evaluation-harness: pip install 'pragexp[bench]' (or --no-lm-eval)")
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    with tempfile.TemporaryDirectory() as folder:
+        out = Path(folder) / "run"
+        command_s, inside = whole_command(args, out)
+        requests, logged = recorded(out, args.items)
+    n = len(requests)
+    report_command(args, requests, command_s, inside, load)
     backend = HFBackend(model=args.model, device="cpu", dtype="float32", batch_size=args.batch_size)
     scorer_s, ours = scorer_alone(backend, requests)
     say(f"scorer alone (loglikelihood_many): {n / scorer_s:.2f} items/s ({scorer_s:.1f} s)")
     say(f"ratio whole command / scorer: {scorer_s / command_s:.2f}")
     compared = {"recorded vs scorer": (logged, ours)}
     if not args.no_lm_eval:
-        theirs_s, theirs = lm_eval_alone(backend, requests, args.lm_eval_batch_size)
-        say(
-            f"lm-eval HFLM.loglikelihood (batch {args.lm_eval_batch_size}): {n / theirs_s:.2f} items/s "
-            f"({theirs_s:.1f} s); ratios: scorer / lm-eval {theirs_s / scorer_s:.2f}, "
-            f"whole command / lm-eval {theirs_s / command_s:.2f}"
-        )
+        theirs = lm_eval_step(args, backend, requests, scorer_s, command_s)
         compared |= {"scorer vs lm-eval": (ours, theirs), "recorded vs lm-eval": (logged, theirs)}
     for name, (a, b) in compared.items():
         d, agree = compare(a, b)
         say(f"{name}: max |d loglik| {d:.2e}, choices agree {agree}/{n}")
     if args.bf16:
-        half = HFBackend(model=args.model, device="cpu", dtype="bfloat16", batch_size=args.batch_size)
-        half_s, half_scores = scorer_alone(half, requests)
-        d, agree = compare(ours, half_scores)
-        say(
-            f"scorer alone in bfloat16: {n / half_s:.2f} items/s ({half_s:.1f} s), {scorer_s / half_s:.2f}x "
-            f"float32's speed; vs float32: max |d loglik| {d:.2e}, choices agree {agree}/{n}"
-        )
+        bfloat16_step(args, requests, ours, scorer_s)
 
 
 if __name__ == "__main__":
