@@ -132,7 +132,8 @@ def parse_args(argv) -> argparse.Namespace:
 
 
 def training_data(args) -> tuple[FixedOrderCircaDataModule, list[dict]]:
-    """The sample's training split repeated up to `--examples`, shuffled once, in a fixed-order data module."""
+    """The sample's training split repeated up to `--examples`, shuffled once, in a fixed-order data
+    module."""
     probe = CircaDataModule(path=args.path, labels=args.labels, tokenizer=args.model)
     probe.setup("fit")
     train = probe.datasets["train"]

@@ -101,8 +101,8 @@ def wrapper_ratio(raw, wrapped, queries: np.ndarray, k: int, repeats: int) -> fl
 
 
 def exact_search(args, vectors: np.ndarray, queries: np.ndarray, rows: list) -> tuple:
-    """The flat index built by pragexp and by raw faiss: the wrapped index, its exact neighbours, queries/s, the
-    raw build's seconds and the wrapper's ratio."""
+    """The flat index built by pragexp and by raw faiss: the wrapped index, its exact neighbours, queries/s,
+    the raw build's seconds and the wrapper's ratio."""
     k = args.k
     flat_spec = IndexSpec("flat")
     build_s, flat = timed(lambda: build_index(vectors, flat_spec))
@@ -203,7 +203,8 @@ def main() -> None:
     vectors = clustered_unit_vectors(args.n, args.dim, args.clusters, args.spread, seed=0)
     queries = make_queries(args, vectors)
     rows = []
-    # the exact index stays in memory while the others are built, as a user's would (it counts in the peak RSS)
+    # the exact index stays in memory while the others are built, as a user's would (it counts in the peak
+    # RSS)
     flat, exact, exact_qps, raw_build_s, flat_ratio = exact_search(args, vectors, queries, rows)
     hnsw_ratio = approximate_indexes(args, vectors, queries, exact, rows)
     report(args, rows, exact_qps, raw_build_s, flat_ratio, hnsw_ratio)

@@ -1,6 +1,6 @@
-"""What the GRICE generator's tests share: the generator and its lexicon, Hypothesis's strategies and settings,
-and the official release's sample files (../shared/samples), whose tests skip, saying so, when that folder is
-absent."""
+"""What the GRICE generator's tests share: the generator and its lexicon, Hypothesis's strategies and
+settings, and the official release's sample files (../shared/samples), whose tests skip, saying so, when that
+folder is absent."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
-"""Truth re-checked independently of the GRICE generator's own ``holds``: facts are evaluated on plain dicts, and
-the woman's knowledge by enumerating every world she holds possible for the variables a fact reads (listed here,
-not taken from the generator)."""
+"""Truth re-checked independently of the GRICE generator's own ``holds``: facts are evaluated on plain dicts,
+and the woman's knowledge by enumerating every world she holds possible for the variables a fact reads (listed
+here, not taken from the generator)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
-"""What the scorecard's tests share: `model=llm` runs as a multirun writes them (Circa, the intention tasks, the
-LLM benchmarks: HU, LUDWIG, BIG-bench), their uncertainty figures, the fixture of the LLM benchmarks' runs, and
-the scorecard's Markdown table read back (`parse`)."""
+"""What the scorecard's tests share: `model=llm` runs as a multirun writes them (Circa, the intention tasks,
+the LLM benchmarks: HU, LUDWIG, BIG-bench), their uncertainty figures, the fixture of the LLM benchmarks'
+runs, and the scorecard's Markdown table read back (`parse`)."""
 
 import json
 

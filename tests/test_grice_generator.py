@@ -1,6 +1,6 @@
-"""The GRICE generator's files (pragexp.data.grice): the same seed writes the same bytes (across hash seeds too),
-writes are atomic, bad arguments are refused, and the command line. Its rounds, splits and lexicon have their own
-modules (test_grice_generator_rounds, _splits, _lexicon)."""
+"""The GRICE generator's files (pragexp.data.grice): the same seed writes the same bytes (across hash seeds
+too), writes are atomic, bad arguments are refused, and the command line. Its rounds, splits and lexicon have
+their own modules (test_grice_generator_rounds, _splits, _lexicon)."""
 
 from __future__ import annotations
 

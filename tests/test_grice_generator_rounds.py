@@ -1,6 +1,6 @@
-"""Property tests of the GRICE generator's rounds (pragexp.data.grice): the gold answer true, known and rendered,
-the distractors wrong and distinct, the QA answers right, the record's schema (against the official sample's
-too); truth checked by the independent evaluator of tests/grice_truth.py."""
+"""Property tests of the GRICE generator's rounds (pragexp.data.grice): the gold answer true, known and
+rendered, the distractors wrong and distinct, the QA answers right, the record's schema (against the official
+sample's too); truth checked by the independent evaluator of tests/grice_truth.py."""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
-"""The structure of the GRICE generator's splits (pragexp.data.grice): the test split's rounds and round robin,
-train and dev, the paper's presets, the implicature mix, subtopics and types, coreference and verb synonyms."""
+"""The structure of the GRICE generator's splits (pragexp.data.grice): the test split's rounds and round
+robin, train and dev, the paper's presets, the implicature mix, subtopics and types, coreference and verb
+synonyms."""
 
 from __future__ import annotations
 

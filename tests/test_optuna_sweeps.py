@@ -1,6 +1,6 @@
-"""pragexp's Optuna sweeper (hydra_plugins/pragexp_optuna_sweeper), as users type it, on this machine: submitit_local
-jobs, a study resumed after an interruption, the report of a sweep, pruning, several objectives, the search
-space; and that pragexp installs beside current Optuna and SQLAlchemy."""
+"""pragexp's Optuna sweeper (hydra_plugins/pragexp_optuna_sweeper), as users type it, on this machine:
+submitit_local jobs, a study resumed after an interruption, the report of a sweep, pruning, several
+objectives, the search space; and that pragexp installs beside current Optuna and SQLAlchemy."""
 
 import json
 import re

@@ -1,5 +1,5 @@
-"""Ranking the scorer's options (pragexp/generation/ranking.py): the normalisations (sum, per token, per byte),
-the rank and choice with ties, and contextual calibration in log space."""
+"""Ranking the scorer's options (pragexp/generation/ranking.py): the normalisations (sum, per token, per
+byte), the rank and choice with ties, and contextual calibration in log space."""
 
 from __future__ import annotations
 

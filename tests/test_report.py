@@ -1,6 +1,6 @@
-"""pragexp.report on fixture run directories: grouping over seeds and folds with the paper beside, a cell's mean
-over items with its uncertainty, missing folders. Published numbers: test_report_paper_files; a dataset's own
-tables: test_report_dataset_tables."""
+"""pragexp.report on fixture run directories: grouping over seeds and folds with the paper beside, a cell's
+mean over items with its uncertainty, missing folders. Published numbers: test_report_paper_files; a dataset's
+own tables: test_report_dataset_tables."""
 
 import json
 

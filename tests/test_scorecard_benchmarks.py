@@ -1,5 +1,6 @@
-"""The scorecard (pragexp.report.scorecard) of the LLM benchmarks (hu_pragmatics, ludwig, bigbench_implicatures):
-their columns, cells and published rows, HU's seven phenomena without data reports, LUDWIG's best k."""
+"""The scorecard (pragexp.report.scorecard) of the LLM benchmarks (hu_pragmatics, ludwig,
+bigbench_implicatures): their columns, cells and published rows, HU's seven phenomena without data reports,
+LUDWIG's best k."""
 
 import statistics
 
