@@ -3,19 +3,19 @@
     python bench/bench_cache_lookup.py [--keys 100000] [--writers 64] [--group 16] [--value loglik|reply]
                                        [--repeats 3] [--dir /tmp/...]
 
-Both layouts get the same answers (`--keys` SHA-256 keys, as the cache makes them; a log-likelihood triple each,
-or a 300-character reply) stored in groups of `--group` (as a backend hands them over):
+Both layouts get the same answers (`--keys` SHA-256 keys, as the cache makes them; a log-likelihood triple
+each, or a 300-character reply) stored in groups of `--group` (as a backend hands them over):
 
 - the folder: `--writers` writers (one `ResponseCache` each, as many jobs would) share the keys, each into its
   file; then `compact` merges them into one pack;
 - the file of before: one SQLite file in WAL mode, the old class's statements (`SqliteCache` below: its table,
   `INSERT OR REPLACE` in one transaction a group, `SELECT ... IN (500 keys)` lookups).
 
-Printed: write throughput (answers/s) of each; a lookup of every key in shuffled order, cold (a new reader: the
-folder's index built from its files, the SQLite file opened) and warm (the same reader again), on the writers'
-files, on the pack, and on the SQLite file, best of `--repeats`; and the ratios, all measured in this one run.
-The files are in the OS's page cache throughout (just written): a cold lookup here is cold for the process, not
-for the disk. Timings on a shared machine are noisy: compare the ratios of one run.
+Printed: write throughput (answers/s) of each; a lookup of every key in shuffled order, cold (a new reader:
+the folder's index built from its files, the SQLite file opened) and warm (the same reader again), on the
+writers' files, on the pack, and on the SQLite file, best of `--repeats`; and the ratios, all measured in this
+one run. The files are in the OS's page cache throughout (just written): a cold lookup here is cold for the
+process, not for the disk. Timings on a shared machine are noisy: compare the ratios of one run.
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""One Circa training epoch through pragexp (ClassificationTask + Lightning Trainer) against a plain PyTorch loop.
+"""One Circa training epoch through pragexp (ClassificationTask + Lightning Trainer) against a plain PyTorch
+loop.
 
     python bench/bench_circa_epoch.py [--path circa-data.tsv] [--model minilm|tiny|bert-base-uncased]
                                       [--examples 512] [--batch-size 32] [--repeats 3] [--threads N]
@@ -115,7 +116,7 @@ def pragexp_epoch(dm, model_factory, initial_state, lr: float) -> tuple[float, f
     return timer.seconds, timer.cpu_seconds, timer.losses
 
 
-def main(argv=None) -> int:
+def parse_args(argv) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--path", default=str(SAMPLE))
     p.add_argument("--model", default="minilm", help="model.pretrained: minilm, tiny or a hub name")
@@ -127,14 +128,12 @@ def main(argv=None) -> int:
     p.add_argument("--lr", type=float, default=3e-5)
     p.add_argument("--repeats", type=int, default=3)
     p.add_argument("--threads", type=int, default=0, help="torch threads (0: torch's default)")
-    args = p.parse_args(argv)
-    if args.threads:
-        torch.set_num_threads(args.threads)
-    import logging
+    return p.parse_args(argv)
 
-    logging.getLogger("pytorch_lightning").setLevel(logging.ERROR)
-    logging.getLogger("lightning.pytorch").setLevel(logging.ERROR)
 
+def training_data(args) -> tuple[FixedOrderCircaDataModule, list[dict]]:
+    """The sample's training split repeated up to `--examples`, shuffled once, in a fixed-order data
+    module."""
     probe = CircaDataModule(path=args.path, labels=args.labels, tokenizer=args.model)
     probe.setup("fit")
     train = probe.datasets["train"]
@@ -146,17 +145,11 @@ def main(argv=None) -> int:
     )
     dm.load_state_dict(probe.state_dict())  # the same tokenizer (for tiny: the same vocabulary)
     dm.setup("fit")
-    model_factory = partial(BertClassifier, pretrained=args.model)
-    torch.manual_seed(0)
-    reference = model_factory(num_labels=dm.num_labels, vocab_size=dm.vocab_size)
-    initial_state = copy.deepcopy(reference.state_dict())
-    tokens = sum(len(dm.tokenizer.encode(e["text"], e.get("text_pair")).ids) for e in train)
-    print(
-        f"Circa {args.labels}, encoder {args.model}: {len(train)} training examples ({tokens / len(train):.1f} "
-        f"tokens on average), batch {args.batch_size}, dynamic padding, fixed order, "
-        f"{torch.get_num_threads()} torch threads"
-    )
+    return dm, train
 
+
+def best_epochs(args, dm, model_factory, reference, initial_state) -> tuple[dict, dict]:
+    """The best wall and CPU seconds of each side over `--repeats` epochs, and each side's losses."""
     best = {(side, clock): float("inf") for side in ("plain", "pragexp") for clock in ("wall", "cpu")}
     losses = {}
     for _ in range(args.repeats):
@@ -169,21 +162,51 @@ def main(argv=None) -> int:
         for side, (wall, cpu, side_losses) in results.items():
             best[side, "wall"], best[side, "cpu"] = min(best[side, "wall"], wall), min(best[side, "cpu"], cpu)
             losses[side] = side_losses
+    return best, losses
+
+
+def report(args, train, best, losses) -> None:
     steps = len(losses["plain"])
     assert steps == len(losses["pragexp"]), "the two loops did not run the same number of batches"
     for side in ("plain", "pragexp"):
         print(
-            f"{side:8s} best of {args.repeats}: {best[side, 'wall']:.3f}s wall ({len(train) / best[side, 'wall']:,.1f} "
-            f"examples/s), {best[side, 'cpu']:.3f}s cpu ({len(train) / best[side, 'cpu']:,.1f} examples/s); "
-            f"first/last loss {losses[side][0]:.4f}/{losses[side][-1]:.4f}"
+            f"{side:8s} best of {args.repeats}: {best[side, 'wall']:.3f}s wall "
+            f"({len(train) / best[side, 'wall']:,.1f} examples/s), {best[side, 'cpu']:.3f}s cpu "
+            f"({len(train) / best[side, 'cpu']:,.1f} examples/s); first/last loss "
+            f"{losses[side][0]:.4f}/{losses[side][-1]:.4f}"
         )
     same = max(abs(a - b) for a, b in zip(losses["plain"], losses["pragexp"], strict=True)) < 1e-4
     print(f"same losses at every step: {same} ({steps} steps)")
     for clock in ("wall", "cpu"):
         ratio = best["pragexp", clock] / best["plain", clock]
         print(
-            f"ratio pragexp/plain ({clock}): {ratio:.3f} ({'within' if ratio <= TARGET else 'above'} the {TARGET} target)"
+            f"ratio pragexp/plain ({clock}): {ratio:.3f} ({'within' if ratio <= TARGET else 'above'} the "
+            f"{TARGET} target)"
         )
+
+
+def main(argv=None) -> int:
+    args = parse_args(argv)
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    import logging
+
+    logging.getLogger("pytorch_lightning").setLevel(logging.ERROR)
+    logging.getLogger("lightning.pytorch").setLevel(logging.ERROR)
+
+    dm, train = training_data(args)
+    model_factory = partial(BertClassifier, pretrained=args.model)
+    torch.manual_seed(0)
+    reference = model_factory(num_labels=dm.num_labels, vocab_size=dm.vocab_size)
+    initial_state = copy.deepcopy(reference.state_dict())
+    tokens = sum(len(dm.tokenizer.encode(e["text"], e.get("text_pair")).ids) for e in train)
+    print(
+        f"Circa {args.labels}, encoder {args.model}: {len(train)} training examples "
+        f"({tokens / len(train):.1f} tokens on average), batch {args.batch_size}, dynamic padding, fixed "
+        f"order, {torch.get_num_threads()} torch threads"
+    )
+    best, losses = best_epochs(args, dm, model_factory, reference, initial_state)
+    report(args, train, best, losses)
     return 0
 
 

@@ -1,7 +1,9 @@
-"""LLM generation for the intentions' reply task: batched vs one prompt at a time, and a re-run from the cache.
+"""LLM generation for the intentions' reply task: batched vs one prompt at a time, and a re-run from the
+cache.
 
     python bench/bench_generation.py [--path dev.csv] [--model smollm2|tiny|<hub name>] [--prompts 16]
-                                     [--max-new-tokens 64] [--batch-size 16] [--threads N] [--part all|batch|cache]
+                                     [--max-new-tokens 64] [--batch-size 16] [--threads N]
+                                     [--part all|batch|cache]
 
 1. Batched generation: the same `--prompts` generation prompts (the paper's A.3 prompt at every CoT level
    over the items, so the lengths vary) with the same token budget, greedy, through HFBackend with

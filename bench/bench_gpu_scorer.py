@@ -1,20 +1,20 @@
-"""pragexp's option scorer against lm-evaluation-harness's HF backend on a GPU, on the same requests and the same
-model: a ~1B-parameter Llama (the architecture of Llama 2/3, TinyLlama's shape) with random weights, in float32
-and bfloat16. Speed does not need trained weights; the choices are compared all the same (every item's best option
-should be the same on both sides, and its log-likelihoods close).
+"""pragexp's option scorer against lm-evaluation-harness's HF backend on a GPU, on the same requests and the
+same model: a ~1B-parameter Llama (the architecture of Llama 2/3, TinyLlama's shape) with random weights, in
+float32 and bfloat16. Speed does not need trained weights; the choices are compared all the same (every item's
+best option should be the same on both sides, and its log-likelihoods close).
 
-    python bench/bench_gpu_scorer.py --data circa-data.tsv --tokenizer DIR [--items 1024] [--dtypes float32,bfloat16]
-        [--lm-eval-batch-sizes 16,64,256] [--layers 16]
+    python bench/bench_gpu_scorer.py --data circa-data.tsv --tokenizer DIR [--items 1024]
+        [--dtypes float32,bfloat16] [--lm-eval-batch-sizes 16,64,256] [--layers 16]
 
 Needs a CUDA GPU and lm-evaluation-harness (`pip install 'pragexp[bench]'`). The requests: the first `--items`
 labelled rows of a Circa file, each a plain-text context ("Context: ...\\nX: ...\\nY: ...\\nDoes Y mean yes or
 no?\\nAnswer:") with the four RELAXED labels as options after a space. The tokenizer is any saved Hugging Face
-tokenizer folder (SmolLM2's works: `--tokenizer` takes it); the model's vocabulary is sized to it. The model is
-built once per dtype from one seed, saved to a temporary folder and loaded by `HFBackend` as a user's local model
-would be; lm-eval's `HFLM` scores the very model object the backend loaded. pragexp's scorer has no batch size
-to set: its passes have shapes fixed by each item (`generation/scoring/passes.py`), so that a score does not
-depend on the call; lm-eval runs at each of `--lm-eval-batch-sizes` (pairs per pass), its
-fastest counting as its best setting. Printed per dtype: items per second of each; then the ratio (lm-eval's best
+tokenizer folder (SmolLM2's works: `--tokenizer` takes it); the model's vocabulary is sized to it. The model
+is built once per dtype from one seed, saved to a temporary folder and loaded by `HFBackend` as a user's local
+model would be; lm-eval's `HFLM` scores the very model object the backend loaded. pragexp's scorer has no
+batch size to set: its passes have shapes fixed by each item (`generation/scoring/passes.py`), so that a score
+does not depend on the call; lm-eval runs at each of `--lm-eval-batch-sizes` (pairs per pass), its fastest
+counting as its best setting. Printed per dtype: items per second of each; then the ratio (lm-eval's best
 seconds over pragexp's, both measured in this run), max |d loglik| and how many items' choices agree.
 """
 
@@ -124,8 +124,9 @@ def one_dtype(args, name: str, requests: list[ChoiceRequest]) -> None:
         theirs_s, theirs = min(runs, key=lambda r: r[0])
         d, agree = compare(ours, theirs)
         print(
-            f"{name}: {size / 1e9:.2f}B parameters (built, saved, loaded in {built:.1f} s); ratio lm-eval (its "
-            f"best batch) / pragexp {theirs_s / ours_s:.2f}; max |d loglik| {d:.2e}; choices agree {agree}/{n}",
+            f"{name}: {size / 1e9:.2f}B parameters (built, saved, loaded in {built:.1f} s); ratio lm-eval "
+            f"(its best batch) / pragexp {theirs_s / ours_s:.2f}; max |d loglik| {d:.2e}; choices agree "
+            f"{agree}/{n}",
             flush=True,
         )
     if args.device == "cuda":

@@ -2,17 +2,18 @@
 `HFLM.loglikelihood` on the very requests the command recorded.
 
     python bench/bench_llm_scoring.py --path circa-data.tsv [--items 256] [--threads 2] [--batch-size 16]
-                                      [--model smollm2|tiny] [--lm-eval-batch-size 16] [--no-lm-eval] [--eval-batch 64]
+                                      [--model smollm2|tiny] [--lm-eval-batch-size 16] [--no-lm-eval]
+                                      [--eval-batch 64]
 
 Needs lm-evaluation-harness: `pip install 'pragexp[bench]'` (not part of `make install`).
 
 1. The whole command, from a cold process: `python -m pragexp.eval task=circa model=llm data.path=<path>`
    (RELAXED, matched, template 0, chat template, 4 options, float32 on the CPU, no response cache), limited to
-   the first `--items` test items (batches of `--eval-batch`, 256 as Circa's config: each batch one scorer call,
-   whose fixed-shape passes fill better with more items); items per second of wall time, start-up and loading
-   included, and where that time went (a probe on the scorer in the child process: up to its first call, inside
-   its calls, the rest). Its predictions.jsonl records, per item, the text the model read and each option's
-   continuation: those are the recorded requests.
+   the first `--items` test items (batches of `--eval-batch`, 256 as Circa's config: each batch one scorer
+   call, whose fixed-shape passes fill better with more items); items per second of wall time, start-up and
+   loading included, and where that time went (a probe on the scorer in the child process: up to its first
+   call, inside its calls, the rest). Its predictions.jsonl records, per item, the text the model read and
+   each option's continuation: those are the recorded requests.
 2. The scorer alone: `HFBackend.loglikelihood_many` on the recorded requests, in this process (after a warm-up
    on two of them).
 3. lm-evaluation-harness: `lm_eval.models.huggingface.HFLM(pretrained=<the same model object>, tokenizer=<the
@@ -20,10 +21,10 @@ Needs lm-evaluation-harness: `pip install 'pragexp[bench]'` (not part of `make i
    `loglikelihood` on the same (context, continuation) pairs (one forward pass per pair).
 
 `--no-lm-eval` leaves out step 3 (at 1,024 items it is the longest by far: one forward pass per option). Each
-phase prints its figure as it ends; then the ratios, and max |d loglik| between the recorded, the scorer's and lm-eval's numbers
-(and whether the choices agree), all measured in this one run. `--bf16` also times the scorer alone with
-`llm.dtype=bfloat16` on the same requests (a CPU without bf16 instructions emulates it: slower there) and says how
-far its log-likelihoods and choices are from float32's.
+phase prints its figure as it ends; then the ratios, and max |d loglik| between the recorded, the scorer's and
+lm-eval's numbers (and whether the choices agree), all measured in this one run. `--bf16` also times the
+scorer alone with `llm.dtype=bfloat16` on the same requests (a CPU without bf16 instructions emulates it:
+slower there) and says how far its log-likelihoods and choices are from float32's.
 """
 
 from __future__ import annotations
@@ -111,7 +112,8 @@ def child(overrides: list[str]) -> None:
 def recorded(out: Path, items: int) -> tuple[list[ChoiceRequest], list[list[float]]]:
     lines = (out / "predictions.jsonl").read_text(encoding="utf-8").splitlines()[:items]
     records = [json.loads(line) for line in lines]
-    # the request as the command asked it: its head (the characters its prompt shares with the others) included
+    # the request as the command asked it: its head (the characters its prompt shares with the others)
+    # included
     requests = [ChoiceRequest(r["prompt"], tuple(r["continuations"]), head=r.get("head", 0)) for r in records]
     return requests, [r["loglik"] for r in records]
 
@@ -120,7 +122,7 @@ def say(line: str) -> None:
     print(line, flush=True)  # a long run shows each phase's figure when it ends
 
 
-def main() -> None:
+def parse_args() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--path", type=Path, default=FIXTURE)
     parser.add_argument("--model", default="smollm2")
@@ -138,7 +140,53 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=None)
     parser.add_argument("--bf16", action="store_true", help="also time the scorer in bfloat16")
     parser.add_argument("--no-lm-eval", action="store_true", help="leave out lm-evaluation-harness (step 3)")
-    args = parser.parse_args()
+    return parser.parse_args()
+
+
+def report_command(args, requests: list[ChoiceRequest], command_s: float, inside: dict, load: float) -> None:
+    """Step 1's figures: items per second of the whole command, and where its time went."""
+    n = len(requests)
+    say(
+        f"{n} Circa items x {len(requests[0].options)} options recorded by pragexp.eval from "
+        f"{args.path.name}; model {args.model} float32 cpu, llm.batch_size {args.batch_size}, "
+        f"{torch.get_num_threads()} threads, load average {load:.2f} at start"
+    )
+    say(f"whole command (cold process): {n / command_s:.2f} items/s ({command_s:.1f} s)")
+    outside = command_s - sum(inside[k] for k in ("to first call", "scoring", "rest"))
+    say(
+        f"  of which: {inside['to first call']:.1f} s to its first scorer call (imports, config, data, "
+        f"model), {inside['scoring']:.1f} s in the scorer ({inside['calls']} calls), {inside['rest']:.1f} s "
+        f"between and after the calls (prompts, records, metrics), {outside:.1f} s the interpreter's start "
+        "and exit"
+    )
+
+
+def lm_eval_step(args, backend, requests: list[ChoiceRequest], scorer_s: float, command_s: float) -> list:
+    """Step 3: lm-evaluation-harness on the same requests, with its ratios to the scorer and the command."""
+    n = len(requests)
+    theirs_s, theirs = lm_eval_alone(backend, requests, args.lm_eval_batch_size)
+    say(
+        f"lm-eval HFLM.loglikelihood (batch {args.lm_eval_batch_size}): {n / theirs_s:.2f} items/s "
+        f"({theirs_s:.1f} s); ratios: scorer / lm-eval {theirs_s / scorer_s:.2f}, "
+        f"whole command / lm-eval {theirs_s / command_s:.2f}"
+    )
+    return theirs
+
+
+def bfloat16_step(args, requests: list[ChoiceRequest], ours: list, scorer_s: float) -> None:
+    """The scorer alone in bfloat16: its speed, and how far its numbers are from float32's."""
+    n = len(requests)
+    half = HFBackend(model=args.model, device="cpu", dtype="bfloat16", batch_size=args.batch_size)
+    half_s, half_scores = scorer_alone(half, requests)
+    d, agree = compare(ours, half_scores)
+    say(
+        f"scorer alone in bfloat16: {n / half_s:.2f} items/s ({half_s:.1f} s), {scorer_s / half_s:.2f}x "
+        f"float32's speed; vs float32: max |d loglik| {d:.2e}, choices agree {agree}/{n}"
+    )
+
+
+def main() -> None:
+    args = parse_args()
     if args.threads:
         torch.set_num_threads(args.threads)
     if not args.no_lm_eval:
@@ -152,42 +200,20 @@ def main() -> None:
         command_s, inside = whole_command(args, out)
         requests, logged = recorded(out, args.items)
     n = len(requests)
-    say(
-        f"{n} Circa items x {len(requests[0].options)} options recorded by pragexp.eval from {args.path.name}; "
-        f"model {args.model} float32 cpu, llm.batch_size {args.batch_size}, {torch.get_num_threads()} threads, "
-        f"load average {load:.2f} at start"
-    )
-    say(f"whole command (cold process): {n / command_s:.2f} items/s ({command_s:.1f} s)")
-    outside = command_s - sum(inside[k] for k in ("to first call", "scoring", "rest"))
-    say(
-        f"  of which: {inside['to first call']:.1f} s to its first scorer call (imports, config, data, model), "
-        f"{inside['scoring']:.1f} s in the scorer ({inside['calls']} calls), {inside['rest']:.1f} s between "
-        f"and after the calls (prompts, records, metrics), {outside:.1f} s the interpreter's start and exit"
-    )
+    report_command(args, requests, command_s, inside, load)
     backend = HFBackend(model=args.model, device="cpu", dtype="float32", batch_size=args.batch_size)
     scorer_s, ours = scorer_alone(backend, requests)
     say(f"scorer alone (loglikelihood_many): {n / scorer_s:.2f} items/s ({scorer_s:.1f} s)")
     say(f"ratio whole command / scorer: {scorer_s / command_s:.2f}")
     compared = {"recorded vs scorer": (logged, ours)}
     if not args.no_lm_eval:
-        theirs_s, theirs = lm_eval_alone(backend, requests, args.lm_eval_batch_size)
-        say(
-            f"lm-eval HFLM.loglikelihood (batch {args.lm_eval_batch_size}): {n / theirs_s:.2f} items/s "
-            f"({theirs_s:.1f} s); ratios: scorer / lm-eval {theirs_s / scorer_s:.2f}, "
-            f"whole command / lm-eval {theirs_s / command_s:.2f}"
-        )
+        theirs = lm_eval_step(args, backend, requests, scorer_s, command_s)
         compared |= {"scorer vs lm-eval": (ours, theirs), "recorded vs lm-eval": (logged, theirs)}
     for name, (a, b) in compared.items():
         d, agree = compare(a, b)
         say(f"{name}: max |d loglik| {d:.2e}, choices agree {agree}/{n}")
     if args.bf16:
-        half = HFBackend(model=args.model, device="cpu", dtype="bfloat16", batch_size=args.batch_size)
-        half_s, half_scores = scorer_alone(half, requests)
-        d, agree = compare(ours, half_scores)
-        say(
-            f"scorer alone in bfloat16: {n / half_s:.2f} items/s ({half_s:.1f} s), {scorer_s / half_s:.2f}x float32's "
-            f"speed; vs float32: max |d loglik| {d:.2e}, choices agree {agree}/{n}"
-        )
+        bfloat16_step(args, requests, ours, scorer_s)
 
 
 if __name__ == "__main__":

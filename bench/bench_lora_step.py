@@ -1,4 +1,5 @@
-"""LoRA training step: pragexp's `PromptedLLM` (llm.finetune=lora) vs a plain transformers + peft loop, same batches.
+"""LoRA training step: pragexp's `PromptedLLM` (llm.finetune=lora) vs a plain transformers + peft loop, same
+batches.
 
     python bench/bench_lora_step.py [--model smollm2|tiny] [--batch-size 8] [--steps 20] [--warmup 2]
                                     [--shots 0] [--template 0] [--path circa.tsv] [--device cpu|cuda]
@@ -93,7 +94,7 @@ def circa_prompt(template: int, shots: int) -> dict:
     return OmegaConf.to_container(root, resolve=True)["prompt"]
 
 
-# -- one trainer, in its own process ---------------------------------------------------------------------------
+# -- one trainer, in its own process -------------------------------------------------------------------------
 
 
 def adapter_digest(model) -> str:
@@ -138,89 +139,24 @@ def plain_scores(model, tokenizer, texts, continuations):
 
 def run_trainer(args) -> dict:
     import torch
-    import torch.nn.functional as F
-
-    from pragexp.generation.backends.hf import HFBackend
-    from pragexp.models.llm import PromptedLLM
 
     if args.threads:
         torch.set_num_threads(args.threads)
-    device, dtype = torch.device(args.device), getattr(torch, args.dtype)
+    device = torch.device(args.device)
     cuda = device.type == "cuda"
-    pool, batches = circa_batches(args.path, args.batch_size, args.warmup + args.steps, args.seed)
-    prompt = circa_prompt(args.template, args.shots)
     ours = args.only == "pragexp"
-    backend = HFBackend(
-        model=args.model,
-        device=args.device,
-        dtype=args.dtype,
-        batch_size=args.batch_size,
-        finetune="lora" if ours else "none",
-        lora=LORA if ours else None,
-    )
-    base, tokenizer = backend.load()
-    base.to(dtype)  # the tiny model is built in float32 whatever `dtype` says
-    torch.manual_seed(args.seed)
-    net = PromptedLLM(backend, prompt, num_labels=4).to(device)  # lora: wraps the base in peft here
-    net.demonstrate(pool)
-    if ours:
-        model = net.lm
-    else:
-        from peft import LoraConfig, get_peft_model
-
-        config = LoraConfig(
-            r=LORA["r"],
-            lora_alpha=LORA["alpha"],
-            lora_dropout=LORA["dropout"],
-            target_modules=LORA["target_modules"],
-            bias="none",
-            task_type="CAUSAL_LM",
-        )
-        model = get_peft_model(base, config).train()
-        texts = {}  # item index -> (context text, continuations): rendered once, as a data pipeline would
-        for items, _ in batches:
-            for item in items:
-                rendered = net.template.render(item, net.demonstrations)
-                texts[item.index] = (net.text(rendered, backend), rendered.continuations)
+    net, backend, base, tokenizer, batches = prompted_model(args, ours)
+    model, texts = (net.lm, {}) if ours else plain_lora_model(net, backend, base, batches)
     digest = adapter_digest(model)
     trainable = [p for p in model.parameters() if p.requires_grad]
     optimizer = torch.optim.AdamW(trainable, lr=args.lr)
-
-    def step(items, labels):
-        if ours:  # training mode, gradients on: the options' scores as fine-tuning computes them
-            scores = net(items)
-        else:
-            pairs = [texts[it.index] for it in items]
-            scores = plain_scores(model, tokenizer, [p[0] for p in pairs], [p[1] for p in pairs])
-        loss = F.cross_entropy(scores, labels)
-        loss.backward()
-        optimizer.step()
-        optimizer.zero_grad()
-        return loss, scores
-
+    step = training_step(net, model, tokenizer, texts, optimizer, ours)
     rss_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     if cuda:
         torch.cuda.synchronize(device)
         torch.cuda.reset_peak_memory_stats(device)
-    losses, seconds, first_scores = [], [], None
-    for items, labels in batches:
-        labels_t = torch.tensor(labels, device=device)
-        start = time.perf_counter()
-        loss, scores = step(items, labels_t)
-        value = float(loss)
-        if cuda:
-            torch.cuda.synchronize(device)
-        seconds.append(time.perf_counter() - start)
-        losses.append(value)
-        if first_scores is None:
-            first_scores = scores.detach().float().cpu().tolist()
-    if cuda:
-        peak = torch.cuda.max_memory_allocated(device) / 2**20
-        before = None
-    else:  # KiB on Linux, bytes on macOS
-        scale = 2**20 if sys.platform == "darwin" else 2**10
-        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / scale
-        before = rss_before / scale
+    losses, seconds, first_scores = timed_steps(step, batches, device)
+    peak, before = peak_memory_mib(device, rss_before)
     first = [texts[it.index][0] for it in batches[0][0]] if not ours else None
     tokens = len(tokenizer(first[0] if first else "", add_special_tokens=False)["input_ids"])
     return {
@@ -237,7 +173,109 @@ def run_trainer(args) -> dict:
     }
 
 
-# -- the parent: both trainers, compared -----------------------------------------------------------------------
+def prompted_model(args, ours: bool):
+    """PromptedLLM on the backend's model (which the backend wraps in peft's LoRA for pragexp's trainer), its
+    demonstrations drawn; the backend, its base model and tokenizer, and the batches."""
+    import torch
+
+    from pragexp.generation.backends.hf import HFBackend
+    from pragexp.models.llm import PromptedLLM
+
+    device, dtype = torch.device(args.device), getattr(torch, args.dtype)
+    pool, batches = circa_batches(args.path, args.batch_size, args.warmup + args.steps, args.seed)
+    prompt = circa_prompt(args.template, args.shots)
+    backend = HFBackend(
+        model=args.model,
+        device=args.device,
+        dtype=args.dtype,
+        batch_size=args.batch_size,
+        finetune="lora" if ours else "none",
+        lora=LORA if ours else None,
+    )
+    base, tokenizer = backend.load()
+    base.to(dtype)  # the tiny model is built in float32 whatever `dtype` says
+    torch.manual_seed(args.seed)
+    net = PromptedLLM(backend, prompt, num_labels=4).to(device)  # lora: wraps the base in peft here
+    net.demonstrate(pool)
+    return net, backend, base, tokenizer, batches
+
+
+def plain_lora_model(net, backend, base, batches):
+    """The plain trainer's model: peft's LoRA on the base model, and every item's text rendered once."""
+    from peft import LoraConfig, get_peft_model
+
+    config = LoraConfig(
+        r=LORA["r"],
+        lora_alpha=LORA["alpha"],
+        lora_dropout=LORA["dropout"],
+        target_modules=LORA["target_modules"],
+        bias="none",
+        task_type="CAUSAL_LM",
+    )
+    model = get_peft_model(base, config).train()
+    texts = {}  # item index -> (context text, continuations): rendered once, as a data pipeline would
+    for items, _ in batches:
+        for item in items:
+            rendered = net.template.render(item, net.demonstrations)
+            texts[item.index] = (net.text(rendered, backend), rendered.continuations)
+    return model, texts
+
+
+def training_step(net, model, tokenizer, texts: dict, optimizer, ours: bool):
+    """One optimiser step on a batch: pragexp's scores (the fine-tuning path) or the plain trainer's."""
+    import torch.nn.functional as F
+
+    def step(items, labels):
+        if ours:  # training mode, gradients on: the options' scores as fine-tuning computes them
+            scores = net(items)
+        else:
+            pairs = [texts[it.index] for it in items]
+            scores = plain_scores(model, tokenizer, [p[0] for p in pairs], [p[1] for p in pairs])
+        loss = F.cross_entropy(scores, labels)
+        loss.backward()
+        optimizer.step()
+        optimizer.zero_grad()
+        return loss, scores
+
+    return step
+
+
+def timed_steps(step, batches, device) -> tuple[list[float], list[float], list | None]:
+    """Each step's loss and seconds (the GPU synchronised), and the first batch's scores."""
+    import torch
+
+    cuda = device.type == "cuda"
+    losses, seconds, first_scores = [], [], None
+    for items, labels in batches:
+        labels_t = torch.tensor(labels, device=device)
+        start = time.perf_counter()
+        loss, scores = step(items, labels_t)
+        value = float(loss)
+        if cuda:
+            torch.cuda.synchronize(device)
+        seconds.append(time.perf_counter() - start)
+        losses.append(value)
+        if first_scores is None:
+            first_scores = scores.detach().float().cpu().tolist()
+    return losses, seconds, first_scores
+
+
+def peak_memory_mib(device, rss_before: int) -> tuple[float, float | None]:
+    """The peak memory in MiB (the GPU's, or the process's RSS with its value before the steps)."""
+    import torch
+
+    cuda = device.type == "cuda"
+    if cuda:
+        peak = torch.cuda.max_memory_allocated(device) / 2**20
+        before = None
+    else:  # KiB on Linux, bytes on macOS
+        scale = 2**20 if sys.platform == "darwin" else 2**10
+        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / scale
+        before = rss_before / scale
+    return peak, before
+
+
+# -- the parent: both trainers, compared ---------------------------------------------------------------------
 
 
 def child(name: str, argv: list[str], device: str) -> dict:
@@ -254,7 +292,7 @@ def mean(values: list[float]) -> float:
     return sum(values) / len(values)
 
 
-def main() -> None:
+def parse_args() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--path", type=Path, default=SAMPLE if SAMPLE.is_file() else FIXTURE)
     parser.add_argument("--model", default="smollm2")
@@ -272,24 +310,12 @@ def main() -> None:
     args = parser.parse_args()
     if args.steps < 1 or args.warmup < 0:
         parser.error("--steps must be >= 1 and --warmup >= 0")
-    if args.only:
-        print(RESULT + json.dumps(run_trainer(args)), flush=True)
-        return
+    return args
 
-    import torch
 
-    device = args.device or ("cuda" if torch.cuda.is_available() else "cpu")
-    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
-    print(
-        f"{args.warmup} + {args.steps} steps of {args.batch_size} Circa items x 4 options from {args.path.name}, "
-        f"model {args.model} {args.dtype} {device}, {args.shots}-shot template {args.template}, LoRA r=8 "
-        f"alpha=16, AdamW lr {args.lr:g}, threads {args.threads or 'default'}, load average {load:.2f}",
-        flush=True,
-    )
-    results = {name: child(name, sys.argv[1:], device) for name in ("pragexp", "plain")}
-    ours, plain = results["pragexp"], results["plain"]
-    if ours["adapters"] != plain["adapters"]:
-        raise SystemExit(f"the adapters do not start equal: {ours['adapters']} vs {plain['adapters']}")
+def compare_first_batch(args, ours: dict, plain: dict) -> float:
+    """The two trainers' first batch (loss and scores), checked in float32; the largest loss difference of all
+    steps."""
     d_first = abs(ours["losses"][0] - plain["losses"][0])
     d_scores = max(
         abs(a - b)
@@ -304,6 +330,11 @@ def main() -> None:
     )
     if args.dtype == "float32":
         assert d_first <= MAX_D, f"first-batch losses differ by {d_first:.2e} > {MAX_D:.0e}"
+    return d_loss
+
+
+def report_steps(args, results: dict, ours: dict, plain: dict, d_loss: float) -> None:
+    """Seconds per timed step and peak memory of each trainer, and their ratio against the target."""
     per_step = {}
     for name, r in results.items():
         timed = r["seconds"][args.warmup :]
@@ -318,11 +349,36 @@ def main() -> None:
     ratio = per_step["pragexp"] / per_step["plain"]
     print(
         f"pragexp s/step {per_step['pragexp']:.4f}  plain s/step {per_step['plain']:.4f}  ratio {ratio:.3f} "
-        f"(target <= {TARGET})  peak memory pragexp {ours['peak_mib']:.0f} MiB plain {plain['peak_mib']:.0f} MiB"
-        f"  max |d loss| {d_loss:.2e}"
+        f"(target <= {TARGET})  peak memory pragexp {ours['peak_mib']:.0f} MiB plain {plain['peak_mib']:.0f} "
+        f"MiB  max |d loss| {d_loss:.2e}"
     )
     if ratio > TARGET:
         sys.exit(f"ratio {ratio:.3f} misses the target <= {TARGET}")
+
+
+def main() -> None:
+    args = parse_args()
+    if args.only:
+        print(RESULT + json.dumps(run_trainer(args)), flush=True)
+        return
+
+    import torch
+
+    device = args.device or ("cuda" if torch.cuda.is_available() else "cpu")
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    print(
+        f"{args.warmup} + {args.steps} steps of {args.batch_size} Circa items x 4 options from "
+        f"{args.path.name}, model {args.model} {args.dtype} {device}, {args.shots}-shot template "
+        f"{args.template}, LoRA r=8 alpha=16, AdamW lr {args.lr:g}, threads {args.threads or 'default'}, "
+        f"load average {load:.2f}",
+        flush=True,
+    )
+    results = {name: child(name, sys.argv[1:], device) for name in ("pragexp", "plain")}
+    ours, plain = results["pragexp"], results["plain"]
+    if ours["adapters"] != plain["adapters"]:
+        raise SystemExit(f"the adapters do not start equal: {ours['adapters']} vs {plain['adapters']}")
+    d_loss = compare_first_batch(args, ours, plain)
+    report_steps(args, results, ours, plain, d_loss)
 
 
 if __name__ == "__main__":

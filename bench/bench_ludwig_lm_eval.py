@@ -1,29 +1,32 @@
 """LUDWIG beside the peer, each as its users run it: lm-evaluation-harness's own command line against
 `python -m pragexp.eval task=ludwig`, on the same pairs, from cold processes, one after the other.
 
-    python bench/bench_ludwig_lm_eval.py --path do-pigs-fly/data [--test-file test_conversational_implicatures.csv]
-        [--pairs N] [--batch-sizes 1,16,64] [--threads 2] [--model smollm2] [--sweep]
+    python bench/bench_ludwig_lm_eval.py --path do-pigs-fly/data
+        [--test-file test_conversational_implicatures.csv] [--pairs N] [--batch-sizes 1,16,64]
+        [--threads 2] [--model smollm2] [--sweep]
 
 Needs lm-evaluation-harness: `pip install 'pragexp[bench]'` (not part of `make install`).
 
 The pairs are read once by pragexp's reader (the release's quirks handled as pragexp handles them) and written
 twice: as a release-format CSV for `pragexp.eval` and as a plain CSV (utterance, response, label) for an
-lm-evaluation-harness task YAML written here: LUDWIG's template 0 at 0-shot ("Does the following response to the
-question imply yes or no?", a blank line, "question: ...\\nresponse: ...\\nimplicature:"), choices "yes" and "no"
-after a space, `output_type: multiple_choice`. lm-evaluation-harness runs through its CLI (`lm_eval --model hf`,
-the same GGUF file, float32, CPU, `--log_samples`) at each of `--batch-sizes`, the fastest counting as its best
-setting; pragexp through its CLI (template 0, 0-shot, no response cache). Each command is timed from its start to
-its exit (model loading and data reading included). Printed: wall seconds per pair for each, the ratio of
-lm-evaluation-harness's best to pragexp's, whether every pair got the same decision, the largest difference of
-the log-likelihoods (both record them per pair and option), and whether both scored the same contexts.
+lm-evaluation-harness task YAML written here: LUDWIG's template 0 at 0-shot ("Does the following response to
+the question imply yes or no?", a blank line, "question: ...\\nresponse: ...\\nimplicature:"), choices "yes"
+and "no" after a space, `output_type: multiple_choice`. lm-evaluation-harness runs through its CLI (`lm_eval
+--model hf`, the same GGUF file, float32, CPU, `--log_samples`) at each of `--batch-sizes`, the fastest
+counting as its best setting; pragexp through its CLI (template 0, 0-shot, no response cache). Each command is
+timed from its start to its exit (model loading and data reading included). Printed: wall seconds per pair for
+each, the ratio of lm-evaluation-harness's best to pragexp's, whether every pair got the same decision, the
+largest difference of the log-likelihoods (both record them per pair and option), and whether both scored the
+same contexts.
 
 `--sweep`: the six templates at 0-shot, each side in one invocation, as its users would run a sweep: pragexp's
-Hydra multirun (`-m prompt.template=0,1,2,3,4,5`: one process, the model loaded once) against one `lm_eval` command
-with six tasks (`--tasks` naming all six, at the first of `--batch-sizes`). lm-eval's six task files read the
-contexts and continuations pragexp's jobs recorded (`doc_to_text: context`, `doc_to_choice: choices`, no target
-delimiter), so both score the very same requests: writing the six templates again as Jinja would repeat pragexp's
-prompt group (template 0's independent YAML, above, is the check of the rendering). Printed per template and in
-all: the wall times, the ratio, the decisions that agree and the largest log-likelihood difference.
+Hydra multirun (`-m prompt.template=0,1,2,3,4,5`: one process, the model loaded once) against one `lm_eval`
+command with six tasks (`--tasks` naming all six, at the first of `--batch-sizes`). lm-eval's six task files
+read the contexts and continuations pragexp's jobs recorded (`doc_to_text: context`, `doc_to_choice: choices`,
+no target delimiter), so both score the very same requests: writing the six templates again as Jinja would
+repeat pragexp's prompt group (template 0's independent YAML, above, is the check of the rendering). Printed
+per template and in all: the wall times, the ratio, the decisions that agree and the largest log-likelihood
+difference.
 
 Before the timed commands, one untimed process imports both frameworks, so neither pays for a cold disk cache.
 """
@@ -65,7 +68,8 @@ metric_list:
 
 
 def write_inputs(folder: Path, pairs, dev_path: Path) -> Path:
-    """The pairs as the release writes them (for pragexp) and as lm-eval's task reads them; returns the latter."""
+    """The pairs as the release writes them (for pragexp) and as lm-eval's task reads them; returns the
+    latter."""
     with open(folder / "test.csv", "w", newline="", encoding="utf-8") as f:
         writer = csv.writer(f)
         writer.writerow(PAIR_COLUMNS)
@@ -183,7 +187,8 @@ def lm_eval_samples(out: Path, task: str) -> dict[int, tuple[str | None, list[fl
 
 
 def run_sweep(folder: Path, args, env: dict) -> tuple[float, float, dict, dict]:
-    """pragexp's six-template multirun, then one lm_eval command over six tasks made of what its jobs recorded."""
+    """pragexp's six-template multirun, then one lm_eval command over six tasks made of what its jobs
+    recorded."""
     sweep = folder / "pragexp_sweep"
     templates = ",".join(map(str, TEMPLATES))
     ours_s = timed(sweep_command(folder, args, sweep), env)
@@ -214,7 +219,8 @@ def sweep_command(folder: Path, args, sweep: Path) -> list[str]:
 
 def report_sweep(n: int, batch: int, ours_s: float, theirs_s: float, ours: dict, theirs: dict) -> None:
     print(
-        f"{n} LUDWIG test pairs x {len(ours)} templates, 0-shot, 2 options; load average {os.getloadavg()[0]:.2f}"
+        f"{n} LUDWIG test pairs x {len(ours)} templates, 0-shot, 2 options; load average "
+        f"{os.getloadavg()[0]:.2f}"
     )
     print(f"pragexp.eval -m (one process, {len(ours)} jobs): {ours_s:.1f} s")
     print(f"lm_eval --tasks <{len(theirs)} tasks> --batch_size {batch} (one process): {theirs_s:.1f} s")
@@ -281,7 +287,8 @@ def report(n: int, ours_s: float, ours: dict, theirs: dict) -> None:
     best = min(theirs, key=lambda b: theirs[b][0])
     best_s, best_scores = theirs[best]
     print(
-        f"{n} LUDWIG test pairs, template 0, 0-shot, 2 options; load average {os.getloadavg()[0]:.2f} at the end"
+        f"{n} LUDWIG test pairs, template 0, 0-shot, 2 options; load average {os.getloadavg()[0]:.2f} at the "
+        "end"
     )
     print(f"pragexp.eval (cold process): {ours_s:.1f} s, {ours_s / n:.3f} s/pair")
     for b, (seconds, _) in sorted(theirs.items()):

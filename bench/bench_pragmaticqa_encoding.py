@@ -109,14 +109,15 @@ def main() -> None:
     best_ours, best_plain = min(ours_s), min(plain_s)
     difference = float(np.abs(ours.astype(np.float32) - plain.astype(np.float32)).max())
     print(
-        f"{len(data)} passages (~100 words + title), {args.model}, batch {args.batch_size}, max {args.max_length} tokens, "
-        f"{torch.get_num_threads()} threads"
+        f"{len(data)} passages (~100 words + title), {args.model}, batch {args.batch_size}, max "
+        f"{args.max_length} tokens, {torch.get_num_threads()} threads"
     )
     print(f"  pragexp encode_texts   {len(data) / best_ours:8.1f} passages/s  ({best_ours:.2f} s)")
     print(f"  plain transformers     {len(data) / best_plain:8.1f} passages/s  ({best_plain:.2f} s)")
     ratio = best_ours / best_plain
     print(
-        f"time ratio pragexp / plain: {ratio:.3f} (target <= {TARGET}): {'met' if ratio <= TARGET else 'NOT met'}"
+        f"time ratio pragexp / plain: {ratio:.3f} (target <= {TARGET}): "
+        f"{'met' if ratio <= TARGET else 'NOT met'}"
     )
     print(f"largest difference between the two sides' vectors: {difference:.2e}")
 

@@ -97,7 +97,8 @@ def main() -> None:
     )
     for name, r in (("no checkpointing", plain), ("gradient checkpointing", saving)):
         print(
-            f"  {name:24s} {r['examples_per_s']:8.3f} examples/s  ({r['step_s']:.2f} s/step)  {r['memory']} {r['peak_mib']:.0f} MiB"
+            f"  {name:24s} {r['examples_per_s']:8.3f} examples/s  ({r['step_s']:.2f} s/step)  {r['memory']} "
+            f"{r['peak_mib']:.0f} MiB"
         )
     print(
         f"ratio checkpointing / none: time {saving['step_s'] / plain['step_s']:.2f}, "

@@ -1,7 +1,8 @@
 """Where a cold `pragexp.eval` spends its time before and after the first answer (issue 40).
 
 Runs `python -m pragexp.eval task=circa model=llm llm.dtype=float32 trainer.limit_test_batches=1
-data.eval_batch_size=8` (8 Circa items, SmolLM2) in fresh processes, each with a probe that timestamps its phases:
+data.eval_batch_size=8` (8 Circa items, SmolLM2) in fresh processes, each with a probe that timestamps its
+phases:
 
 - frameworks: importing torch, transformers, Lightning and Hydra;
 - pragexp: importing what pragexp adds on top (the entry point, `run`, the HF backend);
@@ -11,11 +12,12 @@ data.eval_batch_size=8` (8 Circa items, SmolLM2) in fresh processes, each with a
   converted folder);
 - first batch: the first test batch, model load excluded; the rest: from there to the process's exit.
 
-Three runs: `gguf` (an empty conversion cache: the file is read, and converted where the code converts), `converted`
-(the conversion cache warm) and `cached` (the same outputs folder again: every answer in the response cache). The
-probe also lists which optional heavy modules (peft, faiss, wandb, lm_eval, sentence_transformers) the run imported,
-and Python's `-X importtime` the seconds pragexp's own modules add to the imports (their self times). Last, the
-commands that answer without a job (`--cfg job`, `--help`, a config error) are timed once each.
+Three runs: `gguf` (an empty conversion cache: the file is read, and converted where the code converts),
+`converted` (the conversion cache warm) and `cached` (the same outputs folder again: every answer in the
+response cache). The probe also lists which optional heavy modules (peft, faiss, wandb, lm_eval,
+sentence_transformers) the run imported, and Python's `-X importtime` the seconds pragexp's own modules add to
+the imports (their self times). Last, the commands that answer without a job (`--cfg job`, `--help`, a config
+error) are timed once each.
 
     python bench/bench_startup.py [--data tests/fixtures/circa/circa-data.tsv] [--code PATH]
 
@@ -40,7 +42,8 @@ PHASES = ("frameworks", "pragexp", "config", "data", "tokenizer", "weights", "fi
 
 
 def child(overrides: list[str]) -> None:
-    """Inside the timed process: imports, then `pragexp.eval` with probes on the run, the loaders and the loop."""
+    """Inside the timed process: imports, then `pragexp.eval` with probes on the run, the loaders and the
+    loop."""
     t0 = time.perf_counter()
     marks: dict[str, float] = {}
     spans: dict[str, float] = {"tokenizer": 0.0, "weights": 0.0}
@@ -126,8 +129,8 @@ def timed_run(args, code: Path, outputs: Path, model_cache: Path) -> tuple[float
 
 
 def own_imports(stderr: str) -> dict:
-    """Python's `-X importtime` lines read back: the seconds spent in pragexp's own modules (each module's self
-    time, what it adds to the frameworks it imports) and the three costliest of them."""
+    """Python's `-X importtime` lines read back: the seconds spent in pragexp's own modules (each module's
+    self time, what it adds to the frameworks it imports) and the three costliest of them."""
     own = {}
     for line in stderr.splitlines():
         if line.startswith("import time:") and "|" in line:
@@ -139,7 +142,8 @@ def own_imports(stderr: str) -> dict:
 
 
 def answer_times(code: Path) -> dict[str, float]:
-    """Wall seconds of the commands that must answer without a job: `--cfg job`, `--help` and a config error."""
+    """Wall seconds of the commands that must answer without a job: `--cfg job`, `--help` and a config
+    error."""
     env = {
         **os.environ,
         "PYTHONPATH": os.pathsep.join(filter(None, [str(code), os.environ.get("PYTHONPATH")])),

@@ -1,12 +1,13 @@
 """A six-template LUDWIG sweep in one process (issue 40: a sweep loads its model once).
 
-Runs `python -m pragexp.eval -m task=ludwig prompt.template=0,1,2,3,4,5` (0-shot, SmolLM2 float32 on the CPU, no
-response cache: every job scores) in one fresh process, Hydra's basic launcher running the six jobs one after the
-other, with a probe that timestamps each job: its set-up (from the job's start to its test loop: the data module,
-the task, the trainer; the model's load where it is loaded), its scoring (the test loop, the model's load taken
-out) and its finish (metrics and records written). Printed: the start-up (the process's start to the first job's
-test loop, the imports and the first load included), each job's figures, the models loaded, the wall time and the
-issue's target: the wall at most the start-up plus 1.2 times the six jobs' scoring.
+Runs `python -m pragexp.eval -m task=ludwig prompt.template=0,1,2,3,4,5` (0-shot, SmolLM2 float32 on the CPU,
+no response cache: every job scores) in one fresh process, Hydra's basic launcher running the six jobs one
+after the other, with a probe that timestamps each job: its set-up (from the job's start to its test loop: the
+data module, the task, the trainer; the model's load where it is loaded), its scoring (the test loop, the
+model's load taken out) and its finish (metrics and records written). Printed: the start-up (the process's
+start to the first job's test loop, the imports and the first load included), each job's figures, the models
+loaded, the wall time and the issue's target: the wall at most the start-up plus 1.2 times the six jobs'
+scoring.
 
     python bench/bench_sweep.py [--path DATA_FOLDER] [--test-file FILE] [--code PATH]
 

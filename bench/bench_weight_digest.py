@@ -3,21 +3,23 @@
     python bench/bench_weight_digest.py [--device cuda|cpu] [--dtype bfloat16|float32] [--items 600]
                                         [--batch 256] [--layers 16]
 
-The model: Llama-3.2-1B's shape (hidden 2048, 16 layers, MLP 8192, 32 heads, 8 KV heads, vocabulary 128,256, tied
-embeddings: 1.24B parameters), random weights, on `--device` in `--dtype`. It prints, each the median of its runs:
+The model: Llama-3.2-1B's shape (hidden 2048, 16 layers, MLP 8192, 32 heads, 8 KV heads, vocabulary 128,256,
+tied embeddings: 1.24B parameters), random weights, on `--device` in `--dtype`. It prints, each the median of
+its runs:
 
 - `stamp`: the head cache's `weights_stamp` and `pins` over the model's parameter list (what every scorer call
   pays), against one scorer call of `--batch` items;
-- `digest full`: `training.benchmarks.weights_digest` with every weight trainable (a full fine-tune), against a
-  benchmark pass;
-- `digest lora`: the same over LoRA's adapters only (pragexp's defaults: r 8 on q_proj and v_proj), against a pass;
+- `digest full`: `training.benchmarks.weights_digest` with every weight trainable (a full fine-tune), against
+  a benchmark pass;
+- `digest lora`: the same over LoRA's adapters only (pragexp's defaults: r 8 on q_proj and v_proj), against a
+  pass;
 - `pass`: a benchmark pass as the benchmark curves run it: `--items` LUDWIG-shaped items (a 0-shot prompt, the
   options " yes" and " no"; LUDWIG's test split has 600), scored by `scorer.score_choices` in calls of
   `--batch` items with the head cache kept across calls (`head_cache`), CUDA synchronised.
 
-The items are tokenised by the test suite's tiny byte-level BPE (320 tokens), which cuts English into more tokens
-than a real 128k vocabulary does (tokens per item are printed): the real pass is shorter, so the digest's real
-share of it is larger than printed. The machine may be shared: timings are noisy.
+The items are tokenised by the test suite's tiny byte-level BPE (320 tokens), which cuts English into more
+tokens than a real 128k vocabulary does (tokens per item are printed): the real pass is shorter, so the
+digest's real share of it is larger than printed. The machine may be shared: timings are noisy.
 """
 
 from __future__ import annotations

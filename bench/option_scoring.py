@@ -11,7 +11,8 @@ from pragexp.generation.scoring.requests import ChoiceRequest
 
 
 def scorer_alone(backend: HFBackend, requests: list[ChoiceRequest]) -> tuple[float, list[list[float]]]:
-    """Seconds and log-likelihoods of one `loglikelihood_many` call on every request (after a warm-up on two)."""
+    """Seconds and log-likelihoods of one `loglikelihood_many` call on every request (after a warm-up on
+    two)."""
     backend.loglikelihood_many(requests[:2])
     synchronize(backend)
     start = time.perf_counter()

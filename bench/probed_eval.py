@@ -1,8 +1,8 @@
 """What bench_startup and bench_sweep share: `python -m pragexp.eval` run in a child process of the benchmark
-script itself (`--child`), with a Lightning callback of the benchmark's added to every trainer, and its probe's
-figures handed back as one tagged JSON line on stdout.
+script itself (`--child`), with a Lightning callback of the benchmark's added to every trainer, and its
+probe's figures handed back as one tagged JSON line on stdout.
 
-    parent: report = run_child(script, "STARTUP", overrides, code, env)    # -> the child's last "STARTUP {...}"
+    parent: report = run_child(script, "STARTUP", overrides, code, env)  # -> the child's last "STARTUP {...}"
     child:  add_callback(Probe()); run_eval(overrides); emit("STARTUP", {...})
 """
 
@@ -39,8 +39,8 @@ def run_child(script: str, tag: str, args: list[str], code: Path, env: dict, fla
 
 
 def import_frameworks() -> None:
-    """torch, transformers, Lightning and Hydra, imported as the entry point imports them (a checkout from before
-    `pragexp.entry.frameworks`: plainly)."""
+    """torch, transformers, Lightning and Hydra, imported as the entry point imports them (a checkout from
+    before `pragexp.entry.frameworks`: plainly)."""
     try:
         from pragexp.entry.frameworks import importing_frameworks
     except ImportError:

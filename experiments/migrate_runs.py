@@ -68,7 +68,8 @@ def _config(run_dir: Path) -> DictConfig | None:
 
 
 def _value(node, key: str):
-    """`node[key]` resolved where it can be (a `${hydra:...}` cannot be outside the run: None), plain types."""
+    """`node[key]` resolved where it can be (a `${hydra:...}` cannot be outside the run: None), plain
+    types."""
     try:
         value = node[key]
         return OmegaConf.to_container(value, resolve=True) if OmegaConf.is_config(value) else value
@@ -163,8 +164,9 @@ def _template_name(prompt: dict) -> str:
 
 
 def _checkpoint_finetune(path: str, run_dir: Path) -> str:
-    """The `llm.finetune` a checkpoint was trained with; where it cannot be read or does not say, `trained` (the
-    run still evaluated tuned weights: row `<llm> trained`), with a warning naming the run and the checkpoint."""
+    """The `llm.finetune` a checkpoint was trained with; where it cannot be read or does not say, `trained`
+    (the run still evaluated tuned weights: row `<llm> trained`), with a warning naming the run and the
+    checkpoint."""
     from pragexp.runs import checkpoint
 
     try:

@@ -49,8 +49,8 @@ if "PRAGEXP_MODEL_CACHE" not in os.environ:
 
 @pytest.fixture(autouse=True)
 def models_kept_per_test():
-    """A test's models are its own: a model kept for the next job of the process (`pretrained.loaded`) is let go
-    after each test, so that a test that replaces a loader (an engineered tiny model) sees its own."""
+    """A test's models are its own: a model kept for the next job of the process (`pretrained.loaded`) is let
+    go after each test, so that a test that replaces a loader (an engineered tiny model) sees its own."""
     yield
     from pragexp.pretrained import loaded
 
@@ -175,6 +175,18 @@ TINY_MODEL = {
     "transferred": [],  # its checkpoint comes from a tiny Circa run the test makes first
 }
 
+# A one-epoch LSTM run on the CPU, quiet: the launchers' and sweeps' trainings (tests/test_cluster.py,
+# test_optuna_sweeps.py, test_multinode_fake_slurm.py)
+FAST = [
+    "model=lstm",
+    "logger=none",
+    "trainer.max_epochs=1",
+    "trainer.accelerator=cpu",
+    "callbacks.progress_bar=null",
+    "print_config=false",
+    *TINY_MODEL["lstm"],
+]
+
 
 def encoded_example(datamodule, split: str, i: int) -> tuple[list[int], list[int]]:
     """Token ids and type ids of one text example, as its batch gives them (padding removed)."""
@@ -216,7 +228,8 @@ def make_config(tmp_path, cache_dir):
         missing = [f"data={choices.data}"] if tiny_data is None else []
         missing += [f"model={choices.model}"] if tiny_model and choices.model not in TINY_MODEL else []
         assert not missing, (
-            f"add tiny settings for {missing} to TINY_DATA/TINY_MODEL in tests/conftest.py (or tests/fixtures/<data>/)"
+            f"add tiny settings for {missing} to TINY_DATA/TINY_MODEL in tests/conftest.py (or "
+            "tests/fixtures/<data>/)"
         )
         tiny = tiny_data + (TINY_MODEL[choices.model] if tiny_model else [])
         # Tiny settings first, so a test's own overrides of the same keys win (a group chosen twice is an
@@ -229,7 +242,8 @@ def make_config(tmp_path, cache_dir):
 
 
 def _fixture_folder(data: str) -> list[str] | None:
-    """A benchmark's invented files in tests/fixtures/<data>/ (a new benchmark needs no entry in TINY_DATA)."""
+    """A benchmark's invented files in tests/fixtures/<data>/ (a new benchmark needs no entry in
+    TINY_DATA)."""
     folder = FIXTURES / data
     return [f"data.path={folder}"] if folder.is_dir() else None
 

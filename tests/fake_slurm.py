@@ -1,5 +1,5 @@
-"""A stand-in for SLURM's `sbatch`, `srun`, `sacct`, `scancel` and `scontrol` on one machine, for the one test that the
-real one-node test cluster cannot run: multi-node DDP (tests/test_multinode_fake_slurm.py).
+"""A stand-in for SLURM's `sbatch`, `srun`, `sacct`, `scancel` and `scontrol` on one machine, for the one test
+that the real one-node test cluster cannot run: multi-node DDP (tests/test_multinode_fake_slurm.py).
 
 It does what the real commands do for the jobs submitit writes, no more: `sbatch FILE` prints a job
 id and, in the background, runs the script once per array task with the variables SLURM sets for a

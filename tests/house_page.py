@@ -1,5 +1,5 @@
-"""The house's rules as the documentation states them (docs/house.md): the room table and the size limits. The tests
-that enforce them read them from the page, so the page and the tests cannot drift apart."""
+"""The house's rules as the documentation states them (docs/house.md): the room table and the size limits. The
+tests that enforce them read them from the page, so the page and the tests cannot drift apart."""
 
 from __future__ import annotations
 
@@ -13,7 +13,8 @@ _CODE = re.compile(r"`([^`]+)`")
 
 
 def markdown_table(path: Path, header: tuple[str, ...]) -> list[tuple[int, list[str]]]:
-    """(line number, cells) for each row of the table of `path` whose header row starts with the cells `header`."""
+    """(line number, cells) for each row of the table of `path` whose header row starts with the cells
+    `header`."""
     lines = path.read_text(encoding="utf-8").splitlines()
     for start, line in enumerate(lines):
         cells = _cells(line)
@@ -35,8 +36,8 @@ def _cells(line: str) -> list[str]:
 
 
 def room_table(path: Path = HOUSE_PAGE) -> dict[str, tuple[str, ...]]:
-    """room -> the other rooms it may import, in the table's order: a room is a code span (`tasks`), its second
-    cell the code spans of the rooms it may import, or "nothing else of pragexp"."""
+    """room -> the other rooms it may import, in the table's order: a room is a code span (`tasks`), its
+    second cell the code spans of the rooms it may import, or "nothing else of pragexp"."""
     table = {}
     for number, cells in markdown_table(path, ("room", "may import")):
         room, allowed = _CODE.fullmatch(cells[0]), cells[1]

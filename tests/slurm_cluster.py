@@ -16,16 +16,15 @@ then ends each daemon by its pid (SIGTERM, a wait, SIGKILL), then whatever the c
 there (a job's slurmstepd and its processes, which outlive slurmd: each has this cluster's SLURM_CONF in its
 environment). Nothing outlives the process that started the cluster, even one killed with SIGKILL: the kernel
 kills each daemon when that process dies (PR_SET_PDEATHSIG), and a watchdog, told the same way, then ends the
-rest as `stop` does. `database` makes a database and a user on the cluster's MariaDB (an Optuna study's storage).
+rest as `stop` does. `database` makes a database and a user on the cluster's MariaDB (an Optuna study's
+storage).
 
-`python tests/slurm_cluster.py DIR` starts one and waits (Ctrl-C or `kill` stops it), to try commands by hand with
-`SLURM_CONF=DIR/etc/slurm.conf`.
+`python tests/slurm_cluster.py DIR` starts one and waits (Ctrl-C or `kill` stops it), to try commands by hand
+with `SLURM_CONF=DIR/etc/slurm.conf`.
 """
 
 from __future__ import annotations
 
-import contextlib
-import ctypes
 import os
 import shutil
 import signal
@@ -36,6 +35,7 @@ import time
 from pathlib import Path
 
 import pytest
+from slurm_processes import dies_with_parent, end_process, end_started_by, watch
 
 COMMANDS = (
     "munged",
@@ -58,7 +58,10 @@ def missing() -> str | None:
     if absent:
         return f"SLURM is not installed: no {', '.join(absent)} (Debian: apt-get install {PACKAGES})"
     if os.geteuid() != 0:
-        return f"the test cluster's daemons run as root (slurmd starts each job as its user); uid {os.geteuid()} here"
+        return (
+            "the test cluster's daemons run as root (slurmd starts each job as its user); "
+            f"uid {os.geteuid()} here"
+        )
     return None
 
 
@@ -88,8 +91,8 @@ class SlurmCluster:
     # -- processes -------------------------------------------------------------------------------------
 
     def _start(self, name: str, args: list[str], dies_with=signal.SIGKILL) -> subprocess.Popen:
-        """A daemon, in a session of its own (a Ctrl-C in the tests' terminal is not theirs), that the kernel sends
-        `dies_with` when this process dies."""
+        """A daemon, in a session of its own (a Ctrl-C in the tests' terminal is not theirs), that the kernel
+        sends `dies_with` when this process dies."""
         log = (self.root / "log" / f"{name}.out").open("ab")
         proc = subprocess.Popen(
             [_which(args[0]), *args[1:]],
@@ -98,7 +101,7 @@ class SlurmCluster:
             stdin=subprocess.DEVNULL,
             env=self.env,
             start_new_session=True,
-            preexec_fn=_dies_with_parent(os.getpid(), dies_with),
+            preexec_fn=dies_with_parent(os.getpid(), dies_with),
         )
         self.procs.append((name, proc))
         return proc
@@ -162,7 +165,8 @@ class SlurmCluster:
         for sub in ("etc", "munge", "db", "log", "state", "spool"):
             (self.root / sub).mkdir(parents=True, exist_ok=True)
         try:
-            # First: it ends what the cluster started if this process dies (the daemons die with it by themselves).
+            # First: it ends what the cluster started if this process dies (the daemons die with it by
+            # themselves).
             self._start(
                 "watchdog", [sys.executable, __file__, "--watch", str(self.conf)], dies_with=signal.SIGTERM
             )
@@ -219,7 +223,11 @@ class SlurmCluster:
         host = socket.gethostname()
         etc, log, state = self.root / "etc", self.root / "log", self.root / "state"
         auth = f"AuthInfo=socket={self.munge_socket}"
-        dbd = etc / "slurmdbd.conf"
+        self._write_slurmdbd_conf(etc / "slurmdbd.conf", host, auth, log, state)
+        self._write_slurm_conf(host, auth, log, state)
+
+    def _write_slurmdbd_conf(self, dbd: Path, host: str, auth: str, log: Path, state: Path) -> None:
+        """slurmdbd's config: accounting stored in the cluster's MariaDB."""
         dbd.write_text(
             "\n".join(
                 [
@@ -241,6 +249,9 @@ class SlurmCluster:
             )
         )
         dbd.chmod(0o600)  # slurmdbd refuses a config others can read
+
+    def _write_slurm_conf(self, host: str, auth: str, log: Path, state: Path) -> None:
+        """slurm.conf: the controller, this one node and its partition, accounting through slurmdbd."""
         self.conf.write_text(
             "\n".join(
                 [
@@ -277,7 +288,8 @@ class SlurmCluster:
                     "ReturnToService=2",
                     "KillWait=10",  # SIGTERM at the time limit, SIGKILL this long after
                     "MinJobAge=600",
-                    f"NodeName=localhost NodeAddr=127.0.0.1 CPUs={self.cpus} RealMemory={self.memory_mb} State=UNKNOWN",
+                    f"NodeName=localhost NodeAddr=127.0.0.1 CPUs={self.cpus} RealMemory={self.memory_mb} "
+                    "State=UNKNOWN",
                     "PartitionName=debug Nodes=localhost Default=YES MaxTime=INFINITE State=UP",
                     "",
                 ]
@@ -300,8 +312,9 @@ class SlurmCluster:
         )
 
     def stop(self) -> None:
-        """Cancels the jobs still there, then ends every daemon this cluster started, by pid, the last started first,
-        then what else it started (see the module docstring). scancel and squeue get a few seconds each."""
+        """Cancels the jobs still there, then ends every daemon this cluster started, by pid, the last started
+        first, then what else it started (see the module docstring). scancel and squeue get a few seconds
+        each."""
         if any(name == "slurmd" and proc.poll() is None for name, proc in self.procs):
             try:
                 self.run("scancel", "--full", "--user=root", check=False, timeout=5)
@@ -313,88 +326,9 @@ class SlurmCluster:
             except subprocess.TimeoutExpired:
                 pass  # a controller that does not answer: its daemons are ended all the same
         for _name, proc in reversed(self.procs):
-            _end(proc.pid, proc.wait)
+            end_process(proc.pid, proc.wait)
         end_started_by(self.conf)  # a job's slurmstepd and its processes, left by an unanswered scancel
         self.procs.clear()
-
-
-def _dies_with_parent(parent: int, signum: int):
-    """A preexec_fn: the child gets `signum` when `parent` dies (Linux's PR_SET_PDEATHSIG), or at once if it
-    already has."""
-    libc = ctypes.CDLL(None, use_errno=True)
-
-    def arm() -> None:
-        libc.prctl(PR_SET_PDEATHSIG, int(signum), 0, 0, 0)
-        if os.getppid() != parent:  # (the parent died before the call)
-            os.kill(os.getpid(), signum)
-
-    return arm
-
-
-PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
-
-
-def _end(pid: int, wait, timeout: float = 5) -> None:
-    """SIGTERM, up to `timeout` seconds for it to exit, then SIGKILL. `wait(timeout=...)`: the process's own (a
-    child's Popen.wait), or a poll of /proc."""
-    try:
-        os.kill(pid, signal.SIGTERM)
-    except ProcessLookupError:
-        return
-    try:
-        wait(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(pid, signal.SIGKILL)
-        with contextlib.suppress(
-            subprocess.TimeoutExpired
-        ):  # (one in the kernel's hands: go on with the rest)
-            wait(timeout=timeout)
-
-
-def end_started_by(conf: Path, but: tuple[int, ...] = ()) -> list[int]:
-    """Ends every process (but these) whose environment names this cluster's SLURM_CONF: its daemons, its jobs'
-    slurmstepd and their processes, which SLURM starts with the environment of whoever submitted them. Returns
-    their pids."""
-    pids = [pid for pid in _environment_has(f"SLURM_CONF={conf}") if pid not in (os.getpid(), *but)]
-    for pid in pids:
-        _end(pid, lambda timeout, pid=pid: _wait_gone(pid, timeout))
-    return pids
-
-
-def _environment_has(entry: str) -> list[int]:
-    needle = entry.encode() + b"\0"
-    pids = []
-    for proc in Path("/proc").iterdir():
-        if proc.name.isdigit():
-            with contextlib.suppress(OSError):
-                if needle in (proc / "environ").read_bytes() and not gone(int(proc.name)):
-                    pids.append(int(proc.name))
-    return pids
-
-
-def gone(pid: int) -> bool:
-    """Whether a process has ended (no longer there, or a zombie no one has reaped yet)."""
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] in ("Z", "X")
-    except (OSError, IndexError):
-        return True
-
-
-def _wait_gone(pid: int, timeout: float) -> None:
-    deadline = time.monotonic() + timeout
-    while not gone(pid):
-        if time.monotonic() > deadline:
-            raise subprocess.TimeoutExpired(f"pid {pid}", timeout)
-        time.sleep(0.1)
-
-
-def watch(conf: Path) -> None:
-    """The watchdog: waits for SIGTERM (sent by the kernel when the process that started the cluster dies, or by
-    `stop`), then ends what the cluster started."""
-    signal.signal(signal.SIGTERM, lambda *_: None)
-    signal.pause()
-    end_started_by(conf)
 
 
 @pytest.fixture(scope="session")

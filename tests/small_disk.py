@@ -1,5 +1,6 @@
-"""A full disk, for the tests of what a write leaves when the disk fills: a small tmpfs mounted for one test and
-unmounted after. Mounting needs root (CI runs as root); elsewhere the tests that use it are skipped, saying why."""
+"""A full disk, for the tests of what a write leaves when the disk fills: a small tmpfs mounted for one test
+and unmounted after. Mounting needs root (CI runs as root); elsewhere the tests that use it are skipped,
+saying why."""
 
 from __future__ import annotations
 
@@ -10,7 +11,8 @@ import pytest
 
 
 def mount_small_disk(folder, size: str) -> None:
-    """Mounts a tmpfs of `size` (mount's syntax: 4m) on the empty `folder`, or skips the test saying why not."""
+    """Mounts a tmpfs of `size` (mount's syntax: 4m) on the empty `folder`, or skips the test saying why
+    not."""
     if os.geteuid() != 0:
         pytest.skip(f"a full disk is a small tmpfs here, which only root may mount (uid {os.geteuid()})")
     folder.mkdir(parents=True, exist_ok=True)

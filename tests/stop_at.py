@@ -1,10 +1,12 @@
-"""A stop or a fault at a chosen point of a run, for the preemption and checkpoint tests (tests/test_preemption.py):
-a callback that acts only in a run whose environment has STOP_AT set (and in a SLURM job's first run only).
+"""A stop or a fault at a chosen point of a run, for the preemption and checkpoint tests
+(tests/test_preemption.py): a callback that acts only in a run whose environment has STOP_AT set (and in a
+SLURM job's first run only).
 
-`where`: train | val | test (right after batch `batch` of epoch `epoch`; the epoch's last one: -1) or save (while
-Lightning builds a checkpoint of epoch `epoch`, before its file is written); with `run`, only in the run whose dir
-has that name (a sweep's job number). `how`:
-- signal: sends the run SIGTERM (what SLURM's scancel and time limit send; submitit's SIGUSR2 takes the same path);
+`where`: train | val | test (right after batch `batch` of epoch `epoch`; the epoch's last one: -1) or save
+(while Lightning builds a checkpoint of epoch `epoch`, before its file is written); with `run`, only in the
+run whose dir has that name (a sweep's job number). `how`:
+- signal: sends the run SIGTERM (what SLURM's scancel and time limit send; submitit's SIGUSR2 takes the same
+  path);
 - wait: waits there until a signal reaches the run (one the test has SLURM send: a real preemption's path);
 - kill: (save) the checkpoint's bytes are written half-way, then the run is killed with SIGKILL;
 - fill: (save) fills the disk the checkpoint goes to, leaving 64 KiB, before it is written.
@@ -71,7 +73,8 @@ def _wait(trainer) -> None:
 
 
 def _kill_mid_write(trainer) -> None:
-    """The next torch.save (this checkpoint's) writes half its bytes where it writes them, then the run dies."""
+    """The next torch.save (this checkpoint's) writes half its bytes where it writes them, then the run
+    dies."""
     real_save = torch.save
 
     def half_then_killed(obj, f, *args, **kwargs):

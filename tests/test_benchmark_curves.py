@@ -1,5 +1,6 @@
-"""LLM benchmarks scored while an LLM trains (`callbacks.benchmarks`, pragexp.training.benchmarks): curves at the
-right steps, answers cached by the weights' digest, training unchanged, the report's figure, clear refusals."""
+"""LLM benchmarks scored while an LLM trains (`callbacks.benchmarks`, pragexp.training.benchmarks): curves at
+the right steps, answers cached by the weights' digest, training unchanged, the report's figure, clear
+refusals."""
 
 from __future__ import annotations
 

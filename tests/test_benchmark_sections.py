@@ -1,7 +1,7 @@
-"""MultiPragEval's and ToMATO's report sections (pragexp/data/<name>/report_section.py), found through their tasks'
-declarations: on runs of the tiny LLM over the fixtures, each cell is metrics.json's figure as
-pragexp.metrics.uncertainty writes it, the rows are the run's languages or orders, and the report, its scorecard
-and its figures show them."""
+"""MultiPragEval's and ToMATO's report sections (pragexp/data/<name>/report_section.py), found through their
+tasks' declarations: on runs of the tiny LLM over the fixtures, each cell is metrics.json's figure as
+pragexp.metrics.uncertainty writes it, the rows are the run's languages or orders, and the report, its
+scorecard and its figures show them."""
 
 from __future__ import annotations
 

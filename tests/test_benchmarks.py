@@ -1,6 +1,6 @@
-"""The LLM pragmatics benchmarks on the one route (Hu et al.'s phenomena, LUDWIG, BIG-bench's implicatures): the
-papers' protocols (the Hu et al. one checked on an example worked by hand), the generic choice task's metrics, and
-the runs end to end on invented files in the released formats."""
+"""The LLM pragmatics benchmarks on the one route (Hu et al.'s phenomena, LUDWIG, BIG-bench's implicatures):
+the papers' protocols (the Hu et al. one checked on an example worked by hand), the generic choice task's
+metrics, and the runs end to end on invented files in the released formats."""
 
 from __future__ import annotations
 
@@ -30,13 +30,13 @@ def templates(name: str) -> list:
     return load_templates(OmegaConf.to_container(OmegaConf.load(CONF / "prompt" / f"{name}.yaml").templates))
 
 
-# -- Hu et al. --------------------------------------------------------------------------------------------------
+# -- Hu et al. -----------------------------------------------------------------------------------------------
 
 
 def engineered_model(target_logits: dict[str, float]):
-    """The tiny Llama made to predict, whatever the prompt, logit target_logits[t] for the token t and 0 for every
-    other: every layer's weights zero (each position's state is its token's embedding), every embedding e1, so the
-    final RMSNorm gives h = e1 / sqrt(1/d + eps), and the output row of t is (target / h_0) e1."""
+    """The tiny Llama made to predict, whatever the prompt, logit target_logits[t] for the token t and 0 for
+    every other: every layer's weights zero (each position's state is its token's embedding), every embedding
+    e1, so the final RMSNorm gives h = e1 / sqrt(1/d + eps), and the output row of t is (target / h_0) e1."""
     model, tokenizer = tiny_causal_lm()
     with torch.no_grad():
         for name, p in model.named_parameters():
@@ -56,8 +56,8 @@ def engineered_model(target_logits: dict[str, float]):
 @pytest.mark.slow
 def test_the_papers_protocol_on_an_example_worked_by_hand(make_config, monkeypatch):
     """Logits ln 2, 0, ln 4, 0 for "1".."4" (and 0 for every other token): Hu et al.'s `get_completion` keeps
-    softmax([ln 2, 0, ln 4, 0]) = [2, 1, 4, 1] / 8 = (0.25, 0.125, 0.5, 0.125) over the option numbers and answers
-    "3", the argmax."""
+    softmax([ln 2, 0, ln 4, 0]) = [2, 1, 4, 1] / 8 = (0.25, 0.125, 0.5, 0.125) over the option numbers and
+    answers "3", the argmax."""
     logits = {"1": math.log(2), "2": 0.0, "3": math.log(4), "4": 0.0}
     model, tokenizer = engineered_model(logits)
     monkeypatch.setattr(causal, "tiny_causal_lm", lambda seed=0: (model, tokenizer))
@@ -110,8 +110,8 @@ def test_hu_reports_phenomena_seeds_distractor_kinds_and_people(make_config):
     assert metrics["test/acc_stderr"] == pytest.approx(clustered.stderr, rel=1e-5)
     with_people = [r for r in records if "human" in r]
     assert with_people and all(sum(r["human"]) == pytest.approx(1.0, abs=1e-3) for r in with_people)
-    # Hu et al.'s comparison with people: across the items of a phenomenon, the model's p_true (mean over seeds)
-    # against people's proportion correct
+    # Hu et al.'s comparison with people: across the items of a phenomenon, the model's p_true (mean over
+    # seeds) against people's proportion correct
     for phenomenon in ("Irony", "CoherenceInference"):
         per_item = {}
         for r in records:
@@ -161,7 +161,7 @@ def test_the_next_token_pairing_reads_one_token_per_option_after_the_tokenizer_s
         encode_request(tokenizer, ChoiceRequest("Answer: ", ("the speaker is ironic",), "next-token"))
 
 
-# -- the choice task's metrics ----------------------------------------------------------------------------------
+# -- the choice task's metrics -------------------------------------------------------------------------------
 
 
 def test_ties_are_read_by_the_protocol_s_rule():
@@ -209,10 +209,10 @@ def test_choice_metric_views_kinds_and_correlation():
 
 
 def test_the_comparison_with_people_is_pearson_s_r_across_items_as_hu_et_al_compute_it():
-    """Four items of phenomenon a in two seeds, the model's p_true per item (mean over its seeds) 0.2, 0.4, 0.6,
-    0.8 against people's 0.5, 0.7, 0.6, 0.9: r = Sxy / sqrt(Sxx Syy) = 0.11 / sqrt(0.2 * 0.0875); with four items
-    (two degrees of freedom) the two-sided p-value of r is exactly 1 - |r|. A fifth item people did not answer is
-    left out; phenomenon b has two items: no r."""
+    """Four items of phenomenon a in two seeds, the model's p_true per item (mean over its seeds) 0.2, 0.4,
+    0.6, 0.8 against people's 0.5, 0.7, 0.6, 0.9: r = Sxy / sqrt(Sxx Syy) = 0.11 / sqrt(0.2 * 0.0875); with
+    four items (two degrees of freedom) the two-sided p-value of r is exactly 1 - |r|. A fifth item people did
+    not answer is left out; phenomenon b has two items: no r."""
     nan = float("nan")
     metric = ChoiceMetric(["a", "b"], ["seed0", "seed1"])
     p_true = [0.1, 0.3, 0.4, 0.4, 0.5, 0.7, 0.8, 0.8, 0.9, 0.3, 0.6]
@@ -269,12 +269,12 @@ def test_choice_metric_an_example_in_several_groups_and_the_share_of_each_positi
     assert (out["chosen/A"], out["chosen/B"], out["chosen/C"], out["chosen/none"]) == (0.5, 0.0, 0.25, 0.25)
 
 
-# -- LUDWIG -----------------------------------------------------------------------------------------------------
+# -- LUDWIG --------------------------------------------------------------------------------------------------
 
 
 def authors_text(template, pair, demos) -> str:
-    """LUDWIG's prompt as the authors' ExamplePrompt.prompt_for_completion writes it (src/prompting.py), up to the
-    label."""
+    """LUDWIG's prompt as the authors' ExamplePrompt.prompt_for_completion writes it (src/prompting.py), up to
+    the label."""
     text = ""
     if demos:
         filled = [template.fill(d.utterance, d.response, d.label) for d in demos]
@@ -338,7 +338,7 @@ def test_ludwig_contrastive_shows_both_readings_and_scores_the_letters(make_conf
         assert record["prompt"].endswith("Which of the above texts is coherent, A or B?\nAnswer:")
 
 
-# -- BIG-bench ------------------------------------------------------------------------------------------------------
+# -- BIG-bench -----------------------------------------------------------------------------------------------
 
 
 @pytest.mark.slow
@@ -359,7 +359,7 @@ def test_bigbench_offline_without_a_local_copy_names_the_setting(make_config, mo
         run(cfg)
 
 
-# -- transfer from Circa ------------------------------------------------------------------------------------------
+# -- transfer from Circa -------------------------------------------------------------------------------------
 
 
 def best_checkpoint(cfg) -> str:

@@ -1,12 +1,13 @@
-"""The LLM benchmarks' own report sections (pragexp/data/hu_pragmatics and ludwig: report_section) and their paper files: Hu et al.'s table per
-phenomenon beside the paper's models and people, LUDWIG's accuracy per template and k, and their figures."""
+"""The LLM benchmarks' own report sections (pragexp/data/hu_pragmatics and ludwig: report_section) and their
+paper files: Hu et al.'s table per phenomenon beside the paper's models and people, LUDWIG's accuracy per
+template and k, and their figures."""
 
 import statistics
 from types import SimpleNamespace
 
 import pytest
-from test_report import table
-from test_scorecard import (
+from report_runs import table
+from scorecard_runs import (
     HU_ITEMS,
     LUDWIG_0SHOT,
     LUDWIG_5SHOT,

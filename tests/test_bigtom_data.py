@@ -1,7 +1,7 @@
-"""BigToM: the story file read as released, each story's 25 items built by the authors' rules (derived here by hand
-for an invented story, and checked item by item against the authors' own generated files where they are at hand),
-their answers in the authors' seeded order, bad lines named by file, line and field, and runs on the one route
-with accuracy per condition and the true-and-false-belief joint figure, clustered by story."""
+"""BigToM: the story file read as released, each story's 25 items built by the authors' rules (derived here by
+hand for an invented story, and checked item by item against the authors' own generated files where they are
+at hand), their answers in the authors' seeded order, bad lines named by file, line and field, and runs on the
+one route with accuracy per condition and the true-and-false-belief joint figure, clustered by story."""
 
 from __future__ import annotations
 
@@ -67,7 +67,8 @@ TURNS, LEAVES = " Ada turns the dial back to low.", " Ada leaves the dial alone.
 
 
 def by_hand(told: str, control: str) -> list[tuple[str, str, str, str]]:
-    """One initial-belief setting's 12 items: forward belief, forward action, backward belief x TB, FB, TC, FC."""
+    """One initial-belief setting's 12 items: forward belief, forward action, backward belief x TB, FB, TC,
+    FC."""
     return [
         (told + SEES, BELIEF_Q, HIGH, LOW),
         (told + MISSES, BELIEF_Q, LOW, HIGH),
@@ -279,8 +280,8 @@ def test_the_report_section_shows_our_cells_beside_the_paper_and_draws_the_figur
     assert "| chance |  | 0.500 | 0.500 | 0.250 | 0.500 | 0.500 | 0.250 |" in text
     assert "- gpt-4 (paper): plot_models.ipynb" in text
     assert "### Controls" in text
-    # Ada's and Zoé's draws keep the right answer first, Omar's swaps it, in every condition: always a) is right on
-    # 2 stories' items and pairs of 3, far above the 1/4 of a uniform guess on the pairs.
+    # Ada's and Zoé's draws keep the right answer first, Omar's swaps it, in every condition: always a) is
+    # right on 2 stories' items and pairs of 3, far above the 1/4 of a uniform guess on the pairs.
     assert "| always a) (bigtom.csv, 75 items) | 0.667 | 0.667 |" in text
     assert "| always b) (bigtom.csv, 75 items) | 0.333 | 0.333 |" in text
     (figure,) = report_section.figures(runs, tmp_path)
@@ -325,10 +326,10 @@ def test_the_shared_sample_expands_into_its_750_items():
     assert all(sum(i.name == name for i in items) == 30 for name in CONDITION_FILES)
 
 
-# The authors' own items: the data/conditions/ folder their code/src/generate_conditions.py writes for a story file
-# (run from code/src with the file at data/bigtom/bigtom.csv). Fetched or generated files are never committed
-# here: name the folder in BIGTOM_AUTHORS_CONDITIONS, and its story file in BIGTOM_AUTHORS_STORIES (default: the
-# shared sample), or put it beside the sample as conditions/.
+# The authors' own items: the data/conditions/ folder their code/src/generate_conditions.py writes for a story
+# file (run from code/src with the file at data/bigtom/bigtom.csv). Fetched or generated files are never
+# committed here: name the folder in BIGTOM_AUTHORS_CONDITIONS, and its story file in BIGTOM_AUTHORS_STORIES
+# (default: the shared sample), or put it beside the sample as conditions/.
 AUTHORS_STORIES = Path(os.environ.get("BIGTOM_AUTHORS_STORIES", SAMPLES / "bigtom" / "sample.csv"))
 AUTHORS_CONDITIONS = Path(os.environ.get("BIGTOM_AUTHORS_CONDITIONS", SAMPLES / "bigtom" / "conditions"))
 
@@ -336,7 +337,8 @@ AUTHORS_CONDITIONS = Path(os.environ.get("BIGTOM_AUTHORS_CONDITIONS", SAMPLES / 
 @pytest.mark.skipif(
     not (AUTHORS_CONDITIONS.is_dir() and AUTHORS_STORIES.is_file()),
     reason="the authors' generated condition files are not here: set BIGTOM_AUTHORS_CONDITIONS to the "
-    "data/conditions folder their generate_conditions.py writes for BIGTOM_AUTHORS_STORIES (default: the sample)",
+    "data/conditions folder their generate_conditions.py writes for BIGTOM_AUTHORS_STORIES (default: the "
+    "sample)",
 )
 def test_the_items_equal_the_authors_generated_items_one_by_one():
     items = generate(read_stories(AUTHORS_STORIES))

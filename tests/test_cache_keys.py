@@ -1,5 +1,5 @@
-"""A cache key holds everything that changes an answer, and nothing else (issue 46.6): for any configuration of a
-backend, changing one setting changes the key of a kind of call exactly when that setting can change its
+"""A cache key holds everything that changes an answer, and nothing else (issue 46.6): for any configuration
+of a backend, changing one setting changes the key of a kind of call exactly when that setting can change its
 answers. Each setting is listed below with the calls it can change and why; the cache's own settings and a
 server's address, timeouts, retries and concurrency change none."""
 
@@ -47,7 +47,8 @@ def files(tmp_path_factory):
 
 
 def hf_settings(files) -> dict[str, tuple[list, frozenset, str]]:
-    """Every argument of HFBackend: values to switch between, the calls whose answers it can change, and why."""
+    """Every argument of HFBackend: values to switch between, the calls whose answers it can change, and
+    why."""
     return {
         "model": (["tiny", str(files / "a.gguf"), str(files / "b.gguf")], ALL, "the weights"),
         "gguf_file": ([None, "q4.gguf", "q8.gguf"], ALL, "which file of a hub repository holds the weights"),
@@ -134,7 +135,8 @@ def test_the_cache_folder_and_use_cache_are_not_in_the_key(tmp_path):
 
 def test_settings_left_out_of_a_score_key_leave_the_scores_bit_for_bit():
     """What the table says cannot change a score does not, on the tiny model: batch size, the chat template,
-    the system prompt, the template's arguments, gradient checkpointing, a fine-tuning setting before training."""
+    the system prompt, the template's arguments, gradient checkpointing, a fine-tuning setting before
+    training."""
     requests = [
         ChoiceRequest("Q: Is it raining?\nA: I took an umbrella.\nLabel:", ("yes", "no", "in the middle"))
     ]
@@ -165,9 +167,9 @@ def tuned_step(**lora) -> StepBackend:
 @settings(max_examples=40, deadline=None)
 @given(name=st.sampled_from(sorted(LORA_DEFAULTS)), data=st.data())
 def test_the_benchmark_curves_key_holds_the_lora_settings_that_change_tuned_answers(name, data):
-    """Given the adapters' weights (their digest), r, alpha, the target modules and the layers change the answers
-    (the scale is alpha / r; the others say where the adapters sit); dropout is off in evaluation and the seed's
-    effect is in the weights."""
+    """Given the adapters' weights (their digest), r, alpha, the target modules and the layers change the
+    answers (the scale is alpha / r; the others say where the adapters sit); dropout is off in evaluation and
+    the seed's effect is in the weights."""
     values = {
         "r": [4, 8, 16],
         "alpha": [8, 16, 32],
@@ -272,7 +274,8 @@ VLLM_SETTINGS = {
         [None, ["<reasoning>", "</reasoning>"]],
         GENERATE,
     ),  # the special tokens a reply keeps
-    # how vLLM splits and schedules the work: float rounding only, as a server's batching (not bit-reproducible)
+    # how vLLM splits and schedules the work: float rounding only, as a server's batching (not
+    # bit-reproducible)
     "tensor_parallel_size": ([1, 2], NONE),
     "gpu_memory_utilization": ([0.9, 0.5], NONE),
     "max_model_len": ([None, 4096], NONE),  # a longer prompt is refused, never answered otherwise

@@ -1,5 +1,5 @@
-"""Paired comparison of two runs on the same items (pragexp/report/compare.py, pragexp/metrics/paired.py), on fixtures with answers computed by
-hand."""
+"""Paired comparison of two runs on the same items (pragexp/report/compare.py, pragexp/metrics/paired.py), on
+fixtures with answers computed by hand."""
 
 import json
 
@@ -78,7 +78,8 @@ def test_sign_flip_test_is_exact_on_few_items(tmp_path):
 
 
 def test_rows_of_one_item_are_one_unit(tmp_path):
-    # Two items in two option orders each: right/wrong, but clustered: no McNemar; the sign flips are of items.
+    # Two items in two option orders each: right/wrong, but clustered: no McNemar; the sign flips are of
+    # items.
     clusters = [0, 0, 1, 1]
     run_a = write_run(tmp_path / "a", choice_records([0, 0, 0, 1], clusters=clusters))
     run_b = write_run(tmp_path / "b", choice_records([1, 1, 1, 1], clusters=clusters))
@@ -155,9 +156,9 @@ def test_the_report_command_takes_compare_as_its_first_word(tmp_path, capsys):
 
 
 def test_holm_on_the_worked_example():
-    # Wikipedia's "Holm–Bonferroni method" example: p = 0.01, 0.04, 0.03, 0.005 at α = 0.05. Sorted, 0.005 * 4 =
-    # 0.02 and 0.01 * 3 = 0.03 are rejected, 0.03 * 2 = 0.06 is not, and 0.04 * 1 = 0.04 is raised to 0.06 (the
-    # step-down stops at the first that is kept).
+    # Wikipedia's "Holm–Bonferroni method" example: p = 0.01, 0.04, 0.03, 0.005 at α = 0.05. Sorted, 0.005 * 4
+    # = 0.02 and 0.01 * 3 = 0.03 are rejected, 0.03 * 2 = 0.06 is not, and 0.04 * 1 = 0.04 is raised to 0.06
+    # (the step-down stops at the first that is kept).
     assert holm([0.01, 0.04, 0.03, 0.005]) == pytest.approx([0.03, 0.06, 0.06, 0.02])
     assert holm([0.5, 0.9]) == [1.0, 1.0] and holm([]) == []
     assert holm([0.02]) == [0.02]  # one comparison: nothing to adjust
@@ -207,9 +208,9 @@ def test_runs_without_a_declared_unit_say_so(tmp_path):
 
 
 def test_the_paired_bootstrap_and_test_resample_units_not_rows(tmp_path):
-    # Graded scores on 20 units; then each unit's row four times over (one unit's rows alike). Paired by unit, the
-    # interval and the p-value are the same (a unit counts once however many rows it holds); a row bootstrap
-    # would see 80 independent rows and give an interval about half as wide.
+    # Graded scores on 20 units; then each unit's row four times over (one unit's rows alike). Paired by unit,
+    # the interval and the p-value are the same (a unit counts once however many rows it holds); a row
+    # bootstrap would see 80 independent rows and give an interval about half as wide.
     rng = np.random.default_rng(3)
     a, b = rng.random(20).round(3), rng.random(20).round(3)
     one = [({"index": i, "p": float(a[i])}, {"index": i, "p": float(b[i])}) for i in range(20)]

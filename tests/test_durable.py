@@ -1,7 +1,7 @@
-"""What a kill or a full disk while writing leaves (pragexp.utils.durable, the writer of checkpoints and of a tuned
-LLM's adapter folder): the previous file or folder, whole; nothing half-written in its place. A writer is killed
-with SIGKILL half-way through its bytes (a child process that waits there); a full disk is a small tmpfs
-(tests/small_disk.py: root only, skipped elsewhere)."""
+"""What a kill or a full disk while writing leaves (pragexp.utils.durable, the writer of checkpoints and of a
+tuned LLM's adapter folder): the previous file or folder, whole; nothing half-written in its place. A writer
+is killed with SIGKILL half-way through its bytes (a child process that waits there); a full disk is a small
+tmpfs (tests/small_disk.py: root only, skipped elsewhere)."""
 
 from __future__ import annotations
 
@@ -19,7 +19,8 @@ from conftest import ROOT
 from pragexp.generation.finetuning import adapters
 from pragexp.utils import durable
 
-# A child that writes `path` (a file, or an adapter folder) with half its content, says so, and waits to be killed.
+# A child that writes `path` (a file, or an adapter folder) with half its content, says so, and waits to be
+# killed.
 KILLED_FILE = """
 import sys, time
 from pragexp.utils.durable import write_durably

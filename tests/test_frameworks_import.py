@@ -1,5 +1,5 @@
-"""The entry points import torch, transformers and Lightning with the garbage collector paused, then freeze what
-they imported (pragexp/entry/frameworks.py): once per process, the collector left as it was."""
+"""The entry points import torch, transformers and Lightning with the garbage collector paused, then freeze
+what they imported (pragexp/entry/frameworks.py): once per process, the collector left as it was."""
 
 from __future__ import annotations
 

@@ -1,8 +1,8 @@
-"""A generative row for every choice benchmark (issue 36): `prompt.scoring=generate prompt.template=declared` runs
-on each benchmark's fixture beside its log-likelihood row, with the same items, the same uncertainty figures, and
-the generation figures (`unparsed`, `forced`, `reasoning_tokens`); ToMATO also with its authors' template, read by
-their rule. The scripted thinker writes the replies (brief, past the budget, unclosed, direct), so that every figure
-has something to count."""
+"""A generative row for every choice benchmark (issue 36): `prompt.scoring=generate prompt.template=declared`
+runs on each benchmark's fixture beside its log-likelihood row, with the same items, the same uncertainty
+figures, and the generation figures (`unparsed`, `forced`, `reasoning_tokens`); ToMATO also with its authors'
+template, read by their rule. The scripted thinker writes the replies (brief, past the budget, unclosed,
+direct), so that every figure has something to count."""
 
 from __future__ import annotations
 
@@ -100,8 +100,8 @@ class OneReply(LLMBackend):
 
 @pytest.mark.parametrize(("template", "chosen"), [("authors", 2), ("declared", 0)])
 def test_tomato_s_templates_read_a_reply_by_their_own_rule(template, chosen):
-    """ "I'd rule out [C]... Answer: [A]": the authors' rule takes the first bracket (C), the declared template the
-    last declaration (A)."""
+    """ "I'd rule out [C]... Answer: [A]": the authors' rule takes the first bracket (C), the declared
+    template the last declaration (A)."""
     prompt = OmegaConf.to_container(OmegaConf.load(CONF / "prompt" / "tomato.yaml"))
     prompt.update(template=template, scoring="generate", chat=False)
     model = PromptedLLM(OneReply("Not [C], I think. Answer: [A]"), prompt)

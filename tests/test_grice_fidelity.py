@@ -48,7 +48,8 @@ def test_abstractor_turns_entity_words_into_slots():
         "did Mia put the limes in the den": "did AGENT PUT_BASE the OBJ in the LOC",
         "did you leave them there": "did you PUT_BASE them there",
         "I put them there": "I PUT them there",
-        "I don't know if Noah put the pear in the attic": "I don't know if AGENT PUT_BASE the OBJ_SG in the LOC",
+        "I don't know if Noah put the pear in the attic": "I don't know if AGENT PUT_BASE the OBJ_SG in the "
+        "LOC",
         "she said she walked to the den": "PRON said PRON GO to the LOC",
         "there is a red box in the attic": "there is a COLOUR CONT in the LOC",
         "the pear is in the attic": "the OBJ_SG is in the LOC",

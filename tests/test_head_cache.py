@@ -1,6 +1,6 @@
-"""The scorer's kept heads (pragexp/generation/scoring/head_cache.py) are never stale (issue 46.7): after each
-way weights can change in place or be swapped, a backend that kept heads scores bit for bit as a fresh backend
-on the same model does, and its kept heads are not served for the changed weights."""
+"""The scorer's kept heads (pragexp/generation/scoring/head_cache.py) are never stale (issue 46.7): after each way
+weights can change in place or be swapped, a backend that kept heads scores bit for bit as a fresh backend on
+the same model does, and its kept heads are not served for the changed weights."""
 
 from __future__ import annotations
 
@@ -33,8 +33,8 @@ def warmed(model, tokenizer) -> HFBackend:
 
 
 def scored_after(backend: HFBackend, change) -> list:
-    """The last requests' scores after `change()`: as a fresh backend's on the same model, bit for bit, and the
-    kept head not served."""
+    """The last requests' scores after `change()`: as a fresh backend's on the same model, bit for bit, and
+    the kept head not served."""
     reqs = ludwig_like()[4:]
     hits = backend._heads.hits
     change()
@@ -74,8 +74,9 @@ def test_assigning_param_data_swaps_a_storage_without_bumping_its_version():
 
 
 def test_a_dtype_round_trip_is_new_weights_even_at_the_same_addresses():
-    """float32 -> bfloat16 -> float32 between two calls rounds every weight; the allocator may give the new float32
-    tensors the old ones' memory, with the same version counters: the pinned storages tell them apart."""
+    """float32 -> bfloat16 -> float32 between two calls rounds every weight; the allocator may give the new
+    float32 tensors the old ones' memory, with the same version counters: the pinned storages tell them
+    apart."""
     model, tokenizer = tiny_causal_lm()
     backend = warmed(model.eval(), tokenizer)
     after = scored_after(backend, lambda: model.to(torch.bfloat16).to(torch.float32))

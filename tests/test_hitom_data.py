@@ -1,6 +1,7 @@
-"""Hi-ToM: its release file read as it is (each question once, its two prompting styles paired, the gold the CoTP
-record's), bad records named by file, record and field, the authors' prompt and first-line reading, runs on the one
-route with accuracy per order, deception and length and the joint accuracy, and its report section."""
+"""Hi-ToM: its release file read as it is (each question once, its two prompting styles paired, the gold the
+CoTP record's), bad records named by file, record and field, the authors' prompt and first-line reading, runs
+on the one route with accuracy per order, deception and length and the joint accuracy, and its report
+section."""
 
 from __future__ import annotations
 
@@ -27,18 +28,21 @@ from pragexp.run import run
 from pragexp.utils.errors import DataFormatError
 
 FILE = FIXTURES / "hitom" / "Hi-ToM_data.json"
-VP = "Read the following story and answer the multiple-choice question. Please provide answer without explanations."
+VP = (
+    "Read the following story and answer the multiple-choice question. Please provide answer without "
+    "explanations."
+)
 COTP = (
-    "Read the following story and answer the multiple-choice question. Think step-by-step. Provide the answer "
-    "first, and then explain it."
+    "Read the following story and answer the multiple-choice question. Think step-by-step. Provide the "
+    "answer first, and then explain it."
 )
 NOTE = (
-    "Note: You should assume the following. (1) An agent witnesses everything and every movements before exiting a "
-    "location. (2) An agent A can infer another agent B's mental state only if A and B have been in the same "
-    "location, or have private or public interactions. (3) Note that every agent tend to lie. What a character tells "
-    "others doesn't affect his actual belief. An agent tend to trust a agent that exited the room later than himself. "
-    "The exit order is known to all agents. (4) Agents in private communications know that others won't hear them, "
-    "but they know that anyone can hear any public claims."
+    "Note: You should assume the following. (1) An agent witnesses everything and every movements before "
+    "exiting a location. (2) An agent A can infer another agent B's mental state only if A and B have been "
+    "in the same location, or have private or public interactions. (3) Note that every agent tend to lie. "
+    "What a character tells others doesn't affect his actual belief. An agent tend to trust a agent that "
+    "exited the room later than himself. The exit order is known to all agents. (4) Agents in private "
+    "communications know that others won't hear them, but they know that anyone can hear any public claims."
 )
 
 
@@ -112,8 +116,8 @@ def templates():
 
 @pytest.mark.parametrize(("template", "instruction"), [("authors_vp", VP), ("authors_cotp", COTP)])
 def test_the_authors_turns_are_their_prompt_files_as_test_azure_sends_them(template, instruction):
-    """A prompt file (instruction line, "Story:", the story's lines, "Question: ", "Choices: ", a blank line, the
-    note), its lines stripped and joined by line breaks (test_azure.py), after its system turn."""
+    """A prompt file (instruction line, "Story:", the story's lines, "Question: ", "Choices: ", a blank line,
+    the note), its lines stripped and joined by line breaks (test_azure.py), after its system turn."""
     question = read_questions(FILE)[7]
     item = PromptItem(
         0,

@@ -205,7 +205,8 @@ def test_human_file_missing_column_and_bad_bytes(tmp_path):
 
 def test_no_story_people_proportion_correct_from_the_export_and_its_codes():
     """Irony 1: Field/2 (correct), Field/2, Field/4 (associate): 2 of 3; Irony 2: Field/3 (correct), Field/2,
-    Field/2: 1 of 3; PoliteDeceits (Deceits) 1: Field/2 (literal), no answer, Field/9 (no such code): 0 of 1."""
+    Field/2: 1 of 3; PoliteDeceits (Deceits) 1: Field/2 (literal), no answer, Field/9 (no such code): 0 of
+    1."""
     people, report = read_no_story_answers(ROOT / "human_data" / "no_story")
     assert people == {
         ("Deceits", 1): PeopleCorrect(1, 0),

@@ -1,18 +1,13 @@
-"""Hydra's own flags on both entry points (`--cfg`, `--resolve`, `--package`, `--info`, `--help`, `--hydra-help`,
-`-m`), with and without overrides, and the check that runs before Hydra (pragexp/entry/command_line.py): it
-reads the line as Hydra does and refuses a task-owned group for a task that does not take it.
-The parsing is tested in-process; the commands as users type them in subprocesses."""
+"""Hydra's own flags on both entry points (`--cfg`, `--resolve`, `--package`, `--info`, `--help`,
+`--hydra-help`, `-m`), with and without overrides, and the check that runs before Hydra
+(pragexp/entry/command_line.py): it reads the line as Hydra does and refuses a task-owned group for a task
+that does not take it. The parsing is tested in-process; the commands as users type them in subprocesses."""
 
 import pytest
 from conftest import run_module
 from omegaconf import DictConfig, OmegaConf
 
-from pragexp.entry.command_line import (
-    CommandLineError,
-    MisplacedGroup,
-    check_command_line,
-    hydra_args,
-)
+from pragexp.entry.command_line import CommandLineError, MisplacedGroup, check_command_line, hydra_args
 
 CLASSIFICATION = "pragexp.tasks.classification.ClassificationTask"
 GRICE_RECOVERY = "pragexp.tasks.grice.GriceRecoveryTask"  # the default task

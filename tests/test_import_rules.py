@@ -1,11 +1,12 @@
-"""The arrows of the layout point one way: the room table of the documentation (docs/house.md, "What each room may
-import"), read from the page and enforced on every import statement of pragexp/, those inside functions too. The test names the file and the line of each import that
-breaks a rule or closes a cycle.
+"""The arrows of the layout point one way: the room table of the documentation (docs/house.md, "What each room
+may import"), read from the page and enforced on every import statement of pragexp/, those inside functions
+too. The test names the file and the line of each import that breaks a rule or closes a cycle.
 
-- a room imports only itself and the rooms the table lets it (`MAY_IMPORT`); the entry points (`pragexp.train`,
-  `pragexp.eval`, `pragexp.report.__main__`) and `pragexp.run` may import any room;
+- a room imports only itself and the rooms the table lets it (`MAY_IMPORT`); the entry points
+  (`pragexp.train`, `pragexp.eval`, `pragexp.report.__main__`) and `pragexp.run` may import any room;
 - the package's own `pragexp/__init__.py` (the version, CONFIG_DIR) is no room: every room may import it;
-- a folder of pragexp/ that holds Python and is not in the table is reported (a new room joins the table first);
+- a folder of pragexp/ that holds Python and is not in the table is reported (a new room joins the table
+  first);
 - nothing imports an entry point;
 - no import cycle between modules anywhere in pragexp/.
 """
@@ -132,8 +133,8 @@ def cycles(root: Path) -> list[str]:
 
 
 def test_the_house_table_names_each_room_of_pragexp_and_only_those():
-    """Every folder of pragexp/ that holds Python is a row of the table (broken_arrows reports one that is not), and
-    every row is such a folder: a room that is gone leaves the table with it."""
+    """Every folder of pragexp/ that holds Python is a row of the table (broken_arrows reports one that is
+    not), and every row is such a folder: a room that is gone leaves the table with it."""
     rooms = {p.parent.relative_to(PACKAGE).parts[0] for p in PACKAGE.glob("*/**/*.py")}
     assert set(MAY_IMPORT) == rooms
     assert all(set(allowed) <= set(MAY_IMPORT) for allowed in MAY_IMPORT.values())

@@ -1,6 +1,6 @@
-"""The intentions' judges and prompts: the reference replies score 100% / 0% (the sanity check), shuffled options
-map back, answers are parsed leniently and counted when they name no option; the prompt templates (reply, CoT
-levels, multiple choice) say what they promise."""
+"""The intentions' judges and prompts: the reference replies score 100% / 0% (the sanity check), shuffled
+options map back, answers are parsed leniently and counted when they name no option; the prompt templates
+(reply, CoT levels, multiple choice) say what they promise."""
 
 import sys
 from types import SimpleNamespace

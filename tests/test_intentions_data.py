@@ -1,4 +1,5 @@
-"""The intentions reader and data module: the release's quirks on an invented fixture, and the real excerpts."""
+"""The intentions reader and data module: the release's quirks on an invented fixture, and the real
+excerpts."""
 
 import json
 

@@ -1,4 +1,5 @@
-"""pragexp.report on intention runs: generative vs discriminative (Figure 2), CoT levels (Figure 3), judge agreement."""
+"""pragexp.report on intention runs: generative vs discriminative (Figure 2), CoT levels (Figure 3), judge
+agreement."""
 
 import json
 

@@ -1,5 +1,5 @@
-"""The clustered standard error, degrees of freedom and intervals on arrays (pragexp/metrics/intervals.py): closed
-forms by hand, scipy's Wilson interval, and the array form agreeing with one sample at a time."""
+"""The clustered standard error, degrees of freedom and intervals on arrays (pragexp/metrics/intervals.py):
+closed forms by hand, scipy's Wilson interval, and the array form agreeing with one sample at a time."""
 
 import math
 

@@ -1,6 +1,7 @@
 """Figures of sets of examples a data module declares (`pragexp.metrics.item_sets`, read by the choice task):
-Hi-ToM's joint accuracy (a set right only when all its examples are) and OpenToM's macro-F1 (scikit-learn's, over
-the answered examples and the classes among their labels), per batch and over the batches, exact under repeats."""
+Hi-ToM's joint accuracy (a set right only when all its examples are) and OpenToM's macro-F1 (scikit-learn's,
+over the answered examples and the classes among their labels), per batch and over the batches, exact under
+repeats."""
 
 from __future__ import annotations
 
@@ -11,7 +12,8 @@ import torch
 from pragexp.metrics.item_sets import ItemSetMetric, authors_macro_f1
 from pragexp.metrics.uncertainty import estimate_mean
 
-# the authors' own call (OpenToM's src/evaluate.py); scikit-learn comes with the dev extras (sentence-transformers)
+# the authors' own call (OpenToM's src/evaluate.py); scikit-learn comes with the dev extras
+# (sentence-transformers)
 f1_score = pytest.importorskip("sklearn.metrics").f1_score
 
 
@@ -39,7 +41,8 @@ def test_a_set_with_an_unscored_example_is_left_out_and_repeats_count_once():
 
 
 def sklearn_f1(gold, chosen) -> float:
-    """Their evaluate.py: the answered examples (chosen != -1), sklearn's macro F1 over the classes present."""
+    """Their evaluate.py: the answered examples (chosen != -1), sklearn's macro F1 over the classes
+    present."""
     kept = [(g, c) for g, c in zip(gold, chosen, strict=True) if c != -1]
     return f1_score([g for g, _ in kept], [c for _, c in kept], average="macro")
 

@@ -1,5 +1,6 @@
-"""Accuracy over sets of examples right only together (pragexp.metrics.item_sets): BigToM's true-and-false-belief
-figure as the authors' `get_contingency(..., "true_and_false")` computes it, with its clustered uncertainty."""
+"""Accuracy over sets of examples right only together (pragexp.metrics.item_sets): BigToM's
+true-and-false-belief figure as the authors' `get_contingency(..., "true_and_false")` computes it, with its
+clustered uncertainty."""
 
 from __future__ import annotations
 
@@ -12,7 +13,8 @@ from pragexp.metrics.uncertainty import estimate_mean
 
 
 def test_a_set_is_right_only_when_all_its_examples_are_as_the_authors_pair_them():
-    # Four stories; the authors pair the true-belief rows with the false-belief rows by position and take both.
+    # Four stories; the authors pair the true-belief rows with the false-belief rows by position and take
+    # both.
     true_belief, false_belief = [1, 1, 0, 1], [1, 0, 0, 1]
     authors = np.logical_and(np.array(true_belief, bool), np.array(false_belief, bool)).mean()
     pairs = [[story, 4 + story] for story in range(4)]  # examples 0-3 true belief, 4-7 false belief

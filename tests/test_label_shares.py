@@ -6,8 +6,8 @@ import json
 
 import pytest
 from conftest import migrated
-from test_report import data_target, row_cells, table, write_run
-from test_scorecard import llm_run, parse
+from report_runs import data_target, row_cells, table, write_run
+from scorecard_runs import llm_run, parse
 
 from pragexp import report
 from pragexp.report import label_shares, scorecard

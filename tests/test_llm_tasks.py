@@ -1,4 +1,5 @@
-"""model=llm on the trained models' tasks: prompts, demonstrations, scoring, records, and same numbers twice."""
+"""model=llm on the trained models' tasks: prompts, demonstrations, scoring, records, and same numbers
+twice."""
 
 import json
 from pathlib import Path
@@ -247,8 +248,9 @@ def test_grice_qa_options_are_the_evaluation_files_words_whatever_the_training_f
 
 
 def test_a_sampled_draw_is_the_same_whether_the_model_or_the_backend_applies_the_chat_template():
-    """model=llm renders the chat template itself (`chat_text`); a raw prompt leaves it to the backend. A sampled
-    draw's stream is named by the prompt's content before the template, so both give the same reply."""
+    """model=llm renders the chat template itself (`chat_text`); a raw prompt leaves it to the backend. A
+    sampled draw's stream is named by the prompt's content before the template, so both give the same
+    reply."""
     from pragexp.generation.backends.base import GenerationParams, Prompt
     from pragexp.generation.backends.hf import HFBackend
     from pragexp.models.llm import PromptedLLM
@@ -267,8 +269,9 @@ def test_a_sampled_draw_is_the_same_whether_the_model_or_the_backend_applies_the
 
 @pytest.mark.parametrize("chat", [False, True])
 def test_a_request_s_head_is_what_every_item_of_the_prompt_shares(chat):
-    """The scorer runs a request's head once for the prompt's items: instruction, demonstrations and the input's
-    opening words (its trailing space left to the item), in the plain prompt or found in the chat rendering."""
+    """The scorer runs a request's head once for the prompt's items: instruction, demonstrations and the
+    input's opening words (its trailing space left to the item), in the plain prompt or found in the chat
+    rendering."""
     from pragexp.generation.backends.hf import HFBackend
     from pragexp.models.llm import PromptedLLM
 

@@ -1,4 +1,5 @@
-"""Metrics' scores and the uncertainty each figure carries (rank, grouped means, F1, perplexity, generation)."""
+"""Metrics' scores and the uncertainty each figure carries (rank, grouped means, F1, perplexity,
+generation)."""
 
 import math
 
@@ -37,7 +38,7 @@ def test_grouped_mean_counts_each_index_once_and_splits_groups():
     assert metric.compute() == {}
 
 
-# -- the uncertainty of every figure a table prints (issue 46) ----------------------------------------------------
+# -- the uncertainty of every figure a table prints (issue 46) -----------------------------------------------
 
 
 def classification_rows(seed=0, units=60, rows=1):
@@ -96,8 +97,8 @@ def test_f1_figures_depend_on_no_row_order_nor_batches_nor_padding():
 
 def test_the_f1_bootstrap_resamples_units_not_rows():
     # Each unit's four rows are identical. A cluster bootstrap sees 40 units: the same figures as one row per
-    # unit (F1 is the same on counts four times as large). A row bootstrap would see 160 independent rows and give
-    # an error about half as large: so does this metric where told every row is its own unit.
+    # unit (F1 is the same on counts four times as large). A row bootstrap would see 160 independent rows and
+    # give an error about half as large: so does this metric where told every row is its own unit.
     gold, preds, _ = classification_rows(4, 40)
     one_row = f1_out(gold, preds)
     gold4, preds4, units4 = classification_rows(4, 40, rows=4)

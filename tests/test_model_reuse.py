@@ -1,6 +1,6 @@
-"""A sweep loads a model once (`pragexp.pretrained.loaded`): the jobs of a multirun that run in one process
-reuse the model an earlier job loaded for the same weights, never one a job tunes or has changed, and nothing else
-of a job reaches the next (seeds, the response cache's counts)."""
+"""A sweep loads a model once (`pragexp.pretrained.loaded`): the jobs of a multirun that run in one
+process reuse the model an earlier job loaded for the same weights, never one a job tunes or has changed, and
+nothing else of a job reaches the next (seeds, the response cache's counts)."""
 
 from __future__ import annotations
 
@@ -87,7 +87,7 @@ def test_a_job_that_loads_another_model_lets_go_of_those_no_recent_job_used():
     assert _tiny().load()[0] is not a
 
 
-# -- a six-template LUDWIG sweep against six processes ---------------------------------------------------------
+# -- a six-template LUDWIG sweep against six processes -------------------------------------------------------
 
 TEMPLATES = range(6)
 

@@ -1,6 +1,6 @@
 """Multi-node DDP under launcher=slurm, the one thing the real one-node test cluster (tests/slurm_cluster.py)
-cannot show: two nodes. SLURM's commands are imitated here (tests/fake_slurm.py: srun starts one process per task
-with SLURM's variables); every other SLURM test runs on the real cluster (tests/test_cluster.py)."""
+cannot show: two nodes. SLURM's commands are imitated here (tests/fake_slurm.py: srun starts one process per
+task with SLURM's variables); every other SLURM test runs on the real cluster (tests/test_cluster.py)."""
 
 import json
 import os
@@ -8,8 +8,7 @@ import re
 
 import fake_slurm
 import pytest
-from conftest import GRICE_FIXTURE, run_module
-from test_cluster import FAST
+from conftest import FAST, GRICE_FIXTURE, run_module
 
 pytestmark = pytest.mark.slow  # a fake SLURM job of two DDP ranks in subprocesses
 
@@ -45,7 +44,8 @@ def test_slurm_launcher_starts_two_nodes_of_ddp_and_counts_every_example_once(tm
     assert flags["partition"] == "debug" and flags["account"] == "pragmatics" and flags["mail-type"] == "END"
     assert flags["time"] == "720" and "gpus-per-node" not in flags
     logs = sweep / "0" / ".submitit"
-    # Lightning's own lines go through the job's logging (Hydra's console handler: stdout), its warnings to stderr
+    # Lightning's own lines go through the job's logging (Hydra's console handler: stdout), its warnings to
+    # stderr
     rank1 = "".join(p.read_text() for p in logs.glob("*_1_log.*"))
     assert "GLOBAL_RANK: 1, MEMBER: 2/2" in rank1  # the second task joined as rank 1 of 2
     metrics = json.loads((sweep / "0" / "metrics.json").read_text())

@@ -1,7 +1,7 @@
-"""MultiPragEval: its test_suite.csv read as released (CRLF records, LF in cells, no final newline, the cell kept
-byte for byte), bad rows named by file, row and field, and runs on the one route scored by the option letter's
-log-likelihood and by a generated reply, with accuracy per language, type, their pairs and the maxims apart from
-the literal control, and the share of each letter chosen."""
+"""MultiPragEval: its test_suite.csv read as released (CRLF records, LF in cells, no final newline, the cell
+kept byte for byte), bad rows named by file, row and field, and runs on the one route scored by the option
+letter's log-likelihood and by a generated reply, with accuracy per language, type, their pairs and the maxims
+apart from the literal control, and the share of each letter chosen."""
 
 from __future__ import annotations
 

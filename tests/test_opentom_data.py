@@ -1,7 +1,7 @@
 """OpenToM: its metadata and question files read as released (genres, orders, the options in the order of the
-authors' class labels), bad input named by file, record and field, the authors' draw of batches and of the fullness
-questions, their prompt and answer matching, macro-F1 per genre over the batches, training refused for the
-licence, and the report section."""
+authors' class labels), bad input named by file, record and field, the authors' draw of batches and of the
+fullness questions, their prompt and answer matching, macro-F1 per genre over the batches, training refused
+for the licence, and the report section."""
 
 from __future__ import annotations
 
@@ -110,8 +110,8 @@ def test_a_story_without_its_narrative_is_named(tmp_path):
 
 
 def test_the_authors_batches_and_fullness_draws():
-    """run_baseline.py: random.seed(42) then one shuffle of the metadata's keys cut into batches; per story and per
-    multi-hop file, np.random.choice of two fullness questions to drop after np.random.seed(42)."""
+    """run_baseline.py: random.seed(42) then one shuffle of the metadata's keys cut into batches; per story
+    and per multi-hop file, np.random.choice of two fullness questions to drop after np.random.seed(42)."""
     dm = module()
     keys = list(read_stories(FOLDER / "meta_data.json"))
     random.seed(42)

@@ -32,7 +32,8 @@ def test_a_page_reads_in_order_without_scripts_and_finds_uuids_in_any_attribute(
     page.write_text(
         '<html><head><title>Kettle | Tea Wiki | Fandom</title><script>var x = "head";</script></head>'
         '<body><nav data-k="11111111-1111-4111-8111-111111111111">Home Random</nav>'
-        '<p data-k="22222222-2222-4222-8222-222222222222">One two <b weird="33333333-3333-4333-8333-333333333333">'
+        '<p data-k="22222222-2222-4222-8222-222222222222">One two <b '
+        'weird="33333333-3333-4333-8333-333333333333">'
         "three</b> four</p><script>ignored()</script><!-- no -->"
         '<div class="x" lang="en" id="44444444-4444-4444-8444-444444444444">five six</div></body></html>',
         encoding="utf-8",

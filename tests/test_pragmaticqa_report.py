@@ -1,7 +1,7 @@
 """pragexp.report on a PragmatiCQA k sweep: each run's row beside the paper's Table 4 row of its k, with the
 corpus, the splits and the Q scorer of every row named."""
 
-from test_report import table, write_run
+from report_runs import table, write_run
 
 from pragexp import report
 

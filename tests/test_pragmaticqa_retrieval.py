@@ -1,6 +1,7 @@
 """pragexp.retrieval: exact search against brute force, approximate indexes, community scope, the GPU path
-(with a stand-in for faiss-gpu, on the CPU), the cache (a second build encodes nothing), the id map check,
-the retriever's spec, and the command line that builds PragmatiCQA's index (python -m pragexp.data.pragmaticqa)."""
+(with a stand-in for faiss-gpu, on the CPU), the cache (a second build encodes nothing), the id map check, the
+retriever's spec, and the command line that builds PragmatiCQA's index (python -m
+pragexp.data.pragmaticqa)."""
 
 import json
 import types

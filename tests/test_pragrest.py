@@ -1,7 +1,7 @@
-"""PragReST's reasoning protocol (Park et al. 2026, github.com/jihyung803/PragReST) as presets: their readers on
-their reply shapes, their early stop (the budget caps the first reply; one without an answer is stopped and made to
-answer), the presets' composed settings against their code's, a run through each preset on the scripted thinker,
-and the hub model refused offline with the setting that replaces it."""
+"""PragReST's reasoning protocol (Park et al. 2026, github.com/jihyung803/PragReST) as presets: their readers
+on their reply shapes, their early stop (the budget caps the first reply; one without an answer is stopped and
+made to answer), the presets' composed settings against their code's, a run through each preset on the
+scripted thinker, and the hub model refused offline with the setting that replaces it."""
 
 import pytest
 from conftest import HU_FIXTURE, LUDWIG_FIXTURE, compose_config, predictions
@@ -20,7 +20,8 @@ from pragexp.prompting.pragrest_readers import (
 )
 from pragexp.run import run
 
-# Their code's texts, copied from it (src/eval/vllm_boxed_mcqa.py, scripts/eval_common.py, scripts/eval_ludwig.py).
+# Their code's texts, copied from it (src/eval/vllm_boxed_mcqa.py, scripts/eval_common.py,
+# scripts/eval_ludwig.py).
 EARLY_STOPPING_TEXT = (
     "\n\nConsidering the limited time by the user, I have to give the "
     "solution based on the thinking directly now.\n</think>\n\n\\boxed{"
@@ -30,14 +31,17 @@ SYSTEM_PROMPT = (
     "Final answer of the question must be enclosed in \\boxed{...}."
 )
 TEMPLATE_1 = (
-    "Does the following response to the question imply yes or no?\n\nquestion: {utterance}\nresponse: {response}\n"
-    "implicature:"
+    "Does the following response to the question imply yes or no?\n\nquestion: {utterance}\nresponse: "
+    "{response}\nimplicature:"
 )
-GENERATION_INSTRUCTION = "Use exactly one word inside the box: yes or no.\nFinal answer of the question must be enclosed in \\boxed{...}.\n"
+GENERATION_INSTRUCTION = (
+    "Use exactly one word inside the box: yes or no.\n"
+    "Final answer of the question must be enclosed in \\boxed{...}.\n"
+)
 NUMBERS, YES_NO = ["1", "2", "3", "4"], ["yes", "no"]
 
 
-# -- their readers -----------------------------------------------------------------------------------------------
+# -- their readers -------------------------------------------------------------------------------------------
 @pytest.mark.parametrize(
     ("reply", "expected"),
     [
@@ -85,9 +89,10 @@ def test_the_first_closed_box_counts_nested_braces():
     assert first_closed_box("\\boxed{a \\boxed{b}") == "b" and first_closed_box("none") == ""
 
 
-# -- their early stop ------------------------------------------------------------------------------------------------
+# -- their early stop ----------------------------------------------------------------------------------------
 class Scripted(LLMBackend):
-    """Replies by the prompt's text (a first reply) or "2}" after a prefill; keeps each call's prompts and limit."""
+    """Replies by the prompt's text (a first reply) or "2}" after a prefill; keeps each call's prompts and
+    limit."""
 
     name = "scripted_replies"
 
@@ -163,7 +168,7 @@ def test_the_settings_read_the_prompt_group_and_refuse_an_unknown_cap():
         ThinkingSettings(caps="tokens")
 
 
-# -- the presets -----------------------------------------------------------------------------------------------------
+# -- the presets ---------------------------------------------------------------------------------------------
 PRESETS = ["hu", "ludwig", "hu_scripted", "ludwig_scripted"]
 
 

@@ -1,13 +1,13 @@
-"""Preemption at any point of a training run, with the default callbacks (early stopping, checkpointing) and each
-task's own monitor and schedule: stopped mid-epoch, at an epoch's last batch, while validating, while saving a
-checkpoint or while testing, and resumed from the `last.ckpt` it kept, a run ends with the metrics of the same
-run never stopped (metrics.json equal, key for key, on CPU with the same seed), with the same checkpoints and the
-callbacks' states of the run never stopped.
+"""Preemption at any point of a training run, with the default callbacks (early stopping, checkpointing) and
+each task's own monitor and schedule: stopped mid-epoch, at an epoch's last batch, while validating, while
+saving a checkpoint or while testing, and resumed from the `last.ckpt` it kept, a run ends with the metrics of
+the same run never stopped (metrics.json equal, key for key, on CPU with the same seed), with the same
+checkpoints and the callbacks' states of the run never stopped.
 
 The stop comes at a chosen point, deterministically: tests/stop_at.py sends the run SIGTERM there (the signal
-SLURM's scancel and time limit send; submitit's SIGUSR2 takes the same path, then requeues: tests/test_signals.py
-and, at this same point on the real cluster, the SLURM test at the end of this file); the resume is the one a
-requeued job does (`ckpt_path=last` in the run's dir)."""
+SLURM's scancel and time limit send; submitit's SIGUSR2 takes the same path, then requeues:
+tests/test_signals.py and, at this same point on the real cluster, the SLURM test at the end of this file);
+the resume is the one a requeued job does (`ckpt_path=last` in the run's dir)."""
 
 from __future__ import annotations
 
@@ -25,8 +25,8 @@ pytestmark = pytest.mark.slow  # two or three training runs each, in subprocesse
 
 TESTS = Path(__file__).resolve().parent
 COMMON = ["logger=none", "trainer.accelerator=cpu", "print_config=false", "callbacks.progress_bar=null"]
-# GRICE with the default callbacks, early stopping made to stop after epoch 2 whatever the scores (no gain of 1.0
-# in R@1 ever counts as one): 3 epochs of 10 batches, 13 validation and 5 test batches.
+# GRICE with the default callbacks, early stopping made to stop after epoch 2 whatever the scores (no gain of
+# 1.0 in R@1 ever counts as one): 3 epochs of 10 batches, 13 validation and 5 test batches.
 GRICE = [
     "task=grice_recovery",
     "model=lstm",
@@ -103,8 +103,8 @@ def resumed_run(task: str, tmp_path: Path, cache_dir: Path, run_dir: Path | None
 
 def checkpoint_summary(run_dir: Path) -> dict:
     """What a run's checkpoints say of its training: their names, and last.ckpt's step, weights and callbacks'
-    states (a resumed run with nothing left to train writes last.ckpt again as training ends: its `epoch` then counts
-    the last epoch as completed, and the checkpoint callback holds no current score)."""
+    states (a resumed run with nothing left to train writes last.ckpt again as training ends: its `epoch` then
+    counts the last epoch as completed, and the checkpoint callback holds no current score)."""
     folder = run_dir / "checkpoints"
     last = torch.load(folder / "last.ckpt", weights_only=True)
     states = {}
@@ -185,7 +185,7 @@ def test_each_tasks_run_stopped_while_validating_resumes_as_the_run_never_stoppe
     assert_same_run(stopped, resumed, never_stopped(task), where)
 
 
-# -- Checkpoints: a kill or a full disk while one is saved ---------------------------------------------------------
+# -- Checkpoints: a kill or a full disk while one is saved ---------------------------------------------------
 
 
 def loadable_checkpoints(run_dir: Path) -> dict[str, int]:
@@ -221,7 +221,10 @@ def test_a_full_disk_while_saving_a_checkpoint_stops_the_run_naming_it_and_keeps
         stop = ["where=save", "epoch=1", "how=fill"]
         stopped = stopped_run("grice_recovery", stop, tmp_path, cache_dir, monkeypatch, run_dir, status=1)
         folder = re.escape(str(run_dir / "checkpoints"))
-        said = rf"No space left on device: writing {folder}/(\S+\.ckpt) \(not written; a previous \1 is unchanged\)"
+        said = (
+            rf"No space left on device: writing {folder}/(\S+\.ckpt) "
+            r"\(not written; a previous \1 is unchanged\)"
+        )
         assert re.search(said, stopped.log()), stopped.log()[-3000:]
         assert loadable_checkpoints(run_dir) == {"best-epoch000.ckpt": 0, "last.ckpt": 0}
         assert not [
@@ -234,7 +237,7 @@ def test_a_full_disk_while_saving_a_checkpoint_stops_the_run_naming_it_and_keeps
         unmount(disk)
 
 
-# -- On the real SLURM cluster (tests/slurm_cluster.py) ------------------------------------------------------------
+# -- On the real SLURM cluster (tests/slurm_cluster.py) ------------------------------------------------------
 
 
 def log_text(run_dir: Path) -> str:

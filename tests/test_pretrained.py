@@ -1,8 +1,8 @@
 """The one resolver of pretrained names (`pragexp.pretrained`) and a .gguf model's converted folder.
 
-The folder's mechanics (reuse, a killed conversion, a partial, stale or corrupt folder, two processes at once) run
-on the tiny model standing in for a GGUF file's contents; SmolLM2's own file checks that the converted folder
-scores as the GGUF file does, bit for bit (slow)."""
+The folder's mechanics (reuse, a killed conversion, a partial, stale or corrupt folder, two processes at once)
+run on the tiny model standing in for a GGUF file's contents; SmolLM2's own file checks that the converted
+folder scores as the GGUF file does, bit for bit (slow)."""
 
 from __future__ import annotations
 
@@ -76,7 +76,7 @@ def test_minilm_and_smollm2_are_offline_builtins():
         )
 
 
-# -- the converted folder, on the tiny model --------------------------------------------------------------------
+# -- the converted folder, on the tiny model -----------------------------------------------------------------
 
 
 @pytest.fixture
@@ -200,7 +200,7 @@ def test_two_processes_converting_at_once_end_with_one_good_folder(fake_gguf, tm
     assert _same_weights(cv.gguf_model(pretrained, "float32"), tiny_causal_lm()[0]) and calls == []
 
 
-# -- SmolLM2: the converted folder scores as the GGUF file does ------------------------------------------------
+# -- SmolLM2: the converted folder scores as the GGUF file does ----------------------------------------------
 
 
 @pytest.mark.slow
@@ -231,8 +231,9 @@ def test_smollm2_log_likelihoods_from_the_converted_folder_equal_the_gguf_file_b
     got = converted.loglikelihood_many(reqs)
     want = direct.loglikelihood_many(reqs)
     assert converted.load()[0] is not direct.load()[0]
-    # Bit for bit: the folder's weights are copied where safetensors mapped them at an address that is no multiple
-    # of 64 bytes (a CPU matrix product rounds differently there: the 7th digit, before `converted._aligned`).
+    # Bit for bit: the folder's weights are copied where safetensors mapped them at an address that is no
+    # multiple of 64 bytes (a CPU matrix product rounds differently there: the 7th digit, before
+    # `converted._aligned`).
     assert [s.loglik for row in got for s in row] == [s.loglik for row in want for s in row]
     texts = ["It could sweep the floor.", "<|im_start|>user\nhé ça va?<|im_end|>"]
     assert [converted.tokenizer()(t)["input_ids"] for t in texts] == [
@@ -241,8 +242,8 @@ def test_smollm2_log_likelihoods_from_the_converted_folder_equal_the_gguf_file_b
 
 
 def test_a_tiny_gguf_file_scores_the_same_from_its_converted_folder(tmp_path, monkeypatch):
-    """A real GGUF file (the tiny Llama written by tests/gguf_writer.py): the same logits, bit for bit, read from
-    the file (cache off), converted, and read back from the folder."""
+    """A real GGUF file (the tiny Llama written by tests/gguf_writer.py): the same logits, bit for bit, read
+    from the file (cache off), converted, and read back from the folder."""
     from gguf_writer import write_tiny_gguf
 
     model, tokenizer = tiny_causal_lm()
@@ -263,8 +264,8 @@ def test_a_tiny_gguf_file_scores_the_same_from_its_converted_folder(tmp_path, mo
 
 
 def test_the_chat_template_comes_without_the_weights():
-    """What a run answered from the response cache asks of the backend (the rendered prompt, the cache key) loads
-    the tokenizer only; the weights come with the first model call."""
+    """What a run answered from the response cache asks of the backend (the rendered prompt, the cache key)
+    loads the tokenizer only; the weights come with the first model call."""
     from pragexp.generation.backends.hf import HFBackend
 
     backend = HFBackend(model="tiny", device="cpu")

@@ -1,8 +1,9 @@
-"""An answer is read, or it is none (issue 46): the reading rules (`prompting.answers`) on a labelled set of replies
-from the tasks with generative rows (tests/fixtures/replies/: SmolLM2's own replies, the scripted thinker's, and
-hand-written hard cases), each labelled with its correct reading (an option, or none). The reader's precision (the
-answers read that are right) must stay at or above 0.99; its recall (the answerable replies read right) is printed
-per task and source. And `unparsed` counts what the rules could not read, the extractor's recoveries apart."""
+"""An answer is read, or it is none (issue 46): the reading rules (`prompting.answers`) on a labelled set of
+replies from the tasks with generative rows (tests/fixtures/replies/: SmolLM2's own replies, the scripted
+thinker's, and hand-written hard cases), each labelled with its correct reading (an option, or none). The
+reader's precision (the answers read that are right) must stay at or above 0.99; its recall (the answerable
+replies read right) is printed per task and source. And `unparsed` counts what the rules could not read, the
+extractor's recoveries apart."""
 
 from __future__ import annotations
 

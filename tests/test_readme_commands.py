@@ -1,6 +1,6 @@
-"""The commands the READMEs and the documentation's pages (docs/**/*.md) show: each composes as written, and each
-either runs offline or says it needs the hub (offline, pragexp refuses it before any work, naming the setting that
-replaces each hub model). The PragmatiCQA page's offline oracle command runs end to end."""
+"""The commands the READMEs and the documentation's pages (docs/**/*.md) show: each composes as written, and
+each either runs offline or says it needs the hub (offline, pragexp refuses it before any work, naming the
+setting that replaces each hub model). The PragmatiCQA page's offline oracle command runs end to end."""
 
 import json
 import re
@@ -14,7 +14,8 @@ from hydra.core.override_parser.overrides_parser import OverridesParser
 from pragexp.pretrained.hub import HUB_SETTINGS, HubModelUnavailable, check_hub_models, missing_hub_models
 
 READMES = [ROOT / "README.md", *sorted((ROOT / "experiments").glob("*/README.md"))]
-# Placeholders: <...>, ..., $(...), a shell's $VAR or ${VAR} (not Hydra's ${oc.env:VAR}, which composes as it is).
+# Placeholders: <...>, ..., $(...), a shell's $VAR or ${VAR} (not Hydra's ${oc.env:VAR}, which composes as it
+# is).
 _PLACEHOLDER = re.compile(r"<[^>]*>|\.\.\.|\$\([^)]*\)|\$\{\w+\}|\$\w+")
 
 DOCS_PAGES = sorted((ROOT / "docs").rglob("*.md"))  # the commands moved out of README.md stay tested
@@ -40,7 +41,8 @@ def readme_commands() -> list[tuple[str, str, str, str]]:
 
 
 def as_overrides(arguments: str) -> list[str]:
-    """The command's overrides with placeholders filled in, optional parts dropped, and a sweep's first value."""
+    """The command's overrides with placeholders filled in, optional parts dropped, and a sweep's first
+    value."""
     words = shlex.split(_PLACEHOLDER.sub("x", arguments))
     words = [w for w in words if w != "-m" and not (w.startswith("[") and w.endswith("]"))]
     parsed = OverridesParser.create().parse_overrides(words)

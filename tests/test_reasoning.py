@@ -1,5 +1,6 @@
-"""Reasoning models without a thinking model: reasoning cut before the answer is read, answers read as the field
-reads them, a reasoning budget forced closed, chat-template arguments reaching every backend and the cache key."""
+"""Reasoning models without a thinking model: reasoning cut before the answer is read, answers read as the
+field reads them, a reasoning budget forced closed, chat-template arguments reaching every backend and the
+cache key."""
 
 import pytest
 from conftest import predictions
@@ -20,7 +21,7 @@ LETTERS, YES_NO = ["A", "B", "C"], [" yes", " no"]
 OPTIONS = ["the coffee is cold", "the coffee is hot", "she wants tea"]
 
 
-# -- reading answers: a table of real reply shapes -------------------------------------------------------------
+# -- reading answers: a table of real reply shapes -----------------------------------------------------------
 @pytest.mark.parametrize(
     ("reply", "continuations", "texts", "expected"),
     [
@@ -105,7 +106,7 @@ def test_markers_are_configurable_and_a_prompt_may_open_them():
         ThinkingSettings(markers=("<think>",))
 
 
-# -- the budget ----------------------------------------------------------------------------------------------------
+# -- the budget ----------------------------------------------------------------------------------------------
 def prompts_of(backend: ScriptedThinker, shape: str, n: int = 1) -> list[Prompt]:
     """Prompts the scripted backend answers in `shape`."""
     found = [Prompt(f"item {i}", templated=True) for i in range(400)]
@@ -169,11 +170,12 @@ def test_each_phase_is_cached_with_its_budget_markers_and_prefill(tmp_path):
     assert len(inner.asked) == 2 + 2 + 1  # another budget: both phases; other markers: another forced close
 
 
-# -- chat-template arguments -----------------------------------------------------------------------------------
+# -- chat-template arguments ---------------------------------------------------------------------------------
 THINKING_TEMPLATE = (
     "{% for m in messages %}<|{{ m['role'] }}|>\n{{ m['content'] }}\n{% endfor %}"
     "{% if add_generation_prompt %}<|assistant|>\n"
-    "{% if enable_thinking is defined and enable_thinking %}<think>\n{% else %}<think>\n\n</think>\n\n{% endif %}"
+    "{% if enable_thinking is defined and enable_thinking %}<think>\n"
+    "{% else %}<think>\n\n</think>\n\n{% endif %}"
     "{% endif %}"
 )
 
@@ -271,14 +273,14 @@ def test_a_server_stopped_inside_its_reasoning_gives_no_answer():
     assert thought.reasoning == "Hmm, A or" and thought.answer is None
 
 
-# -- the extractor -------------------------------------------------------------------------------------------------
+# -- the extractor -------------------------------------------------------------------------------------------
 def test_the_extractor_s_prompt_lists_the_options_and_its_letter_is_read():
     prompt = extraction_prompt("I'd go with the hot one.", OPTIONS)
     assert "A. the coffee is cold\nB. the coffee is hot" in prompt and "I'd go with the hot one." in prompt
     assert read_extraction("B", OPTIONS) == 1 and read_extraction("none", OPTIONS) is None
 
 
-# -- whole runs ------------------------------------------------------------------------------------------------------
+# -- whole runs ----------------------------------------------------------------------------------------------
 def test_a_budgeted_run_counts_forced_unparsed_and_reasoning_tokens(make_config):
     overrides = ["task=ludwig", "model=llm", "llm=scripted_thinker", "prompt.template=declared"]
     overrides += ["prompt.scoring=generate", "prompt.reasoning_budget=20", "prompt.max_new_tokens=8"]

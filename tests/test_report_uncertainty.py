@@ -1,8 +1,8 @@
-"""Report sections print a figure's uncertainty where metrics.json holds it (issue 46): Hu et al.'s error shares
-by distractor kind, a mean over the wrong answers clustered by item."""
+"""Report sections print a figure's uncertainty where metrics.json holds it (issue 46): Hu et al.'s error
+shares by distractor kind, a mean over the wrong answers clustered by item."""
 
+from scorecard_runs import hu_metrics, hu_run, uncertainty
 from test_benchmarks_report import rows_of
-from test_scorecard import hu_metrics, hu_run, uncertainty
 
 from pragexp.data.hu_pragmatics import report_section as hu
 from pragexp.report import find_runs

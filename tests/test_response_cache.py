@@ -1,5 +1,6 @@
-"""The response cache's storage (`pragexp.generation.cache`): its files, what a reader makes of damaged
-or unfinished ones, two answers under one key, compaction, and answers stored as a backend hands them over."""
+"""The response cache's storage (`pragexp.generation.cache`): its files, what a reader makes of
+damaged or unfinished ones, two answers under one key, compaction, and answers stored as a backend hands them
+over."""
 
 from __future__ import annotations
 
@@ -129,7 +130,8 @@ def test_random_damage_never_gives_a_wrong_answer(tmp_path):
 
 
 def test_a_long_answer_damaged_after_it_was_indexed_is_a_miss_and_a_warning(tmp_path, caplog):
-    """A long answer is read again at its lookup (a short one is kept in memory, checked, at the first read)."""
+    """A long answer is read again at its lookup (a short one is kept in memory, checked, at the first
+    read)."""
     writer = ResponseCache(tmp_path)
     long = {f"k{i}": f"a long reply {i} " * 40 for i in range(3)}
     for key, reply in long.items():
@@ -150,9 +152,9 @@ def test_a_long_answer_damaged_after_it_was_indexed_is_a_miss_and_a_warning(tmp_
 
 
 def test_a_file_still_being_written_is_read_to_its_first_gap_and_on_when_its_writer_is_done(tmp_path, caplog):
-    """A writer alive on this host (a process that sleeps): a stretch that is no record (a record being written;
-    on a network file system, a later page seen first) holds the reader there, with no damage said; once the
-    writer is gone, the stretch is damage, skipped and named, and the records after it are read."""
+    """A writer alive on this host (a process that sleeps): a stretch that is no record (a record being
+    written; on a network file system, a later page seen first) holds the reader there, with no damage said;
+    once the writer is gone, the stretch is damage, skipped and named, and the records after it are read."""
     sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
     try:
         name = f"{time.time_ns():020d}-{host()}-{sleeper.pid}-{'ab' * 8}.log"
@@ -300,8 +302,8 @@ def test_answers_handed_over_are_stored_before_the_call_returns(tmp_path):
 
 
 def test_the_scorer_hands_each_request_over_as_it_is_scored(tmp_path):
-    """The in-process scorer: each request stored after the pass that completes it (several writes in one call),
-    with the numbers the call returns."""
+    """The in-process scorer: each request stored after the pass that completes it (several writes in one
+    call), with the numbers the call returns."""
     backend = CachedBackend(HFBackend(model="tiny", device="cpu"), tmp_path)
     writes = []
     cache = backend.cache

@@ -1,6 +1,6 @@
-"""The response cache under load and faults, on this machine's files: 16 processes writing one folder at once, a
-writer killed with SIGKILL in the middle of a write, a full disk, a job killed while its server answers (each test
-prints its figures: answers written, found, lost)."""
+"""The response cache under load and faults, on this machine's files: 16 processes writing one folder at once,
+a writer killed with SIGKILL in the middle of a write, a full disk, a job killed while its server answers
+(each test prints its figures: answers written, found, lost)."""
 
 from __future__ import annotations
 
@@ -24,8 +24,8 @@ from pragexp.generation.cache import CacheWriteError, ResponseCache, compact, re
 from pragexp.generation.cache.cached_backend import CachedBackend, cached, close_caches
 
 # A writing process: `load` stores value(i) for its keys in groups of 1 to 40, looking some up first as a job
-# does; `tear` (the seed-th record write cut in half, then SIGKILL) and `big` (large values, until killed) print
-# each key once its put_many returned.
+# does; `tear` (the seed-th record write cut in half, then SIGKILL) and `big` (large values, until killed)
+# print each key once its put_many returned.
 WRITER = r"""
 import os, random, signal, sys
 from pragexp.generation.cache import ResponseCache, files
@@ -83,7 +83,8 @@ def every_record(folder: Path) -> list[tuple[str, str, bytes]]:
 @pytest.mark.slow
 def test_16_processes_write_one_folder_at_once_and_every_answer_is_there_once(tmp_path):
     """16 writers of 2,000 answers each, neighbours sharing 1,000 keys: every answer is in the folder, each
-    record equal to what its writer stored (nothing torn or mixed), each key once to a reader and in the pack."""
+    record equal to what its writer stored (nothing torn or mixed), each key once to a reader and in the
+    pack."""
     started = time.monotonic()
     procs = [writer("load", tmp_path, 1000 * w, 2000, w) for w in range(16)]
     for proc in procs:
@@ -103,8 +104,9 @@ def test_16_processes_write_one_folder_at_once_and_every_answer_is_there_once(tm
     pack = every_record(tmp_path)
     assert merged.answers == len(pack) == 17_000 and len({k for _, k, _ in pack}) == 17_000
     print(
-        f"16 writers in {seconds:.1f} s: {len(stored):,} answer records written (32,000 put, the rest already "
-        f"known to their writer), {len(found):,} of 17,000 keys found, lost 0; pack: {len(pack):,} records"
+        f"16 writers in {seconds:.1f} s: {len(stored):,} answer records written (32,000 put, the rest "
+        f"already known to their writer), {len(found):,} of 17,000 keys found, lost 0; pack: {len(pack):,} "
+        "records"
     )
 
 

@@ -104,7 +104,7 @@ def test_a_folder_without_run_json_is_refused_naming_it_and_the_migration_script
         read_run_record(tmp_path)
 
 
-# -- every task declares its headline, and writes it in run.json ----------------------------------------------
+# -- every task declares its headline, and writes it in run.json ---------------------------------------------
 LLM = ["model=llm", "llm=tiny", "trainer.limit_test_batches=1"]
 RUNS = {  # one cheap run per task (an LLM evaluated, the GRICE readers trained one fast_dev_run step)
     **{task: LLM for task in choices("task")},
@@ -160,8 +160,8 @@ def test_every_task_config_declares_a_checked_headline():
 
 
 def hydra_files(cfg) -> None:
-    """The .hydra folder a Hydra app writes (config without `hydra`, hydra.yaml, overrides.yaml): what the runs
-    made before run.json kept."""
+    """The .hydra folder a Hydra app writes (config without `hydra`, hydra.yaml, overrides.yaml): what the
+    runs made before run.json kept."""
     folder = Path(cfg.paths.output_dir) / ".hydra"
     folder.mkdir(parents=True, exist_ok=True)
     plain = OmegaConf.to_container(cfg)

@@ -1,7 +1,7 @@
-"""Every dataset declares the unit it draws independently (`sampling_unit`), every batch carries each row's unit id
-(`cluster`), rows of one unit share it, and the unit is named where its intervals are shown: run.json, the report's
-cells and the documentation's table (docs/statistics.md). Nothing defaults to "each row its own unit": a data
-module or a batch without its unit is refused by name."""
+"""Every dataset declares the unit it draws independently (`sampling_unit`), every batch carries each row's
+unit id (`cluster`), rows of one unit share it, and the unit is named where its intervals are shown: run.json,
+the report's cells and the documentation's table (docs/statistics.md). Nothing defaults to "each row its own
+unit": a data module or a batch without its unit is refused by name."""
 
 from __future__ import annotations
 
@@ -100,8 +100,8 @@ def test_plurals_as_counts_say_them():
 
 
 def test_the_statistics_page_table_of_units_is_the_declarations():
-    """The documentation's table (docs/statistics.md) says, per task, the unit and its reason as the data module
-    declares them, and names no task that is not one."""
+    """The documentation's table (docs/statistics.md) says, per task, the unit and its reason as the data
+    module declares them, and names no task that is not one."""
     text = (ROOT / "docs" / "statistics.md").read_text(encoding="utf-8")
     for task in choices("task"):
         cfg = compose_config([f"task={task}"], CONF.parent / "outputs" / "unused")

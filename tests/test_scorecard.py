@@ -1,54 +1,21 @@
 """The scorecard (pragexp.report.scorecard) on fixture run directories: LLM rows across prompt templates,
 the intention tasks joining an LLM's row, trained rows, chance and majority, the papers' rows in our units."""
 
-import json
 import math
-import statistics
 
 import pytest
 import yaml
-from test_report import write_run
+from report_runs import write_run
+from scorecard_runs import SMOLLM2, circa_config, data_report, llm_run, parse
 
 from pragexp.report import find_runs, main, scorecard
-
-SMOLLM2 = {"_target_": "pragexp.generation.backends.hf.HFBackend", "model": "smollm2"}
-
-
-def llm_run(root, name, task, metrics, template=None, shots=None, seed=0, config=None, extra=()):
-    """A `model=llm` run (the intention tasks too), as a multirun over prompt.template writes it."""
-    prompt = {k: v for k, v in (("template", template), ("shots", shots)) if v is not None}
-    overrides = [f"prompt.template={template}"] if template is not None else []
-    overrides += [f"prompt.shots={shots}"] if shots is not None else []
-    model = "llm"
-    composed = {"llm": SMOLLM2, "prompt": prompt, "model_label": "${model_name}", **(config or {})}
-    return write_run(
-        root,
-        name,
-        task,
-        model,
-        metrics,
-        seed,
-        extra=(*overrides, *extra, "llm.model=smollm2"),
-        config=composed,
-    )
-
-
-def circa_config(labels, setting="matched"):
-    return {"data": {"labels": labels, "setting": setting, "path": "circa-data.tsv"}}
-
-
-def data_report(run_dir, train, test):
-    counts = {"train": train, "test": test}
-    (run_dir / "data_report.json").write_text(json.dumps({"labels": "strict", "label_counts": counts}))
-
 
 STRICT_TRAIN = {"Yes": 30, "No": 30, "Probably yes": 5, "Conditional": 5, "Probably no": 5, "Middle": 5}
 STRICT_TEST = {"Yes": 9, "No": 12, "Probably yes": 1, "Conditional": 1, "Probably no": 1, "Middle": 0}
 
 
-@pytest.fixture
-def runs_dir(tmp_path):
-    root = tmp_path / "runs"
+def write_trained_runs(root):
+    """MemNN on GRICE, BERT-YN on Circa and the majority baseline."""
     # Trained: MemNN over three seeds on recovery (the Table 5 preset), one QA run without a preset.
     for seed, r1 in enumerate((0.95, 0.96, 0.97)):
         write_run(
@@ -82,6 +49,11 @@ def runs_dir(tmp_path):
     # The majority baseline, run on RELAXED (its report would say otherwise: the run wins).
     run = write_run(root, "maj", "circa", "majority", {"test/acc": 0.493}, config=circa_config("relaxed"))
     data_report(run, {"Yes": 1}, {"Yes": 1})
+
+
+def write_llm_runs(root):
+    """SmolLM2 on Circa over templates and shots, the intention tasks naming the same LLM, and a reference
+    backend."""
     # SmolLM2 zero-shot on Circa RELAXED: templates 0 (two seeds), 1 and 2; five-shot with one template.
     for template, seed, acc in ((0, 0, 0.40), (0, 1, 0.42), (1, 0, 0.45), (2, 0, 0.53)):
         llm_run(
@@ -109,17 +81,16 @@ def runs_dir(tmp_path):
         "llm": {"_target_": "pragexp.generation.backends.reference.ReferenceBackend", "field": "reply_true"}
     }
     write_run(root, "reference", "intentions_reply", "llm", {"test/acc": 1.0}, config=reference)
+
+
+@pytest.fixture
+def runs_dir(tmp_path):
+    root = tmp_path / "runs"
+    write_trained_runs(root)
+    write_llm_runs(root)
     write_run(root, "mnli", "nli", "bert", {"test/acc": 0.8})  # a transfer source: no column
     write_run(root, "oracle", "pragmaticqa", "oracle", {"test/f1_lit": 1.0, "test/f1_prag": 0.9})
     return root
-
-
-def parse(text: str) -> dict[str, dict[str, str]]:
-    """The scorecard's markdown table as {row name: {column: cell}}."""
-    lines = [line for line in text.split("## Scorecard\n", 1)[1].splitlines() if line.startswith("|")]
-    cells = [[c.strip() for c in line.strip("|").split("|")] for line in lines]
-    header = cells[0]
-    return {row[0]: dict(zip(header[1:], row[1:], strict=True)) for row in cells[2:]}
 
 
 def test_the_scorecard_of_the_fixture(runs_dir):
@@ -144,7 +115,12 @@ def test_the_scorecard_of_the_fixture(runs_dir):
         "smollm2 0-shot",
         "smollm2 5-shot",
     ]
+    assert_the_llm_rows(card, table, text)
+    assert_the_trained_chance_and_majority_rows(table, columns)
+    assert_the_papers_rows(table, text)
 
+
+def assert_the_llm_rows(card, table, text):
     llm = table["smollm2 0-shot"]
     # Template 0's two seeds averaged first (0.41), then across templates: 0.41, 0.45, 0.53.
     cell = next(r for r in card.rows if r.name == "smollm2 0-shot").cells["Circa RELAXED acc"]
@@ -160,6 +136,8 @@ def test_the_scorecard_of_the_fixture(runs_dir):
     assert table["smollm2 5-shot"]["Circa RELAXED acc"] == "0.600"
     assert table["smollm2 5-shot"]["Intentions MC acc"] == "–"
 
+
+def assert_the_trained_chance_and_majority_rows(table, columns):
     # Trained: the Table 5 preset and a plain QA run are one MemNN row; another lr is another row.
     memnn = table["memnn"]
     assert memnn["GRICE recovery R@1"] == "0.960; sd 0.010 over 3 runs" and memnn["GRICE QA acc"] == "0.700"
@@ -174,7 +152,10 @@ def test_the_scorecard_of_the_fixture(runs_dir):
     assert majority["Circa STRICT acc"] == "0.375"  # computed: 9 of 24 test rows are 'Yes'
     assert majority["GRICE QA acc"] == "–"
 
-    # The papers' rows, as fractions: GRICE Tables 5 and 6 (percent), Circa Tables 9 and 10, PragmatiCQA Table 4.
+
+def assert_the_papers_rows(table, text):
+    # The papers' rows, as fractions: GRICE Tables 5 and 6 (percent), Circa Tables 9 and 10, PragmatiCQA
+    # Table 4.
     paper = table["memnn (paper)"]
     assert paper["GRICE recovery R@1"] == "0.973" and paper["GRICE QA acc"] == "0.673"
     assert paper["Circa RELAXED acc"] == "–"
@@ -388,7 +369,8 @@ def test_an_evaluation_of_a_tuned_checkpoint_is_the_tuned_llms_row(tmp_path):
     table = parse(scorecard.markdown(scorecard.build(find_runs([tmp_path]))))
     assert table["smollm2 0-shot"]["GRICE recovery R@1"] == "0.270"
     assert table["smollm2 lora"]["GRICE recovery R@1"] == "0.610"
-    # A checkpoint that cannot be read, or does not say how it was tuned: a tuned LLM's row, never a prompted one.
+    # A checkpoint that cannot be read, or does not say how it was tuned: a tuned LLM's row, never a prompted
+    # one.
     assert table["smollm2 trained"]["Intentions MC acc"] == "0.700"
     assert table["smollm2 trained"]["Intentions gen. acc"] == "0.400"
 
@@ -402,154 +384,3 @@ def test_runs_made_under_the_intention_tasks_old_names_join_their_new_columns(tm
     table = parse(scorecard.markdown(scorecard.build(find_runs([tmp_path]))))
     assert table["smollm2 0-shot"]["Intentions MC acc"] == "0.500"
     assert table["smollm2 0-shot"]["Intentions gen. acc"] == "0.400"
-
-
-# The LLM benchmarks (hu_pragmatics, ludwig, bigbench_implicatures): runs of model=llm.
-HU_ITEMS = {
-    "CoherenceInference": 40,
-    "Deceits": 20,
-    "Irony": 25,
-    "Maxims": 19,
-    "Metaphor": 20,
-}  # five of seven
-LUDWIG_TEMPLATES = ["question_response_implicature", "esther_juan", "question_response_meaning"]
-LUDWIG_TEMPLATES += ["question_response_intent", "karen_william", "bob_alice"]
-LUDWIG_0SHOT = (0.50, 0.52, 0.55, 0.60, 0.58, 0.53)  # per template
-LUDWIG_5SHOT = (0.62, 0.64, 0.57)  # templates 0-2: the best mean (0.61)
-LUDWIG_30SHOT = (0.60, 0.59, 0.58)  # 0.59
-
-
-def hu_run(root, name, template, metrics, report=None, extra=()):
-    run = llm_run(root, name, "hu_pragmatics", metrics, template=template, shots=0, extra=extra)
-    if report is not None:
-        (run / "data_report.json").write_text(json.dumps(report))
-    return run
-
-
-def ludwig_run(root, name, template, shots, metrics, extra=()):
-    """A LUDWIG run: prompt.template as a position, as a sweep over 0..5 gives it; the config lists the names."""
-    templates = [{"name": n} for n in LUDWIG_TEMPLATES]
-    config = {
-        "prompt": {"template": template, "shots": shots, "templates": templates},
-        "data": {"shots": shots},
-    }
-    return llm_run(root, name, "ludwig", metrics, template, shots, config=config, extra=extra)
-
-
-def uncertainty(key, mean, stderr, items):
-    """The figures pragexp.metrics.uncertainty writes beside a mean `key` (`test/acc/Irony` -> `test/acc_stderr/Irony`)."""
-    stage, name, *group = key.split("/")
-    figures = {"stderr": stderr, "n": items, "ci95_low": mean - 2 * stderr, "ci95_high": mean + 2 * stderr}
-    return {"/".join([stage, f"{name}_{f}", *group]): v for f, v in figures.items()}
-
-
-def hu_metrics(acc, view_std=0.05, stderr=0.02):
-    out = {"test/acc": acc, "test/acc_view_std": view_std, "test/human_corr": 0.3, "test/count": 620}
-    out |= uncertainty("test/acc", acc, stderr, 124)
-    for p, items in HU_ITEMS.items():
-        out |= {f"test/acc/{p}": acc, f"test/acc_view_std/{p}": view_std}
-        out |= uncertainty(f"test/acc/{p}", acc, stderr, items)
-    return out | {"test/error_share/IncorrectLiteral": 0.6, "test/error_share/IncorrectNonSequitur": 0.4}
-
-
-@pytest.fixture
-def benchmark_runs(tmp_path):
-    root = tmp_path / "benchmarks"
-    report = {"per_phenomenon": {p: 5 * n for p, n in HU_ITEMS.items()}, "human_accuracy": {"Irony": 0.9}}
-    hu_run(root, "hu_authors", "authors", hu_metrics(0.40), report)
-    hu_run(root, "hu_letters", "letters", hu_metrics(0.30, 0.1, 0.04), report)
-    for shots, accs in ((0, LUDWIG_0SHOT), (5, LUDWIG_5SHOT), (30, LUDWIG_30SHOT)):
-        for template, acc in enumerate(accs):
-            metrics = {"test/acc": acc, "test/acc/Idiom": acc - 0.1, "test/count": 600}
-            ludwig_run(root, f"ludwig_k{shots}_t{template}", template, shots, metrics)
-    llm_run(root, "bigbench", "bigbench_implicatures", {"test/acc": 0.55})
-    return root
-
-
-def test_the_llm_benchmarks_columns_cells_and_published_rows(benchmark_runs):
-    card = scorecard.build(find_runs([benchmark_runs]))
-    text = scorecard.markdown(card)
-    print(text)
-    table = parse(text)
-    hu, zero, best, bigbench = (
-        "Hu et al. acc",
-        "LUDWIG 0-shot acc",
-        "LUDWIG best-k acc",
-        "BIG-bench implicatures acc",
-    )
-    assert [c.title for c in card.columns] == [hu, zero, best, bigbench]
-    llm = next(r for r in card.rows if r.name == "smollm2 0-shot")
-    # Hu: the templates' mean, the root mean square of their standard errors over items, and their sample std apart.
-    assert llm.cells[hu].mean == pytest.approx(0.35) and llm.cells[hu].n == 2
-    assert table["smollm2 0-shot"][hu] == "0.350 ± 0.032 (n=124 items); sd 0.071 over 2 templates"
-    assert llm.cells[hu].half == pytest.approx(2 * (0.001**0.5))  # the figure's error bar: the 95% interval
-    # LUDWIG 0-shot: the six templates' mean ± their population std (np.std), not the sample std.
-    cell = llm.cells[zero]
-    assert (cell.mean, cell.n) == (pytest.approx(sum(LUDWIG_0SHOT) / 6), 6)
-    assert cell.std == pytest.approx(statistics.pstdev(LUDWIG_0SHOT))
-    assert cell.std != pytest.approx(statistics.stdev(LUDWIG_0SHOT))
-    # Best k: k=5 (mean 0.61) beats k=30 (0.59) and k=0 (0.547); its k is noted; no k-shot rows of their own.
-    cell = llm.cells[best]
-    assert cell.mean == pytest.approx(0.61) and cell.std == pytest.approx(statistics.pstdev(LUDWIG_5SHOT))
-    assert "smollm2 0-shot, LUDWIG best-k acc: prompt.shots=5" in text
-    assert not any(name.startswith(("smollm2 5-shot", "smollm2 30-shot")) for name in table)
-    assert table["smollm2 0-shot"][bigbench] == "0.550"
-
-    # Chance: Hu's 1/options weighted by the paper's items over the five phenomena the runs cover.
-    hu_chance = (40 / 2 + 20 / 4 + 25 / 4 + 19 / 4 + 20 / 5) / 124
-    assert next(c for c in card.columns if c.title == hu).chance == pytest.approx(hu_chance)
-    assert [table["chance"][c] for c in (hu, zero, best, bigbench)] == [f"{hu_chance:.3f}", *["0.500"] * 3]
-    # The papers' rows: Hu's item-weighted over the same five phenomena (Humour and IndirectSpeech left out).
-    davinci = (40 * 0.7 + 20 * 0.79 + 25 * 0.576 + 19 * 0.653 + 20 * 0.78) / 124
-    assert table["text-davinci-002 (paper)"][hu] == f"{davinci:.3f}" == "0.695"
-    human = (40 * 0.857 + 20 * 0.842 + 25 * 0.919 + 19 * 0.796 + 20 * 0.897) / 124
-    assert table["human (paper)"][hu] == f"{human:.3f}" and "GRICE QA acc" not in table["human (paper)"]
-    assert table["gpt2 (paper)"][hu] != "–" and table["gpt2 (paper)"][zero] == "–"
-    assert "CoherenceInference (40 items), Deceits (20 items), Irony (25 items), Maxims (19 items)" in text
-    assert "Humour" not in text.split("Columns:", 1)[1]
-    # LUDWIG's: prompt.shots picks the column; people in both (k does not apply); chance rows are the chance row.
-    assert (table["text-davinci-002 (paper)"][zero], table["text-davinci-002 (paper)"][best]) == (
-        "0.706",
-        "0.806",
-    )
-    assert "text-davinci-002 (paper), LUDWIG best-k acc: prompt.shots=30" in text
-    assert (table["text-davinci-001 (paper)"][zero], table["text-davinci-001 (paper)"][best]) == (
-        "0.720",
-        "–",
-    )
-    assert table["human_average (paper)"][zero] == table["human_average (paper)"][best] == "0.862"
-    assert table["human_best (paper)"][best] == "0.898"
-    assert (table["blenderbot_best (paper)"][zero], table["opt_best (paper)"][zero]) == ("0.534", "0.615")
-    assert not {"chance (paper)", "random (paper)"} & set(table)
-    assert not any("prompt.shots" in name for name in table)
-
-
-def test_hu_without_data_reports_compares_all_seven_phenomena(tmp_path):
-    hu_run(tmp_path, "hu", "authors", {"test/acc": 0.4})
-    card = scorecard.build(find_runs([tmp_path]))
-    column = next(c for c in card.columns if c.title == "Hu et al. acc")
-    items = (40, 20, 25, 20, 25, 19, 20)
-    assert column.covered[2] == "Humour" and sum(column.items) == sum(items) == 169
-    assert column.chance == pytest.approx(
-        (40 / 2 + 20 / 4 + 25 / 5 + 20 / 4 + 25 / 4 + 19 / 4 + 20 / 5) / 169
-    )
-    davinci = (0.7, 0.79, 0.552, 0.83, 0.576, 0.653, 0.78)
-    cell = next(r for r in card.rows if r.name == "text-davinci-002 (paper)").cells["Hu et al. acc"]
-    assert cell.mean == pytest.approx(sum(n * a for n, a in zip(items, davinci, strict=True)) / 169)
-    assert "no run's data_report.json says" in scorecard.markdown(card)
-    assert [c.title for c in card.columns][-1] == "Hu et al. acc"  # no LUDWIG or BIG-bench run: no column
-
-
-def test_ludwig_best_k_takes_the_smaller_k_on_a_tie_and_the_contrastive_setting_is_a_row(tmp_path):
-    for shots in (0, 10):
-        for template, acc in enumerate((0.6, 0.7)):
-            ludwig_run(tmp_path, f"k{shots}t{template}", template, shots, {"test/acc": acc})
-    ludwig_run(tmp_path, "contrastive", 0, 0, {"test/acc": 0.8}, extra=("prompt=ludwig_contrastive",))
-    text = scorecard.markdown(scorecard.build(find_runs([tmp_path])))
-    table = parse(text)
-    assert (
-        table["smollm2 0-shot"]["LUDWIG best-k acc"] == "0.650; pop. sd 0.050 over 2 templates"
-    )  # population std of 0.6, 0.7
-    assert "smollm2 0-shot, LUDWIG best-k acc: prompt.shots=0" in text
-    contrastive = table["smollm2 0-shot (prompt=ludwig_contrastive)"]
-    assert contrastive["LUDWIG 0-shot acc"] == contrastive["LUDWIG best-k acc"] == "0.800"

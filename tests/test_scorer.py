@@ -1,10 +1,9 @@
-"""The one scorer (pragexp/generation/scoring/scorer.py): the shared-prefix KV-cache scorer equals a plain
-forward pass per (context, option), whatever the batch size, order and option pass (packed on one row per
-item, or one row per option); ranking, calibration and the cache."""
+"""The one scorer (pragexp/generation/scoring/scorer.py): the shared-prefix KV-cache scorer equals a plain forward
+pass per (context, option), whatever the batch size, order and option pass (packed on one row per item, or one
+row per option); the cache. Ranking and calibration: test_ranking."""
 
 from __future__ import annotations
 
-import math
 import random
 
 import pytest
@@ -12,7 +11,7 @@ import torch
 
 from pragexp.generation.backends.hf import HFBackend
 from pragexp.generation.cache.cached_backend import CachedBackend, open_cache
-from pragexp.generation.ranking import calibrate, choose, normalized, rank
+from pragexp.generation.ranking import choose
 from pragexp.generation.scoring import causal_lm, scorer
 from pragexp.generation.scoring.causal_lm import CausalLM
 from pragexp.generation.scoring.requests import ChoiceRequest, OptionScore
@@ -125,8 +124,8 @@ def test_scoring_and_fine_tuning_batches_agree_whatever_the_order(tiny):
 
 
 def test_the_option_rows_of_a_model_that_does_not_honour_4d_masks_give_the_same_results(tiny, monkeypatch):
-    """One row per option on a copy of its item's cache, at most OPTION_CACHE_BYTES of copies at once (here one
-    row per pass), scores as the packed pass does."""
+    """One row per option on a copy of its item's cache, at most OPTION_CACHE_BYTES of copies at once (here
+    one row per pass), scores as the packed pass does."""
     model, tokenizer = tiny.load()
     reqs = requests()
     calls = {"packed": [], "rows": []}
@@ -182,36 +181,6 @@ def test_an_option_that_encodes_to_nothing_is_an_error(tiny):
     model, tokenizer = tiny.load()
     with pytest.raises(ValueError, match="encodes to no token"):
         score_choices(model, tokenizer, [ChoiceRequest("Answer:", ("",))])
-
-
-def test_normalizations_and_rank():
-    scores = [OptionScore(-4.0, 4, 8), OptionScore(-3.0, 1, 2), OptionScore(-6.0, 6, 24)]
-    assert normalized(scores, "sum") == [-4.0, -3.0, -6.0]
-    assert normalized(scores, "per_token") == [-1.0, -3.0, -1.0]
-    assert normalized(scores, "per_byte") == [-0.5, -1.5, -0.25]
-    assert rank(normalized(scores, "sum")) == [1, 0, 2]
-    assert rank(normalized(scores, "per_token")) == [0, 2, 1]  # a tie keeps the earlier option first
-    assert choose(normalized(scores, "per_token")) == 0
-    assert rank(normalized(scores, "per_byte")) == [2, 0, 1]
-    with pytest.raises(ValueError, match="per_word"):
-        normalized(scores, "per_word")
-    with pytest.raises(ValueError, match="no token counts"):
-        normalized([OptionScore(-1.0, 0, 3)], "per_token")
-
-
-def test_calibration_is_contextual_calibration_in_log_space():
-    scores = [OptionScore(math.log(0.5), 1, 1), OptionScore(math.log(0.3), 1, 1)]
-    # the content-free prompt prefers option 0 strongly: calibration flips the choice
-    cf = [OptionScore(math.log(0.8), 1, 1), OptionScore(math.log(0.1), 1, 1)]
-    p_cf = [0.8 / 0.9, 0.1 / 0.9]
-    assert calibrate(scores, [cf]) == pytest.approx([math.log(0.5 / p_cf[0]), math.log(0.3 / p_cf[1])])
-    assert choose(normalized(scores)) == 0 and choose(calibrate(scores, [cf])) == 1
-    # several content-free inputs: their option distributions are averaged (Zhao et al. 2021)
-    cf2 = [OptionScore(math.log(0.2), 1, 1), OptionScore(math.log(0.2), 1, 1)]
-    mean = [(p_cf[0] + 0.5) / 2, (p_cf[1] + 0.5) / 2]
-    assert calibrate(scores, [cf, cf2]) == pytest.approx([math.log(0.5 / mean[0]), math.log(0.3 / mean[1])])
-    with pytest.raises(ValueError, match="content-free scores hold 1 options"):
-        calibrate(scores, [cf[:1]])
 
 
 def test_cached_scoring_asks_the_model_only_for_missing_options(tiny, tmp_path):
@@ -296,8 +265,8 @@ def test_the_benchmark_runs_the_command_and_both_scorers_on_the_recorded_request
 
 
 def test_a_small_cache_budget_packs_fewer_items_per_pass_with_the_same_results(tiny, monkeypatch):
-    """The packed option pass takes consecutive items as views of the batch's cache; OPTION_CACHE_BYTES bounds the
-    copy the model makes of them (here one item per pass)."""
+    """The packed option pass takes consecutive items as views of the batch's cache; OPTION_CACHE_BYTES bounds
+    the copy the model makes of them (here one item per pass)."""
     model, tokenizer = tiny.load()
     reqs = requests()
     calls = {"one pass": [], "budget": []}
@@ -312,7 +281,8 @@ def test_a_small_cache_budget_packs_fewer_items_per_pass_with_the_same_results(t
 
 def test_the_packing_check_copies_a_few_option_rows_not_one_per_option(tiny, monkeypatch):
     """The once-per-model check compares the packed pass with plain rows on a few options of one item: with 30
-    options (GRICE QA has 52, each row a copy of a long prompt's cache) it must not copy the cache 30 times."""
+    options (GRICE QA has 52, each row a copy of a long prompt's cache) it must not copy the cache 30
+    times."""
     model, tokenizer = tiny.load()
     options = tuple(f"option number {n}" for n in range(30))
     reqs = [ChoiceRequest(SHOTS + "Q: Which one?\nA:", options)]
@@ -348,8 +318,8 @@ def test_the_same_numbers_whatever_the_cache_holds_in_bfloat16(tmp_path):
 
 
 def sentencepiece_tokenizer(add_bos_token: bool):
-    """A tiny tokenizer laid out as Llama's SentencePiece one (a "▁" prepended, spaces as "▁", byte-pair merges
-    within words), trained on a few lines: " yes" alone is "▁" + "▁yes", inside a text "▁yes"."""
+    """A tiny tokenizer laid out as Llama's SentencePiece one (a "▁" prepended, spaces as "▁", byte-pair
+    merges within words), trained on a few lines: " yes" alone is "▁" + "▁yes", inside a text "▁yes"."""
     from tokenizers import Tokenizer, models, normalizers, pre_tokenizers, trainers
     from transformers import PreTrainedTokenizerFast
 

@@ -62,8 +62,8 @@ def varied_requests() -> list[ChoiceRequest]:
 
 
 def scores_independent_of_the_call(model, tokenizer, reqs: list[ChoiceRequest]) -> list[list[float]]:
-    """Asserts each request's scores are the same bits alone, all together, shuffled, and beside more items than a
-    pass holds (other options of the same contexts among them); returns the scores alone."""
+    """Asserts each request's scores are the same bits alone, all together, shuffled, and beside more items
+    than a pass holds (other options of the same contexts among them); returns the scores alone."""
     alone = [logliks(score_choices(model, tokenizer, [r]))[0] for r in reqs]
     assert logliks(score_choices(model, tokenizer, reqs)) == alone
     order = list(range(len(reqs)))
@@ -139,8 +139,8 @@ def test_a_head_is_the_token_prefix_that_head_and_context_share():
 
 
 def test_a_head_that_is_no_token_prefix_falls_back_to_the_plain_numbers():
-    """A head that ends inside a word, or text that the context does not start with: the split moves to where the
-    tokens agree (nothing at all for the latter), and the numbers stay those of a plain pass."""
+    """A head that ends inside a word, or text that the context does not start with: the split moves to where
+    the tokens agree (nothing at all for the latter), and the numbers stay those of a plain pass."""
     model, tokenizer = tiny_causal_lm()
     context = "Answer the question: is it raining?\nLabel:"
     reqs = [
@@ -169,9 +169,9 @@ def test_the_same_numbers_cold_and_half_cached_and_keys_differ_by_head(tmp_path)
 
 
 def test_a_head_is_kept_for_the_next_call_until_the_weights_change():
-    """A run's batches share their head: the backend runs it once and keeps its cache (`head_cache`), which gives
-    the numbers of a fresh pass bit for bit; a weight updated in place (an optimizer step) or training mode runs
-    it again."""
+    """A run's batches share their head: the backend runs it once and keeps its cache (`head_cache`), which
+    gives the numbers of a fresh pass bit for bit; a weight updated in place (an optimizer step) or training
+    mode runs it again."""
     backend = HFBackend(model="tiny", device="cpu", batch_size=4)
     reqs = ludwig_like()
     first = logliks(backend.loglikelihood_many(reqs[:3]))

@@ -193,8 +193,8 @@ def test_a_hub_name_offline_is_refused_naming_the_model_and_the_offline_choice()
 def test_hu_et_al_s_protocol_runs_on_an_encoder_decoder_as_their_query_hf_reads_flan_t5(
     t5, folder, make_config
 ):
-    """`task=hu_pragmatics llm.model=<an encoder-decoder>`: each row's option probabilities are the softmax of the
-    option numbers' logits at the decoder's first step, as the authors' `get_completion` computes them."""
+    """`task=hu_pragmatics llm.model=<an encoder-decoder>`: each row's option probabilities are the softmax of
+    the option numbers' logits at the decoder's first step, as the authors' `get_completion` computes them."""
     from pragexp.run import run
 
     model, tokenizer = t5

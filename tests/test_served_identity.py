@@ -1,7 +1,7 @@
-"""The response cache names a server by the model it serves, not by its address (issue 49.2, pragexp/generation/
-served.py): the same model behind another port answers from the cache; another model under the same name, or
-the same name on another path (vLLM's `root`), does not; a server without log-probabilities is named by its
-address; rounding noise between two servers of one model is tolerated."""
+"""The response cache names a server by the model it serves, not by its address (issue 49.2,
+pragexp/generation/ served.py): the same model behind another port answers from the cache; another model under
+the same name, or the same name on another path (vLLM's `root`), does not; a server without log-probabilities
+is named by its address; rounding noise between two servers of one model is tolerated."""
 
 from __future__ import annotations
 

@@ -2,10 +2,10 @@
 what they were doing and what they kept, write no metrics.json, and leave what they kept whole (a checkpoint
 that resumes, the response cache's answers). On a real one-node SLURM cluster (tests/slurm_cluster.py): the
 time limit's signal, as submitit asks for it, saves a checkpoint, SLURM requeues the job and it ends with the
-metrics of an uninterrupted run; an LLM evaluation requeued the same way asks the model only what its
-response cache lacks; scancel of a sweep leaves no half-written metrics.json. A stop at each point of a run (mid-epoch,
-at an epoch's last batch, while validating, saving a checkpoint or testing) and its resume against the run never
-stopped: tests/test_preemption.py."""
+metrics of an uninterrupted run; an LLM evaluation requeued the same way asks the model only what its response
+cache lacks; scancel of a sweep leaves no half-written metrics.json. A stop at each point of a run (mid-epoch,
+at an epoch's last batch, while validating, saving a checkpoint or testing) and its resume against the run
+never stopped: tests/test_preemption.py."""
 
 from __future__ import annotations
 
@@ -42,8 +42,8 @@ STOPPED_FITTING = (
     r"pragexp: stopped by (SIG\w+) while fitting epoch (\d+) step (\d+), batch (\d+) of (\d+); "
     r"kept: (\S+) \(resume with ckpt_path=last hydra\.run\.dir=(\S+)\); no metrics\.json written(.*)"
 )
-# An LLM backend that answers two calls, then waits for the signal (10 minutes at most); a requeued SLURM job's
-# run does not wait.
+# An LLM backend that answers two calls, then waits for the signal (10 minutes at most); a requeued SLURM
+# job's run does not wait.
 SLOW_BACKEND = """
 import os
 import time
@@ -206,13 +206,13 @@ def test_a_signal_stops_an_llm_evaluation_keeping_the_answers_it_stored(tmp_path
         cache_folder.close()
 
 
-# -- On a real SLURM cluster (tests/slurm_cluster.py) ---------------------------------------------------------
+# -- On a real SLURM cluster (tests/slurm_cluster.py) --------------------------------------------------------
 
 SLURM_JOB = ["launcher=slurm", "hydra.launcher.gpus_per_node=null", "hydra.launcher.cpus_per_task=1"]
-# submitit asks SLURM for its signal `signal_delay_s` before the time limit: --time=1 --signal=USR2@5. SLURM sends
-# it between 25 and 55 s after the job starts (it may signal up to 60 s early), and requeues a job 11 s after
-# it asks (tests/slurm_cluster.py: cred_expire=10). A time limit counts as a timeout for submitit at every
-# signal: up to 5 requeues.
+# submitit asks SLURM for its signal `signal_delay_s` before the time limit: --time=1 --signal=USR2@5. SLURM
+# sends it between 25 and 55 s after the job starts (it may signal up to 60 s early), and requeues a job 11 s
+# after it asks (tests/slurm_cluster.py: cred_expire=10). A time limit counts as a timeout for submitit at
+# every signal: up to 5 requeues.
 TIME_LIMITED = [
     "hydra.launcher.timeout_min=1",
     "hydra.launcher.signal_delay_s=5",
@@ -235,7 +235,8 @@ class SlowFirstRun(Callback):
 
 
 def submitit_logs(run_dir: Path) -> tuple[Path, Path]:
-    """The stdout and stderr logs of a SLURM job's first task (every run of a requeued job appends to them)."""
+    """The stdout and stderr logs of a SLURM job's first task (every run of a requeued job appends to
+    them)."""
     logs = (run_dir / ".submitit").resolve()
     (out,) = logs.glob("*_0_log.out")
     (err,) = logs.glob("*_0_log.err")

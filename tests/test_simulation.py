@@ -1,12 +1,12 @@
-"""The statistics shown to be right, not only computed (issue 46): on designs shaped like the real data, the 95%
-interval metrics.json writes covers the true mean in 93-97% of 2,000 simulated samples, the paired tests hold their
-5% level under the null and find a planted difference, and the F1 bootstrap covers the population's F1
-(pragexp/metrics/simulation.py, paired_simulation.py, bootstrap_simulation.py; the table is in
+"""The statistics shown to be right, not only computed (issue 46): on designs shaped like the real data, the
+95% interval metrics.json writes covers the true mean in 93-97% of 2,000 simulated samples, the paired tests
+hold their 5% level under the null and find a planted difference, and the F1 bootstrap covers the population's
+F1 (pragexp/metrics/simulation.py, paired_simulation.py, bootstrap_simulation.py; the table is in
 experiments/statistics/README.md). Each design has a fixed seed: the figures are the same on every run.
 
-Monte-Carlo error: over 2,000 samples a coverage of 95% has a standard error of 0.49 points. The band is asserted
-as the issue states it, 93-97%, without a margin; a design whose interval cannot be put in it is listed in
-`OUTSIDE` with the reason, and asserted to lie where the reason says.
+Monte-Carlo error: over 2,000 samples a coverage of 95% has a standard error of 0.49 points. The band is
+asserted as the issue states it, 93-97%, without a margin; a design whose interval cannot be put in it is
+listed in `OUTSIDE` with the reason, and asserted to lie where the reason says.
 """
 
 import functools
@@ -19,10 +19,10 @@ from pragexp.metrics.paired_simulation import LEVEL, NULL_DESIGNS, POWER_DESIGNS
 from pragexp.metrics.simulation import DESIGNS, PERPLEXITY_DESIGNS, RUNS, coverage, perplexity_coverage
 
 BAND = (0.93, 0.97)
-# A design at the band's edge on the conservative side, asserted in [95, 98]: 20 scenarios whose four rows nearly
-# always agree (ρ 0.9) are about 20 right/wrong draws, where Wilson's interval with t on 19 df is a little wider than
-# the binomial needs: 97.0 ± 0.1% over 20,000 samples (coverage_tables.py --runs 20000), 97.2 ± 0.4% over these
-# 2,000, above 97 by Monte-Carlo error.
+# A design at the band's edge on the conservative side, asserted in [95, 98]: 20 scenarios whose four rows
+# nearly always agree (ρ 0.9) are about 20 right/wrong draws, where Wilson's interval with t on 19 df is a
+# little wider than the binomial needs: 97.0 ± 0.1% over 20,000 samples (coverage_tables.py --runs 20000),
+# 97.2 ± 0.4% over these 2,000, above 97 by Monte-Carlo error.
 OUTSIDE = {
     "20 units, 4 rows each, mean 0.25, ρ 0.9, right/wrong": "at the upper edge: ~20 draws, t on 19 df",
 }
@@ -61,7 +61,8 @@ def test_the_old_interval_fails_where_the_new_one_was_needed():
         "(e) MultiPragEval, scenario in 4 languages, one maxim, near floor",
     ):
         assert all(c.old < 0.9 for c in by_name[name]), by_name[name]
-    # ... and where it was right (one row per unit, a mean far from 0 and 1) the standard error is the same one
+    # ... and where it was right (one row per unit, a mean far from 0 and 1) the standard error
+    # is the same one
     assert all(BAND[0] <= c.old <= BAND[1] for c in by_name["(d) one row per item"])
 
 

@@ -1,16 +1,20 @@
-"""Small modules with one job: no module of pragexp/ over 400 lines, no function over 60 (its decorators,
-signature, docstring and body; a nested function counts in its own right and in its parent's), the limits read from
-the house's size table (docs/house.md, "Size"). The test names the file and line of each, with its size."""
+"""Small modules with one job: no module of pragexp/, tests/, bench/, experiments/ or hydra_plugins/ over 400
+lines, no function over 60 (its decorators, signature, docstring and body; a nested function counts in its own
+right and in its parent's), the limits read from the house's size table (docs/house.md, "Size"). The test
+names the file and line of each, with its size."""
 
 from __future__ import annotations
 
 import ast
 from pathlib import Path
 
+import pytest
 from conftest import ROOT
 from house_page import size_limits
 
-PACKAGE = ROOT / "pragexp"
+# Every folder of the repository that holds Python: the package, its tests, benchmarks, studies and Hydra
+# plugins
+CHECKED = ("pragexp", "tests", "bench", "experiments", "hydra_plugins")
 LIMITS = size_limits()  # the house's size table: unit -> the most lines it may have
 MAX_MODULE_LINES = LIMITS["module"]
 MAX_FUNCTION_LINES = LIMITS["function"]
@@ -37,8 +41,9 @@ def oversized(root: Path, exempt: tuple[str, ...] = ()) -> list[str]:
     return found
 
 
-def test_no_module_or_function_of_pragexp_is_over_its_limit():
-    assert oversized(PACKAGE) == []
+@pytest.mark.parametrize("folder", CHECKED)
+def test_no_module_or_function_is_over_its_limit(folder):
+    assert oversized(ROOT / folder) == []
 
 
 def test_the_house_page_states_the_limits_in_lines():

@@ -1,6 +1,6 @@
-"""The test cluster always cleans up (tests/slurm_cluster.py): a test session killed with SIGKILL leaves no daemon,
-no job and no job step behind, and `stop` ends every daemon by its pid even when the controller does not answer
-scancel and squeue. Each test starts a cluster of its own (about 5 s), beside the session's."""
+"""The test cluster always cleans up (tests/slurm_cluster.py): a test session killed with SIGKILL leaves no
+daemon, no job and no job step behind, and `stop` ends every daemon by its pid even when the controller does
+not answer scancel and squeue. Each test starts a cluster of its own (about 5 s), beside the session's."""
 
 from __future__ import annotations
 
@@ -14,7 +14,8 @@ import time
 from pathlib import Path
 
 import pytest
-from slurm_cluster import SlurmCluster, _environment_has, gone, missing
+from slurm_cluster import SlurmCluster, missing
+from slurm_processes import _environment_has, gone
 
 pytestmark = [pytest.mark.slurm, pytest.mark.slow]
 TESTS = Path(__file__).resolve().parent
@@ -27,7 +28,8 @@ from pathlib import Path
 from slurm_cluster import SlurmCluster
 
 cluster = SlurmCluster(Path(sys.argv[2])).start()
-job = cluster.run("sbatch", "--parsable", f"--output={sys.argv[2]}/job.out", "--wrap", "sleep 300").stdout.strip()
+submitted = cluster.run("sbatch", "--parsable", f"--output={sys.argv[2]}/job.out", "--wrap", "sleep 300")
+job = submitted.stdout.strip()
 while cluster.run("squeue", "--noheader", "--format=%T", "-j", job).stdout.strip() != "RUNNING":
     time.sleep(0.2)
 print(json.dumps({name: proc.pid for name, proc in cluster.procs}), flush=True)

@@ -1,5 +1,6 @@
 """Reasoning is cut by its markers even when the tokenizer registers them as special tokens: decoding with
-`skip_special_tokens=True` would drop `<think>` and `</think>`, and the reasoning would be read as the answer."""
+`skip_special_tokens=True` would drop `<think>` and `</think>`, and the reasoning would be read as the
+answer."""
 
 from __future__ import annotations
 

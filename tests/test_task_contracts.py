@@ -1,8 +1,8 @@
-"""What a task reads from its data module is declared (`data_contract`, a Protocol beside the task): every real
-data module provides its task's contract, a task reads nothing else (its runs pass with a data module that
-offers only the contract), and a data module that lacks part of it is refused, naming what is missing. What a
-task asks of its model is declared too (`ModelClass`: the class's traits; `PromptedModel`, `LabelObserver`, a
-task's own reader contracts) and checked at start, naming what is missing."""
+"""What a task reads from its data module is declared (`data_contract`, a Protocol beside the task): every
+real data module provides its task's contract, a task reads nothing else (its runs pass with a data module
+that offers only the contract), and a data module that lacks part of it is refused, naming what is missing.
+What a task asks of its model is declared too (`ModelClass`: the class's traits; `PromptedModel`,
+`LabelObserver`, a task's own reader contracts) and checked at start, naming what is missing."""
 
 from types import SimpleNamespace
 

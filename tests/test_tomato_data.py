@@ -1,6 +1,6 @@
-"""ToMATO: its question files read as released, bad records named by file, record and field, runs on the one route
-(the authors' user turn, the options' text) with accuracy per mental state, order, false belief and trait, and
-training refused for its licence."""
+"""ToMATO: its question files read as released, bad records named by file, record and field, runs on the one
+route (the authors' user turn, the options' text) with accuracy per mental state, order, false belief and
+trait, and training refused for its licence."""
 
 from __future__ import annotations
 
@@ -129,12 +129,12 @@ def test_the_shared_sample_reads_whole():
 
 
 def authors_turns(record: dict) -> list[dict]:
-    """The chat that the authors' run_local_llm.py builds for a multiple-choice question with its options shown,
-    written out here from their code's text (the facts of their protocol, not pragexp's template)."""
+    """The chat that the authors' run_local_llm.py builds for a multiple-choice question with its options
+    shown, written out here from their code's text (the facts of their protocol, not pragexp's template)."""
     system = (
-        "You are an expert at understanding human communication. Please leverage the information provided and "
-        "choose the most probable answer to the question from the options. Output your final answer by strictly "
-        "following this format: [A], [B], [C], or [D]"
+        "You are an expert at understanding human communication. Please leverage the information provided "
+        "and choose the most probable answer to the question from the options. Output your final answer by "
+        "strictly following this format: [A], [B], [C], or [D]"
     )
     user = "# Transcript \n" + record["conversation"] + "\n\n" + "# Question \n" + record["q"]
     user += "\n\n" + "# Options \n" + "".join(f"[{x}] {record[f'a{i}']}\n" for i, x in enumerate("ABCD"))

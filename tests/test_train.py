@@ -1,4 +1,5 @@
-"""End-to-end runs in-process: every (task, model) pair, eval from a checkpoint, resume, seeds, W&B offline."""
+"""End-to-end runs in-process: every (task, model) pair, eval from a checkpoint, resume, seeds, W&B
+offline."""
 
 import json
 import re
@@ -19,7 +20,8 @@ def task_model_pairs():
     for task in choices("task"):
         cfg = compose_config([f"task={task}"], CONF.parent / "outputs" / "unused")
         if cfg.get("evaluation_only"):
-            continue  # pragexp.train refuses it (ToMATO's licence): tests/test_tomato_data.py checks the refusal
+            # pragexp.train refuses it (ToMATO's licence): tests/test_tomato_data.py checks the refusal
+            continue
         for model in cfg.supported_models:
             node = compose_config(
                 [f"task={task}", f"model={model}"], CONF.parent / "outputs" / "unused"

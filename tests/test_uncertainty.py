@@ -1,5 +1,5 @@
-"""The standard error of a mean over items, plain and clustered by item, against its closed form on small fixtures
-computed by hand (pragexp/metrics/uncertainty.py)."""
+"""The standard error of a mean over items, plain and clustered by item, against its closed form on small
+fixtures computed by hand (pragexp/metrics/uncertainty.py)."""
 
 import math
 
@@ -52,14 +52,15 @@ def test_a_graded_score_has_the_wald_interval():
 
 
 def test_clustered_standard_error_of_unequal_clusters():
-    # deviations from 0.5 summed per item: a 0.5 - 0.5 + 0.5 = 0.5, b 0.5 - 0.5 = 0, c -0.5; the items' shares of
-    # the rows h = 3/6, 2/6, 1/6. CR2: Var = (0.25 / (1 - 1/2) + 0 + 0.25 / (1 - 1/6)) / 36 = (0.5 + 0.3) / 36
-    # (CR1 would give 3/2 * 0.5 / 36: the factor C / (C - 1) for every item alike).
+    # deviations from 0.5 summed per item: a 0.5 - 0.5 + 0.5 = 0.5, b 0.5 - 0.5 = 0, c -0.5; the items' shares
+    # of the rows h = 3/6, 2/6, 1/6. CR2: Var = (0.25 / (1 - 1/2) + 0 + 0.25 / (1 - 1/6)) / 36 = (0.5 + 0.3) /
+    # 36 (CR1 would give 3/2 * 0.5 / 36: the factor C / (C - 1) for every item alike).
     estimate = estimate_mean(SCORES, ITEMS, share=False)
     assert estimate.stderr == pytest.approx(math.sqrt(0.8 / 36))
     assert (estimate.items, estimate.rows) == (3, 6)
     # Bell-McCaffrey: sizes s = 3, 2, 1, u² = 1 / (1 - h) = 2, 1.5, 1.2: Σ s²u⁴ = 46.44, Σ s³u⁴ / N = 21.24,
-    # (Σ s²u²)² / N² = 25.2² / 36 = 17.64; df = 36 / (46.44 - 2 * 21.24 + 17.64) = 36 / 21.6 = 5/3 (not C - 1 = 2).
+    # (Σ s²u²)² / N² = 25.2² / 36 = 17.64; df = 36 / (46.44 - 2 * 21.24 + 17.64) = 36 / 21.6 = 5/3 (not C - 1
+    # = 2).
     half = stats.t.ppf(0.975, 5 / 3) * estimate.stderr
     assert estimate.ci95 == pytest.approx((0.5 - half, 0.5 + half))
 
@@ -113,15 +114,15 @@ def test_a_single_cluster_and_a_single_row_have_no_standard_error():
 
 
 def test_every_row_right_still_has_an_interval():
-    # One row per item, all 4 right: SE 0, and Wilson's interval on n = N with t on 3 df: (N / (N + t²), 1). (The
-    # pseudo-item, half right, gives deff⁺ = 0.016 * 5 / 0.09 < 1: no more than one.)
+    # One row per item, all 4 right: SE 0, and Wilson's interval on n = N with t on 3 df: (N / (N + t²), 1).
+    # (The pseudo-item, half right, gives deff⁺ = 0.016 * 5 / 0.09 < 1: no more than one.)
     t3 = stats.t.ppf(0.975, 3)
     one_row = estimate_mean([1.0] * 4)
     assert one_row.stderr == 0.0
     assert one_row.ci95 == pytest.approx((4 / (4 + t3 * t3), 1.0))
     # Three items of four rows, all right: nothing says how an item's rows go together, so the pseudo-item (4
-    # rows, 2 right) decides: totals 4, 4, 4, 2 of 16 rows, p = 7/8, e = 0.5, 0.5, 0.5, -1.5, 1 / (1 - h) = 4/3:
-    # SE² = 4 / 256, deff⁺ = SE² * 16 / (7/8 * 1/8) = 16/7, n* = 12 / deff⁺ = 5.25, t on 2 df.
+    # rows, 2 right) decides: totals 4, 4, 4, 2 of 16 rows, p = 7/8, e = 0.5, 0.5, 0.5, -1.5, 1 / (1 - h) =
+    # 4/3: SE² = 4 / 256, deff⁺ = SE² * 16 / (7/8 * 1/8) = 16/7, n* = 12 / deff⁺ = 5.25, t on 2 df.
     t2 = stats.t.ppf(0.975, 2)
     clustered = estimate_mean([1.0] * 12, [i // 4 for i in range(12)])
     assert clustered.stderr == 0.0
@@ -196,7 +197,7 @@ def test_cell_and_keys():
     assert not is_uncertainty_key("test/acc/Irony") and not is_uncertainty_key("test/count")
 
 
-# -- the metrics that report them --------------------------------------------------------------------------------
+# -- the metrics that report them ----------------------------------------------------------------------------
 
 
 def test_grouped_mean_metric_reports_clustered_figures_per_group():
@@ -284,7 +285,8 @@ def test_choice_metric_gives_views_positions_and_error_kinds_their_figures():
     chose_b = estimate_mean([0, 1, 1, 0, 0, 1, 0, 1], [0, 0, 1, 1, 2, 2, 3, 3])
     assert out["chosen/B"] == 0.5 and out["chosen_stderr/B"] == pytest.approx(chose_b.stderr)
     assert out["chosen_n/none"] == 4 and out["chosen_rows/none"] == 8
-    # Of the five wrong answers with a kind (rows 1, 2, 4, 5, 7 in units 0, 1, 2, 2, 3), three chose a literal.
+    # Of the five wrong answers with a kind (rows 1, 2, 4, 5, 7 in units 0, 1, 2, 2, 3), three chose a
+    # literal.
     literal = estimate_mean([1, 0, 1, 1, 0], [0, 1, 2, 2, 3])
     assert out["error_share/literal"] == pytest.approx(0.6)
     assert (

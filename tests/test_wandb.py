@@ -16,9 +16,9 @@ FULL, FIRST, MIDDLE, LAST = 1, 2, 3, 4
 
 
 def wandb_records(path: Path) -> dict[str, list]:
-    """The protobuf records of an offline W&B run (their payloads), by kind (run, config, history, summary, artifact, ...).
-    wandb no longer ships a reader for this file, so this follows its format: a 7-byte header, then
-    chunks (CRC32, length, kind) that never straddle a block, records split over FIRST..LAST chunks."""
+    """The protobuf records of an offline W&B run (their payloads), by kind (run, config, history, summary,
+    artifact, ...). wandb no longer ships a reader for this file, so this follows its format: a 7-byte header,
+    then chunks (CRC32, length, kind) that never straddle a block, records split over FIRST..LAST chunks."""
     data = path.read_bytes()
     assert data[:4] == b":W&B", f"{path}: not a W&B run file"
     records, pos, pending = defaultdict(list), 7, b""

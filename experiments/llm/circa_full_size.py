@@ -1,12 +1,12 @@
-"""A stand-in for the full circa-data.tsv, for timing only: the sample's lines cycled until as many rows carry a
-RELAXED label as in the released file (32,995, so that the matched split's test part has its 6,599 rows).
+"""A stand-in for the full circa-data.tsv, for timing only: the sample's lines cycled until as many rows carry
+a RELAXED label as in the released file (32,995, so that the matched split's test part has its 6,599 rows).
 
     python experiments/llm/circa_full_size.py ../shared/samples/circa/circa-sample.tsv circa-full-size.tsv
 
-The released file is not on this machine. The stand-in has its size and its kind of text (the same questions and
-answers, repeated), so a run over it measures how long `task=circa model=llm` takes on the full matched test
-split; its accuracy means nothing (a test row's copies are in the training part too). Each copy's `id` is made
-unique (copy number x 10^6 + id). Written to a temporary file and renamed.
+The released file is not on this machine. The stand-in has its size and its kind of text (the same questions
+and answers, repeated), so a run over it measures how long `task=circa model=llm` takes on the full matched
+test split; its accuracy means nothing (a test row's copies are in the training part too). Each copy's `id` is
+made unique (copy number x 10^6 + id). Written to a temporary file and renamed.
 """
 
 from __future__ import annotations

@@ -3,11 +3,12 @@ decisions, and the numbers within a tolerance?
 
     python experiments/llm/compare_runs.py BEFORE_RUN_DIR AFTER_RUN_DIR [--tol 1e-4]
 
-`predictions.jsonl`: records are paired in file order (a run writes one record per example in the data's order)
-and walked field by field: a number is compared by its absolute difference (the largest kept per field name, e.g.
-`loglik`), any other value (a choice, a reply, a verdict, a prompt) must be equal. `metrics.json`: every shared
-metric's difference. Fields or metrics that only one side has are listed, not compared. Prints a summary (a line per
-field with --fields) and exits 1 when a decision or a text differs or a log-likelihood is off by more than --tol.
+`predictions.jsonl`: records are paired in file order (a run writes one record per example in the data's
+order) and walked field by field: a number is compared by its absolute difference (the largest kept per field
+name, e.g. `loglik`), any other value (a choice, a reply, a verdict, a prompt) must be equal. `metrics.json`:
+every shared metric's difference. Fields or metrics that only one side has are listed, not compared. Prints a
+summary (a line per field with --fields) and exits 1 when a decision or a text differs or a log-likelihood is
+off by more than --tol.
 """
 
 from __future__ import annotations

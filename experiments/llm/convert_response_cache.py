@@ -2,11 +2,11 @@
 
     python experiments/llm/convert_response_cache.py <cache_dir>/llm/responses.sqlite [<folder>]
 
-The keys are the same (the SHA-256 of what decides an answer) and so are the values (the answer's JSON), so the
-answers are found by the same runs as before. The folder defaults to `responses/` beside the file; the answers go
-into a file of their own there (the folder may be in use), which is then compacted with the folder's other
-finished files. The SQLite file is left as it was: delete it once the runs find their answers. A one-off: the
-package itself reads no SQLite file.
+The keys are the same (the SHA-256 of what decides an answer) and so are the values (the answer's JSON), so
+the answers are found by the same runs as before. The folder defaults to `responses/` beside the file; the
+answers go into a file of their own there (the folder may be in use), which is then compacted with the
+folder's other finished files. The SQLite file is left as it was: delete it once the runs find their answers.
+A one-off: the package itself reads no SQLite file.
 """
 
 from __future__ import annotations

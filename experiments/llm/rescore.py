@@ -1,7 +1,7 @@
 """Re-score an LLM run's recorded decisions with a plain transformers loop, independently of pragexp's scorer.
 
-    python experiments/llm/rescore.py outputs/llm/circa/0/predictions.jsonl [--model smollm2|<hub name|folder>]
-                                      [--limit N]
+    python experiments/llm/rescore.py outputs/llm/circa/0/predictions.jsonl
+                                      [--model smollm2|<hub name|folder>] [--limit N]
 
 For each record with `continuations` and `loglik` (model=llm with a log-likelihood scoring), every option is
 scored with one full forward pass over `prompt + continuation` as lm-evaluation-harness pairs them (the

@@ -1,5 +1,6 @@
-"""The distinct replies of `prompt.scoring=generate` runs (their predictions.jsonl), as unlabelled rows of the reply
-set (tests/fixtures/replies/): each row is then labelled by reading it (`reading`: the option it gives, or null).
+"""The distinct replies of `prompt.scoring=generate` runs (their predictions.jsonl), as unlabelled rows of the
+reply set (tests/fixtures/replies/): each row is then labelled by reading it (`reading`: the option it gives,
+or null).
 
     python experiments/reading/collect_replies.py OUT.jsonl RUN_DIR [RUN_DIR ...]
 

@@ -1,6 +1,7 @@
-"""The tables of experiments/statistics/README.md: the simulation suite's coverage and level figures per design
-(pragexp/metrics/simulation.py, paired_simulation.py, bootstrap_simulation.py; tests/test_simulation.py asserts
-them), and with --sweep a grid of designs around them, to show where the interval holds and where it does not.
+"""The tables of experiments/statistics/README.md: the simulation suite's coverage and level figures per
+design (pragexp/metrics/simulation.py, paired_simulation.py, bootstrap_simulation.py; tests/test_simulation.py
+asserts them), and with --sweep a grid of designs around them, to show where the interval holds and where it
+does not.
 
 python experiments/statistics/coverage_tables.py [--sweep] [--no-f1] [--runs 2000]
 """
@@ -68,7 +69,8 @@ def f1_table() -> list[str]:
 
 
 def one_row_exact() -> list[str]:
-    """One right/wrong row per unit: the coverage computed exactly, over every count of right answers (binomial)."""
+    """One right/wrong row per unit: the coverage computed exactly, over every count of right answers
+    (binomial)."""
     sizes, means = (50, 100, 200, 500), (0.5, 0.7, 0.9, 0.95, 0.99)
     rows = []
     for n in sizes:
@@ -84,7 +86,8 @@ def one_row_exact() -> list[str]:
 
 
 def sweep() -> list[str]:
-    """A grid around the designs: units, rows per unit, mean and correlation, with how many fall in the band."""
+    """A grid around the designs: units, rows per unit, mean and correlation, with how many fall in the
+    band."""
     grid = itertools.product(
         ((19, 25), 40, 120), (1, 5, (1, 30)), (0.5, 0.8, 0.9, (0.95, 0.99)), (0.1, 0.5, 0.9)
     )
@@ -113,8 +116,8 @@ def band_counts(label: str, shares: list[float]) -> str:
     inside = sum(BAND[0] <= c <= BAND[1] for c in shares)
     below, above = [c for c in shares if c < BAND[0]], [c for c in shares if c > BAND[1]]
     return (
-        f"- {label}: {inside} of {len(shares)} in 93-97%, {len(below)} below (lowest {percent(min(shares))}), "
-        f"{len(above)} above (highest {percent(max(shares))})"
+        f"- {label}: {inside} of {len(shares)} in 93-97%, {len(below)} below (lowest "
+        f"{percent(min(shares))}), {len(above)} above (highest {percent(max(shares))})"
     )
 
 

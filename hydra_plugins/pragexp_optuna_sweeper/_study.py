@@ -63,7 +63,8 @@ class StudySweep:
         finished = sum(t.state in FINISHED for t in study.trials)
         to_go = max(0, int(self.settings["n_trials"]) - finished)
         log.info(
-            f"Study {study.study_name}: {finished} of {self.settings['n_trials']} trials finished, {to_go} to run"
+            f"Study {study.study_name}: {finished} of {self.settings['n_trials']} trials finished, {to_go} "
+            "to run"
         )
         while to_go > 0:
             trials = [
@@ -75,9 +76,9 @@ class StudySweep:
         self._write_results(study)
 
     def _launch(self, trials: list[optuna.Trial], fixed: dict[str, str]) -> list:
-        """The jobs' returns; for a batch the launcher gave no returns for (submitit raises when one of its jobs
-        ended without a result: cancelled, killed, lost with its node), what each job left: its metrics.json
-        (it finished), or nothing (`Killed`)."""
+        """The jobs' returns; for a batch the launcher gave no returns for (submitit raises when one of its
+        jobs ended without a result: cancelled, killed, lost with its node), what each job left: its
+        metrics.json (it finished), or nothing (`Killed`)."""
         overrides, first = [self._overrides(trial, fixed) for trial in trials], _first_number(trials)
         try:
             return self.launcher.launch(overrides, initial_job_idx=first)
