@@ -9,7 +9,8 @@ report, the scorecard and the datasets' figures over them. The manifest holds th
 prediction file, data report and report table, and each metrics.json's values, so that a metric a change adds is
 told apart from one it alters (`compare` lists added keys separately: everything else must be identical).
 run.json (times, the commit) and logs are not compared: they differ between any two runs. Give both runs the same
-OUT (it is emptied first) and move the first manifest aside: paths printed in tables are then equal too.
+OUT (it is emptied first) and move the first manifest aside, and run both from a checkout at the same path (a git
+worktree moved to the other commit): paths printed in tables and in data_report.json are then equal too.
 """
 
 from __future__ import annotations
