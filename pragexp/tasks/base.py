@@ -34,6 +34,8 @@ import torch.distributed as dist
 from torch import nn
 from torch.optim.lr_scheduler import ReduceLROnPlateau
 
+from pragexp.batches.check import check_batch
+from pragexp.batches.types import BATCH_TYPES
 from pragexp.generation.cache import close_caches
 from pragexp.metrics import GroupedMeanMetric
 from pragexp.metrics.generation import GenerationMetric
@@ -64,6 +66,7 @@ class PragexpTask(pl.LightningModule):
 
     score_names: tuple[str, ...] = ()
     data_contract: ClassVar[type] = TaskData  # what `self.data` provides; subclasses narrow it
+    batch_types: ClassVar[tuple[type, ...]] = BATCH_TYPES  # the kinds of batch it reads (`pragexp.batches`)
 
     def __init__(self, model: Callable[..., nn.Module] | None = None):
         super().__init__()
@@ -160,6 +163,12 @@ class PragexpTask(pl.LightningModule):
             self.metrics = self.build_metrics(datamodule)
             if self.model_generates:
                 self.answer_metrics = nn.ModuleDict({s: GenerationMetric() for s in EVAL_STAGES})
+
+    def on_after_batch_transfer(self, batch, dataloader_idx: int):
+        """Every batch is checked against the kinds the task reads, naming what is missing or unknown and the data
+        module that made it (a set of a dozen keys: nothing beside a step)."""
+        check_batch(batch, self.batch_types, type(self.trainer.datamodule).__name__)
+        return batch
 
     def _eval_step(self, stage: str, batch: dict) -> None:
         scores = self.evaluate_batch(stage, batch)

@@ -25,6 +25,7 @@ from typing import Protocol, runtime_checkable
 import torch
 from torch import nn
 
+from pragexp.batches.types import PromptBatch
 from pragexp.generation.ranking import TIES, right_under
 from pragexp.metrics.choice import ChoiceMetric, pearson
 from pragexp.metrics.item_sets import ItemSetMetric
@@ -34,12 +35,8 @@ from pragexp.tasks.contracts import PromptData, TaskData, units
 
 @runtime_checkable
 class ChoiceData(TaskData, PromptData, Protocol):
-    """Batches: "index", "group", "label" (the true option), optionally "groups" (per example every group id it is
-    in, where it is in several: its "group" is then the first), "view" (an index into `view_names`, or -1),
-    "inputs": {"items": PromptItems with their options}, and per example "kinds" (a kind id, into `kind_names`, per
-    option; or None) and "reference" (people's answer shares over the options, in the item's order; or None); may
-    hold "people_correct" (people's proportion correct on the example's item, NaN: unknown); and, as every task's
-    data, "cluster" (the id of the example's sampling unit: an item's views share it)."""
+    """Batches of `pragexp.batches.types.PromptBatch`: their "view" indexes `view_names`, their "kinds"
+    `kind_names`; an item's views share its "cluster"."""
 
     view_names: Sequence[str]  # Hu et al.'s seeds; empty: every item is shown once
     kind_names: Sequence[str]  # the options' kinds (literal, associate, ...); empty: none
@@ -94,6 +91,7 @@ def option_probabilities(scores: torch.Tensor) -> torch.Tensor:
 
 class LLMChoiceTask(PragexpTask):
     data_contract = ChoiceData
+    batch_types = (PromptBatch,)
     score_names = ("acc", "p_true")
 
     def __init__(self, model, ties: str = "first"):

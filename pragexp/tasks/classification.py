@@ -4,8 +4,8 @@ entailment, neutral, contradiction) and BoolQ (a yes/no question about a passage
 this one task on three data modules (`task=circa|nli|boolq` pick theirs); a checkpoint remembers which it
 was trained for.
 
-The data module provides what `ClassificationData` declares and batches {"inputs": {...model kwargs},
-"label", "index"}. Logged per evaluation stage: `acc` (micro), `macro_f1`, `f1/<label slug>` for every label
+The data module provides what `ClassificationData` declares and batches of `EncodedBatch` (a trained model) or
+`PromptBatch` (an LLM: `pragexp.batches.types`). Logged per evaluation stage: `acc` (micro), `macro_f1`, `f1/<label slug>` for every label
 and `count` (and `no_answer`, the share of examples for which a generating LLM named no label: wrong in
 every figure). The confusion matrix is left in `eval_outputs[stage].confusion` for the
 ConfusionMatrixReport callback (JSON and PNG in the run dir, W&B image and table).
@@ -22,6 +22,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from pragexp.batches.types import EncodedBatch, PromptBatch
 from pragexp.metrics.classification import ClassificationMetric
 from pragexp.tasks.base import EVAL_STAGES, TrainableTask, chosen
 from pragexp.tasks.contracts import TaskData, units
@@ -38,6 +39,7 @@ class ClassificationData(TaskData, Protocol):
 class ClassificationTask(TrainableTask):
     score_names = ("acc",)
     data_contract = ClassificationData
+    batch_types = (EncodedBatch, PromptBatch)  # a trained model's encoded text, or an LLM's prompts
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)

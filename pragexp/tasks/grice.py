@@ -8,6 +8,7 @@ from typing import Protocol, runtime_checkable
 import torch
 import torch.nn.functional as F
 
+from pragexp.batches.types import EncodedBatch, GriceBatch, PromptBatch
 from pragexp.metrics import target_rank
 from pragexp.models.choice import ChoiceScorer
 from pragexp.models.dialogue.heads import AnswerClassifier, CandidateRanker
@@ -49,6 +50,11 @@ class GriceData(TaskData, Protocol):
 
 class _GriceTask(TrainableTask):
     data_contract = GriceData
+    batch_types = (
+        GriceBatch,
+        EncodedBatch,
+        PromptBatch,
+    )  # word ids, BERT's encoded text, or an LLM's prompts
 
     def build_reader(self, datamodule: GriceData):
         """A word-id model, checked against the data's vocabulary when it carries another run's weights."""

@@ -31,6 +31,7 @@ from typing import Protocol
 import torch
 from torch import nn
 
+from pragexp.batches.types import PromptBatch
 from pragexp.generation.backend import GenerationParams
 from pragexp.generation.intention_judges import INVALID, NEITHER, NO_REPLY, TRUE, JudgeRequest
 from pragexp.metrics.generation import FIELDS as GENERATION_FIELDS
@@ -57,6 +58,7 @@ def temperature_key(temperature: float) -> str:
 
 class IntentionsReplyTask(PragexpTask):
     data_contract = IntentionsData
+    batch_types = (PromptBatch,)
 
     def __init__(
         self,
@@ -144,6 +146,7 @@ def option_orders(item: PromptItem) -> list[PromptItem]:
 class IntentionsMCTask(PragexpTask):
     score_names = ("acc", "p_true")
     data_contract = IntentionsData
+    batch_types = (PromptBatch,)
 
     def build_network(self, datamodule: IntentionsData) -> nn.Module:
         return self.build_prompted(datamodule)

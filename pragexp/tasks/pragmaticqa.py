@@ -39,6 +39,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from pragexp.batches.types import PragmatiCQABatch
 from pragexp.metrics import GroupedMeanMetric
 from pragexp.metrics.bartscore import Seq2SeqScorer, symmetric_bartscore
 from pragexp.metrics.perplexity import PerplexityMetric
@@ -130,6 +131,7 @@ class PragmatiCQAMetrics(nn.Module):
 
 class PragmatiCQATask(TrainableTask):
     data_contract = PragmatiCQAData
+    batch_types = (PragmatiCQABatch,)
 
     def __init__(
         self,

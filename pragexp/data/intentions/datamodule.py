@@ -66,9 +66,10 @@ class IntentionsDataModule(PromptDataModule):
         self.group_names = tuple(p for p in PHENOMENA if p in present) + tuple(sorted(present - {*PHENOMENA}))
         self.items = items
         group = {name: g for g, name in enumerate(self.group_names)}
+        prompts = [prompt_item(item, i) for i, item in enumerate(items)]
         self.datasets["test"] = [
-            {"index": i, "cluster": i, "group": group[item.phenomenon], "item": prompt_item(item, i)}
-            for i, item in enumerate(items)
+            {"index": i, "cluster": i, "group": group[item.phenomenon], "label": prompt.label, "item": prompt}
+            for i, (item, prompt) in enumerate(zip(items, prompts, strict=True))
         ]
         self.report = {
             **read.summary(),

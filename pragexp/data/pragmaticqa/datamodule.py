@@ -32,6 +32,7 @@ from pathlib import Path
 
 import torch
 
+from pragexp.batches.types import PragmatiCQABatch
 from pragexp.data.common.datamodules.base import SplitsDataModule
 from pragexp.data.common.datamodules.declaration import scalars
 from pragexp.data.common.splits import SPLITS
@@ -307,20 +308,18 @@ class PragmatiCQACollate:
     def __init__(self, datamodule: PragmatiCQADataModule):
         self.datamodule = datamodule
 
-    def __call__(self, items: list[dict]) -> dict:
+    def __call__(self, items: list[dict]) -> PragmatiCQABatch:
         dm = self.datamodule
         split = items[0]["split"]
         examples = [dm.examples[split][it["index"]] for it in items]
-        batch = {
-            "index": torch.tensor([it["index"] for it in items], dtype=torch.long),
-            "cluster": torch.tensor([e.conversation for e in examples], dtype=torch.long),
-            "group": torch.tensor(
-                [QUESTION_TYPES.index(e.question_type) for e in examples], dtype=torch.long
-            ),
-            "query": dm.query_tokenizer.encode([e.query() for e in examples]),
-            "split": split,  # the task reads the examples as `datamodule.batch_examples(batch)`
-            "gold_passages": [dm.gold[split][it["index"]] for it in items],
-        }
+        batch = PragmatiCQABatch(
+            index=torch.tensor([it["index"] for it in items], dtype=torch.long),
+            cluster=torch.tensor([e.conversation for e in examples], dtype=torch.long),
+            group=torch.tensor([QUESTION_TYPES.index(e.question_type) for e in examples], dtype=torch.long),
+            query=dm.query_tokenizer.encode([e.query() for e in examples]),
+            split=split,  # the task reads the examples as `datamodule.batch_examples(batch)`
+            gold_passages=[dm.gold[split][it["index"]] for it in items],
+        )
         if dm.reader_text is not None:
             targets = [
                 dm.reader_text.target_ids(format_answer(e.literal_texts, e.pragmatic_texts, e.answer))
