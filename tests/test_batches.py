@@ -1,5 +1,5 @@
-"""The batches a data module hands its task are declared (`pragexp.batches.types`) and checked on arrival, naming the
-keys that are missing or unknown and the data module."""
+"""The batches a data module hands its task are declared (`pragexp.batches.types`) and checked on arrival, naming
+the keys that are missing or unknown and the data module."""
 
 from __future__ import annotations
 

@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
+from choice_rows import choice_rows
 from conftest import CONF, LUDWIG_FIXTURE, SAMPLES, needs_samples, predictions
 from omegaconf import OmegaConf
 from scipy import stats as scipy_stats
@@ -188,13 +189,15 @@ def test_choice_metric_views_kinds_and_correlation():
     metric = ChoiceMetric(["a", "b"], ["seed0", "seed1"], ["literal", "associate"])
     # four items in two views; view 0 gets 2/2 right, view 1 1/2: spread = population std of (1.0, 0.5) = 0.25
     metric.update(
-        index=torch.tensor([0, 1, 2, 3, 3]),  # index 3 twice (a DDP pad): counted once
-        group=torch.tensor([0, 1, 0, 1, 1]),
-        view=torch.tensor([0, 0, 1, 1, 1]),
-        correct=torch.tensor([1.0, 1.0, 1.0, 0.0, 0.0]),
-        p_true=torch.tensor([0.9, 0.6, 0.7, 0.2, 0.2]),
-        chosen_kind=torch.tensor([-1, -1, -1, 1, 1]),
-        corr=torch.tensor([1.0, float("nan"), 0.5, -0.5, -0.5]),
+        *choice_rows(
+            torch.tensor([0, 1, 2, 3, 3]),  # index 3 twice (a DDP pad): counted once
+            torch.tensor([1.0, 1.0, 1.0, 0.0, 0.0]),
+            torch.tensor([0.9, 0.6, 0.7, 0.2, 0.2]),
+            group=torch.tensor([0, 1, 0, 1, 1]),
+            view=torch.tensor([0, 0, 1, 1, 1]),
+            kind=torch.tensor([-1, -1, -1, 1, 1]),
+            corr=torch.tensor([1.0, float("nan"), 0.5, -0.5, -0.5]),
+        )
     )
     out = {k: float(v) for k, v in metric.compute().items()}
     assert out["count"] == 4 and out["acc"] == 0.75 and out["acc/b"] == 0.5
@@ -219,15 +222,17 @@ def test_the_comparison_with_people_is_pearson_s_r_across_items_as_hu_et_al_comp
     people = [0.5, 0.5, 0.7, 0.7, 0.6, 0.6, 0.9, 0.9, nan, 0.2, 0.4]
     items = [0, 0, 1, 1, 2, 2, 3, 3, 4, 5, 6]
     metric.update(
-        index=torch.arange(11),
-        group=torch.tensor([0] * 9 + [1, 1]),
-        view=torch.tensor([0, 1] * 4 + [0, 0, 0]),
-        correct=torch.ones(11),
-        p_true=torch.tensor(p_true),
-        chosen_kind=torch.full((11,), -1),
-        corr=torch.full((11,), nan),
-        cluster=torch.tensor(items),
-        people=torch.tensor(people),
+        *choice_rows(
+            torch.arange(11),
+            torch.ones(11),
+            torch.tensor(p_true),
+            group=torch.tensor([0] * 9 + [1, 1]),
+            view=torch.tensor([0, 1] * 4 + [0, 0, 0]),
+            kind=torch.full((11,), -1),
+            corr=torch.full((11,), nan),
+            cluster=torch.tensor(items),
+            people_correct=torch.tensor(people),
+        )
     )
     out = {k: float(v) for k, v in metric.compute().items()}
     r = 0.11 / math.sqrt(0.2 * 0.0875)
@@ -242,17 +247,18 @@ def test_the_comparison_with_people_is_pearson_s_r_across_items_as_hu_et_al_comp
 def test_choice_metric_an_example_in_several_groups_and_the_share_of_each_position_chosen():
     metric = ChoiceMetric(["en", "de", "maxims", "en:maxims"], position_names=["A", "B", "C"])
     # rows 0-1 English (0 a maxim), rows 2-3 German (2 a maxim); row 3 named no option
-    membership = torch.tensor([[1, 0, 1, 1], [1, 0, 0, 0], [0, 1, 1, 0], [0, 1, 0, 0]], dtype=torch.bool)
     metric.update(
-        index=torch.arange(4),
-        group=torch.tensor([0, 0, 1, 1]),
-        view=torch.full((4,), -1),
-        correct=torch.tensor([1.0, 0.0, 0.0, 0.0]),
-        p_true=torch.tensor([1.0, 0.0, 0.0, 0.0]),
-        chosen_kind=torch.full((4,), -1),
-        corr=torch.full((4,), float("nan")),
-        membership=membership,
-        choice=torch.tensor([0, 0, 2, -1]),
+        *choice_rows(
+            torch.arange(4),
+            torch.tensor([1.0, 0.0, 0.0, 0.0]),
+            torch.tensor([1.0, 0.0, 0.0, 0.0]),
+            group=torch.tensor([0, 0, 1, 1]),
+            view=torch.full((4,), -1),
+            kind=torch.full((4,), -1),
+            corr=torch.full((4,), float("nan")),
+            predicted=torch.tensor([0, 0, 2, -1]),
+            groups=[[0, 2, 3], [0], [1, 2], [1]],  # every group each row is in
+        )
     )
     out = {k: float(v) for k, v in metric.compute().items()}
     assert (

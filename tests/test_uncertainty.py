@@ -223,19 +223,22 @@ def test_grouped_mean_metric_reports_clustered_figures_per_group():
 
 def test_choice_metric_clusters_by_item_and_leaves_out_missing_correlations():
     import torch
+    from choice_rows import choice_rows
 
     from pragexp.metrics.choice import ChoiceMetric
 
     metric = ChoiceMetric(["Irony"], ["seed0", "seed1"])
     metric.update(
-        index=torch.arange(6),
-        group=torch.zeros(6, dtype=torch.long),
-        view=torch.tensor([0, 1, 0, 1, 0, 1]),
-        correct=torch.tensor(SCORES),
-        p_true=torch.tensor([0.9, 0.1, 0.8, 0.7, 0.4, 0.3]),
-        chosen_kind=torch.full((6,), -1),
-        corr=torch.tensor([1.0, math.nan, 0.5, -0.5, math.nan, 0.0]),
-        cluster=torch.tensor([7, 7, 7, 8, 8, 9]),
+        *choice_rows(
+            torch.arange(6),
+            torch.tensor(SCORES),
+            torch.tensor([0.9, 0.1, 0.8, 0.7, 0.4, 0.3]),
+            group=torch.zeros(6, dtype=torch.long),
+            view=torch.tensor([0, 1, 0, 1, 0, 1]),
+            kind=torch.full((6,), -1),
+            corr=torch.tensor([1.0, math.nan, 0.5, -0.5, math.nan, 0.0]),
+            cluster=torch.tensor([7, 7, 7, 8, 8, 9]),
+        )
     )
     out = {k: float(v) for k, v in metric.compute().items()}
     expected = estimate_mean(SCORES, ITEMS)
@@ -262,21 +265,24 @@ def test_classification_metric_reports_accuracy_and_no_answer_figures():
 
 def test_choice_metric_gives_views_positions_and_error_kinds_their_figures():
     import torch
+    from choice_rows import choice_rows
 
     from pragexp.metrics.choice import ChoiceMetric
 
     metric = ChoiceMetric([], ["seed0", "seed1"], ["literal", "associate"], ["A", "B"])
     correct = torch.tensor([1.0, 0.0, 0.0, 1.0, 0.0, 0.0, 1.0, 0.0])
     metric.update(
-        index=torch.arange(8),
-        group=torch.full((8,), -1),
-        view=torch.tensor([0, 1] * 4),
-        correct=correct,
-        p_true=correct,
-        chosen_kind=torch.tensor([-1, 0, 1, -1, 0, 0, -1, 1]),
-        corr=torch.full((8,), math.nan),
-        cluster=torch.tensor([0, 0, 1, 1, 2, 2, 3, 3]),
-        choice=torch.tensor([0, 1, 1, 0, -1, 1, 0, 1]),
+        *choice_rows(
+            torch.arange(8),
+            correct,
+            correct,
+            group=torch.full((8,), -1),
+            view=torch.tensor([0, 1] * 4),
+            kind=torch.tensor([-1, 0, 1, -1, 0, 0, -1, 1]),
+            corr=torch.full((8,), math.nan),
+            cluster=torch.tensor([0, 0, 1, 1, 2, 2, 3, 3]),
+            predicted=torch.tensor([0, 1, 1, 0, -1, 1, 0, 1]),
+        )
     )
     out = {k: float(v) for k, v in metric.compute().items()}
     seed0 = estimate_mean([1, 0, 0, 1], [0, 1, 2, 3])

@@ -11,7 +11,8 @@ class BatchError(TypeError):
 
 
 def key_mismatch(batch: Mapping, kind: type) -> tuple[list[str], list[str]]:
-    """The keys `kind` (a TypedDict) requires that `batch` lacks, and those `batch` holds that `kind` does not know."""
+    """The keys `kind` (a TypedDict) requires that `batch` lacks, and those `batch` holds that `kind` does not
+    know."""
     keys = set(batch)
     missing = sorted(kind.__required_keys__ - keys)
     unknown = sorted(keys - kind.__required_keys__ - kind.__optional_keys__)

@@ -22,7 +22,7 @@ class Rows(TypedDict):
     """What every batch holds per example."""
 
     index: torch.Tensor
-    """(examples,) long: each example's dataset index (a prediction, a metric and DDP's padding are keyed by it)."""
+    """(examples,) long: each example's dataset index (predictions, metrics and DDP's padding are keyed by it)."""
     cluster: torch.Tensor
     """(examples,) long: the id of each example's sampling unit (`TaskData.sampling_unit`): every interval is
     clustered by it."""
@@ -63,7 +63,7 @@ class PromptBatch(LabelledRows):
     view: torch.Tensor
     """(examples,) long: an index into the data module's `view_names` (Hu et al.'s option orders), -1 for none."""
     people_correct: torch.Tensor
-    """(examples,) float: people's proportion correct on the example's item (Hu et al.'s comparison), NaN: unknown."""
+    """(examples,) float: people's proportion correct on the example's item (Hu et al.'s comparison); NaN: none."""
     kinds: list[list[int] | None]
     """Per example, a kind id (into `kind_names`: literal, associate, ...) per option; None: no kinds."""
     reference: list[list[float] | None]

@@ -30,6 +30,8 @@ import numpy as np
 import torch
 from torchmetrics import Metric
 
+from pragexp.batches.types import PromptBatch
+from pragexp.metrics.choice_figures import ChoiceScores
 from pragexp.metrics.classification import ClassificationMetric
 from pragexp.metrics.uncertainty import with_uncertainty
 from pragexp.utils.per_example import first_per_index, gathered
@@ -47,15 +49,15 @@ class ItemSetMetric(Metric):
         for name in ("indices", "correct", "predicted", "labels", "clusters"):
             self.add_state(name, default=[], dist_reduce_fx="cat")
 
-    def update(self, index, correct, predicted, label, cluster) -> None:
-        """Per example: dataset index, whether it is right, the option chosen (-1: none), the gold option and the
-        id of its sampling unit (a set's examples share theirs)."""
-        index = index.long().reshape(-1)
+    def update(self, batch: PromptBatch, scores: ChoiceScores) -> None:
+        """The batch's examples (dataset index, gold option, sampling unit: a set's examples share theirs), whether
+        each is right and the option chosen (-1: none)."""
+        index = batch["index"].long().reshape(-1)
         self.indices.append(index)
-        self.correct.append(correct.float().reshape(-1))
-        self.predicted.append(predicted.long().reshape(-1))
-        self.labels.append(label.long().reshape(-1))
-        self.clusters.append(cluster.long().reshape(-1))
+        self.correct.append(scores.correct.float().reshape(-1).to(index.device))
+        self.predicted.append(scores.predicted.long().reshape(-1).to(index.device))
+        self.labels.append(batch["label"].long().reshape(-1))
+        self.clusters.append(batch["cluster"].long().reshape(-1))
 
     def compute(self) -> dict[str, torch.Tensor]:
         indices = gathered(self.indices, torch.long)
