@@ -10,6 +10,7 @@ metrics.json gains its keys; a report table shows it only where a task's config 
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -44,4 +45,22 @@ class ChoiceFigure:
     per_example: Callable[[PromptBatch, ChoiceScores], torch.Tensor]  # (examples,) float; NaN: none
 
 
-CHOICE_FIGURES: tuple[ChoiceFigure, ...] = ()
+def brier(batch: PromptBatch, scores: ChoiceScores) -> torch.Tensor:
+    """The multi-class Brier score of the option probabilities (Brier 1950), per example: the sum over the item's
+    options of (p_option - 1[option is the gold one])^2, from 0 (certain and right) to 2 (certain and wrong); its
+    mean over the examples is `brier` (lower is better).
+
+    p is `ChoiceScores.probs`, the softmax of the option scores over the item's options, the probabilities `p_true`
+    and the calibration read: a padding option has p = 0 and is never gold, so it adds nothing; tied options share
+    their probability, so no tie rule enters. A generated reply that named an option scores it 0 and the others
+    -inf, so p is 1 on it (a Brier score of 0 or 2); a row without any finite score (a reply naming no option) has
+    no probabilities and no Brier score (NaN: left out of the mean and its interval), where pragexp chooses."""
+    probs = scores.probs.double()
+    gold = torch.zeros_like(probs)
+    gold[torch.arange(len(probs)), batch["label"].long().to(probs.device)] = 1.0
+    per_example = ((probs - gold) ** 2).sum(-1)
+    answered = probs.sum(-1) > 0  # `option_probabilities` leaves a row without a finite score all zeros
+    return torch.where(answered, per_example, torch.full_like(per_example, math.nan))
+
+
+CHOICE_FIGURES: tuple[ChoiceFigure, ...] = (ChoiceFigure("brier", brier),)
