@@ -1,7 +1,8 @@
 """What a task reads from its data module and asks of its model, declared: `TaskData` (every task's data; each
 task family narrows it with its own Protocol beside the task, named by its `data_contract`), `PromptData` (data
 a model that reads prompts needs), `ModelClass` (a model's class, before it is built: its traits), `PromptedModel`
-and `LabelObserver` (a built model that reads prompts, or the training labels), and what an evaluation epoch hands
+and `LabelObserver` (a built model that reads prompts, or the training labels), `DeclaredModel` (what run.json
+asks of the model), and what an evaluation epoch hands
 the callbacks (`EvalOutputs`). `PragexpTask.setup` checks each, naming what is missing."""
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from typing import Protocol, runtime_checkable
 import torch
 
 from pragexp.models.traits import ModelTraits
+from pragexp.utils.run_record import ModelRecord
 from pragexp.utils.sampling_unit import SamplingUnit
 
 
@@ -66,6 +68,16 @@ class PromptedModel(Protocol):
 
     def save_adapter(self, folder) -> Path | None:
         """The tuned weights in their own format beside a checkpoint; None when nothing was tuned."""
+        ...
+
+
+@runtime_checkable
+class DeclaredModel(Protocol):
+    """What run.json asks of the model a task holds, wherever it keeps it (a reader among PragmatiCQA's networks, a
+    reader inside GRICE's head): `pragexp.models.traits.PragexpModel` has it."""
+
+    def declare(self, name: str, row: str | None, trained: bool) -> ModelRecord:
+        """run.json's model record: its `model=` choice, its report row, whether its weights were trained."""
         ...
 
 

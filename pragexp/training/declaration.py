@@ -9,6 +9,7 @@ from dataclasses import replace
 
 from omegaconf import DictConfig, OmegaConf
 
+from pragexp.tasks.contracts import DeclaredModel
 from pragexp.utils.run_record import ModelRecord, RunRecord, task_record, trained_row
 from pragexp.utils.run_settings import split_settings
 
@@ -44,7 +45,7 @@ def declare_run(cfg: DictConfig, task, datamodule, metrics: dict[str, float]) ->
     row = trained_row(name, cfg.get("model_label"), experiment)
     # The first module of the task that declares itself: the model, wherever the task keeps it (a reader among
     # PragmatiCQA's networks, a reader inside GRICE's head); a model class with traits only says no more.
-    net = next((m for m in task.modules() if m is not task and callable(getattr(m, "declare", None))), None)
+    net = next((m for m in task.modules() if m is not task and isinstance(m, DeclaredModel)), None)
     if net is not None:
         model = net.declare(name, row, trained)
     else:
