@@ -47,7 +47,6 @@ from pragexp.tasks.contracts import (
     PromptData,
     PromptedModel,
     TaskData,
-    units,
 )
 from pragexp.utils import checkpoint
 from pragexp.utils.contracts import missing_members, require
@@ -103,7 +102,7 @@ class PragexpTask(pl.LightningModule):
     def update_metrics(self, stage: str, batch: dict, scores: dict[str, torch.Tensor]) -> None:
         """`scores` may hold more than the metric's scores (logits for the prediction records, say)."""
         self.metrics[stage].update(
-            batch["index"], batch["group"], units(batch), **{k: scores[k] for k in self.score_names}
+            batch["index"], batch["group"], batch["cluster"], **{k: scores[k] for k in self.score_names}
         )
 
     def epoch_artefacts(self, stage: str) -> dict:
@@ -177,10 +176,10 @@ class PragexpTask(pl.LightningModule):
         # hands it over by dataset index; it joins the task's own record of the example.
         extra = dict(self.prompted.take_records()) if self.prompted is not None else {}
         if self.answer_metrics is not None:
-            self.answer_metrics[stage].update(extra, batch["index"], units(batch))
+            self.answer_metrics[stage].update(extra, batch["index"], batch["cluster"])
         if stage in self.record_predictions:
             records = self.prediction_records(batch, scores)
-            unit_of = dict(zip(batch["index"].tolist(), units(batch).tolist(), strict=True))
+            unit_of = dict(zip(batch["index"].tolist(), batch["cluster"].tolist(), strict=True))
             for record in records:
                 record.update(extra.get(record["index"], {}))
                 record["cluster"] = unit_of[record["index"]]  # `report compare` pairs and resamples by it

@@ -25,7 +25,7 @@ from torch import nn
 from pragexp.batches.types import EncodedBatch, PromptBatch
 from pragexp.metrics.classification import ClassificationMetric
 from pragexp.tasks.base import EVAL_STAGES, TrainableTask, chosen
-from pragexp.tasks.contracts import TaskData, units
+from pragexp.tasks.contracts import TaskData
 
 
 @runtime_checkable
@@ -62,7 +62,7 @@ class ClassificationTask(TrainableTask):
         return F.cross_entropy(logits, batch["label"]), {"predicted": chosen(logits)}
 
     def update_metrics(self, stage: str, batch: dict, scores: dict[str, torch.Tensor]) -> None:
-        self.metrics[stage].update(batch["index"], scores["predicted"], batch["label"], units(batch))
+        self.metrics[stage].update(batch["index"], scores["predicted"], batch["label"], batch["cluster"])
 
     def epoch_artefacts(self, stage: str) -> dict:
         return {"confusion": self.metrics[stage].confusion(), "label_names": self.label_names}

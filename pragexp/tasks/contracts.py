@@ -97,13 +97,3 @@ class EvalOutputs:
     predictions: list[dict]  # one record per example, with its dataset `index`; empty when not recorded
     confusion: torch.Tensor | None = None  # a classifier's counts, gold rows by predicted columns
     label_names: Sequence[str] | None = None  # the confusion matrix's rows and columns
-
-
-def units(batch: dict) -> torch.Tensor:
-    """Each row's sampling-unit id (`TaskData.sampling_unit`); a batch without them is refused: no row is its
-    own unit by default, since that is the unit that makes intervals too narrow when rows are related."""
-    if "cluster" not in batch:
-        raise KeyError(
-            "the batch carries no 'cluster' (each row's sampling-unit id): the data module's examples must set it"
-        )
-    return batch["cluster"]

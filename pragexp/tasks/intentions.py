@@ -37,7 +37,7 @@ from pragexp.generation.intention_judges import INVALID, NEITHER, NO_REPLY, TRUE
 from pragexp.metrics.generation import FIELDS as GENERATION_FIELDS
 from pragexp.prompting import PromptItem, PromptTemplate, extract_reply
 from pragexp.tasks.base import PragexpTask, chosen
-from pragexp.tasks.contracts import PromptData, PromptedModel, TaskData, units
+from pragexp.tasks.contracts import PromptData, PromptedModel, TaskData
 
 
 class IntentionsData(TaskData, PromptData, Protocol):
@@ -170,7 +170,7 @@ class IntentionsMCTask(PragexpTask):
                     **model_records[v],
                 }
             )
-        records, unit_of = [], dict(zip(batch["index"].tolist(), units(batch).tolist(), strict=True))
+        records, unit_of = [], dict(zip(batch["index"].tolist(), batch["cluster"].tolist(), strict=True))
         for index, per_order in orders.items():
             acc = sum(o["correct"] for o in per_order) / len(per_order)
             p_true = sum(o["p_true"] for o in per_order) / len(per_order)

@@ -50,7 +50,7 @@ from pragexp.retrieval.encoders import build_encoder
 from pragexp.retrieval.spec import RetrieverSpec
 from pragexp.retrieval.store import PassageIndex
 from pragexp.tasks.base import EVAL_STAGES, TrainableTask
-from pragexp.tasks.contracts import TaskData, units
+from pragexp.tasks.contracts import TaskData
 from pragexp.tasks.pragmaticqa_readers import (
     PromptedReader,
     PromptedWriter,
@@ -297,7 +297,7 @@ class PragmatiCQATask(TrainableTask):
         return scores
 
     def update_metrics(self, stage: str, batch: dict, scores: dict) -> None:
-        metrics, index, group, cluster = self.metrics[stage], batch["index"], batch["group"], units(batch)
+        metrics, index, group, cluster = self.metrics[stage], batch["index"], batch["group"], batch["cluster"]
         retrieval = metrics.retrieval.score_names
         metrics.retrieval.update(
             index, torch.full_like(group, -1), cluster, **{k: scores[k].to(index.device) for k in retrieval}

@@ -17,9 +17,8 @@ from, and batches for a retrieve-then-read task. The pieces live beside it, one 
 
 The retriever's settings are read once, into `self.retriever` (a `RetrieverSpec`), which the task reads too.
 
-Batches: `index`, `group` (question type), `query` (the question encoder's inputs), `gold_passages`,
-`labels` (the target `literal </lit> ... pragmatic </prag> ... answer` as token ids, -100 as padding; with a
-reader), and the split's name (`split`: the task reads the examples through `batch_examples`).
+Batches: `PragmatiCQABatch` (`pragexp.batches.types`, where each key is documented; "group": the question type,
+"labels": the target `literal </lit> ... pragmatic </prag> ... answer` as token ids).
 """
 
 from __future__ import annotations
