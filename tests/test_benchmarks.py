@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
-from choice_rows import choice_rows
+from batch_rows import choice_rows
 from conftest import CONF, LUDWIG_FIXTURE, SAMPLES, needs_samples, predictions
 from omegaconf import OmegaConf
 from scipy import stats as scipy_stats

@@ -7,7 +7,7 @@ import math
 
 import pytest
 import torch
-from choice_rows import choice_rows
+from batch_rows import choice_rows
 from conftest import predictions
 
 from pragexp.metrics.choice import ChoiceMetric

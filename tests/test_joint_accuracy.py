@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
-from choice_rows import choice_rows
+from batch_rows import choice_rows
 
 from pragexp.metrics.item_sets import ItemSetMetric
 from pragexp.metrics.uncertainty import estimate_mean

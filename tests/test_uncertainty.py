@@ -201,15 +201,16 @@ def test_cell_and_keys():
 
 def test_grouped_mean_metric_reports_clustered_figures_per_group():
     import torch
+    from batch_rows import rows
 
     from pragexp.metrics import GroupedMeanMetric
 
     metric = GroupedMeanMetric(["acc"], ["x", "y"])
     groups = torch.tensor([0, 0, 0, 1, 1, 1])
     clusters = torch.tensor([0, 0, 0, 1, 1, 2])
-    metric.update(torch.arange(6), groups, cluster=clusters, acc=torch.tensor(SCORES))
+    metric.update(rows(torch.arange(6), groups, cluster=clusters), acc=torch.tensor(SCORES))
     metric.update(
-        torch.tensor([0]), torch.tensor([0]), cluster=torch.tensor([0]), acc=torch.tensor([1.0])
+        rows(torch.tensor([0]), torch.tensor([0]), cluster=torch.tensor([0])), acc=torch.tensor([1.0])
     )  # a pad
     out = {k: float(v) for k, v in metric.compute().items()}
     assert out["acc_stderr"] == pytest.approx(math.sqrt(0.8 / 36), rel=1e-6)
@@ -217,13 +218,13 @@ def test_grouped_mean_metric_reports_clustered_figures_per_group():
     assert out["acc_n/x"] == 1.0 and "acc_stderr/x" not in out
     assert out["acc_stderr/y"] == pytest.approx(estimate_mean([1, 0, 0], [1, 1, 2]).stderr, rel=1e-6)
     plain = GroupedMeanMetric(["acc"])
-    plain.update(torch.arange(6), torch.full((6,), -1), acc=torch.tensor(SCORES))
+    plain.update(rows(torch.arange(6), torch.full((6,), -1)), acc=torch.tensor(SCORES))
     assert float(plain.compute()["acc_stderr"]) == pytest.approx(math.sqrt(0.05), rel=1e-6)
 
 
 def test_choice_metric_clusters_by_item_and_leaves_out_missing_correlations():
     import torch
-    from choice_rows import choice_rows
+    from batch_rows import choice_rows
 
     from pragexp.metrics.choice import ChoiceMetric
 
@@ -251,11 +252,12 @@ def test_choice_metric_clusters_by_item_and_leaves_out_missing_correlations():
 
 def test_classification_metric_reports_accuracy_and_no_answer_figures():
     import torch
+    from batch_rows import rows
 
     from pragexp.metrics.classification import ClassificationMetric
 
     metric = ClassificationMetric(["yes", "no"], no_answer=True)
-    metric.update(torch.arange(4), torch.tensor([0, 1, -1, 0]), torch.tensor([0, 0, 1, 0]))
+    metric.update(rows(torch.arange(4), label=torch.tensor([0, 0, 1, 0])), torch.tensor([0, 1, -1, 0]))
     out = {k: float(v) for k, v in metric.compute().items()}
     assert out["acc_stderr"] == pytest.approx(estimate_mean([1, 0, 0, 1]).stderr, rel=1e-6)
     assert out["no_answer_stderr"] == pytest.approx(0.25, rel=1e-6)  # (0, 0, 1, 0): sqrt(0.25 / 4)
@@ -265,7 +267,7 @@ def test_classification_metric_reports_accuracy_and_no_answer_figures():
 
 def test_choice_metric_gives_views_positions_and_error_kinds_their_figures():
     import torch
-    from choice_rows import choice_rows
+    from batch_rows import choice_rows
 
     from pragexp.metrics.choice import ChoiceMetric
 

@@ -30,7 +30,7 @@ import numpy as np
 import torch
 from torchmetrics import Metric
 
-from pragexp.batches.types import PromptBatch
+from pragexp.batches.types import LabelledRows, PromptBatch
 from pragexp.metrics.choice_figures import ChoiceScores
 from pragexp.metrics.classification import ClassificationMetric
 from pragexp.metrics.uncertainty import with_uncertainty
@@ -125,10 +125,9 @@ def authors_macro_f1(
     classes = sorted(set(gold.tolist()) | set(chosen.tolist()))
     code = {c: k for k, c in enumerate(classes)}
     metric = ClassificationMetric([str(c) for c in classes], sync_on_compute=False)
-    metric.update(
-        torch.arange(gold.numel()),
-        torch.tensor([code[c] for c in chosen.tolist()]),
-        torch.tensor([code[c] for c in gold.tolist()]),
-        units,
+    labels = torch.tensor([code[c] for c in gold.tolist()])
+    rows = LabelledRows(
+        index=torch.arange(gold.numel()), cluster=units, group=torch.full_like(labels, -1), label=labels
     )
+    metric.update(rows, torch.tensor([code[c] for c in chosen.tolist()]))
     return {k: v for k, v in metric.compute().items() if k == "macro_f1" or k.startswith("macro_f1_")}

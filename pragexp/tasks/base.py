@@ -101,9 +101,7 @@ class PragexpTask(pl.LightningModule):
 
     def update_metrics(self, stage: str, batch: dict, scores: dict[str, torch.Tensor]) -> None:
         """`scores` may hold more than the metric's scores (logits for the prediction records, say)."""
-        self.metrics[stage].update(
-            batch["index"], batch["group"], batch["cluster"], **{k: scores[k] for k in self.score_names}
-        )
+        self.metrics[stage].update(batch, **{k: scores[k] for k in self.score_names})
 
     def epoch_artefacts(self, stage: str) -> dict:
         """More of `EvalOutputs`' fields (a classifier's `confusion` and `label_names`), computed before the

@@ -62,7 +62,7 @@ class ClassificationTask(TrainableTask):
         return F.cross_entropy(logits, batch["label"]), {"predicted": chosen(logits)}
 
     def update_metrics(self, stage: str, batch: dict, scores: dict[str, torch.Tensor]) -> None:
-        self.metrics[stage].update(batch["index"], scores["predicted"], batch["label"], batch["cluster"])
+        self.metrics[stage].update(batch, scores["predicted"])
 
     def epoch_artefacts(self, stage: str) -> dict:
         return {"confusion": self.metrics[stage].confusion(), "label_names": self.label_names}

@@ -297,17 +297,13 @@ class PragmatiCQATask(TrainableTask):
         return scores
 
     def update_metrics(self, stage: str, batch: dict, scores: dict) -> None:
-        metrics, index, group, cluster = self.metrics[stage], batch["index"], batch["group"], batch["cluster"]
+        metrics, index = self.metrics[stage], batch["index"]
         retrieval = metrics.retrieval.score_names
-        metrics.retrieval.update(
-            index, torch.full_like(group, -1), cluster, **{k: scores[k].to(index.device) for k in retrieval}
-        )
+        metrics.retrieval.update(batch, **{k: scores[k].to(index.device) for k in retrieval})  # no groups
         if "nll" in scores:
-            metrics.perplexity.update(index, scores["nll"], scores["tokens"], cluster)
+            metrics.perplexity.update(batch, scores["nll"], scores["tokens"])
         if "f1_lit" in scores:
-            metrics.generation.update(
-                index, group, cluster, **{k: scores[k].to(index.device) for k in self.score_names}
-            )
+            metrics.generation.update(batch, **{k: scores[k].to(index.device) for k in self.score_names})
 
     def prediction_records(self, batch: dict, scores: dict) -> list[dict]:
         passages = self.data.index.passages

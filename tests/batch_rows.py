@@ -1,5 +1,6 @@
-"""A batch of a choice task's examples and the model's scores on them, as `ChoiceMetric` and `ItemSetMetric` take
-them (`PromptBatch`, `ChoiceScores`), from the columns a test names; what it leaves out holds its "none"."""
+"""Batches as the metrics take them, from the columns a test names; what a test leaves out holds its "none": `rows`
+(what every batch holds, `Rows`/`LabelledRows`) and `choice_rows` (a choice task's `PromptBatch` and the model's
+`ChoiceScores`)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,18 @@ import torch
 
 from pragexp.batches.types import PromptBatch, PromptItems
 from pragexp.metrics.choice_figures import ChoiceScores
+
+
+def rows(index, group=None, cluster=None, label=None) -> dict:
+    """Every batch's columns: `group` -1 (none), `cluster` each example its own unit, `label` 0 by default."""
+    index = torch.as_tensor(index)
+    none = torch.full_like(index, -1)
+    return {
+        "index": index,
+        "group": none if group is None else torch.as_tensor(group),
+        "cluster": index if cluster is None else torch.as_tensor(cluster),
+        "label": torch.zeros_like(index) if label is None else torch.as_tensor(label),
+    }
 
 
 def choice_rows(
