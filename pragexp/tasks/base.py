@@ -35,7 +35,7 @@ from torch import nn
 from torch.optim.lr_scheduler import ReduceLROnPlateau
 
 from pragexp.batches.check import check_batch
-from pragexp.batches.types import BATCH_TYPES
+from pragexp.batches.types import BATCH_TYPES, Rows
 from pragexp.generation.cache import close_caches
 from pragexp.metrics import GroupedMeanMetric
 from pragexp.metrics.generation import GenerationMetric
@@ -87,10 +87,10 @@ class PragexpTask(pl.LightningModule):
     def build_network(self, datamodule: TaskData) -> nn.Module | None:
         raise NotImplementedError
 
-    def evaluate_batch(self, stage: str, batch: dict) -> dict[str, torch.Tensor]:
+    def evaluate_batch(self, stage: str, batch: Rows) -> dict[str, torch.Tensor]:
         raise NotImplementedError
 
-    def prediction_records(self, batch: dict, scores: dict[str, torch.Tensor]) -> list[dict]:
+    def prediction_records(self, batch: Rows, scores: dict[str, torch.Tensor]) -> list[dict]:
         """One plain dict per example (with its dataset `index`); none by default."""
         return []
 
@@ -99,7 +99,7 @@ class PragexpTask(pl.LightningModule):
             {s: GroupedMeanMetric(self.score_names, datamodule.group_names) for s in EVAL_STAGES}
         )
 
-    def update_metrics(self, stage: str, batch: dict, scores: dict[str, torch.Tensor]) -> None:
+    def update_metrics(self, stage: str, batch: Rows, scores: dict[str, torch.Tensor]) -> None:
         """`scores` may hold more than the metric's scores (logits for the prediction records, say)."""
         self.metrics[stage].update(batch, **{k: scores[k] for k in self.score_names})
 
@@ -167,7 +167,7 @@ class PragexpTask(pl.LightningModule):
         check_batch(batch, self.batch_types, type(self.trainer.datamodule).__name__)
         return batch
 
-    def _eval_step(self, stage: str, batch: dict) -> None:
+    def _eval_step(self, stage: str, batch: Rows) -> None:
         scores = self.evaluate_batch(stage, batch)
         self.update_metrics(stage, batch, scores)
         # A model that keeps what each decision rests on (an LLM: its prompt, each option's log-likelihood)
@@ -183,10 +183,10 @@ class PragexpTask(pl.LightningModule):
                 record["cluster"] = unit_of[record["index"]]  # `report compare` pairs and resamples by it
             self._records[stage] += records
 
-    def validation_step(self, batch: dict, batch_idx: int) -> None:
+    def validation_step(self, batch: Rows, batch_idx: int) -> None:
         self._eval_step("val", batch)
 
-    def test_step(self, batch: dict, batch_idx: int) -> None:
+    def test_step(self, batch: Rows, batch_idx: int) -> None:
         self._eval_step("test", batch)
 
     def _eval_epoch_end(self, stage: str) -> None:
@@ -257,7 +257,7 @@ class TrainableTask(PragexpTask):
         self._plateau: ReduceLROnPlateau | None = None
         self._plateau_monitor: str | None = None
 
-    def forward_batch(self, batch: dict) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
+    def forward_batch(self, batch: Rows) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
         raise NotImplementedError
 
     # -- what the built network has -----------------------------------------------------------------
@@ -266,7 +266,7 @@ class TrainableTask(PragexpTask):
         return any(p.requires_grad for p in self.parameters())
 
     # -- steps --------------------------------------------------------------------------------------
-    def training_step(self, batch: dict, batch_idx: int) -> torch.Tensor | None:
+    def training_step(self, batch: Rows, batch_idx: int) -> torch.Tensor | None:
         if not self.trainable:
             if self.model_traits.observes_labels and self.current_epoch == 0:
                 self.net.observe(batch["label"], batch["index"])  # by index: DDP's shards repeat some
@@ -276,7 +276,7 @@ class TrainableTask(PragexpTask):
         self.log("train/loss", loss, on_step=True, on_epoch=True, prog_bar=True, batch_size=batch_size(batch))
         return loss
 
-    def evaluate_batch(self, stage: str, batch: dict) -> dict[str, torch.Tensor]:
+    def evaluate_batch(self, stage: str, batch: Rows) -> dict[str, torch.Tensor]:
         loss, scores = self.forward_batch(batch)
         traits = self.model_traits
         if traits.learns_weights or not traits.reads_prompts:  # an LLM scored as it is has no loss to watch
@@ -338,7 +338,7 @@ def no_answer(scores: torch.Tensor) -> torch.Tensor:
     return (~torch.isfinite(scores).any(-1)).float()
 
 
-def batch_size(batch: dict) -> int:
+def batch_size(batch: Rows) -> int:
     """Examples in a batch: every batch holds their dataset indices."""
     return len(batch["index"])
 

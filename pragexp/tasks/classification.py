@@ -16,7 +16,7 @@ A model without trainable parameters (the majority baseline) `observe`s the trai
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Protocol, runtime_checkable
+from typing import Protocol, get_args, runtime_checkable
 
 import torch
 import torch.nn.functional as F
@@ -26,6 +26,8 @@ from pragexp.batches.types import EncodedBatch, PromptBatch
 from pragexp.metrics.classification import ClassificationMetric
 from pragexp.tasks.base import EVAL_STAGES, TrainableTask, chosen
 from pragexp.tasks.contracts import TaskData
+
+ClassificationBatch = EncodedBatch | PromptBatch  # a trained model's encoded text, or an LLM's prompts
 
 
 @runtime_checkable
@@ -39,7 +41,7 @@ class ClassificationData(TaskData, Protocol):
 class ClassificationTask(TrainableTask):
     score_names = ("acc",)
     data_contract = ClassificationData
-    batch_types = (EncodedBatch, PromptBatch)  # a trained model's encoded text, or an LLM's prompts
+    batch_types = get_args(ClassificationBatch)
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -57,17 +59,17 @@ class ClassificationTask(TrainableTask):
             {s: ClassificationMetric(datamodule.label_slugs, no_answer=no_answer) for s in EVAL_STAGES}
         )
 
-    def forward_batch(self, batch: dict) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
+    def forward_batch(self, batch: ClassificationBatch) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
         logits = self.net(**batch["inputs"])
         return F.cross_entropy(logits, batch["label"]), {"predicted": chosen(logits)}
 
-    def update_metrics(self, stage: str, batch: dict, scores: dict[str, torch.Tensor]) -> None:
+    def update_metrics(self, stage: str, batch: ClassificationBatch, scores: dict[str, torch.Tensor]) -> None:
         self.metrics[stage].update(batch, scores["predicted"])
 
     def epoch_artefacts(self, stage: str) -> dict:
         return {"confusion": self.metrics[stage].confusion(), "label_names": self.label_names}
 
-    def prediction_records(self, batch, scores):
+    def prediction_records(self, batch: ClassificationBatch, scores: dict) -> list[dict]:
         names = self.label_names
         return [
             {"index": int(i), "gold": names[int(y)], "predicted": names[int(p)] if p >= 0 else None}

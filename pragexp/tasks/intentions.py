@@ -86,7 +86,7 @@ class IntentionsReplyTask(PragexpTask):
     def replier(self) -> Replier:
         return self.prompted
 
-    def evaluate_batch(self, stage: str, batch: dict) -> dict:
+    def evaluate_batch(self, stage: str, batch: PromptBatch) -> dict:
         items: list[PromptItem] = batch["inputs"]["items"]
         marker = self.replier.template.reply_marker
         # A template that reasons before its reply gets the reasoning's budget on top of the reply's.
@@ -126,7 +126,7 @@ class IntentionsReplyTask(PragexpTask):
                 scores[temperature_key(t)].append(_share([r for r in replies if r["temperature"] == t], TRUE))
         return scores
 
-    def prediction_records(self, batch: dict, scores: dict) -> list[dict]:
+    def prediction_records(self, batch: PromptBatch, scores: dict) -> list[dict]:
         return scores["_records"]
 
 
@@ -151,7 +151,7 @@ class IntentionsMCTask(PragexpTask):
     def build_network(self, datamodule: IntentionsData) -> nn.Module:
         return self.build_prompted(datamodule)
 
-    def evaluate_batch(self, stage: str, batch: dict) -> dict:
+    def evaluate_batch(self, stage: str, batch: PromptBatch) -> dict:
         views = [view for item in batch["inputs"]["items"] for view in option_orders(item)]
         scores = self.net(views)
         predicted = chosen(scores)
@@ -186,7 +186,7 @@ class IntentionsMCTask(PragexpTask):
             "_records": records,
         }
 
-    def prediction_records(self, batch: dict, scores: dict) -> list[dict]:
+    def prediction_records(self, batch: PromptBatch, scores: dict) -> list[dict]:
         return scores["_records"]
 
 
