@@ -4,6 +4,7 @@ option probabilities, on an example worked by hand."""
 from __future__ import annotations
 
 import math
+from types import SimpleNamespace
 
 import pytest
 import torch
@@ -13,6 +14,7 @@ from conftest import predictions
 from pragexp.metrics.choice import ChoiceMetric
 from pragexp.metrics.choice_figures import ChoiceFigure
 from pragexp.metrics.uncertainty import estimate_mean
+from pragexp.report.tables import undeclared_figures
 from pragexp.run import run
 from pragexp.tasks.choice import option_probabilities
 
@@ -75,3 +77,12 @@ def test_an_llm_choice_task_s_metrics_hold_the_brier_score_of_its_predictions(ma
     brier = [sum((p - (o == r["gold"])) ** 2 for o, p in enumerate(r["probs"])) for r in records]
     assert metrics["test/brier"] == pytest.approx(sum(brier) / len(brier), abs=1e-5)
     assert metrics["test/brier_n"] == len({r["cluster"] for r in records}) and "test/brier_stderr" in metrics
+
+
+def test_a_report_table_shows_a_figure_of_the_hook_only_where_a_task_declares_it():
+    def row(*headline: str):
+        task = SimpleNamespace(headline=[SimpleNamespace(key=key) for key in headline])
+        return SimpleNamespace(runs=[SimpleNamespace(record=SimpleNamespace(task=task))])
+
+    assert undeclared_figures([row("test/acc")]) == {"brier"}  # in metrics.json, in no table
+    assert undeclared_figures([row("test/acc"), row("test/brier")]) == set()
