@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 import torch
+from batch_rows import rows
 from conftest import CIRCA_FIXTURE, TINY_DATA, run_module
 
 from pragexp.data.circa.datamodule import CircaDataModule
@@ -23,9 +24,9 @@ SAMPLE = CIRCA_FIXTURE
 def test_accuracy_f1_and_confusion_by_hand():
     metric = ClassificationMetric(["a", "b", "c"])
     # gold a a b b c ; predicted a b b b a  -> acc 3/5
-    metric.update(torch.tensor([0, 1, 2]), torch.tensor([0, 1, 1]), torch.tensor([0, 0, 1]))
+    metric.update(rows(torch.tensor([0, 1, 2]), label=torch.tensor([0, 0, 1])), torch.tensor([0, 1, 1]))
     metric.update(
-        torch.tensor([3, 4, 0]), torch.tensor([1, 0, 2]), torch.tensor([1, 2, 0])
+        rows(torch.tensor([3, 4, 0]), label=torch.tensor([1, 2, 0])), torch.tensor([1, 0, 2])
     )  # index 0 repeated
     values = metric.compute()
     assert values["count"] == 5 and values["acc"] == pytest.approx(0.6)
@@ -39,7 +40,7 @@ def test_accuracy_f1_and_confusion_by_hand():
 
 def test_absent_classes_score_zero_and_slugs():
     metric = ClassificationMetric(["a", "b", "c"])
-    metric.update(torch.tensor([0, 1]), torch.tensor([1, 1]), torch.tensor([0, 1]))
+    metric.update(rows(torch.tensor([0, 1]), label=torch.tensor([0, 1])), torch.tensor([1, 1]))
     assert metric.confusion().tolist() == [[0, 1, 0], [0, 1, 0], [0, 0, 0]]
     values = metric.compute()
     assert [values[f"f1/{s}"].item() for s in "abc"] == pytest.approx([0.0, 2 / 3, 0.0])

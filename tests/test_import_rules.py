@@ -213,7 +213,7 @@ def test_a_cycle_is_reported_with_the_files_and_lines_that_close_it(tmp_path):
         (
             "metrics/q.py",
             "from pragexp.models.bert import Bert\n",
-            "metrics may import reporting, prompting, pretrained, utils",
+            "metrics may import reporting, batches, prompting, pretrained, utils",
         ),
         ("models/llm.py", "def f():\n    from pragexp.tasks import base\n", "models may import generation"),
         (

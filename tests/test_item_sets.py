@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
+from batch_rows import choice_rows
 
 from pragexp.metrics.item_sets import ItemSetMetric, authors_macro_f1
 from pragexp.metrics.uncertainty import estimate_mean
@@ -22,7 +23,15 @@ def test_a_joint_set_is_right_only_when_all_its_examples_are():
     correct = torch.tensor([1, 0, 1, 1, 1, 1])
     sets = {f"order_{k}": [[0, 1, 2][: k + 1], [3, 4, 5][: k + 1]] for k in range(3)}
     metric = ItemSetMetric(joint_sets=sets)
-    metric.update(torch.arange(6), correct, torch.zeros(6), torch.zeros(6), torch.tensor([0, 0, 0, 1, 1, 1]))
+    metric.update(
+        *choice_rows(
+            torch.arange(6),
+            correct,
+            predicted=torch.zeros(6),
+            label=torch.zeros(6),
+            cluster=torch.tensor([0, 0, 0, 1, 1, 1]),
+        )
+    )
     out = metric.compute()
     assert [float(out[f"joint_acc/order_{k}"]) for k in range(3)] == [1.0, 0.5, 0.5]
     # one value per set, clustered by its story: two stories, two rows
@@ -34,7 +43,13 @@ def test_a_joint_set_is_right_only_when_all_its_examples_are():
 def test_a_set_with_an_unscored_example_is_left_out_and_repeats_count_once():
     metric = ItemSetMetric(joint_sets={"pair": [[0, 1], [2, 3]]})
     metric.update(
-        torch.tensor([0, 1, 1]), torch.tensor([1, 1, 1]), torch.zeros(3), torch.zeros(3), torch.zeros(3)
+        *choice_rows(
+            torch.tensor([0, 1, 1]),
+            torch.tensor([1, 1, 1]),
+            predicted=torch.zeros(3),
+            label=torch.zeros(3),
+            cluster=torch.zeros(3),
+        )
     )
     out = metric.compute()  # example 1 twice (a padded DDP shard), examples 2 and 3 never
     assert float(out["joint_acc/pair"]) == 1.0 and out["joint_acc_n/pair"] == 1
@@ -67,7 +82,13 @@ def test_macro_f1_over_batches_their_mean_and_population_std_and_the_unparsed_sh
     batches = [[0, 1, 2, 3, 4], [5, 6, 7, 8, 9]]
     metric = ItemSetMetric(f1_sets={"genre": batches})
     metric.update(
-        torch.arange(10), torch.zeros(10), torch.tensor(chosen), torch.tensor(gold), torch.arange(10)
+        *choice_rows(
+            torch.arange(10),
+            torch.zeros(10),
+            predicted=torch.tensor(chosen),
+            label=torch.tensor(gold),
+            cluster=torch.arange(10),
+        )
     )
     out = metric.compute()
     per_batch = [sklearn_f1([gold[i] for i in b], [chosen[i] for i in b]) for b in batches]
@@ -80,7 +101,13 @@ def test_macro_f1_over_batches_their_mean_and_population_std_and_the_unparsed_sh
 def test_nothing_answered_gives_no_f1():
     metric = ItemSetMetric(f1_sets={"genre": [[0, 1]]})
     metric.update(
-        torch.arange(2), torch.zeros(2), torch.tensor([-1, -1]), torch.tensor([0, 1]), torch.arange(2)
+        *choice_rows(
+            torch.arange(2),
+            torch.zeros(2),
+            predicted=torch.tensor([-1, -1]),
+            label=torch.tensor([0, 1]),
+            cluster=torch.arange(2),
+        )
     )
     out = metric.compute()
     assert "macro_f1/genre" not in out and float(out["unparsed/genre"]) == 1.0

@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
+from batch_rows import choice_rows
 
 from pragexp.metrics.item_sets import ItemSetMetric
 from pragexp.metrics.uncertainty import estimate_mean
@@ -22,7 +23,11 @@ def test_a_set_is_right_only_when_all_its_examples_are_as_the_authors_pair_them(
     # Given in two updates, the false-belief rows first and out of order: a set's rows need not share a batch.
     for index, right in ((torch.tensor([7, 6, 5, 4]), false_belief[::-1]), (torch.arange(4), true_belief)):
         stories = index % 4
-        metric.update(index, torch.tensor(right), torch.zeros(4), torch.zeros(4), stories)
+        metric.update(
+            *choice_rows(
+                index, torch.tensor(right), predicted=torch.zeros(4), label=torch.zeros(4), cluster=stories
+            )
+        )
     out = metric.compute()
     assert float(out["joint_acc/all"]) == pytest.approx(authors) == 0.5
     expected = estimate_mean([1.0, 0.0, 0.0, 1.0], [0, 1, 2, 3])
@@ -36,7 +41,9 @@ def test_sets_of_one_story_are_clustered_by_it_and_a_repeated_index_counts_once(
     index = torch.tensor([0, 1, 2, 3, 3, 4, 5, 6, 7])
     correct = torch.tensor([1, 1, 1, 0, 1, 0, 1, 1, 1], dtype=torch.float)
     stories = torch.tensor([0, 0, 0, 0, 0, 1, 1, 1, 1])
-    metric.update(index, correct, torch.zeros(9), torch.zeros(9), stories)
+    metric.update(
+        *choice_rows(index, correct, predicted=torch.zeros(9), label=torch.zeros(9), cluster=stories)
+    )
     out = metric.compute()
     # Set [2, 3]'s second row is the first record of index 3 (wrong): sets right 1, 0, 0, 1.
     assert float(out["joint_acc/all"]) == 0.5
@@ -48,6 +55,14 @@ def test_sets_of_one_story_are_clustered_by_it_and_a_repeated_index_counts_once(
 def test_no_sets_no_figures_and_a_set_across_units_is_refused():
     assert ItemSetMetric().compute() == {}
     metric = ItemSetMetric({"all": [[0, 1]]})
-    metric.update(torch.arange(2), torch.ones(2), torch.zeros(2), torch.zeros(2), torch.tensor([0, 1]))
+    metric.update(
+        *choice_rows(
+            torch.arange(2),
+            torch.ones(2),
+            predicted=torch.zeros(2),
+            label=torch.zeros(2),
+            cluster=torch.tensor([0, 1]),
+        )
+    )
     with pytest.raises(ValueError, match="holds examples of different sampling units"):
         metric.compute()

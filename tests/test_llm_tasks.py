@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 import torch
+from batch_rows import rows
 from conftest import predictions
 
 from pragexp.metrics.classification import ClassificationMetric
@@ -78,7 +79,7 @@ def test_parse_option(reply, expected):
 
 def test_no_answer_is_wrong_and_counted_by_the_classification_metric():
     metric = ClassificationMetric(["a", "b"], no_answer=True)
-    metric.update(torch.arange(4), torch.tensor([0, -1, 1, -1]), torch.tensor([0, 0, 1, 1]))
+    metric.update(rows(torch.arange(4), label=torch.tensor([0, 0, 1, 1])), torch.tensor([0, -1, 1, -1]))
     out = metric.compute()
     assert float(out["acc"]) == pytest.approx(0.5)
     assert float(out["no_answer"]) == pytest.approx(0.5)

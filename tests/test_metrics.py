@@ -6,6 +6,7 @@ import math
 import numpy as np
 import pytest
 import torch
+from batch_rows import rows
 from scipy import stats
 from torchmetrics.functional.classification import multiclass_f1_score
 
@@ -27,9 +28,9 @@ def test_rank_counts_ties_against_the_gold():
 
 def test_grouped_mean_counts_each_index_once_and_splits_groups():
     metric = GroupedMeanMetric(["acc"], ["explicit", "relevance"])
-    metric.update(torch.tensor([0, 1, 2]), torch.tensor([0, 1, 1]), acc=torch.tensor([1.0, 0.0, 1.0]))
+    metric.update(rows(torch.tensor([0, 1, 2]), torch.tensor([0, 1, 1])), acc=torch.tensor([1.0, 0.0, 1.0]))
     # A distributed sampler pads by repeating examples: index 0 comes back, it must not count twice.
-    metric.update(torch.tensor([3, 0]), torch.tensor([-1, 0]), acc=torch.tensor([0.0, 1.0]))
+    metric.update(rows(torch.tensor([3, 0]), torch.tensor([-1, 0])), acc=torch.tensor([0.0, 1.0]))
     out = metric.compute()
     assert out["count"] == 4
     assert torch.isclose(out["acc"], torch.tensor(0.5))
@@ -54,10 +55,12 @@ def f1_out(gold, preds, cluster=None, order=None, batches=1):
     order = np.arange(len(gold)) if order is None else order
     for part in np.array_split(order, batches):
         metric.update(
-            torch.tensor(part),
+            rows(
+                torch.tensor(part),
+                label=torch.tensor(gold[part]),
+                cluster=None if cluster is None else torch.tensor(cluster[part]),
+            ),
             torch.tensor(preds[part]),
-            torch.tensor(gold[part]),
-            None if cluster is None else torch.tensor(cluster[part]),
         )
     return {k: float(v) for k, v in metric.compute().items()}
 
@@ -113,7 +116,10 @@ def test_the_f1_bootstrap_resamples_units_not_rows():
 def test_f1_bootstrap_under_two_units_has_no_interval():
     assert bootstrap_f1([5, 5, 5], [0, 1, 0], [0, 1, 1], 2) is None
     metric = ClassificationMetric(["a", "b"])
-    metric.update(torch.arange(3), torch.tensor([0, 1, 0]), torch.tensor([0, 1, 1]), torch.tensor([7, 7, 7]))
+    metric.update(
+        rows(torch.arange(3), label=torch.tensor([0, 1, 1]), cluster=torch.tensor([7, 7, 7])),
+        torch.tensor([0, 1, 0]),
+    )
     out = metric.compute()
     assert out["macro_f1_n"] == 1 and "macro_f1_stderr" not in out and "acc_stderr" not in out
 
@@ -130,13 +136,14 @@ def test_perplexity_carries_its_clustered_interval():
     # Three conversations: NLL 2 + 4 over 4 tokens, 3 over 3, 1 over 1 (tests/test_intervals.py by hand).
     metric = PerplexityMetric()
     metric.update(
-        torch.tensor([0, 1, 2]),
+        rows(torch.tensor([0, 1, 2]), cluster=torch.tensor([0, 0, 1])),
         torch.tensor([2.0, 4.0, 3.0]),
         torch.tensor([2, 2, 3]),
-        torch.tensor([0, 0, 1]),
     )
     metric.update(
-        torch.tensor([3, 0]), torch.tensor([1.0, 2.0]), torch.tensor([1, 2]), torch.tensor([2, 0])
+        rows(torch.tensor([3, 0]), cluster=torch.tensor([2, 0])),
+        torch.tensor([1.0, 2.0]),
+        torch.tensor([1, 2]),
     )  # a repeat
     out = {k: float(v) for k, v in metric.compute().items()}
     assert out["ppl"] == pytest.approx(math.exp(1.25), rel=1e-6)
@@ -149,7 +156,7 @@ def test_perplexity_carries_its_clustered_interval():
     )
     # every example its own unit: four units, another error
     plain = PerplexityMetric()
-    plain.update(torch.arange(4), torch.tensor([2.0, 4.0, 3.0, 1.0]), torch.tensor([2, 2, 3, 1]))
+    plain.update(rows(torch.arange(4)), torch.tensor([2.0, 4.0, 3.0, 1.0]), torch.tensor([2, 2, 3, 1]))
     plain_out = {k: float(v) for k, v in plain.compute().items()}
     assert plain_out["ppl_n"] == 4.0 and plain_out["ppl_stderr"] != pytest.approx(out["ppl_stderr"])
 

@@ -5,6 +5,7 @@ import math
 
 import pytest
 import torch
+from batch_rows import rows
 
 from pragexp.metrics.perplexity import PerplexityMetric
 from pragexp.metrics.retrieval import recall_at_k
@@ -85,8 +86,8 @@ def test_recall_at_k_any_share_and_all_gold_passages():
 
 def test_perplexity_counts_each_example_once():
     metric = PerplexityMetric()
-    metric.update(torch.tensor([0, 1]), torch.tensor([2.0, 4.0]), torch.tensor([2, 2]))
-    metric.update(torch.tensor([1]), torch.tensor([4.0]), torch.tensor([2]))  # a repeat (DDP padding)
+    metric.update(rows(torch.tensor([0, 1])), torch.tensor([2.0, 4.0]), torch.tensor([2, 2]))
+    metric.update(rows(torch.tensor([1])), torch.tensor([4.0]), torch.tensor([2]))  # a repeat (DDP padding)
     assert metric.compute()["ppl"].item() == pytest.approx(math.exp(6.0 / 4.0), rel=1e-6)
 
 

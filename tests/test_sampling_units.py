@@ -1,7 +1,7 @@
-"""Every dataset declares the unit it draws independently (`sampling_unit`), every batch carries each row's
-unit id (`cluster`), rows of one unit share it, and the unit is named where its intervals are shown: run.json,
-the report's cells and the documentation's table (docs/statistics.md). Nothing defaults to "each row its own
-unit": a data module or a batch without its unit is refused by name."""
+"""Every dataset declares the unit it draws independently (`sampling_unit`), every batch carries each row's unit id
+(`cluster`), rows of one unit share it, and the unit is named where its intervals are shown: run.json, the report's
+cells and the documentation's table (docs/statistics.md). Nothing defaults to "each row its own unit": a data
+module or a batch without its unit is refused by name (every kind of batch requires `cluster`: `pragexp.batches`)."""
 
 from __future__ import annotations
 
@@ -14,10 +14,11 @@ import torch
 from conftest import CONF, ROOT, choices, compose_config
 from hydra.utils import get_class, instantiate
 
+from pragexp.batches.check import BatchError, check_batch
+from pragexp.batches.types import BATCH_TYPES
 from pragexp.run import run
 from pragexp.runs.record import read_run_record
 from pragexp.runs.sampling_unit import SamplingUnit, plural
-from pragexp.tasks.contracts import units
 
 
 def _data_module(make_config, task: str):
@@ -32,7 +33,7 @@ def _units_by(dm, *fields: str) -> dict:
     """{the describe() fields' values: the set of unit ids of their rows} over the test split."""
     found = defaultdict(set)
     for batch in dm.test_dataloader():
-        for index, cluster in zip(batch["index"].tolist(), units(batch).tolist(), strict=True):
+        for index, cluster in zip(batch["index"].tolist(), batch["cluster"].tolist(), strict=True):
             described = dm.describe("test", index)
             found[tuple(described[f] for f in fields)].add(cluster)
     return found
@@ -46,7 +47,8 @@ def test_every_data_module_declares_its_unit_and_every_batch_carries_it(task, ma
     batches = list(dm.test_dataloader())
     assert batches
     for batch in batches:
-        assert units(batch).shape == batch["index"].shape and units(batch).dtype == torch.long
+        check_batch(batch, BATCH_TYPES, type(dm).__name__)  # a declared kind: its `cluster` required
+        assert batch["cluster"].shape == batch["index"].shape and batch["cluster"].dtype == torch.long
 
 
 def test_rows_of_one_unit_share_its_id_and_other_units_do_not(make_config):
@@ -72,8 +74,11 @@ def test_a_data_module_without_a_unit_or_a_batch_without_unit_ids_is_refused_by_
     monkeypatch.setattr(CircaDataModule, "sampling_unit", "question")
     with pytest.raises(TypeError, match=r"CircaDataModule.sampling_unit is 'question': declare the unit"):
         run(make_config(["task=circa", "model=majority"]))
-    with pytest.raises(KeyError, match=r"carries no 'cluster'"):
-        units({"index": torch.tensor([0, 1])})
+    rows = {"index": torch.tensor([0, 1]), "group": torch.tensor([-1, -1]), "label": torch.tensor([0, 1])}
+    with pytest.raises(
+        BatchError, match=r"a batch of CircaDataModule .* EncodedBatch, it lacks cluster, inputs"
+    ):
+        check_batch(rows, BATCH_TYPES, "CircaDataModule")
 
 
 def test_run_json_and_the_report_name_the_unit(make_config):

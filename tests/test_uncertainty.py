@@ -202,15 +202,16 @@ def test_cell_and_keys():
 
 def test_grouped_mean_metric_reports_clustered_figures_per_group():
     import torch
+    from batch_rows import rows
 
     from pragexp.metrics import GroupedMeanMetric
 
     metric = GroupedMeanMetric(["acc"], ["x", "y"])
     groups = torch.tensor([0, 0, 0, 1, 1, 1])
     clusters = torch.tensor([0, 0, 0, 1, 1, 2])
-    metric.update(torch.arange(6), groups, cluster=clusters, acc=torch.tensor(SCORES))
+    metric.update(rows(torch.arange(6), groups, cluster=clusters), acc=torch.tensor(SCORES))
     metric.update(
-        torch.tensor([0]), torch.tensor([0]), cluster=torch.tensor([0]), acc=torch.tensor([1.0])
+        rows(torch.tensor([0]), torch.tensor([0]), cluster=torch.tensor([0])), acc=torch.tensor([1.0])
     )  # a pad
     out = {k: float(v) for k, v in metric.compute().items()}
     assert out["acc_stderr"] == pytest.approx(math.sqrt(0.8 / 36), rel=1e-6)
@@ -218,25 +219,28 @@ def test_grouped_mean_metric_reports_clustered_figures_per_group():
     assert out["acc_n/x"] == 1.0 and "acc_stderr/x" not in out
     assert out["acc_stderr/y"] == pytest.approx(estimate_mean([1, 0, 0], [1, 1, 2]).stderr, rel=1e-6)
     plain = GroupedMeanMetric(["acc"])
-    plain.update(torch.arange(6), torch.full((6,), -1), acc=torch.tensor(SCORES))
+    plain.update(rows(torch.arange(6), torch.full((6,), -1)), acc=torch.tensor(SCORES))
     assert float(plain.compute()["acc_stderr"]) == pytest.approx(math.sqrt(0.05), rel=1e-6)
 
 
 def test_choice_metric_clusters_by_item_and_leaves_out_missing_correlations():
     import torch
+    from batch_rows import choice_rows
 
     from pragexp.metrics.choice import ChoiceMetric
 
     metric = ChoiceMetric(["Irony"], ["seed0", "seed1"])
     metric.update(
-        index=torch.arange(6),
-        group=torch.zeros(6, dtype=torch.long),
-        view=torch.tensor([0, 1, 0, 1, 0, 1]),
-        correct=torch.tensor(SCORES),
-        p_true=torch.tensor([0.9, 0.1, 0.8, 0.7, 0.4, 0.3]),
-        chosen_kind=torch.full((6,), -1),
-        corr=torch.tensor([1.0, math.nan, 0.5, -0.5, math.nan, 0.0]),
-        cluster=torch.tensor([7, 7, 7, 8, 8, 9]),
+        *choice_rows(
+            torch.arange(6),
+            torch.tensor(SCORES),
+            torch.tensor([0.9, 0.1, 0.8, 0.7, 0.4, 0.3]),
+            group=torch.zeros(6, dtype=torch.long),
+            view=torch.tensor([0, 1, 0, 1, 0, 1]),
+            kind=torch.full((6,), -1),
+            corr=torch.tensor([1.0, math.nan, 0.5, -0.5, math.nan, 0.0]),
+            cluster=torch.tensor([7, 7, 7, 8, 8, 9]),
+        )
     )
     out = {k: float(v) for k, v in metric.compute().items()}
     expected = estimate_mean(SCORES, ITEMS)
@@ -249,11 +253,12 @@ def test_choice_metric_clusters_by_item_and_leaves_out_missing_correlations():
 
 def test_classification_metric_reports_accuracy_and_no_answer_figures():
     import torch
+    from batch_rows import rows
 
     from pragexp.metrics.classification import ClassificationMetric
 
     metric = ClassificationMetric(["yes", "no"], no_answer=True)
-    metric.update(torch.arange(4), torch.tensor([0, 1, -1, 0]), torch.tensor([0, 0, 1, 0]))
+    metric.update(rows(torch.arange(4), label=torch.tensor([0, 0, 1, 0])), torch.tensor([0, 1, -1, 0]))
     out = {k: float(v) for k, v in metric.compute().items()}
     assert out["acc_stderr"] == pytest.approx(estimate_mean([1, 0, 0, 1]).stderr, rel=1e-6)
     assert out["no_answer_stderr"] == pytest.approx(0.25, rel=1e-6)  # (0, 0, 1, 0): sqrt(0.25 / 4)
@@ -263,21 +268,24 @@ def test_classification_metric_reports_accuracy_and_no_answer_figures():
 
 def test_choice_metric_gives_views_positions_and_error_kinds_their_figures():
     import torch
+    from batch_rows import choice_rows
 
     from pragexp.metrics.choice import ChoiceMetric
 
     metric = ChoiceMetric([], ["seed0", "seed1"], ["literal", "associate"], ["A", "B"])
     correct = torch.tensor([1.0, 0.0, 0.0, 1.0, 0.0, 0.0, 1.0, 0.0])
     metric.update(
-        index=torch.arange(8),
-        group=torch.full((8,), -1),
-        view=torch.tensor([0, 1] * 4),
-        correct=correct,
-        p_true=correct,
-        chosen_kind=torch.tensor([-1, 0, 1, -1, 0, 0, -1, 1]),
-        corr=torch.full((8,), math.nan),
-        cluster=torch.tensor([0, 0, 1, 1, 2, 2, 3, 3]),
-        choice=torch.tensor([0, 1, 1, 0, -1, 1, 0, 1]),
+        *choice_rows(
+            torch.arange(8),
+            correct,
+            correct,
+            group=torch.full((8,), -1),
+            view=torch.tensor([0, 1] * 4),
+            kind=torch.tensor([-1, 0, 1, -1, 0, 0, -1, 1]),
+            corr=torch.full((8,), math.nan),
+            cluster=torch.tensor([0, 0, 1, 1, 2, 2, 3, 3]),
+            predicted=torch.tensor([0, 1, 1, 0, -1, 1, 0, 1]),
+        )
     )
     out = {k: float(v) for k, v in metric.compute().items()}
     seed0 = estimate_mean([1, 0, 0, 1], [0, 1, 2, 3])

@@ -6,8 +6,8 @@ the option scores renormalised over the item's options), the kind of the option 
 distractor kinds: literal, associate, non-sequitur, ...), and the correlation of the model's distribution over
 the options with a reference one (people's answer shares). `compute()` gives
 
-- `acc`, `p_true`, overall and per group (`acc/<group>`); an example may belong to several groups (`update`'s
-  `membership`: a language, a type and their pair), each group averaging its own examples;
+- `acc`, `p_true`, overall and per group (`acc/<group>`); an example may belong to several groups (the batch's
+  `groups`: a language, a type and their pair), each group averaging its own examples;
 - with views (an item shown in several option orders: Hu et al.'s five seeds), `acc_view/<view>` and
   `acc_view_std` (and per group): the accuracy of each view and the population standard deviation across views,
   the seed spread (overall `acc` is the mean over views, which hold the same items);
@@ -25,11 +25,13 @@ the options with a reference one (people's answer shares). `compute()` gives
   whose choice was the option in that position, and `chosen/none` the share that chose none (a generated reply
   naming no option), so a model that always answers one letter shows it;
 - `count`;
-- for `acc`, `p_true` and `human_option_corr`, overall and per group, the standard error and 95% interval of the mean,
-  clustered by sampling unit (`update`'s `cluster`: an item's option orders share it), with the units and rows
-  counted: `acc_stderr`, `acc_ci95_low`, `acc_ci95_high`, `acc_n`, `acc_rows`, and `acc_stderr/<group>`, ...
-  (`pragexp.metrics.uncertainty`); the same for each view's accuracy, each position's share chosen and, overall,
-  each kind's share of the errors (`acc_view_stderr/<view>`, `chosen_stderr/<position>`,
+- each figure of `CHOICE_FIGURES` (`pragexp.metrics.choice_figures`: the one place that adds a mean to every LLM
+  choice task), overall and per group, over the examples that have it;
+- for `acc`, `p_true`, `human_option_corr` and each of `CHOICE_FIGURES`, overall and per group, the standard error
+  and 95% interval of the mean, clustered by sampling unit (the batch's `cluster`: an item's option orders share
+  it), with the units and rows counted: `acc_stderr`, `acc_ci95_low`, `acc_ci95_high`, `acc_n`, `acc_rows`, and
+  `acc_stderr/<group>`, ... (`pragexp.metrics.uncertainty`); the same for each view's accuracy, each position's
+  share chosen and, overall, each kind's share of the errors (`acc_view_stderr/<view>`, `chosen_stderr/<position>`,
   `error_share_stderr/<kind>`, ...: an error kind's share is a mean over the wrong answers, clustered alike);
 - no interval for `acc_view_std` (a spread of the views' accuracies, a description of the sample, not an estimate
   of a mean), `human_corr` (its own interval and p-value, by Fisher's z: `pragexp.metrics.people`), the counts
@@ -45,11 +47,13 @@ from collections.abc import Sequence
 import torch
 from torchmetrics import Metric
 
+from pragexp.batches.types import PromptBatch
+from pragexp.metrics.choice_figures import CHOICE_FIGURES, ChoiceFigure, ChoiceScores
 from pragexp.metrics.people import item_correlation
 from pragexp.metrics.uncertainty import group_figures, with_uncertainty
 from pragexp.utils.per_example import first_per_index, gathered
 
-COLUMNS = ("correct", "p_true", "corr", "people")
+COLUMNS = ("correct", "p_true", "corr", "people")  # then one column per figure of `CHOICE_FIGURES`
 MEANS = ("acc", "p_true", "human_option_corr")  # the metric's name of each of the first three columns' mean
 
 
@@ -69,6 +73,18 @@ def _one_hot(group: torch.Tensor, groups: int) -> torch.Tensor:
     return out
 
 
+def memberships(batch: PromptBatch, groups: int) -> torch.Tensor:
+    """(examples, groups): where a data module puts an example in several groups (its "groups", a list of group
+    ids per example: a language, a type and their pair), each of them; otherwise its "group" alone."""
+    listed = batch["groups"]
+    if not listed or all(g is None for g in listed):
+        return _one_hot(batch["group"].long().reshape(-1).cpu(), groups)
+    out = torch.zeros(len(listed), groups, dtype=torch.bool)
+    for row, ids in enumerate(listed):
+        out[row, list(ids or [])] = True
+    return out
+
+
 class ChoiceMetric(Metric):
     full_state_update = False
 
@@ -78,9 +94,11 @@ class ChoiceMetric(Metric):
         view_names: Sequence[str] = (),
         kind_names: Sequence[str] = (),
         position_names: Sequence[str] = (),
+        figures: Sequence[ChoiceFigure] = CHOICE_FIGURES,
         **kwargs,
     ):
         super().__init__(**kwargs)
+        self.figures = tuple(figures)
         self.group_names, self.view_names, self.kind_names = (
             list(group_names),
             list(view_names),
@@ -90,44 +108,29 @@ class ChoiceMetric(Metric):
         for name in ("indices", "groups", "views", "kinds", "clusters", "values", "choices"):
             self.add_state(name, default=[], dist_reduce_fx="cat")
 
-    def update(
-        self,
-        index,
-        group,
-        view,
-        correct,
-        p_true,
-        chosen_kind,
-        corr,
-        cluster=None,
-        membership=None,
-        choice=None,
-        people=None,
-    ) -> None:
-        """Per example: dataset index, group id, view id and chosen option's kind id (-1: none), whether it is
-        right, p(true option), correlation with the reference (NaN: none), and the id of the item it scores
-        (examples of one item in several views share it; None: every example is an item of its own).
-        `membership`: (examples, groups), true where an example belongs to a group (None: its `group` alone);
-        `choice`: the position of the option chosen, -1 for none (None: not counted); `people`: people's proportion
-        correct on the example's item (NaN or None: none)."""
-        people = torch.full_like(p_true, math.nan) if people is None else people
-        index = index.long().reshape(-1)
+    def update(self, batch: PromptBatch, scores: ChoiceScores) -> None:
+        """The batch's examples (their index, group or groups, view, sampling unit and people's proportion correct)
+        with what the model scored on each."""
+        index = batch["index"].long().reshape(-1)
         self.indices.append(index)
-        self.clusters.append((index if cluster is None else cluster).long().reshape(-1))
-        if membership is None:
-            membership = _one_hot(group.long().reshape(-1), len(self.group_names))
-        self.groups.append(membership.bool().reshape(len(index), len(self.group_names)))
-        self.choices.append((torch.full_like(index, -2) if choice is None else choice).long().reshape(-1))
-        self.views.append(view.long().reshape(-1))
-        self.kinds.append(chosen_kind.long().reshape(-1))
-        columns = (correct.float(), p_true.float(), corr.float(), people.float().to(p_true.device))
+        self.clusters.append(batch["cluster"].long().reshape(-1))
+        membership = memberships(batch, len(self.group_names)).to(index.device)
+        self.groups.append(membership.reshape(len(index), len(self.group_names)))
+        self.choices.append(scores.predicted.long().reshape(-1))
+        self.views.append(batch["view"].long().reshape(-1))
+        self.kinds.append(scores.kind.long().reshape(-1))
+        p_true = scores.p_true
+        people = batch["people_correct"].float().to(p_true.device)
+        figures = [figure.per_example(batch, scores).float().to(p_true.device) for figure in self.figures]
+        columns = (scores.correct.float(), p_true.float(), scores.corr.float(), people, *figures)
         self.values.append(torch.stack(columns, dim=1))
 
     def compute(self) -> dict[str, torch.Tensor]:
         indices = gathered(self.indices, torch.long)
         columns = (gathered(self.groups, torch.long), gathered(self.views, torch.long))
         columns += (gathered(self.kinds, torch.long), gathered(self.clusters, torch.long))
-        columns += (gathered(self.values).reshape(-1, len(COLUMNS)), gathered(self.choices, torch.long))
+        values = gathered(self.values).reshape(-1, len(COLUMNS) + len(self.figures))
+        columns += (values, gathered(self.choices, torch.long))
         _, members, views, kinds, clusters, values, choices = first_per_index(indices, *columns)
         if values.shape[0] == 0:
             return {}
@@ -140,7 +143,7 @@ class ChoiceMetric(Metric):
         out.update(self._per_view(values[:, 0], views, ""))
         out.update(self._error_shares(values[:, 0], kinds))
         out.update(self._share_figures(values[:, 0], views, kinds, choices, clusters))
-        for c, name in enumerate(MEANS):
+        for c, name in self._mean_columns():
             out.update(with_uncertainty(name, values[:, c], clusters))
             for g, group in enumerate(self.group_names):
                 rows = members[:, g]
@@ -152,6 +155,11 @@ class ChoiceMetric(Metric):
         out.update(self._choice_shares(choices))
         out["count"] = torch.tensor(float(values.shape[0]))
         return out
+
+    def _mean_columns(self) -> list[tuple[int, str]]:
+        """(column, metric name) of every mean with its uncertainty figures: `MEANS`, then the figures'."""
+        figures = [(len(COLUMNS) + f, figure.name) for f, figure in enumerate(self.figures)]
+        return [*enumerate(MEANS), *figures]
 
     def _people(self, values, clusters, members) -> dict[str, torch.Tensor]:
         """Hu et al.'s comparison with people, across the items of all rows and of each group."""
@@ -168,7 +176,7 @@ class ChoiceMetric(Metric):
         out: dict[str, float] = {}
         for v, name in enumerate(self.view_names):
             out.update(group_figures("acc_view", correct[views == v], clusters[views == v], name))
-        if self.position_names and not (choices < -1).any():
+        if self.position_names:
             positions = [*enumerate(self.position_names), (-1, "none")]
             for p, name in positions:
                 out.update(group_figures("chosen", (choices == p).double(), clusters, name))
@@ -181,7 +189,7 @@ class ChoiceMetric(Metric):
 
     def _choice_shares(self, choices) -> dict[str, torch.Tensor]:
         """Of all examples, the share that chose each position (and none); nothing without position names."""
-        if not self.position_names or (choices < -1).any():
+        if not self.position_names:
             return {}
         out = {f"chosen/{name}": (choices == p).float().mean() for p, name in enumerate(self.position_names)}
         out["chosen/none"] = (choices == -1).float().mean()
@@ -195,6 +203,10 @@ class ChoiceMetric(Metric):
             out[f"human_option_corr{suffix}"] = corr.mean()
             if not suffix:
                 out["human_option_corr_items"] = torch.tensor(float(corr.numel()))
+        for f, figure in enumerate(self.figures):
+            column = chosen[:, len(COLUMNS) + f]
+            if (~torch.isnan(column)).any():
+                out[f"{figure.name}{suffix}"] = column[~torch.isnan(column)].mean()
         if views is not None and self.view_names:
             spread = self._per_view(chosen[:, 0], views, suffix)
             out.update({k: v for k, v in spread.items() if k.startswith("acc_view_std")})

@@ -15,6 +15,7 @@ import torch
 from torchmetrics import Metric
 from torchmetrics.functional.classification import multiclass_confusion_matrix, multiclass_f1_score
 
+from pragexp.batches.types import LabelledRows
 from pragexp.metrics.bootstrap import bootstrap_f1
 from pragexp.metrics.uncertainty import with_uncertainty
 from pragexp.reporting.results import figure_key
@@ -27,10 +28,10 @@ def slugify(name: str) -> str:
 
 
 class ClassificationMetric(Metric):
-    """`update(index, preds, target, cluster=None)`; `compute()` -> {acc, macro_f1, f1/<slug>..., count};
-    `confusion()` -> the confusion matrix over the same (deduplicated) examples. `cluster` is the sampling unit of
-    each example (rows of one unit share it; None: every example a unit of its own), and every interval is over
-    the units:
+    """`update(rows, preds)`: a batch (`pragexp.batches.types.LabelledRows`: the examples' dataset indices, gold
+    labels and sampling units) and the predicted labels; `compute()` -> {acc, macro_f1, f1/<slug>..., count};
+    `confusion()` -> the confusion matrix over the same (deduplicated) examples. Every interval is over the
+    sampling units (rows of one unit share it):
 
     - `acc` (and `no_answer`), means over examples: their standard error and 95% interval clustered by unit
       (`acc_stderr`, `acc_ci95_low`, `acc_ci95_high`, `acc_n`, `acc_rows`: `pragexp.metrics.uncertainty`);
@@ -53,17 +54,12 @@ class ClassificationMetric(Metric):
         for name in ("indices", "preds", "targets", "clusters"):
             self.add_state(name, default=[], dist_reduce_fx="cat")
 
-    def update(
-        self,
-        index: torch.Tensor,
-        preds: torch.Tensor,
-        target: torch.Tensor,
-        cluster: torch.Tensor | None = None,
-    ) -> None:
+    def update(self, rows: LabelledRows, preds: torch.Tensor) -> None:
+        index = rows["index"]
         self.indices.append(index.long().reshape(-1))
         self.preds.append(preds.long().reshape(-1))
-        self.targets.append(target.long().reshape(-1))
-        self.clusters.append((index if cluster is None else cluster).long().reshape(-1).to(index.device))
+        self.targets.append(rows["label"].long().reshape(-1))
+        self.clusters.append(rows["cluster"].long().reshape(-1).to(index.device))
 
     def _unique(self) -> tuple[torch.Tensor, ...]:
         """(indices, preds, targets, clusters), each dataset index once, in index order."""

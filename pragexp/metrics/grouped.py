@@ -8,6 +8,7 @@ from collections.abc import Sequence
 import torch
 from torchmetrics import Metric
 
+from pragexp.batches.types import Rows
 from pragexp.metrics.uncertainty import with_uncertainty
 from pragexp.utils.per_example import first_per_index, gathered
 
@@ -16,10 +17,9 @@ class GroupedMeanMetric(Metric):
     """Means of named per-example scores, overall (`name`) and per group (`name/group`), each with its standard
     error and 95% interval (`name_stderr`, ... : `pragexp.metrics.uncertainty`).
 
-    `update(index, group, cluster=None, **scores)` takes the examples' dataset indices, their group ids
-    (an index into `group_names`, or -1 for no group), optionally the id of the item each scores (rows of one
-    item share it and its error is clustered by item; by default every example is an item of its own) and one
-    tensor per score name.
+    `update(rows, **scores)` takes a batch (`pragexp.batches.types.Rows`: the examples' dataset indices, their
+    group ids, an index into `group_names` or -1 for none, and their sampling units, by which every error is
+    clustered) and one tensor per score name.
     """
 
     full_state_update = False
@@ -33,18 +33,12 @@ class GroupedMeanMetric(Metric):
         self.add_state("clusters", default=[], dist_reduce_fx="cat")
         self.add_state("scores", default=[], dist_reduce_fx="cat")
 
-    def update(
-        self,
-        index: torch.Tensor,
-        group: torch.Tensor,
-        cluster: torch.Tensor | None = None,
-        **scores: torch.Tensor,
-    ) -> None:
+    def update(self, rows: Rows, **scores: torch.Tensor) -> None:
         if sorted(scores) != sorted(self.score_names):
             raise ValueError(f"expected scores {self.score_names}, got {sorted(scores)}")
-        self.indices.append(index.long().reshape(-1))
-        self.groups.append(group.long().reshape(-1))
-        self.clusters.append((index if cluster is None else cluster).long().reshape(-1))
+        self.indices.append(rows["index"].long().reshape(-1))
+        self.groups.append(rows["group"].long().reshape(-1))
+        self.clusters.append(rows["cluster"].long().reshape(-1))
         self.scores.append(torch.stack([scores[n].float().reshape(-1) for n in self.score_names], dim=1))
 
     def _unique_examples(self):

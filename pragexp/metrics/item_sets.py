@@ -30,6 +30,8 @@ import numpy as np
 import torch
 from torchmetrics import Metric
 
+from pragexp.batches.types import LabelledRows, PromptBatch
+from pragexp.metrics.choice_figures import ChoiceScores
 from pragexp.metrics.classification import ClassificationMetric
 from pragexp.metrics.uncertainty import with_uncertainty
 from pragexp.utils.per_example import first_per_index, gathered
@@ -47,15 +49,15 @@ class ItemSetMetric(Metric):
         for name in ("indices", "correct", "predicted", "labels", "clusters"):
             self.add_state(name, default=[], dist_reduce_fx="cat")
 
-    def update(self, index, correct, predicted, label, cluster) -> None:
-        """Per example: dataset index, whether it is right, the option chosen (-1: none), the gold option and the
-        id of its sampling unit (a set's examples share theirs)."""
-        index = index.long().reshape(-1)
+    def update(self, batch: PromptBatch, scores: ChoiceScores) -> None:
+        """The batch's examples (dataset index, gold option, sampling unit: a set's examples share theirs), whether
+        each is right and the option chosen (-1: none)."""
+        index = batch["index"].long().reshape(-1)
         self.indices.append(index)
-        self.correct.append(correct.float().reshape(-1))
-        self.predicted.append(predicted.long().reshape(-1))
-        self.labels.append(label.long().reshape(-1))
-        self.clusters.append(cluster.long().reshape(-1))
+        self.correct.append(scores.correct.float().reshape(-1).to(index.device))
+        self.predicted.append(scores.predicted.long().reshape(-1).to(index.device))
+        self.labels.append(batch["label"].long().reshape(-1))
+        self.clusters.append(batch["cluster"].long().reshape(-1))
 
     def compute(self) -> dict[str, torch.Tensor]:
         indices = gathered(self.indices, torch.long)
@@ -123,10 +125,9 @@ def authors_macro_f1(
     classes = sorted(set(gold.tolist()) | set(chosen.tolist()))
     code = {c: k for k, c in enumerate(classes)}
     metric = ClassificationMetric([str(c) for c in classes], sync_on_compute=False)
-    metric.update(
-        torch.arange(gold.numel()),
-        torch.tensor([code[c] for c in chosen.tolist()]),
-        torch.tensor([code[c] for c in gold.tolist()]),
-        units,
+    labels = torch.tensor([code[c] for c in gold.tolist()])
+    rows = LabelledRows(
+        index=torch.arange(gold.numel()), cluster=units, group=torch.full_like(labels, -1), label=labels
     )
+    metric.update(rows, torch.tensor([code[c] for c in chosen.tolist()]))
     return {k: v for k, v in metric.compute().items() if k == "macro_f1" or k.startswith("macro_f1_")}

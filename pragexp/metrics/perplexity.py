@@ -7,14 +7,15 @@ import numpy as np
 import torch
 from torchmetrics import Metric
 
+from pragexp.batches.types import Rows
 from pragexp.metrics.intervals import exp_ratio_interval
 from pragexp.utils.per_example import first_per_index, gathered
 
 
 class PerplexityMetric(Metric):
-    """`update(index, nll, tokens, cluster=None)` takes each example's summed token NLL (nats), its token count and
-    its sampling unit (rows of one unit share it: the questions of one conversation; None: every example a unit of
-    its own); `compute()` -> {"ppl": exp(sum of NLL / sum of tokens)} over the examples, each dataset index once.
+    """`update(rows, nll, tokens)` takes a batch (`pragexp.batches.types.Rows`: the examples' dataset indices and
+    sampling units; rows of one unit share it: the questions of one conversation), each example's summed token NLL
+    (nats) and its token count; `compute()` -> {"ppl": exp(sum of NLL / sum of tokens)} over the examples, each dataset index once.
 
     NLL per token is a ratio of two sums, so its standard error is the ratio estimator's, clustered by unit (the
     CR2 error and Bell–McCaffrey degrees of freedom of pragexp.metrics.intervals, tokens as the rows' weights);
@@ -29,17 +30,12 @@ class PerplexityMetric(Metric):
         for name in ("indices", "nll", "tokens", "clusters"):
             self.add_state(name, default=[], dist_reduce_fx="cat")
 
-    def update(
-        self,
-        index: torch.Tensor,
-        nll: torch.Tensor,
-        tokens: torch.Tensor,
-        cluster: torch.Tensor | None = None,
-    ) -> None:
+    def update(self, rows: Rows, nll: torch.Tensor, tokens: torch.Tensor) -> None:
+        index = rows["index"]
         self.indices.append(index.long().reshape(-1))
         self.nll.append(nll.detach().double().reshape(-1))
         self.tokens.append(tokens.double().reshape(-1))
-        self.clusters.append((index if cluster is None else cluster).long().reshape(-1).to(index.device))
+        self.clusters.append(rows["cluster"].long().reshape(-1).to(index.device))
 
     def compute(self) -> dict[str, torch.Tensor]:
         _, nll, tokens, clusters = first_per_index(

@@ -184,7 +184,7 @@ class PromptedLLM(PragexpModel):
         """run.json's model: the backend's identity and this prompting; the row is the LLM's own (`llm_row`),
         one across tasks. The prompt group's name is the run's to fill (the config names it, not the prompt)."""
         identity = self.backend.identity()
-        adapter = getattr(self.backend, "adapter", None)
+        adapter = self.backend.adapter
         prompting = Prompting(None, self.template.name, self.shots, self.scoring, self.chat, self.generates)
         llm = LLMRecord(
             identity.get("model"),

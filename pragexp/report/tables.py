@@ -8,6 +8,7 @@ from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
+from pragexp.metrics.choice_figures import CHOICE_FIGURES
 from pragexp.metrics.uncertainty import is_uncertainty_key
 from pragexp.report.label_shares import shares_section
 from pragexp.report.runs import Row, Run, group_runs
@@ -85,6 +86,13 @@ def is_overall(key: str) -> bool:
 def is_split(key: str) -> bool:
     parts = key.split("/")
     return len(parts) == 3 and parts[0] == "test" and not is_uncertainty_key(key)  # a figure is no column
+
+
+def undeclared_figures(rows: list[Row]) -> set[str]:
+    """The means every LLM choice task reports (`metrics.choice_figures`) that no run of the task declares as a
+    headline: metrics.json holds them, a table shows them only where a task's config asks (`declares:`)."""
+    declared = {h.key.split("/")[1] for row in rows for r in row.runs for h in r.record.task.headline}
+    return {figure.name for figure in CHOICE_FIGURES} - declared
 
 
 def collapsed(key: str) -> str:
@@ -174,11 +182,12 @@ def task_report(task: str, rows: list[Row], paper: dict) -> list[str]:
         out += [f"- Source: {paper['source']}"]
         out += [f"- Measured under: {paper['setting']}"] if paper.get("setting") else []
     out += ["", *_settings_table(task, rows, matched, paper)]
+    undeclared = undeclared_figures(rows)
     tables = {  # the best checkpoint's dev scores where the paper has them, test, one per split test metric
         "dev": lambda k: k.startswith("val/") and is_overall(k) and collapsed(k) in paper_dev,
-        "test": lambda k: k.startswith("test/") and is_overall(k),
+        "test": lambda k: k.startswith("test/") and is_overall(k) and k.split("/")[1] not in undeclared,
     }
-    split_metrics = {k.split("/")[1] for row in rows for k in row.metric_keys if is_split(k)}
+    split_metrics = {k.split("/")[1] for row in rows for k in row.metric_keys if is_split(k)} - undeclared
     split_metrics |= {k.split("/")[1] for cells in published for k in cells if is_split(k)}
     rank = {key: i for i, key in enumerate(paper_order)}
     for metric in sorted(split_metrics, key=lambda m: (rank.get(f"test/{m}", len(rank)), m)):

@@ -34,6 +34,8 @@ import torch.distributed as dist
 from torch import nn
 from torch.optim.lr_scheduler import ReduceLROnPlateau
 
+from pragexp.batches.check import check_batch
+from pragexp.batches.types import BATCH_TYPES, Rows
 from pragexp.generation.cache.cached_backend import close_caches
 from pragexp.metrics import GroupedMeanMetric
 from pragexp.metrics.generation import GenerationMetric
@@ -47,7 +49,6 @@ from pragexp.tasks.contracts import (
     PromptData,
     PromptedModel,
     TaskData,
-    units,
 )
 from pragexp.utils.contracts import missing_members, require
 
@@ -64,6 +65,7 @@ class PragexpTask(pl.LightningModule):
 
     score_names: tuple[str, ...] = ()
     data_contract: ClassVar[type] = TaskData  # what `self.data` provides; subclasses narrow it
+    batch_types: ClassVar[tuple[type, ...]] = BATCH_TYPES  # the kinds of batch it reads (`pragexp.batches`)
 
     def __init__(self, model: Callable[..., nn.Module] | None = None):
         super().__init__()
@@ -85,10 +87,10 @@ class PragexpTask(pl.LightningModule):
     def build_network(self, datamodule: TaskData) -> nn.Module | None:
         raise NotImplementedError
 
-    def evaluate_batch(self, stage: str, batch: dict) -> dict[str, torch.Tensor]:
+    def evaluate_batch(self, stage: str, batch: Rows) -> dict[str, torch.Tensor]:
         raise NotImplementedError
 
-    def prediction_records(self, batch: dict, scores: dict[str, torch.Tensor]) -> list[dict]:
+    def prediction_records(self, batch: Rows, scores: dict[str, torch.Tensor]) -> list[dict]:
         """One plain dict per example (with its dataset `index`); none by default."""
         return []
 
@@ -97,11 +99,9 @@ class PragexpTask(pl.LightningModule):
             {s: GroupedMeanMetric(self.score_names, datamodule.group_names) for s in EVAL_STAGES}
         )
 
-    def update_metrics(self, stage: str, batch: dict, scores: dict[str, torch.Tensor]) -> None:
+    def update_metrics(self, stage: str, batch: Rows, scores: dict[str, torch.Tensor]) -> None:
         """`scores` may hold more than the metric's scores (logits for the prediction records, say)."""
-        self.metrics[stage].update(
-            batch["index"], batch["group"], units(batch), **{k: scores[k] for k in self.score_names}
-        )
+        self.metrics[stage].update(batch, **{k: scores[k] for k in self.score_names})
 
     def epoch_artefacts(self, stage: str) -> dict:
         """More of `EvalOutputs`' fields (a classifier's `confusion` and `label_names`), computed before the
@@ -161,26 +161,32 @@ class PragexpTask(pl.LightningModule):
             if self.model_generates:
                 self.answer_metrics = nn.ModuleDict({s: GenerationMetric() for s in EVAL_STAGES})
 
-    def _eval_step(self, stage: str, batch: dict) -> None:
+    def on_after_batch_transfer(self, batch, dataloader_idx: int):
+        """Every batch is checked against the kinds the task reads, naming what is missing or unknown and the data
+        module that made it (a set of a dozen keys: nothing beside a step)."""
+        check_batch(batch, self.batch_types, type(self.trainer.datamodule).__name__)
+        return batch
+
+    def _eval_step(self, stage: str, batch: Rows) -> None:
         scores = self.evaluate_batch(stage, batch)
         self.update_metrics(stage, batch, scores)
         # A model that keeps what each decision rests on (an LLM: its prompt, each option's log-likelihood)
         # hands it over by dataset index; it joins the task's own record of the example.
         extra = dict(self.prompted.take_records()) if self.prompted is not None else {}
         if self.answer_metrics is not None:
-            self.answer_metrics[stage].update(extra, batch["index"], units(batch))
+            self.answer_metrics[stage].update(extra, batch["index"], batch["cluster"])
         if stage in self.record_predictions:
             records = self.prediction_records(batch, scores)
-            unit_of = dict(zip(batch["index"].tolist(), units(batch).tolist(), strict=True))
+            unit_of = dict(zip(batch["index"].tolist(), batch["cluster"].tolist(), strict=True))
             for record in records:
                 record.update(extra.get(record["index"], {}))
                 record["cluster"] = unit_of[record["index"]]  # `report compare` pairs and resamples by it
             self._records[stage] += records
 
-    def validation_step(self, batch: dict, batch_idx: int) -> None:
+    def validation_step(self, batch: Rows, batch_idx: int) -> None:
         self._eval_step("val", batch)
 
-    def test_step(self, batch: dict, batch_idx: int) -> None:
+    def test_step(self, batch: Rows, batch_idx: int) -> None:
         self._eval_step("test", batch)
 
     def _eval_epoch_end(self, stage: str) -> None:
@@ -251,7 +257,7 @@ class TrainableTask(PragexpTask):
         self._plateau: ReduceLROnPlateau | None = None
         self._plateau_monitor: str | None = None
 
-    def forward_batch(self, batch: dict) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
+    def forward_batch(self, batch: Rows) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
         raise NotImplementedError
 
     # -- what the built network has -----------------------------------------------------------------
@@ -260,7 +266,7 @@ class TrainableTask(PragexpTask):
         return any(p.requires_grad for p in self.parameters())
 
     # -- steps --------------------------------------------------------------------------------------
-    def training_step(self, batch: dict, batch_idx: int) -> torch.Tensor | None:
+    def training_step(self, batch: Rows, batch_idx: int) -> torch.Tensor | None:
         if not self.trainable:
             if self.model_traits.observes_labels and self.current_epoch == 0:
                 self.net.observe(batch["label"], batch["index"])  # by index: DDP's shards repeat some
@@ -270,7 +276,7 @@ class TrainableTask(PragexpTask):
         self.log("train/loss", loss, on_step=True, on_epoch=True, prog_bar=True, batch_size=batch_size(batch))
         return loss
 
-    def evaluate_batch(self, stage: str, batch: dict) -> dict[str, torch.Tensor]:
+    def evaluate_batch(self, stage: str, batch: Rows) -> dict[str, torch.Tensor]:
         loss, scores = self.forward_batch(batch)
         traits = self.model_traits
         if traits.learns_weights or not traits.reads_prompts:  # an LLM scored as it is has no loss to watch
@@ -326,7 +332,7 @@ def no_answer(scores: torch.Tensor) -> torch.Tensor:
     return (~torch.isfinite(scores).any(-1)).float()
 
 
-def batch_size(batch: dict) -> int:
+def batch_size(batch: Rows) -> int:
     """Examples in a batch: every batch holds their dataset indices."""
     return len(batch["index"])
 

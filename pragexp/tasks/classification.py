@@ -4,8 +4,8 @@ entailment, neutral, contradiction) and BoolQ (a yes/no question about a passage
 this one task on three data modules (`task=circa|nli|boolq` pick theirs); a checkpoint remembers which it
 was trained for.
 
-The data module provides what `ClassificationData` declares and batches {"inputs": {...model kwargs},
-"label", "index"}. Logged per evaluation stage: `acc` (micro), `macro_f1`, `f1/<label slug>` for every label
+The data module provides what `ClassificationData` declares and batches of `EncodedBatch` (a trained model) or
+`PromptBatch` (an LLM: `pragexp.batches.types`). Logged per evaluation stage: `acc` (micro), `macro_f1`, `f1/<label slug>` for every label
 and `count` (and `no_answer`, the share of examples for which a generating LLM named no label: wrong in
 every figure). The confusion matrix is left in `eval_outputs[stage].confusion` for the
 ConfusionMatrixReport callback (JSON and PNG in the run dir, W&B image and table).
@@ -16,16 +16,19 @@ A model without trainable parameters (the majority baseline) `observe`s the trai
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Protocol, runtime_checkable
+from typing import Protocol, get_args, runtime_checkable
 
 import torch
 import torch.nn.functional as F
 from torch import nn
 
+from pragexp.batches.types import EncodedBatch, PromptBatch
 from pragexp.generation.ranking import chosen
 from pragexp.metrics.classification import ClassificationMetric
 from pragexp.tasks.base import EVAL_STAGES, TrainableTask
-from pragexp.tasks.contracts import TaskData, units
+from pragexp.tasks.contracts import TaskData
+
+ClassificationBatch = EncodedBatch | PromptBatch  # a trained model's encoded text, or an LLM's prompts
 
 
 @runtime_checkable
@@ -39,6 +42,7 @@ class ClassificationData(TaskData, Protocol):
 class ClassificationTask(TrainableTask):
     score_names = ("acc",)
     data_contract = ClassificationData
+    batch_types = get_args(ClassificationBatch)
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -56,17 +60,17 @@ class ClassificationTask(TrainableTask):
             {s: ClassificationMetric(datamodule.label_slugs, no_answer=no_answer) for s in EVAL_STAGES}
         )
 
-    def forward_batch(self, batch: dict) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
+    def forward_batch(self, batch: ClassificationBatch) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
         logits = self.net(**batch["inputs"])
         return F.cross_entropy(logits, batch["label"]), {"predicted": chosen(logits)}
 
-    def update_metrics(self, stage: str, batch: dict, scores: dict[str, torch.Tensor]) -> None:
-        self.metrics[stage].update(batch["index"], scores["predicted"], batch["label"], units(batch))
+    def update_metrics(self, stage: str, batch: ClassificationBatch, scores: dict[str, torch.Tensor]) -> None:
+        self.metrics[stage].update(batch, scores["predicted"])
 
     def epoch_artefacts(self, stage: str) -> dict:
         return {"confusion": self.metrics[stage].confusion(), "label_names": self.label_names}
 
-    def prediction_records(self, batch, scores):
+    def prediction_records(self, batch: ClassificationBatch, scores: dict) -> list[dict]:
         names = self.label_names
         return [
             {"index": int(i), "gold": names[int(y)], "predicted": names[int(p)] if p >= 0 else None}

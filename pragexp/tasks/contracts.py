@@ -1,7 +1,8 @@
 """What a task reads from its data module and asks of its model, declared: `TaskData` (every task's data; each
 task family narrows it with its own Protocol beside the task, named by its `data_contract`), `PromptData` (data
 a model that reads prompts needs), `ModelClass` (a model's class, before it is built: its traits), `PromptedModel`
-and `LabelObserver` (a built model that reads prompts, or the training labels), and what an evaluation epoch hands
+and `LabelObserver` (a built model that reads prompts, or the training labels), `DeclaredModel` (what run.json
+asks of the model), and what an evaluation epoch hands
 the callbacks (`EvalOutputs`). `PragexpTask.setup` checks each, naming what is missing."""
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from typing import Protocol, runtime_checkable
 import torch
 
 from pragexp.models.traits import ModelTraits
+from pragexp.runs.record import ModelRecord
 from pragexp.runs.sampling_unit import SamplingUnit
 
 
@@ -69,6 +71,16 @@ class PromptedModel(Protocol):
         ...
 
 
+@runtime_checkable
+class DeclaredModel(Protocol):
+    """What run.json asks of the model a task holds, wherever it keeps it (a reader among PragmatiCQA's networks, a
+    reader inside GRICE's head): `pragexp.models.traits.PragexpModel` has it."""
+
+    def declare(self, name: str, row: str | None, trained: bool) -> ModelRecord:
+        """run.json's model record: its `model=` choice, its report row, whether its weights were trained."""
+        ...
+
+
 class LabelObserver(Protocol):
     """What a task asks of a model that learns by reading the training labels once (the majority baseline)."""
 
@@ -85,13 +97,3 @@ class EvalOutputs:
     predictions: list[dict]  # one record per example, with its dataset `index`; empty when not recorded
     confusion: torch.Tensor | None = None  # a classifier's counts, gold rows by predicted columns
     label_names: Sequence[str] | None = None  # the confusion matrix's rows and columns
-
-
-def units(batch: dict) -> torch.Tensor:
-    """Each row's sampling-unit id (`TaskData.sampling_unit`); a batch without them is refused: no row is its
-    own unit by default, since that is the unit that makes intervals too narrow when rows are related."""
-    if "cluster" not in batch:
-        raise KeyError(
-            "the batch carries no 'cluster' (each row's sampling-unit id): the data module's examples must set it"
-        )
-    return batch["cluster"]

@@ -3,17 +3,20 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Protocol, runtime_checkable
+from typing import Protocol, get_args, runtime_checkable
 
 import torch
 import torch.nn.functional as F
 
+from pragexp.batches.types import EncodedBatch, GriceBatch, PromptBatch
 from pragexp.generation.ranking import chosen, target_rank
 from pragexp.models.dialogue.heads import AnswerClassifier, CandidateRanker
 from pragexp.models.multiple_choice import ChoiceScorer
 from pragexp.tasks.base import TrainableTask, no_answer
 from pragexp.tasks.contracts import TaskData
 from pragexp.utils.contracts import require
+
+GriceTaskBatch = GriceBatch | EncodedBatch | PromptBatch  # word ids, BERT's encoded text, or an LLM's prompts
 
 
 class Words(Protocol):
@@ -23,7 +26,9 @@ class Words(Protocol):
 class RecoveryHead(Protocol):
     """A model that is a whole recovery head (its traits say `owns_loss`: the generative Seq2SeqRanker)."""
 
-    def loss_and_logits(self, batch: dict, rank: bool = True) -> tuple[torch.Tensor, torch.Tensor | None]:
+    def loss_and_logits(
+        self, batch: GriceBatch, rank: bool = True
+    ) -> tuple[torch.Tensor, torch.Tensor | None]:
         """The training loss and, when `rank`, the (B, K) candidate scores (None otherwise)."""
         ...
 
@@ -49,6 +54,7 @@ class GriceData(TaskData, Protocol):
 
 class _GriceTask(TrainableTask):
     data_contract = GriceData
+    batch_types = get_args(GriceTaskBatch)
 
     def build_reader(self, datamodule: GriceData):
         """A word-id model, checked against the data's vocabulary when it carries another run's weights."""
@@ -95,7 +101,7 @@ class GriceRecoveryTask(_GriceTask):
         require(model, RecoveryHead, f"model {type(model).__name__}")
         return model
 
-    def forward_batch(self, batch):
+    def forward_batch(self, batch: GriceTaskBatch) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
         if self.model_traits.owns_loss:
             # Candidates are only scored for evaluation; training needs the loss alone.
             loss, logits = self.net.loss_and_logits(batch, rank=not self.training)
@@ -111,7 +117,7 @@ class GriceRecoveryTask(_GriceTask):
         scores = {"r@1": (rank == 1).float(), "mrr": 1.0 / rank.float(), "logits": logits}
         return loss, {**scores, "no_answer": no_answer(logits)}
 
-    def prediction_records(self, batch, scores):
+    def prediction_records(self, batch: GriceTaskBatch, scores: dict) -> list[dict]:
         logits = scores["logits"]
         return [
             {
@@ -139,7 +145,7 @@ class GriceQATask(_GriceTask):
             return self.model_factory(num_labels=datamodule.num_answers, vocab_size=datamodule.vocab_size)
         return AnswerClassifier(self.build_reader(datamodule), datamodule.num_answers)
 
-    def forward_batch(self, batch):
+    def forward_batch(self, batch: GriceTaskBatch) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
         logits = (
             self.net(**batch["inputs"]) if "inputs" in batch else self.net(batch["history"], batch["query"])
         )
@@ -148,7 +154,7 @@ class GriceQATask(_GriceTask):
         scores = {"acc": correct, "predicted": predicted, "no_answer": no_answer(logits)}
         return F.cross_entropy(logits, batch["label"]), scores
 
-    def prediction_records(self, batch, scores):
+    def prediction_records(self, batch: GriceTaskBatch, scores: dict) -> list[dict]:
         answers = self.data.answers.itos
         return [
             {

@@ -31,6 +31,7 @@ from typing import Protocol
 import torch
 from torch import nn
 
+from pragexp.batches.types import PromptBatch
 from pragexp.generation.backends.base import GenerationParams
 from pragexp.generation.ranking import chosen
 from pragexp.metrics.generation import FIELDS as GENERATION_FIELDS
@@ -38,7 +39,7 @@ from pragexp.prompting import PromptItem, PromptTemplate, extract_reply
 from pragexp.prompting.items import JudgeRequest
 from pragexp.prompting.parsing import INVALID, NEITHER, NO_REPLY, TRUE
 from pragexp.tasks.base import PragexpTask
-from pragexp.tasks.contracts import PromptData, PromptedModel, TaskData, units
+from pragexp.tasks.contracts import PromptData, PromptedModel, TaskData
 
 
 class IntentionsData(TaskData, PromptData, Protocol):
@@ -59,6 +60,7 @@ def temperature_key(temperature: float) -> str:
 
 class IntentionsReplyTask(PragexpTask):
     data_contract = IntentionsData
+    batch_types = (PromptBatch,)
 
     def __init__(
         self,
@@ -86,7 +88,7 @@ class IntentionsReplyTask(PragexpTask):
     def replier(self) -> Replier:
         return self.prompted
 
-    def evaluate_batch(self, stage: str, batch: dict) -> dict:
+    def evaluate_batch(self, stage: str, batch: PromptBatch) -> dict:
         items: list[PromptItem] = batch["inputs"]["items"]
         marker = self.replier.template.reply_marker
         # A template that reasons before its reply gets the reasoning's budget on top of the reply's.
@@ -126,7 +128,7 @@ class IntentionsReplyTask(PragexpTask):
                 scores[temperature_key(t)].append(_share([r for r in replies if r["temperature"] == t], TRUE))
         return scores
 
-    def prediction_records(self, batch: dict, scores: dict) -> list[dict]:
+    def prediction_records(self, batch: PromptBatch, scores: dict) -> list[dict]:
         return scores["_records"]
 
 
@@ -146,11 +148,12 @@ def option_orders(item: PromptItem) -> list[PromptItem]:
 class IntentionsMCTask(PragexpTask):
     score_names = ("acc", "p_true")
     data_contract = IntentionsData
+    batch_types = (PromptBatch,)
 
     def build_network(self, datamodule: IntentionsData) -> nn.Module:
         return self.build_prompted(datamodule)
 
-    def evaluate_batch(self, stage: str, batch: dict) -> dict:
+    def evaluate_batch(self, stage: str, batch: PromptBatch) -> dict:
         views = [view for item in batch["inputs"]["items"] for view in option_orders(item)]
         scores = self.net(views)
         predicted = chosen(scores)
@@ -169,7 +172,7 @@ class IntentionsMCTask(PragexpTask):
                     **model_records[v],
                 }
             )
-        records, unit_of = [], dict(zip(batch["index"].tolist(), units(batch).tolist(), strict=True))
+        records, unit_of = [], dict(zip(batch["index"].tolist(), batch["cluster"].tolist(), strict=True))
         for index, per_order in orders.items():
             acc = sum(o["correct"] for o in per_order) / len(per_order)
             p_true = sum(o["p_true"] for o in per_order) / len(per_order)
@@ -185,7 +188,7 @@ class IntentionsMCTask(PragexpTask):
             "_records": records,
         }
 
-    def prediction_records(self, batch: dict, scores: dict) -> list[dict]:
+    def prediction_records(self, batch: PromptBatch, scores: dict) -> list[dict]:
         return scores["_records"]
 
 

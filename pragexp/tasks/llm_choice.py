@@ -20,26 +20,25 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from dataclasses import fields
 from typing import Protocol, runtime_checkable
 
 import torch
 from torch import nn
 
+from pragexp.batches.types import PromptBatch
 from pragexp.generation.ranking import TIES, chosen, right_under
 from pragexp.metrics.choice import ChoiceMetric, pearson
+from pragexp.metrics.choice_figures import ChoiceScores
 from pragexp.metrics.item_sets import ItemSetMetric
 from pragexp.tasks.base import EVAL_STAGES, PragexpTask
-from pragexp.tasks.contracts import PromptData, TaskData, units
+from pragexp.tasks.contracts import PromptData, TaskData
 
 
 @runtime_checkable
 class ChoiceData(TaskData, PromptData, Protocol):
-    """Batches: "index", "group", "label" (the true option), optionally "groups" (per example every group id it is
-    in, where it is in several: its "group" is then the first), "view" (an index into `view_names`, or -1),
-    "inputs": {"items": PromptItems with their options}, and per example "kinds" (a kind id, into `kind_names`, per
-    option; or None) and "reference" (people's answer shares over the options, in the item's order; or None); may
-    hold "people_correct" (people's proportion correct on the example's item, NaN: unknown); and, as every task's
-    data, "cluster" (the id of the example's sampling unit: an item's views share it)."""
+    """Batches of `pragexp.batches.types.PromptBatch`: their "view" indexes `view_names`, their "kinds"
+    `kind_names`; an item's views share its "cluster"."""
 
     view_names: Sequence[str]  # Hu et al.'s seeds; empty: every item is shown once
     kind_names: Sequence[str]  # the options' kinds (literal, associate, ...); empty: none
@@ -73,18 +72,6 @@ class WithItemSets(nn.Module):
         self.sets.reset()
 
 
-def memberships(batch: dict, groups: int) -> torch.Tensor | None:
-    """(examples, groups): where a data module puts an example in several groups (its "groups", a list of group
-    ids per example: a language, a type and their pair), each of them; None: its "group" alone."""
-    listed = batch.get("groups")
-    if not listed or all(g is None for g in listed):
-        return None
-    out = torch.zeros(len(listed), groups, dtype=torch.bool)
-    for row, ids in enumerate(listed):
-        out[row, list(ids or [])] = True
-    return out
-
-
 def option_probabilities(scores: torch.Tensor) -> torch.Tensor:
     """The option scores renormalised over each item's options (padding options score -inf: probability 0); a
     row without any finite score (a generated reply that named no option) is all zeros."""
@@ -94,6 +81,7 @@ def option_probabilities(scores: torch.Tensor) -> torch.Tensor:
 
 class LLMChoiceTask(PragexpTask):
     data_contract = ChoiceData
+    batch_types = (PromptBatch,)
     score_names = ("acc", "p_true")
 
     def __init__(self, model, ties: str = "first"):
@@ -122,7 +110,7 @@ class LLMChoiceTask(PragexpTask):
             metrics[stage] = WithItemSets(choice, ItemSetMetric(joint, f1)) if joint or f1 else choice
         return nn.ModuleDict(metrics)
 
-    def evaluate_batch(self, stage: str, batch: dict) -> dict:
+    def evaluate_batch(self, stage: str, batch: PromptBatch) -> dict:
         items = list(batch["inputs"]["items"])
         scores = self.net(items).float().cpu()
         labels = batch["label"].cpu()
@@ -146,27 +134,17 @@ class LLMChoiceTask(PragexpTask):
             "options": [list(item.options) for item in items],
         }
 
-    def update_metrics(self, stage: str, batch: dict, scores: dict) -> None:
-        index, metric = batch["index"], self.metrics[stage]
-        if isinstance(metric, WithItemSets):  # the examples' answers, for the sets the data module declares
-            correct, predicted = (scores[k].to(index.device) for k in ("correct", "predicted"))
-            metric.sets.update(index, correct, predicted, batch["label"], units(batch))
-            metric = metric.choice
-        metric.update(
-            index,
-            batch["group"],
-            batch["view"],
-            scores["correct"].to(index.device),
-            scores["p_true"].to(index.device),
-            scores["kind"].to(index.device),
-            scores["corr"].to(index.device),
-            units(batch),  # the sampling unit of each example: its uncertainty is clustered by it
-            memberships(batch, len(self.group_names)),
-            scores["predicted"].to(index.device),
-            batch.get("people_correct"),  # people's proportion correct on the item (Hu et al.'s comparison)
+    def update_metrics(self, stage: str, batch: PromptBatch, scores: dict) -> None:
+        metric, device = self.metrics[stage], batch["index"].device
+        figures = ChoiceScores(**{field.name: scores[field.name] for field in fields(ChoiceScores)}).to(
+            device
         )
+        if isinstance(metric, WithItemSets):  # the examples' answers, for the sets the data module declares
+            metric.sets.update(batch, figures)
+            metric = metric.choice
+        metric.update(batch, figures)
 
-    def prediction_records(self, batch: dict, scores: dict) -> list[dict]:
+    def prediction_records(self, batch: PromptBatch, scores: dict) -> list[dict]:
         records = []
         for i, index in enumerate(batch["index"].tolist()):
             options, kind, group = scores["options"][i], int(scores["kind"][i]), int(batch["group"][i])
@@ -181,13 +159,13 @@ class LLMChoiceTask(PragexpTask):
                 "chosen_kind": self.kind_names[kind] if kind >= 0 else None,
                 "group": self.group_names[group] if group >= 0 else None,
             }
-            if batch.get("groups") and batch["groups"][i]:
+            if batch["groups"][i]:
                 record["groups"] = [self.group_names[g] for g in batch["groups"][i]]
             if batch["reference"][i] is not None:
                 record["human"] = [round(float(p), 4) for p in batch["reference"][i]]
                 corr = float(scores["corr"][i])
                 record["human_option_corr"] = None if math.isnan(corr) else round(corr, 4)
-            if "people_correct" in batch and not math.isnan(float(batch["people_correct"][i])):
+            if not math.isnan(float(batch["people_correct"][i])):
                 record["people_correct"] = round(float(batch["people_correct"][i]), 4)
             records.append(record)
         return records

@@ -39,6 +39,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from pragexp.batches.types import PragmatiCQABatch
 from pragexp.metrics import GroupedMeanMetric
 from pragexp.metrics.bartscore import Seq2SeqScorer, symmetric_bartscore
 from pragexp.metrics.perplexity import PerplexityMetric
@@ -49,7 +50,7 @@ from pragexp.retrieval.encoders import build_encoder
 from pragexp.retrieval.spec import RetrieverSpec
 from pragexp.retrieval.store import PassageIndex
 from pragexp.tasks.base import EVAL_STAGES, TrainableTask
-from pragexp.tasks.contracts import TaskData, units
+from pragexp.tasks.contracts import TaskData
 from pragexp.tasks.pragmaticqa_readers import (
     PromptedReader,
     PromptedWriter,
@@ -83,7 +84,7 @@ class PragmatiCQAData(TaskData, Protocol):
     query_vocab_size: int  # of the question encoder's tokenizer
     reader_text: ReaderText | None  # the reader's tokenizer and text handling; None for the baselines
 
-    def batch_examples(self, batch: dict) -> Sequence[Question]:
+    def batch_examples(self, batch: PragmatiCQABatch) -> Sequence[Question]:
         """The examples of a batch (`batch["split"]`, `batch["index"]`)."""
         ...
 
@@ -130,6 +131,7 @@ class PragmatiCQAMetrics(nn.Module):
 
 class PragmatiCQATask(TrainableTask):
     data_contract = PragmatiCQAData
+    batch_types = (PragmatiCQABatch,)
 
     def __init__(
         self,
@@ -192,7 +194,7 @@ class PragmatiCQATask(TrainableTask):
         )
 
     # -- retrieval ------------------------------------------------------------------------------------------
-    def retrieve(self, batch: dict, k: int) -> tuple[torch.Tensor, np.ndarray]:
+    def retrieve(self, batch: PragmatiCQABatch, k: int) -> tuple[torch.Tensor, np.ndarray]:
         """The question vectors (with gradients when the encoder is fine-tuned) and the top-k passage ids."""
         vectors = self.net["query_encoder"](**batch["query"])
         groups = None
@@ -223,13 +225,13 @@ class PragmatiCQATask(TrainableTask):
         passages = self.data.index.passages
         return [[(passages[p].title, passages[p].text) if p >= 0 else None for p in row] for row in ids]
 
-    def reading(self, batch: dict, ids: np.ndarray) -> Reading:
+    def reading(self, batch: PragmatiCQABatch, ids: np.ndarray) -> Reading:
         """The batch's questions with their retrieved passages `ids`, as a reader reads them."""
         examples = self.data.batch_examples(batch)
         return Reading(examples, batch["index"].tolist(), self.passage_texts(ids), batch.get("labels"))
 
     # -- steps ----------------------------------------------------------------------------------------------
-    def forward_batch(self, batch: dict) -> tuple[torch.Tensor, dict]:
+    def forward_batch(self, batch: PragmatiCQABatch) -> tuple[torch.Tensor, dict]:
         """The training loss: the reader's target NLL per token over the `retriever.train_top_k` passages,
         plus the weighted retrieval loss when the question encoder is fine-tuned. A fine-tuned LLM reader
         learns the same target text after its prompt (`PromptedReader.target_nll`). (Evaluation retrieves
@@ -248,7 +250,7 @@ class PragmatiCQATask(TrainableTask):
     def _generating(self) -> bool:
         return self.generate_in_fit or self.trainer.state.fn != "fit"
 
-    def evaluate_batch(self, stage: str, batch: dict) -> dict:
+    def evaluate_batch(self, stage: str, batch: PragmatiCQABatch) -> dict:
         top_k = self.retriever.top_k
         _, ranked = self.retrieve(batch, max((*self.recall_ks, top_k)))
         gold = batch["gold_passages"]
@@ -294,20 +296,16 @@ class PragmatiCQATask(TrainableTask):
             scores["q"] = torch.tensor(q)
         return scores
 
-    def update_metrics(self, stage: str, batch: dict, scores: dict) -> None:
-        metrics, index, group, cluster = self.metrics[stage], batch["index"], batch["group"], units(batch)
+    def update_metrics(self, stage: str, batch: PragmatiCQABatch, scores: dict) -> None:
+        metrics, index = self.metrics[stage], batch["index"]
         retrieval = metrics.retrieval.score_names
-        metrics.retrieval.update(
-            index, torch.full_like(group, -1), cluster, **{k: scores[k].to(index.device) for k in retrieval}
-        )
+        metrics.retrieval.update(batch, **{k: scores[k].to(index.device) for k in retrieval})  # no groups
         if "nll" in scores:
-            metrics.perplexity.update(index, scores["nll"], scores["tokens"], cluster)
+            metrics.perplexity.update(batch, scores["nll"], scores["tokens"])
         if "f1_lit" in scores:
-            metrics.generation.update(
-                index, group, cluster, **{k: scores[k].to(index.device) for k in self.score_names}
-            )
+            metrics.generation.update(batch, **{k: scores[k].to(index.device) for k in self.score_names})
 
-    def prediction_records(self, batch: dict, scores: dict) -> list[dict]:
+    def prediction_records(self, batch: PragmatiCQABatch, scores: dict) -> list[dict]:
         passages = self.data.index.passages
         records = []
         for i, (index, row) in enumerate(zip(batch["index"].tolist(), scores["retrieved"], strict=True)):

@@ -30,6 +30,7 @@ import uuid
 from collections.abc import Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 import torch
@@ -38,7 +39,12 @@ from omegaconf import DictConfig, OmegaConf
 from pytorch_lightning import Callback
 
 from pragexp import CONFIG_DIR
+from pragexp.tasks.contracts import PromptedModel
+from pragexp.utils.contracts import require
 from pragexp.utils.io import load_yaml
+
+if TYPE_CHECKING:
+    from pragexp.tasks.base import PragexpTask
 
 log = logging.getLogger(__name__)
 PREFIX = "bench"
@@ -63,6 +69,12 @@ def weights_digest(model: torch.nn.Module) -> str:
             digest.update(f"{name}:{data.dtype}:{tuple(param.shape)}".encode())
             digest.update(data.view(torch.uint8).numpy().tobytes())
     return digest.hexdigest()
+
+
+class TunedModel(PromptedModel, Protocol):
+    """What the benchmarks read of the LLM in training (`models.llm.PromptedLLM` being fine-tuned has it)."""
+
+    tuning: object  # the in-process backend as fine-tuning uses it (`generation.finetuning.finetune.TunableBackend`)
 
 
 class StepBackend:
@@ -264,15 +276,16 @@ class BenchmarkCurves(Callback):
         settings = flat_overrides({"paths": paths}) + flat_overrides(self.overrides.get(name))
         return compose_benchmark([f"task={name}", *settings])
 
-    def on_fit_start(self, trainer, pl_module) -> None:
+    def on_fit_start(self, trainer, pl_module: PragexpTask) -> None:
         if not self.names or self.benchmarks:
             return
-        prompted = getattr(pl_module, "prompted", None)
-        if prompted is None or not getattr(prompted, "learns", False):
+        prompted = pl_module.prompted
+        if prompted is None or not prompted.learns:
             raise ValueError(
                 "callbacks.benchmarks scores LLM benchmarks on the LLM being trained (model=llm "
-                f"llm.finetune=lora|full); this run trains {type(getattr(pl_module, 'net', None)).__name__}"
+                f"llm.finetune=lora|full); this run trains {type(pl_module.net).__name__}"
             )
+        require(prompted, TunedModel, f"model {type(prompted).__name__}")
         self.backend = StepBackend(prompted.tuning)
         self.benchmarks = [Benchmark(n, self._config(n), self.backend) for n in self.names]
 

@@ -27,7 +27,7 @@ from typing import Protocol
 from pytorch_lightning import Callback
 from pytorch_lightning.callbacks import ProgressBar, TQDMProgressBar
 
-from pragexp.tasks.contracts import EvalOutputs
+from pragexp.tasks.contracts import EvalOutputs, TaskData
 from pragexp.utils.io import atomic_output, atomic_write_text
 
 
@@ -62,10 +62,10 @@ class PredictionWriter(Callback):
     def _records(self, trainer, pl_module: ReportingTask, stage: str) -> list[dict]:
         outputs = pl_module.eval_outputs.get(stage)
         records = outputs.predictions if outputs is not None else []
-        describe = getattr(trainer.datamodule, "describe", None) if trainer.datamodule else None
-        if describe is None:
+        data: TaskData | None = trainer.datamodule  # the task checked it against its contract at setup
+        if data is None:
             return records
-        return [{**describe(stage, record["index"]), **record} for record in records]
+        return [{**data.describe(stage, record["index"]), **record} for record in records]
 
     def on_validation_end(self, trainer, pl_module) -> None:
         if trainer.sanity_checking or not trainer.is_global_zero or not wandb_loggers(trainer):

@@ -11,6 +11,7 @@ from omegaconf import DictConfig, OmegaConf
 
 from pragexp.runs.record import ModelRecord, RunRecord, task_record, trained_row
 from pragexp.runs.settings import split_settings
+from pragexp.tasks.contracts import DeclaredModel
 
 
 def hydra_facts() -> tuple[dict, list[str]]:
@@ -44,7 +45,7 @@ def declare_run(cfg: DictConfig, task, datamodule, metrics: dict[str, float]) ->
     row = trained_row(name, cfg.get("model_label"), experiment)
     # The first module of the task that declares itself: the model, wherever the task keeps it (a reader among
     # PragmatiCQA's networks, a reader inside GRICE's head); a model class with traits only says no more.
-    net = next((m for m in task.modules() if m is not task and callable(getattr(m, "declare", None))), None)
+    net = next((m for m in task.modules() if m is not task and isinstance(m, DeclaredModel)), None)
     if net is not None:
         model = net.declare(name, row, trained)
     else:

@@ -1,13 +1,16 @@
 """Examples for a model that reads prompts (`model=llm`: `data.prompts=true`): each carries its
-`PromptItem`, and batches hand the items to the model as `inputs={"items": [...]}`, where a trained model
-finds its token ids; labels, indices and groups are batched as for every model."""
+`PromptItem`, and batches (`pragexp.batches.types.PromptBatch`) hand the items to the model as
+`inputs={"items": [...]}`, where a trained model finds its token ids; labels, indices and groups are batched as for
+every model."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import torch
 
+from pragexp.batches.types import PromptBatch, PromptItems
 from pragexp.data.common.datamodules.base import SplitsDataModule
 from pragexp.prompting import PromptItem
 
@@ -20,38 +23,18 @@ def prompt_example(item: PromptItem, label: int, cluster: int, group: int | None
     return example
 
 
-class PromptBatch:
-    """A batch's prompt items. Not a sequence type on purpose: Lightning moves batches to the device by
-    walking their lists and dataclasses, and stops at an object it does not know."""
-
-    def __init__(self, items: Sequence[PromptItem]):
-        self.items = tuple(items)
-
-    def __iter__(self):
-        return iter(self.items)
-
-    def __len__(self) -> int:
-        return len(self.items)
-
-    def __getitem__(self, i: int) -> PromptItem:
-        return self.items[i]
+NUMBERS = ("index", "label", "cluster")  # every example sets them
+# what an example that does not set one of these holds (`PromptBatch` documents each key)
+NONE = {"group": -1, "view": -1, "people_correct": math.nan}
+LISTS = ("kinds", "reference", "groups")  # a list per example, or None
 
 
-# numbers per example (cluster: its sampling unit's id; people_correct: people's proportion correct on it, NaN:
-# unknown)
-TENSOR_KEYS = ("index", "label", "group", "view", "cluster", "people_correct")
-LIST_KEYS = (
-    "kinds",
-    "reference",
-    "groups",
-)  # per example, a list (an option's kind id; people's answer shares; every group it is in) or None
-
-
-def prompt_collate(examples: Sequence[dict]) -> dict:
-    batch = {key: torch.tensor([x[key] for x in examples]) for key in TENSOR_KEYS if key in examples[0]}
-    batch.update({key: [x.get(key) for x in examples] for key in LIST_KEYS})
-    batch["inputs"] = {"items": PromptBatch([x["item"] for x in examples])}
-    return batch
+def prompt_collate(examples: Sequence[dict]) -> PromptBatch:
+    batch = {key: torch.tensor([x[key] for x in examples]) for key in NUMBERS}
+    batch.update({key: torch.tensor([x.get(key, none) for x in examples]) for key, none in NONE.items()})
+    batch.update({key: [x.get(key) for x in examples] for key in LISTS})
+    batch["inputs"] = {"items": PromptItems([x["item"] for x in examples])}
+    return PromptBatch(**batch)
 
 
 def readable(text: str) -> str:

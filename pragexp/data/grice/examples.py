@@ -21,6 +21,7 @@ from collections.abc import Iterable, Sequence
 import torch
 from torch.nn.utils.rnn import pad_sequence
 
+from pragexp.batches.types import EncodedBatch, GriceBatch
 from pragexp.data.common.tokens import tokenization as tt
 from pragexp.data.common.tokens.vocab import Vocabulary
 from pragexp.data.grice.io import Dialogue, Round
@@ -154,16 +155,16 @@ def pad_3d(batch: Sequence[Sequence[Sequence[int]]]) -> torch.Tensor:
     return out
 
 
-def collate(items: Sequence[dict]) -> dict[str, torch.Tensor]:
+def collate(items: Sequence[dict]) -> GriceBatch:
     """Dynamic padding to the longest history/round/candidate of the batch."""
-    batch = {
-        "index": torch.tensor([x["index"] for x in items]),
-        "cluster": torch.tensor([x["cluster"] for x in items]),
-        "group": torch.tensor([x["group"] for x in items]),
-        "label": torch.tensor([x["label"] for x in items]),
-        "history": pad_3d([x["history"] for x in items]),
-        "query": pad_2d([x["query"] for x in items]),
-    }
+    batch = GriceBatch(
+        index=torch.tensor([x["index"] for x in items]),
+        cluster=torch.tensor([x["cluster"] for x in items]),
+        group=torch.tensor([x["group"] for x in items]),
+        label=torch.tensor([x["label"] for x in items]),
+        history=pad_3d([x["history"] for x in items]),
+        query=pad_2d([x["query"] for x in items]),
+    )
     if "candidates" in items[0]:
         batch["candidates"] = pad_3d([x["candidates"] for x in items])
     if "target" in items[0]:
@@ -173,12 +174,12 @@ def collate(items: Sequence[dict]) -> dict[str, torch.Tensor]:
 
 class TextCollate:
     """Batches text examples (each a list of C text pairs: C = 4 candidates for recovery, 1 for QA)
-    into `inputs` encoded by the tokenizer: (B, C, L) tensors (`choices=True`) or (B, L)."""
+    into an `EncodedBatch`, its `inputs` encoded by the tokenizer: (B, C, L) tensors (`choices=True`) or (B, L)."""
 
     def __init__(self, tokenizer, choices: bool):
         self.tokenizer, self.choices = tokenizer, choices
 
-    def __call__(self, items: Sequence[dict]) -> dict:
+    def __call__(self, items: Sequence[dict]) -> EncodedBatch:
         batch = {key: torch.tensor([x[key] for x in items]) for key in ("index", "cluster", "group", "label")}
         (per_example, *others) = {len(x["pairs"]) for x in items}
         if others:
@@ -187,5 +188,4 @@ class TextCollate:
         inputs = tt.encode_batch(self.tokenizer, [a for a, _ in pairs], [b for _, b in pairs])
         if self.choices:
             inputs = {k: v.view(len(items), per_example, -1) for k, v in inputs.items()}
-        batch["inputs"] = inputs
-        return batch
+        return EncodedBatch(**batch, inputs=inputs)

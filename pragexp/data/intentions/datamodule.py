@@ -1,7 +1,7 @@
 """The intention items as an evaluation-only data module: every item is a test example.
 
-Batches are {"index": dataset indices, "group": phenomenon ids, "inputs": {"items": [PromptItem, ...]}}: the
-items as the intentions' prompt templates read them (`prompt_items.prompt_item`), for `model=llm`.
+Batches are `PromptBatch`es (`pragexp.batches.types`; "group": the phenomenon): the items as the intentions'
+prompt templates read them (`prompt_items.prompt_item`), for `model=llm`.
 `group_names` are the phenomena (metric keys `test/acc/<phenomenon>`), `describe(split, index)` the item behind
 a prediction, `prompt_items(split)` every item of a split (none but test), and `data_report.json` in
 `report_dir` says what was read, repaired and skipped.
@@ -66,9 +66,10 @@ class IntentionsDataModule(PromptDataModule):
         self.group_names = tuple(p for p in PHENOMENA if p in present) + tuple(sorted(present - {*PHENOMENA}))
         self.items = items
         group = {name: g for g, name in enumerate(self.group_names)}
+        prompts = [prompt_item(item, i) for i, item in enumerate(items)]
         self.datasets["test"] = [
-            {"index": i, "cluster": i, "group": group[item.phenomenon], "item": prompt_item(item, i)}
-            for i, item in enumerate(items)
+            {"index": i, "cluster": i, "group": group[item.phenomenon], "label": prompt.label, "item": prompt}
+            for i, (item, prompt) in enumerate(zip(items, prompts, strict=True))
         ]
         self.report = {
             **read.summary(),

@@ -17,9 +17,8 @@ from, and batches for a retrieve-then-read task. The pieces live beside it, one 
 
 The retriever's settings are read once, into `self.retriever` (a `RetrieverSpec`), which the task reads too.
 
-Batches: `index`, `group` (question type), `query` (the question encoder's inputs), `gold_passages`,
-`labels` (the target `literal </lit> ... pragmatic </prag> ... answer` as token ids, -100 as padding; with a
-reader), and the split's name (`split`: the task reads the examples through `batch_examples`).
+Batches: `PragmatiCQABatch` (`pragexp.batches.types`, where each key is documented; "group": the question type,
+"labels": the target `literal </lit> ... pragmatic </prag> ... answer` as token ids).
 """
 
 from __future__ import annotations
@@ -32,6 +31,7 @@ from pathlib import Path
 
 import torch
 
+from pragexp.batches.types import PragmatiCQABatch
 from pragexp.data.common.datamodules.base import SplitsDataModule
 from pragexp.data.common.datamodules.declaration import scalars
 from pragexp.data.common.splits import SPLITS
@@ -307,20 +307,18 @@ class PragmatiCQACollate:
     def __init__(self, datamodule: PragmatiCQADataModule):
         self.datamodule = datamodule
 
-    def __call__(self, items: list[dict]) -> dict:
+    def __call__(self, items: list[dict]) -> PragmatiCQABatch:
         dm = self.datamodule
         split = items[0]["split"]
         examples = [dm.examples[split][it["index"]] for it in items]
-        batch = {
-            "index": torch.tensor([it["index"] for it in items], dtype=torch.long),
-            "cluster": torch.tensor([e.conversation for e in examples], dtype=torch.long),
-            "group": torch.tensor(
-                [QUESTION_TYPES.index(e.question_type) for e in examples], dtype=torch.long
-            ),
-            "query": dm.query_tokenizer.encode([e.query() for e in examples]),
-            "split": split,  # the task reads the examples as `datamodule.batch_examples(batch)`
-            "gold_passages": [dm.gold[split][it["index"]] for it in items],
-        }
+        batch = PragmatiCQABatch(
+            index=torch.tensor([it["index"] for it in items], dtype=torch.long),
+            cluster=torch.tensor([e.conversation for e in examples], dtype=torch.long),
+            group=torch.tensor([QUESTION_TYPES.index(e.question_type) for e in examples], dtype=torch.long),
+            query=dm.query_tokenizer.encode([e.query() for e in examples]),
+            split=split,  # the task reads the examples as `datamodule.batch_examples(batch)`
+            gold_passages=[dm.gold[split][it["index"]] for it in items],
+        )
         if dm.reader_text is not None:
             targets = [
                 dm.reader_text.target_ids(format_answer(e.literal_texts, e.pragmatic_texts, e.answer))

@@ -132,6 +132,9 @@ class LLMBackend:
     name = "backend"
     cacheable = True  # the reference backends answer from the data: nothing to cache
     finetune = "none"  # only an in-process model learns (llm=hf: generation.finetuning.finetune)
+    adapter: str | None = (
+        None  # the folder of the tuned adapter it loaded (llm=hf: llm.adapter); run.json names it
+    )
     # per kind of call (the cache's method names), the `identity` fields its answers cannot depend on
     not_read_by: dict[str, tuple[str, ...]] = {"loglikelihood_many": RENDERING, "embed": RENDERING}
 

@@ -20,6 +20,7 @@ from collections.abc import Iterable
 
 from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, processors
 
+from pragexp.batches.types import EncodedBatch
 from pragexp.pretrained import TINY, resolve
 from pragexp.pretrained.tokenizer import load_tokenizer
 from pragexp.utils.tensors import encode_batch  # noqa: F401  (data modules call it as tt.encode_batch)
@@ -109,14 +110,14 @@ def pad_id(tokenizer: Tokenizer) -> int:
 
 
 class PadCollate:
-    """Collates text examples ({"text", optional "text_pair", "label", "index", "cluster"}) into a batch
-    encoded by `tokenizer` and padded to its own longest sequence. With no tokenizer (a model
+    """Collates text examples ({"text", optional "text_pair", "label", "index", "cluster"}) into an
+    `EncodedBatch`, encoded by `tokenizer` and padded to its own longest sequence. With no tokenizer (a model
     that reads no text, e.g. a majority baseline) `inputs = {"num_examples": n}`."""
 
     def __init__(self, tokenizer: Tokenizer | None = None):
         self.tokenizer = tokenizer
 
-    def __call__(self, examples: list[dict]) -> dict:
+    def __call__(self, examples: list[dict]) -> EncodedBatch:
         import torch
 
         batch = {
@@ -126,8 +127,8 @@ class PadCollate:
         }
         batch["group"] = torch.full_like(batch["label"], -1)
         if self.tokenizer is None:
-            batch["inputs"] = {"num_examples": len(examples)}
-            return batch
+            return EncodedBatch(**batch, inputs={"num_examples": len(examples)})
         seconds = [e["text_pair"] for e in examples] if "text_pair" in examples[0] else None
-        batch["inputs"] = encode_batch(self.tokenizer, [e["text"] for e in examples], seconds)
-        return batch
+        return EncodedBatch(
+            **batch, inputs=encode_batch(self.tokenizer, [e["text"] for e in examples], seconds)
+        )
