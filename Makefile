@@ -35,8 +35,8 @@ test-fast: install
 	$(OFFLINE) $(PY) -m pytest -m "not slow and not gpu" $(PYTEST_ARGS)
 
 lint: install
-	$(PY) -m ruff check pragexp tests bench hydra_plugins
-	$(PY) -m ruff format --check pragexp tests bench hydra_plugins
+	$(PY) -m ruff check pragexp tests bench experiments hydra_plugins
+	$(PY) -m ruff format --check pragexp tests bench experiments hydra_plugins
 
 # The documentation site (mkdocs.yml, docs/) into site/. --strict: a broken link or anchor, or a page left out of
 # the nav, fails the build. MkDocs and its theme are the `docs` extra, installed here the first time.

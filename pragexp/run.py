@@ -64,7 +64,8 @@ def check_packages(cfg: DictConfig) -> None:
     (FAISS: after the whole corpus is encoded)."""
     if cfg.get("retriever") is not None and importlib.util.find_spec("faiss") is None:
         raise ImportError(
-            "retrieval (retriever=...) needs FAISS: pip install faiss-cpu, or faiss-gpu (`make install` picks one)"
+            "retrieval (retriever=...) needs FAISS: pip install faiss-cpu, or faiss-gpu (`make install` "
+            "picks one)"
         )
 
 
@@ -77,10 +78,10 @@ def job_started() -> float:
 
 
 def run(cfg: DictConfig, started: float | None = None) -> dict[str, float]:
-    """`started`: when the job began, for the wall time in the summary line; by default now. The job runs
-    with `cfg.threads` CPU threads (if set); the process's setting is restored afterwards, and so are the seed
-    Lightning leaves in the environment (a later job of a multirun seeds itself or not at all, as it would alone).
-    A model the job does not tune may be the one an earlier job loaded (`pretrained.loaded`).
+    """`started`: when the job began, for the wall time in the summary line; by default now. The job runs with
+    `cfg.threads` CPU threads (if set); the process's setting is restored afterwards, and so are the seed
+    Lightning leaves in the environment (a later job of a multirun seeds itself or not at all, as it would
+    alone). A model the job does not tune may be the one an earlier job loaded (`pretrained.loaded`).
 
     SIGTERM, SIGINT (and submitit's preemption signal) stop the job cleanly: it says what it was doing and
     what it kept, and exits with 128 + the signal's number (`pragexp.training.stopping`)."""
@@ -196,7 +197,8 @@ def _build_task(cfg: DictConfig, model_cfg: DictConfig | None):
 
 def _fit_and_test(cfg: DictConfig, trainer: pl.Trainer, task, datamodule) -> dict[str, float]:
     """Train (or, for a model that reads the training labels once, observe them), then validate and test the
-    best checkpoint (or the one given). Checkpoints are data: Lightning loads them with weights_only=True too."""
+    best checkpoint (or the one given). Checkpoints are data: Lightning loads them with weights_only=True
+    too."""
     train, ckpt_path = bool(cfg.get("train", True)), cfg.get("ckpt_path")
     observe_first = not train and not ckpt_path and task.model_traits.observes_labels
     test_ckpt = ckpt_path
@@ -217,12 +219,13 @@ def _fit_and_test(cfg: DictConfig, trainer: pl.Trainer, task, datamodule) -> dic
 
 
 def summary_line(cfg: DictConfig, metrics: dict[str, float], output_dir: Path, seconds: float) -> str:
-    """One line with the overall test metrics (per-group ones and their uncertainty are in metrics.json), where
-    the run's files are and its wall time."""
+    """One line with the overall test metrics (per-group ones and their uncertainty are in metrics.json),
+    where the run's files are and its wall time."""
     overall = {k: v for k, v in metrics.items() if k.startswith("test/") and k.count("/") == 1}
     headline = {k: v for k, v in overall.items() if not is_uncertainty_key(k)}
     body = " ".join(f"{k}={v:.4f}" if k != "test/count" else f"{k}={int(v)}" for k, v in headline.items())
-    return f"{SUMMARY_PREFIX} {cfg.get('task_name')}/{cfg.get('model_label')} {body} ({output_dir}, {duration(seconds)})"
+    name = f"{cfg.get('task_name')}/{cfg.get('model_label')}"
+    return f"{SUMMARY_PREFIX} {name} {body} ({output_dir}, {duration(seconds)})"
 
 
 def duration(seconds: float) -> str:

@@ -1,6 +1,6 @@
-"""Batches as the metrics take them, from the columns a test names; what a test leaves out holds its "none": `rows`
-(what every batch holds, `Rows`/`LabelledRows`) and `choice_rows` (a choice task's `PromptBatch` and the model's
-`ChoiceScores`)."""
+"""Batches as the metrics take them, from the columns a test names; what a test leaves out holds its "none":
+`rows` (what every batch holds, `Rows`/`LabelledRows`) and `choice_rows` (a choice task's `PromptBatch` and
+the model's `ChoiceScores`)."""
 
 from __future__ import annotations
 
@@ -30,9 +30,10 @@ def choice_rows(
     p_true=None,
     **columns,
 ) -> tuple[PromptBatch, ChoiceScores]:
-    """`index`, `correct` and `p_true` (default: `correct`) per example; `columns` may name the batch's `group`,
-    `view`, `cluster` (default: `index`), `label`, `people_correct`, `groups`, `reference` and the scores' `kind`,
-    `corr`, `predicted` and `probs` (default: `p_true` on the label, the rest shared by one other option)."""
+    """`index`, `correct` and `p_true` (default: `correct`) per example; `columns` may name the batch's
+    `group`, `view`, `cluster` (default: `index`), `label`, `people_correct`, `groups`, `reference` and the
+    scores' `kind`, `corr`, `predicted` and `probs` (default: `p_true` on the label, the rest shared by one
+    other option)."""
     index = torch.as_tensor(index)
     n = len(index)
     correct = torch.as_tensor(correct, dtype=torch.float)

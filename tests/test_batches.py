@@ -1,5 +1,5 @@
-"""The batches a data module hands its task are declared (`pragexp.batches.types`) and checked on arrival, naming
-the keys that are missing or unknown and the data module."""
+"""The batches a data module hands its task are declared (`pragexp.batches.types`) and checked on arrival,
+naming the keys that are missing or unknown and the data module."""
 
 from __future__ import annotations
 
@@ -25,7 +25,8 @@ def test_a_batch_of_no_declared_kind_is_refused_naming_its_keys_and_data_module(
     with pytest.raises(BatchError) as raised:
         check_batch(batch, (GriceBatch,), "GriceDataModule")
     assert str(raised.value) == (
-        "a batch of GriceDataModule is none of the kinds its task reads: read as GriceBatch, it lacks query and "
+        "a batch of GriceDataModule is none of the kinds its task reads: read as GriceBatch, it lacks query "
+        "and "
         "has unknown colour"
     )
     batch.pop("colour")

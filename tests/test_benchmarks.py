@@ -1,6 +1,6 @@
 """The LLM pragmatics benchmarks on the one route (Hu et al.'s phenomena, LUDWIG, BIG-bench's implicatures):
-the papers' protocols (the Hu et al. one checked on an example worked by hand) and the runs end to end on invented
-files in the released formats (the choice metric they report: tests/test_choice_metric.py)."""
+the papers' protocols (the Hu et al. one checked on an example worked by hand) and the runs end to end on
+invented files in the released formats (the choice metric they report: tests/test_choice_metric.py)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
-"""The response cache in front of the LLM backends (pragexp.generation.cache.cached_backend): a hit makes no call, the key
-changes with everything that changes an answer (HF settings, the SmolLM2 file, the encoder's length and
-files), an API failure leaves the cache intact, a model and its judge share one file, what must not be cached
-is not, and answers stored in the documented file format are found."""
+"""The response cache in front of the LLM backends (pragexp.generation.cache.cached_backend): a hit makes no
+call, the key changes with everything that changes an answer (HF settings, the SmolLM2 file, the encoder's
+length and files), an API failure leaves the cache intact, a model and its judge share one file, what must not
+be cached is not, and answers stored in the documented file format are found."""
 
 import hashlib
 import importlib.util

@@ -1,5 +1,5 @@
-"""The figures every LLM choice task reports as means (`pragexp.metrics.choice_figures`): the Brier score of the
-option probabilities, on an example worked by hand."""
+"""The figures every LLM choice task reports as means (`pragexp.metrics.choice_figures`): the Brier score of
+the option probabilities, on an example worked by hand."""
 
 from __future__ import annotations
 

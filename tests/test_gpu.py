@@ -116,9 +116,9 @@ def test_lora_trains_an_llm_in_bf16_on_the_gpu(make_config):
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
 def test_scores_on_the_gpu_do_not_depend_on_the_other_requests_of_the_call(dtype):
-    """Scoring's fixed-shape passes (pragexp/generation/scoring/passes.py) on cuBLAS, whose kernels change with
-    a matrix's shape: an item's scores alone, beside others and shuffled are the same bits, and they agree
-    with the CPU's within float rounding."""
+    """Scoring's fixed-shape passes (pragexp/generation/scoring/passes.py) on cuBLAS, whose kernels change
+    with a matrix's shape: an item's scores alone, beside others and shuffled are the same bits, and they
+    agree with the CPU's within float rounding."""
     from test_scorer_shapes import logliks, scores_independent_of_the_call, varied_requests
 
     from pragexp.generation.scoring.scorer import score_choices

@@ -1,6 +1,6 @@
-"""The scorer's kept heads (pragexp/generation/scoring/head_cache.py) are never stale (issue 46.7): after each way
-weights can change in place or be swapped, a backend that kept heads scores bit for bit as a fresh backend on
-the same model does, and its kept heads are not served for the changed weights."""
+"""The scorer's kept heads (pragexp/generation/scoring/head_cache.py) are never stale (issue 46.7): after each
+way weights can change in place or be swapped, a backend that kept heads scores bit for bit as a fresh backend
+on the same model does, and its kept heads are not served for the changed weights."""
 
 from __future__ import annotations
 

@@ -1,7 +1,8 @@
-"""Every dataset declares the unit it draws independently (`sampling_unit`), every batch carries each row's unit id
-(`cluster`), rows of one unit share it, and the unit is named where its intervals are shown: run.json, the report's
-cells and the documentation's table (docs/statistics.md). Nothing defaults to "each row its own unit": a data
-module or a batch without its unit is refused by name (every kind of batch requires `cluster`: `pragexp.batches`)."""
+"""Every dataset declares the unit it draws independently (`sampling_unit`), every batch carries each row's
+unit id (`cluster`), rows of one unit share it, and the unit is named where its intervals are shown: run.json,
+the report's cells and the documentation's table (docs/statistics.md). Nothing defaults to "each row its own
+unit": a data module or a batch without its unit is refused by name (every kind of batch requires `cluster`:
+`pragexp.batches`)."""
 
 from __future__ import annotations
 

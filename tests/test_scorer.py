@@ -1,6 +1,6 @@
-"""The one scorer (pragexp/generation/scoring/scorer.py): the shared-prefix KV-cache scorer equals a plain forward
-pass per (context, option), whatever the batch size, order and option pass (packed on one row per item, or one
-row per option); the cache. Ranking and calibration: test_ranking."""
+"""The one scorer (pragexp/generation/scoring/scorer.py): the shared-prefix KV-cache scorer equals a plain
+forward pass per (context, option), whatever the batch size, order and option pass (packed on one row per
+item, or one row per option); the cache. Ranking and calibration: test_ranking."""
 
 from __future__ import annotations
 

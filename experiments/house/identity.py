@@ -1,16 +1,17 @@
 """Nothing else moves: the same runs before and after a change of the house, compared file by file.
 
-    python experiments/house/identity.py run OUT        # the runs below into OUT/runs, their report, OUT/manifest.json
-    python experiments/house/identity.py compare A B    # two manifests: what is identical, what is not
+    python experiments/house/identity.py run OUT      # the runs into OUT/runs, the report, OUT/manifest.json
+    python experiments/house/identity.py compare A B  # two manifests: what is identical, what is not
 
-Every run is a user's command (`python -m pragexp.train|eval`) on the test fixtures with tiny models, and on the
-shared samples (`../shared/samples` or `$PRAGEXP_SAMPLES`, skipped and said so where absent), one folder each (`hydra.run.dir`). Then the
-report, the scorecard and the datasets' figures over them. The manifest holds the sha256 of every metrics.json,
-prediction file, data report and report table, and each metrics.json's values, so that a metric a change adds is
-told apart from one it alters (`compare` lists added keys separately: everything else must be identical).
-run.json (times, the commit) and logs are not compared: they differ between any two runs. Give both runs the same
-OUT (it is emptied first) and move the first manifest aside, and run both from a checkout at the same path (a git
-worktree moved to the other commit): paths printed in tables and in data_report.json are then equal too.
+Every run is a user's command (`python -m pragexp.train|eval`) on the test fixtures with tiny models, and on
+the shared samples (`../shared/samples` or `$PRAGEXP_SAMPLES`, skipped and said so where absent), one folder
+each (`hydra.run.dir`). Then the report, the scorecard and the datasets' figures over them. The manifest holds
+the sha256 of every metrics.json, prediction file, data report and report table, and each metrics.json's
+values, so that a metric a change adds is told apart from one it alters (`compare` lists added keys
+separately: everything else must be identical). run.json (times, the commit) and logs are not compared: they
+differ between any two runs. Give both runs the same OUT (it is emptied first) and move the first manifest
+aside, and run both from a checkout at the same path (a git worktree moved to the other commit): paths printed
+in tables and in data_report.json are then equal too.
 """
 
 from __future__ import annotations
@@ -244,9 +245,14 @@ def compare(a_path: Path, b_path: Path) -> int:
                 continue
             print(f"  {name}: CHANGED {changed}")
         else:
-            print(
-                f"  {name}: {'only in B' if name not in a['files'] else 'only in A' if name not in b['files'] else 'DIFFERS'}"
+            where = (
+                "only in B"
+                if name not in a["files"]
+                else "only in A"
+                if name not in b["files"]
+                else "DIFFERS"
             )
+            print(f"  {name}: {where}")
         bad += 1
     same = sum(a["files"].get(n) == b["files"].get(n) for n in a["files"])
     print(f"{same} of {len(a['files'])} files of A byte-identical in B; {bad} differ otherwise")

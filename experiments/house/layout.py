@@ -2,9 +2,9 @@
 
     python experiments/house/layout.py [REPO]     # default: this repository
 
-Rooms are the folders of `pragexp/` that hold Python (a sub-folder counts in its room, and is shown beside it);
-the size rules are the house's (docs/house.md, read by tests/test_sizes.py), applied here to every folder the
-tests cover, so that two commits' figures compare (issue 47: before and after).
+Rooms are the folders of `pragexp/` that hold Python (a sub-folder counts in its room, and is shown beside
+it); the size rules are the house's (docs/house.md, read by tests/test_sizes.py), applied here to every folder
+the tests cover, so that two commits' figures compare (issue 47: before and after).
 """
 
 from __future__ import annotations

@@ -20,8 +20,8 @@ def key_mismatch(batch: Mapping, kind: type) -> tuple[list[str], list[str]]:
 
 
 def check_batch(batch: Mapping, kinds: Sequence[type], source: str) -> type:
-    """The first of `kinds` whose keys `batch` has (every required one, no other); a `BatchError` naming `source`
-    (the data module) and, per kind, what is missing and unknown, when none fits."""
+    """The first of `kinds` whose keys `batch` has (every required one, no other); a `BatchError` naming
+    `source` (the data module) and, per kind, what is missing and unknown, when none fits."""
     reasons = []
     for kind in kinds:
         missing, unknown = key_mismatch(batch, kind)

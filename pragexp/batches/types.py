@@ -1,15 +1,16 @@
-"""Every kind of batch a data module hands its task, each key documented once, here. Lightning moves these dicts
-to the device and the collate functions build them; a task names the kinds it reads (`PragexpTask.batch_types`)
-and checks each batch's keys against them (`pragexp.batches.check`).
+"""Every kind of batch a data module hands its task, each key documented once, here. Lightning moves these
+dicts to the device and the collate functions build them; a task names the kinds it reads
+(`PragexpTask.batch_types`) and checks each batch's keys against them (`pragexp.batches.check`).
 
-- `PromptBatch`: examples that an LLM reads as prompts (the LLM benchmarks, the intentions, and Circa, NLI, BoolQ
-  and GRICE with `data.prompts=true`): `pragexp.data.common.prompt_examples.prompt_collate`.
+- `PromptBatch`: examples that an LLM reads as prompts (the LLM benchmarks, the intentions, and Circa, NLI,
+  BoolQ and GRICE with `data.prompts=true`): `pragexp.data.common.prompt_examples.prompt_collate`.
 - `EncodedBatch`: text encoded for a trained model (Circa, NLI, BoolQ; GRICE read by BERT).
 - `GriceBatch`: GRICE dialogues as word ids, for the memory networks and their kin.
 - `PragmatiCQABatch`: PragmatiCQA's questions, for the retriever and the reader.
 """
 
-# No `from __future__ import annotations`: a TypedDict reads `NotRequired` only from annotations it can evaluate.
+# No `from __future__ import annotations`: a TypedDict reads `NotRequired` only from annotations it can
+# evaluate.
 from collections.abc import Sequence
 from typing import NotRequired, TypedDict
 
@@ -22,12 +23,14 @@ class Rows(TypedDict):
     """What every batch holds per example."""
 
     index: torch.Tensor
-    """(examples,) long: each example's dataset index (predictions, metrics and DDP's padding are keyed by it)."""
+    """(examples,) long: each example's dataset index (predictions, metrics and DDP's padding are keyed by
+    it)."""
     cluster: torch.Tensor
     """(examples,) long: the id of each example's sampling unit (`TaskData.sampling_unit`): every interval is
     clustered by it."""
     group: torch.Tensor
-    """(examples,) long: an index into the data module's `group_names` (the per-group metrics), -1 for none."""
+    """(examples,) long: an index into the data module's `group_names` (the per-group metrics), -1 for
+    none."""
 
 
 class LabelledRows(Rows):
@@ -61,9 +64,11 @@ class PromptBatch(LabelledRows):
     """Examples an LLM reads as prompts; a key an example does not set holds its "none" (see each key)."""
 
     view: torch.Tensor
-    """(examples,) long: an index into the data module's `view_names` (Hu et al.'s option orders), -1 for none."""
+    """(examples,) long: an index into the data module's `view_names` (Hu et al.'s option orders), -1 for
+    none."""
     people_correct: torch.Tensor
-    """(examples,) float: people's proportion correct on the example's item (Hu et al.'s comparison); NaN: none."""
+    """(examples,) float: people's proportion correct on the example's item (Hu et al.'s comparison);
+    NaN: none."""
     kinds: list[list[int] | None]
     """Per example, a kind id (into `kind_names`: literal, associate, ...) per option; None: no kinds."""
     reference: list[list[float] | None]
@@ -79,7 +84,8 @@ class EncodedBatch(LabelledRows):
 
     inputs: dict
     """The model's keyword arguments: token ids, type ids and attention masks, (examples, length) or, with
-    candidates, (examples, candidates, length); `{"num_examples": n}` for a model that reads no text (majority)."""
+    candidates, (examples, candidates, length); `{"num_examples": n}` for a model that reads no text
+    (majority)."""
 
 
 class GriceBatch(LabelledRows):
@@ -105,7 +111,8 @@ class PragmatiCQABatch(Rows):
     gold_passages: list[list[int]]
     """Per example, the ids of its gold passages in the corpus."""
     labels: NotRequired[torch.Tensor]
-    """(examples, length) long: the reader's target token ids, -100 after each target's end (with a reader)."""
+    """(examples, length) long: the reader's target token ids, -100 after each target's end (with a
+    reader)."""
 
 
 BATCH_TYPES = (PromptBatch, EncodedBatch, GriceBatch, PragmatiCQABatch)

@@ -55,7 +55,8 @@ BOOLQ_SCHEMA = PairSchema(
 
 
 class BoolQDataModule(PairClassificationDataModule):
-    """Question/passage pairs, 2 classes; options in pragexp.data.common.datamodules.pair_classification and conf/data/boolq.yaml."""
+    """Question/passage pairs, 2 classes; options in pragexp.data.common.datamodules.pair_classification and
+    conf/data/boolq.yaml."""
 
     schema = BOOLQ_SCHEMA
     default_label_names = LABELS

@@ -57,7 +57,8 @@ NLI_SCHEMA = PairSchema(
 
 
 class NLIDataModule(PairClassificationDataModule):
-    """Premise/hypothesis pairs, 3 classes; options in pragexp.data.common.datamodules.pair_classification and conf/data/nli.yaml."""
+    """Premise/hypothesis pairs, 3 classes; options in pragexp.data.common.datamodules.pair_classification and
+    conf/data/nli.yaml."""
 
     schema = NLI_SCHEMA
     default_label_names = LABELS

@@ -10,9 +10,9 @@ The line is read as Hydra reads it (its own argparse parser), so Hydra's flags a
   instead which tasks take the group.
 - `-m` with `--cfg` or `--info`, which Hydra refuses together ("Only one of --run, --multirun, --cfg..."):
   they show one job's config, so `-m` is dropped, and a sweep is refused.
-- `--hydra-help` with overrides: Hydra composes that help from its own config alone, so an app override such as
-  `task=circa` fails there ("Could not override 'task'"); the flags it lists do not depend on the job, so the
-  overrides are dropped once checked.
+- `--hydra-help` with overrides: Hydra composes that help from its own config alone, so an app override such
+  as `task=circa` fails there ("Could not override 'task'"); the flags it lists do not depend on the job, so
+  the overrides are dropped once checked.
 
 A line Hydra refuses (an unknown flag, an override after a flag's value, a task that does not exist) is left
 to Hydra to report.

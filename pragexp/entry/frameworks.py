@@ -3,10 +3,10 @@ collector's passes over them.
 
 Importing them makes about half a million objects that live as long as the process. Python's collector walks
 them again and again while they load (about 0.9 s of a 4.4 s import on a 2-core machine) and again as the
-interpreter exits (about 1 s). So the entry points import them with the collector paused, then move what exists
-out of its sight (`gc.freeze`: the collector no longer traverses them; reference counting still frees them),
-once per process: a multirun's later jobs and a test calling `main()` again find them loaded and freeze nothing
-of theirs. `bench/bench_startup.py` measures it.
+interpreter exits (about 1 s). So the entry points import them with the collector paused, then move what
+exists out of its sight (`gc.freeze`: the collector no longer traverses them; reference counting still frees
+them), once per process: a multirun's later jobs and a test calling `main()` again find them loaded and freeze
+nothing of theirs. `bench/bench_startup.py` measures it.
 """
 
 from __future__ import annotations

@@ -1,15 +1,15 @@
 """The uncertainty of a figure that is no mean over rows (macro-F1, per-class F1) by a cluster bootstrap: the
-sampling units drawn again with replacement, each with all its rows, `RESAMPLES` times; the standard error is the
-standard deviation (ddof 1) of the figure over the resamples, and the 95% interval Efron's BCa interval: the
-resamples' percentiles moved for their bias (z0, from the share of resamples below the figure) and skew (the
-acceleration, from the jackknife that leaves out one unit at a time). On few units and a figure near its bound
-BCa held its coverage where the plain percentile interval did not: on 25 items of 5 rows at accuracy 0.85, over
-1,000 samples, macro-F1 was covered in 94.5% against 92.0%, the least-covered class's F1 in 93.7% against 91.3%
-(pragexp.metrics.bootstrap_simulation; experiments/statistics/README.md).
+sampling units drawn again with replacement, each with all its rows, `RESAMPLES` times; the standard error is
+the standard deviation (ddof 1) of the figure over the resamples, and the 95% interval Efron's BCa interval:
+the resamples' percentiles moved for their bias (z0, from the share of resamples below the figure) and skew
+(the acceleration, from the jackknife that leaves out one unit at a time). On few units and a figure near its
+bound BCa held its coverage where the plain percentile interval did not: on 25 items of 5 rows at accuracy
+0.85, over 1,000 samples, macro-F1 was covered in 94.5% against 92.0%, the least-covered class's F1 in 93.7%
+against 91.3% (pragexp.metrics.bootstrap_simulation; experiments/statistics/README.md).
 
-The draws come from `numpy.random.default_rng(SEED)` over the units in the order of their ids, and a resample is a
-count per unit, so the figures depend on neither the order of the rows, nor the batches, nor the ranks that
-scored them: the same predictions give the same interval. Under two units there is none.
+The draws come from `numpy.random.default_rng(SEED)` over the units in the order of their ids, and a resample
+is a count per unit, so the figures depend on neither the order of the rows, nor the batches, nor the ranks
+that scored them: the same predictions give the same interval. Under two units there is none.
 """
 
 from __future__ import annotations
@@ -53,8 +53,8 @@ def confusion_by_unit(codes: np.ndarray, units: int, preds, targets, classes: in
 
 
 def f1_per_class(confusion: np.ndarray) -> np.ndarray:
-    """(..., classes, classes) counts, rows gold -> (..., classes) F1 = 2 TP / (2 TP + FP + FN), 0 where a class is
-    neither gold nor predicted (torchmetrics' `zero_division=0`)."""
+    """(..., classes, classes) counts, rows gold -> (..., classes) F1 = 2 TP / (2 TP + FP + FN), 0 where a
+    class is neither gold nor predicted (torchmetrics' `zero_division=0`)."""
     true_positive = np.diagonal(confusion, axis1=-2, axis2=-1)
     wrong = confusion.sum(-1) + confusion.sum(-2) - 2 * true_positive  # FN + FP
     denominator = 2 * true_positive + wrong
@@ -70,8 +70,8 @@ def f1_figures(confusion: np.ndarray, labels: int) -> np.ndarray:
 def bootstrap_f1(
     units, preds, targets, labels: int, resamples: int = RESAMPLES, seed: int = SEED
 ) -> Bootstrapped | None:
-    """Per class and macro (the last), the cluster bootstrap's figures of F1 over `labels` classes: `preds` may
-    hold `labels` for no answer (a false negative of its gold class, as the point estimate counts it)."""
+    """Per class and macro (the last), the cluster bootstrap's figures of F1 over `labels` classes: `preds`
+    may hold `labels` for no answer (a false negative of its gold class, as the point estimate counts it)."""
     codes, count = unit_codes(units)
     if count < 2:
         return None
@@ -91,8 +91,8 @@ def bootstrap_f1(
 
 
 def bca(replicates: np.ndarray, point: np.ndarray, jackknife: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Efron's bias-corrected and accelerated 95% interval per figure (last axis) from its resamples (B, F), its
-    value on the sample (F) and its jackknife values (units, F)."""
+    """Efron's bias-corrected and accelerated 95% interval per figure (last axis) from its resamples (B, F),
+    its value on the sample (F) and its jackknife values (units, F)."""
     resamples = len(replicates)
     below = np.sum(replicates < point, 0) + 0.5 * np.sum(replicates == point, 0)
     bias = stats.norm.ppf(np.clip(below / resamples, 1 / (resamples + 1), resamples / (resamples + 1)))

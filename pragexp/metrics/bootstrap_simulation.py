@@ -1,11 +1,11 @@
-"""Whether the cluster bootstrap's F1 intervals hold (pragexp.metrics.bootstrap, as ClassificationMetric writes
-them): classification samples drawn from designs shaped like the data, and the share of samples whose interval
-covers the population's F1.
+"""Whether the cluster bootstrap's F1 intervals hold (pragexp.metrics.bootstrap, as ClassificationMetric
+writes them): classification samples drawn from designs shaped like the data, and the share of samples whose
+interval covers the population's F1.
 
 A design draws C units of its rows; each row's gold label from the design's class shares; a unit's chance of a
-right answer p_c as in pragexp.metrics.simulation (beta, mean μ, correlation ρ), a wrong answer one of the other
-labels at random. The population's F1 is the F1 of the expected confusion matrix, shares_k · (μ on the diagonal,
-(1 - μ) / (K - 1) elsewhere): what the sample's F1 tends to as units grow.
+right answer p_c as in pragexp.metrics.simulation (beta, mean μ, correlation ρ), a wrong answer one of the
+other labels at random. The population's F1 is the F1 of the expected confusion matrix, shares_k · (μ on the
+diagonal, (1 - μ) / (K - 1) elsewhere): what the sample's F1 tends to as units grow.
 """
 
 from __future__ import annotations

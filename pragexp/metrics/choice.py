@@ -9,33 +9,35 @@ the options with a reference one (people's answer shares). `compute()` gives
 - `acc`, `p_true`, overall and per group (`acc/<group>`); an example may belong to several groups (the batch's
   `groups`: a language, a type and their pair), each group averaging its own examples;
 - with views (an item shown in several option orders: Hu et al.'s five seeds), `acc_view/<view>` and
-  `acc_view_std` (and per group): the accuracy of each view and the population standard deviation across views,
-  the seed spread (overall `acc` is the mean over views, which hold the same items);
+  `acc_view_std` (and per group): the accuracy of each view and the population standard deviation across
+  views, the seed spread (overall `acc` is the mean over views, which hold the same items);
 - with option kinds, `error_share/<kind>` (and `error_share/<kind>/<group>` for the kinds a group's wrong
-  answers chose): of the wrong answers, the share that chose an option of that kind (how Hu et al. split errors
-  into literal, associate, ... readings);
+  answers chose): of the wrong answers, the share that chose an option of that kind (how Hu et al. split
+  errors into literal, associate, ... readings);
 - with people's proportion correct per item, `human_corr` (and per group: per phenomenon, as Hu et al. report
   it): Pearson's r across items between the model's p_true on the item (its mean over the item's rows) and
-  people's proportion correct, with `human_corr_p`, its interval and `human_corr_items` (`pragexp.metrics.people`);
+  people's proportion correct, with `human_corr_p`, its interval and `human_corr_items`
+  (`pragexp.metrics.people`);
 - with reference distributions, `human_option_corr` (and per group): within each example, Pearson's r between
-  the model's and the people's distribution over the item's options, averaged over the examples where both vary
-  (`human_option_corr_items` counts them; with two options every r is +-1): how alike the two distributions are,
-  not the paper's figure;
+  the model's and the people's distribution over the item's options, averaged over the examples where both
+  vary (`human_option_corr_items` counts them; with two options every r is +-1): how alike the two
+  distributions are, not the paper's figure;
 - with position names (an item's options lettered A, B, ...), `chosen/<position>`: the share of all examples
   whose choice was the option in that position, and `chosen/none` the share that chose none (a generated reply
   naming no option), so a model that always answers one letter shows it;
 - `count`;
-- each figure of `CHOICE_FIGURES` (`pragexp.metrics.choice_figures`: the one place that adds a mean to every LLM
-  choice task), overall and per group, over the examples that have it;
-- for `acc`, `p_true`, `human_option_corr` and each of `CHOICE_FIGURES`, overall and per group, the standard error
-  and 95% interval of the mean, clustered by sampling unit (the batch's `cluster`: an item's option orders share
-  it), with the units and rows counted: `acc_stderr`, `acc_ci95_low`, `acc_ci95_high`, `acc_n`, `acc_rows`, and
-  `acc_stderr/<group>`, ... (`pragexp.metrics.uncertainty`); the same for each view's accuracy, each position's
-  share chosen and, overall, each kind's share of the errors (`acc_view_stderr/<view>`, `chosen_stderr/<position>`,
-  `error_share_stderr/<kind>`, ...: an error kind's share is a mean over the wrong answers, clustered alike);
-- no interval for `acc_view_std` (a spread of the views' accuracies, a description of the sample, not an estimate
-  of a mean), `human_corr` (its own interval and p-value, by Fisher's z: `pragexp.metrics.people`), the counts
-  (`count`, `human_option_corr_items`, `human_corr_items`) nor the per-group error shares
+- each figure of `CHOICE_FIGURES` (`pragexp.metrics.choice_figures`: the one place that adds a mean to every
+  LLM choice task), overall and per group, over the examples that have it;
+- for `acc`, `p_true`, `human_option_corr` and each of `CHOICE_FIGURES`, overall and per group, the standard
+  error and 95% interval of the mean, clustered by sampling unit (the batch's `cluster`: an item's option
+  orders share it), with the units and rows counted: `acc_stderr`, `acc_ci95_low`, `acc_ci95_high`, `acc_n`,
+  `acc_rows`, and `acc_stderr/<group>`, ... (`pragexp.metrics.uncertainty`); the same for each view's
+  accuracy, each position's share chosen and, overall, each kind's share of the errors
+  (`acc_view_stderr/<view>`, `chosen_stderr/<position>`, `error_share_stderr/<kind>`, ...: an error kind's
+  share is a mean over the wrong answers, clustered alike);
+- no interval for `acc_view_std` (a spread of the views' accuracies, a description of the sample, not an
+  estimate of a mean), `human_corr` (its own interval and p-value, by Fisher's z: `pragexp.metrics.people`),
+  the counts (`count`, `human_option_corr_items`, `human_corr_items`) nor the per-group error shares
   (`error_share/<kind>/<group>`, which no table prints).
 """
 
@@ -74,8 +76,8 @@ def _one_hot(group: torch.Tensor, groups: int) -> torch.Tensor:
 
 
 def memberships(batch: PromptBatch, groups: int) -> torch.Tensor:
-    """(examples, groups): where a data module puts an example in several groups (its "groups", a list of group
-    ids per example: a language, a type and their pair), each of them; otherwise its "group" alone."""
+    """(examples, groups): where a data module puts an example in several groups (its "groups", a list of
+    group ids per example: a language, a type and their pair), each of them; otherwise its "group" alone."""
     listed = batch["groups"]
     if not listed or all(g is None for g in listed):
         return _one_hot(batch["group"].long().reshape(-1).cpu(), groups)
@@ -109,8 +111,8 @@ class ChoiceMetric(Metric):
             self.add_state(name, default=[], dist_reduce_fx="cat")
 
     def update(self, batch: PromptBatch, scores: ChoiceScores) -> None:
-        """The batch's examples (their index, group or groups, view, sampling unit and people's proportion correct)
-        with what the model scored on each."""
+        """The batch's examples (their index, group or groups, view, sampling unit and people's proportion
+        correct) with what the model scored on each."""
         index = batch["index"].long().reshape(-1)
         self.indices.append(index)
         self.clusters.append(batch["cluster"].long().reshape(-1))
@@ -171,8 +173,8 @@ class ChoiceMetric(Metric):
         return out
 
     def _share_figures(self, correct, views, kinds, choices, clusters) -> dict[str, torch.Tensor]:
-        """The uncertainty figures of the overall shares per view, per chosen position and per error kind, each
-        a mean over its rows clustered by unit (an error kind's over the wrong answers with a kind)."""
+        """The uncertainty figures of the overall shares per view, per chosen position and per error kind,
+        each a mean over its rows clustered by unit (an error kind's over the wrong answers with a kind)."""
         out: dict[str, float] = {}
         for v, name in enumerate(self.view_names):
             out.update(group_figures("acc_view", correct[views == v], clusters[views == v], name))

@@ -1,11 +1,11 @@
-"""What a model choosing among each item's options scored per example (`ChoiceScores`, as `LLMChoiceTask` computes
-it), and the one hook that adds a mean to every LLM choice task (`CHOICE_FIGURES`).
+"""What a model choosing among each item's options scored per example (`ChoiceScores`, as `LLMChoiceTask`
+computes it), and the one hook that adds a mean to every LLM choice task (`CHOICE_FIGURES`).
 
-A figure here is a per-example number of the batch and the scores; `ChoiceMetric` reports each as a mean overall
-(`<name>`) and per group (`<name>/<group>`), each with its standard error and interval clustered by the data's
-sampling unit (`<name>_stderr`, `<name>_n`, ...: `pragexp.metrics.uncertainty`). An example whose figure is NaN
-has none and is left out of its means. Adding a metric to every LLM choice task is one entry in `CHOICE_FIGURES`:
-metrics.json gains its keys; a report table shows it only where a task's config declares it.
+A figure here is a per-example number of the batch and the scores; `ChoiceMetric` reports each as a mean
+overall (`<name>`) and per group (`<name>/<group>`), each with its standard error and interval clustered by
+the data's sampling unit (`<name>_stderr`, `<name>_n`, ...: `pragexp.metrics.uncertainty`). An example whose
+figure is NaN has none and is left out of its means. Adding a metric to every LLM choice task is one entry in
+`CHOICE_FIGURES`: metrics.json gains its keys; a report table shows it only where a task's config declares it.
 """
 
 from __future__ import annotations
@@ -46,15 +46,16 @@ class ChoiceFigure:
 
 
 def brier(batch: PromptBatch, scores: ChoiceScores) -> torch.Tensor:
-    """The multi-class Brier score of the option probabilities (Brier 1950), per example: the sum over the item's
-    options of (p_option - 1[option is the gold one])^2, from 0 (certain and right) to 2 (certain and wrong); its
-    mean over the examples is `brier` (lower is better).
+    """The multi-class Brier score of the option probabilities (Brier 1950), per example: the sum over the
+    item's options of (p_option - 1[option is the gold one])^2, from 0 (certain and right) to 2 (certain and
+    wrong); its mean over the examples is `brier` (lower is better).
 
-    p is `ChoiceScores.probs`, the softmax of the option scores over the item's options, the probabilities `p_true`
-    and the calibration read: a padding option has p = 0 and is never gold, so it adds nothing; tied options share
-    their probability, so no tie rule enters. A generated reply that named an option scores it 0 and the others
-    -inf, so p is 1 on it (a Brier score of 0 or 2); a row without any finite score (a reply naming no option) has
-    no probabilities and no Brier score (NaN: left out of the mean and its interval), where pragexp chooses."""
+    p is `ChoiceScores.probs`, the softmax of the option scores over the item's options, the probabilities
+    `p_true` and the calibration read: a padding option has p = 0 and is never gold, so it adds nothing; tied
+    options share their probability, so no tie rule enters. A generated reply that named an option scores it 0
+    and the others -inf, so p is 1 on it (a Brier score of 0 or 2); a row without any finite score (a reply
+    naming no option) has no probabilities and no Brier score (NaN: left out of the mean and its interval),
+    where pragexp chooses."""
     probs = scores.probs.double()
     gold = torch.zeros_like(probs)
     gold[torch.arange(len(probs)), batch["label"].long().to(probs.device)] = 1.0

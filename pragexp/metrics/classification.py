@@ -1,9 +1,9 @@
 """Single-label classification: accuracy, per-class and macro F1, and the confusion matrix, each with its
 uncertainty over the sampling units.
 
-`ClassificationMetric` keeps each example's dataset index, prediction, gold label and unit (`cluster`), and after
-gathering from all ranks counts every index once (see `examples`); the scores themselves are torchmetrics'
-functional ones.
+`ClassificationMetric` keeps each example's dataset index, prediction, gold label and unit (`cluster`), and
+after gathering from all ranks counts every index once (see `examples`); the scores themselves are
+torchmetrics' functional ones.
 """
 
 from __future__ import annotations
@@ -23,22 +23,24 @@ from pragexp.utils.per_example import first_per_index, gathered
 
 
 def slugify(name: str) -> str:
-    """A label name as a metric-key part: `Yes, subject to some conditions` -> `yes_subject_to_some_conditions`."""
+    """A label name as a metric-key part: `Yes, subject to some conditions` ->
+    `yes_subject_to_some_conditions`."""
     return re.sub(r"[^a-z0-9]+", "_", name.lower()).strip("_")
 
 
 class ClassificationMetric(Metric):
-    """`update(rows, preds)`: a batch (`pragexp.batches.types.LabelledRows`: the examples' dataset indices, gold
-    labels and sampling units) and the predicted labels; `compute()` -> {acc, macro_f1, f1/<slug>..., count};
-    `confusion()` -> the confusion matrix over the same (deduplicated) examples. Every interval is over the
-    sampling units (rows of one unit share it):
+    """`update(rows, preds)`: a batch (`pragexp.batches.types.LabelledRows`: the examples' dataset indices,
+    gold labels and sampling units) and the predicted labels; `compute()` -> {acc, macro_f1, f1/<slug>...,
+    count}; `confusion()` -> the confusion matrix over the same (deduplicated) examples. Every interval is
+    over the sampling units (rows of one unit share it):
 
     - `acc` (and `no_answer`), means over examples: their standard error and 95% interval clustered by unit
       (`acc_stderr`, `acc_ci95_low`, `acc_ci95_high`, `acc_n`, `acc_rows`: `pragexp.metrics.uncertainty`);
     - `macro_f1` and each `f1/<slug>`, no means over examples: the standard error and BCa 95% interval of a
-      cluster bootstrap, 2,000 resamples of the units drawn from `numpy.random.default_rng(0)` in the order
-      of the units' ids (`pragexp.metrics.bootstrap`): `macro_f1_stderr`, `macro_f1_ci95_low`, `macro_f1_ci95_high`,
-      `macro_f1_n`, `macro_f1_rows`, and `f1_stderr/<slug>`, `f1_ci95_low/<slug>`, ... (absent under two units);
+      cluster bootstrap, 2,000 resamples of the units drawn from `numpy.random.default_rng(0)` in the order of
+      the units' ids (`pragexp.metrics.bootstrap`): `macro_f1_stderr`, `macro_f1_ci95_low`,
+      `macro_f1_ci95_high`, `macro_f1_n`, `macro_f1_rows`, and `f1_stderr/<slug>`, `f1_ci95_low/<slug>`, ...
+      (absent under two units);
     - `count` is a count: no interval.
 
     A prediction of -1 is no answer (an LLM's reply that names no label): wrong for accuracy, a false

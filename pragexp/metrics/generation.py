@@ -1,20 +1,21 @@
-"""What a generating LLM's answers were like, beside a task's own scores: `GenerationMetric` reads the per-item
-records of `model=llm` with `prompt.scoring=generate` (`models.llm.PromptedLLM._generation_record`) and reports
+"""What a generating LLM's answers were like, beside a task's own scores: `GenerationMetric` reads the
+per-item records of `model=llm` with `prompt.scoring=generate` (`models.llm.PromptedLLM._generation_record`)
+and reports
 
-- `unparsed`: the share of items whose answer the reading rules (`prompting.answers`) could not read: an unclosed
-  reasoning block, a reply without a clear answer. The same with or without `prompt.extractor`: what the extractor
-  recovers is counted apart, never taken out of it;
-- `extracted` (with `prompt.extractor`): the share of items (of all of them, so at most `unparsed`) whose answer the
-  rules could not read and the extractor did; `unparsed - extracted` is the share scored wrong for want of an
-  answer;
+- `unparsed`: the share of items whose answer the reading rules (`prompting.answers`) could not read: an
+  unclosed reasoning block, a reply without a clear answer. The same with or without `prompt.extractor`: what
+  the extractor recovers is counted apart, never taken out of it;
+- `extracted` (with `prompt.extractor`): the share of items (of all of them, so at most `unparsed`) whose
+  answer the rules could not read and the extractor did; `unparsed - extracted` is the share scored wrong for
+  want of an answer;
 - `reasoning_tokens`: the mean number of reasoning tokens per item (0 for a reply without reasoning);
 - `forced` (with `prompt.reasoning_budget`): the share of items whose reasoning hit the budget and was closed.
 
-Each is a mean over items, so each comes with its standard error and 95% interval clustered by sampling unit, as
-accuracy does (`unparsed_stderr`, `unparsed_ci95_low`, `unparsed_ci95_high`, `unparsed_n`, `unparsed_rows`, ...:
-pragexp.metrics.uncertainty; the shares' interval that of a share where every item's figure is 0 or 1, the
-tokens' mean ± t·SE). Each dataset index counts once over every rank (`utils.per_example`), as the task's own
-metrics do.
+Each is a mean over items, so each comes with its standard error and 95% interval clustered by sampling unit,
+as accuracy does (`unparsed_stderr`, `unparsed_ci95_low`, `unparsed_ci95_high`, `unparsed_n`, `unparsed_rows`,
+...: pragexp.metrics.uncertainty; the shares' interval that of a share where every item's figure is 0 or 1,
+the tokens' mean ± t·SE). Each dataset index counts once over every rank (`utils.per_example`), as the task's
+own metrics do.
 """
 
 from __future__ import annotations
@@ -44,8 +45,9 @@ class GenerationMetric(Metric):
         self, records: dict[int, dict], index: torch.Tensor | None = None, cluster: torch.Tensor | None = None
     ) -> None:
         """{dataset index: record}: the records that say how an item was generated (others are left out).
-        `index` and `cluster`: the batch's dataset indices and the sampling unit of each (a record's unit is the
-        cluster beside its index; a record without one, or with no `cluster` given, is a unit of its own)."""
+        `index` and `cluster`: the batch's dataset indices and the sampling unit of each (a record's unit is
+        the cluster beside its index; a record without one, or with no `cluster` given, is a unit of its
+        own)."""
         chosen = {i: r for i, r in records.items() if "unparsed" in r}
         if not chosen:
             return

@@ -1,5 +1,5 @@
-"""Per-example scores averaged overall and per group, with their uncertainty (see `uncertainty`), exact under DDP
-(see `examples`)."""
+"""Per-example scores averaged overall and per group, with their uncertainty (see `uncertainty`), exact under
+DDP (see `examples`)."""
 
 from __future__ import annotations
 
@@ -14,8 +14,8 @@ from pragexp.utils.per_example import first_per_index, gathered
 
 
 class GroupedMeanMetric(Metric):
-    """Means of named per-example scores, overall (`name`) and per group (`name/group`), each with its standard
-    error and 95% interval (`name_stderr`, ... : `pragexp.metrics.uncertainty`).
+    """Means of named per-example scores, overall (`name`) and per group (`name/group`), each with its
+    standard error and 95% interval (`name_stderr`, ... : `pragexp.metrics.uncertainty`).
 
     `update(rows, **scores)` takes a batch (`pragexp.batches.types.Rows`: the examples' dataset indices, their
     group ids, an index into `group_names` or -1 for none, and their sampling units, by which every error is

@@ -1,27 +1,29 @@
 """The standard error and 95% interval of a mean, or of a ratio of sums, over rows clustered by sampling unit:
-computed on arrays whose last axis is the clusters, so that one call serves one table cell or the 2,000 simulated
-samples of the simulation suite (pragexp.metrics.simulation) alike.
+computed on arrays whose last axis is the clusters, so that one call serves one table cell or the 2,000
+simulated samples of the simulation suite (pragexp.metrics.simulation) alike.
 
-A sample is given per cluster: `totals`, the sum of the cluster's scores (of a ratio's numerator: a perplexity's
-NLL), and `sizes`, its rows (the denominator: tokens). A cluster of size 0 is absent (padding). With C clusters,
-W = Σ sizes, r̂ = Σ totals / W, the cluster's residual e_c = total_c - r̂ · size_c and its share h_c = size_c / W:
+A sample is given per cluster: `totals`, the sum of the cluster's scores (of a ratio's numerator: a
+perplexity's NLL), and `sizes`, its rows (the denominator: tokens). A cluster of size 0 is absent (padding).
+With C clusters, W = Σ sizes, r̂ = Σ totals / W, the cluster's residual e_c = total_c - r̂ · size_c and its
+share h_c = size_c / W:
 
 - standard error, CR2 (Bell & McCaffrey 2002; the small-sample correction Imbens & Kolesár 2016 recommend):
-  Var = Σ_c e_c² / (1 - h_c) / W². Where every cluster has the same size, 1 / (1 - h_c) = C / (C - 1) and this is
-  the CR1 error (Stata's `vce(cluster)`); with one row per cluster it is the plain standard error, the sample
-  standard deviation over √N. Unequal clusters (conversations of 1 to 30 questions) weigh the large ones more.
+  Var = Σ_c e_c² / (1 - h_c) / W². Where every cluster has the same size, 1 / (1 - h_c) = C / (C - 1) and this
+  is the CR1 error (Stata's `vce(cluster)`); with one row per cluster it is the plain standard error, the
+  sample standard deviation over √N. Unequal clusters (conversations of 1 to 30 questions) weigh the large
+  ones more.
 - degrees of freedom, Bell–McCaffrey's (Satterthwaite's under independent rows, closed form for a mean):
   df = W² / (Σ s_c² u_c⁴ - 2 Σ s_c³ u_c⁴ / W + (Σ s_c² u_c²)² / W²), s_c = size_c, u_c² = 1 / (1 - h_c);
   C - 1 for equal clusters, fewer where a few clusters hold most rows.
-- interval of a share (every score 0 or 1: right/wrong, unparsed, ...): a Wilson-type interval on the effective
-  sample size n* = W / deff (Korn & Graubard 1998's approach: Wilson's score interval with t on df in place of z
-  is Wilson's with z on their df-adjusted n* (z / t)²), the design effect deff = max(1, SE² W / (p̂(1 - p̂)), deff⁺), where deff⁺ is
-  the same figure with one more cluster added to the sample, half right, as large as the cluster a random row is
-  in (Σ s_c² / W). That pseudo-cluster is ours, chosen by measuring coverage (experiments/statistics/README.md):
-  with few clusters and a share near 0 or 1 a sample often holds no failing unit, its rows' scattered errors
-  make the design effect look like 1, and the interval came out too narrow; where every row is right the data
-  say nothing of the design effect and deff⁺ alone decides. A Wilson-type interval lies inside [0, 1] and is
-  never of width 0.
+- interval of a share (every score 0 or 1: right/wrong, unparsed, ...): a Wilson-type interval on the
+  effective sample size n* = W / deff (Korn & Graubard 1998's approach: Wilson's score interval with t on df
+  in place of z is Wilson's with z on their df-adjusted n* (z / t)²), the design effect deff = max(1, SE² W /
+  (p̂(1 - p̂)), deff⁺), where deff⁺ is the same figure with one more cluster added to the sample, half right,
+  as large as the cluster a random row is in (Σ s_c² / W). That pseudo-cluster is ours, chosen by measuring
+  coverage (experiments/statistics/README.md): with few clusters and a share near 0 or 1 a sample often holds
+  no failing unit, its rows' scattered errors make the design effect look like 1, and the interval came out
+  too narrow; where every row is right the data say nothing of the design effect and deff⁺ alone decides. A
+  Wilson-type interval lies inside [0, 1] and is never of width 0.
 - interval of any other mean: r̂ ± t·SE, t Student's 0.975 quantile on df.
 
 Under two clusters there is no standard error (NaN here).
@@ -60,7 +62,8 @@ class Interval:
 
 
 def clustered(totals, sizes) -> Clustered:
-    """r̂ = Σ totals / Σ sizes with its CR2 standard error and Bell–McCaffrey df (see the module's docstring)."""
+    """r̂ = Σ totals / Σ sizes with its CR2 standard error and Bell–McCaffrey df (see the module's
+    docstring)."""
     totals, sizes = np.asarray(totals, dtype=np.float64), np.asarray(sizes, dtype=np.float64)
     weight = sizes.sum(-1)
     clusters = (sizes > 0).sum(-1)

@@ -1,25 +1,24 @@
-"""Figures of sets of examples that a benchmark's data module declares by dataset index, where an example's worth
-depends on the others of its set: exact under DDP (see `examples`).
+"""Figures of sets of examples that a benchmark's data module declares by dataset index, where an example's
+worth depends on the others of its set: exact under DDP (see `examples`).
 
-- **Joint accuracy** (`joint_sets`: name -> sets of examples): a set counts as right when every example of it is
-  right; `joint_acc/<name>` is the share of the name's sets that are. Hi-ToM's "joint accuracy" (He et al. 2023) is
-  such a set per story and order k: the story's questions of orders 0..k; BigToM's true-and-false-belief pairs
-  are another. A set with an example that was not scored (a limited test run) is left out. The standard error and
-  interval are clustered by the set's sampling unit (its story; a set across units is refused):
-  `joint_acc_stderr/<name>`, ...
-  (`pragexp.metrics.uncertainty`).
+- **Joint accuracy** (`joint_sets`: name -> sets of examples): a set counts as right when every example of it
+  is right; `joint_acc/<name>` is the share of the name's sets that are. Hi-ToM's "joint accuracy" (He et al.
+  2023) is such a set per story and order k: the story's questions of orders 0..k; BigToM's
+  true-and-false-belief pairs are another. A set with an example that was not scored (a limited test run) is
+  left out. The standard error and interval are clustered by the set's sampling unit (its story; a set across
+  units is refused): `joint_acc_stderr/<name>`, ... (`pragexp.metrics.uncertainty`).
 - **Macro-F1 of a group's answers** (`f1_sets`: name -> batches of examples): each example's gold option and
   chosen option (-1: none) are a class label each, the option positions being the classes (a benchmark lists a
   genre's labels in one order). The F1 is the one OpenToM's authors compute (their `src/evaluate.py`, `main`):
   scikit-learn's macro F1 over the examples that were answered (a reply naming no option, their "corrupted"
   generation, is left out, and counted: `unparsed/<name>`), over the classes that occur among their gold and
-  chosen labels (a class neither gold nor chosen is no class). pragexp computes it with
-  `ClassificationMetric` over those examples and classes: `macro_f1/<name>` over every batch's examples together
-  and, with several batches (OpenToM's five batches of 50 stories), `macro_f1_batch_mean/<name>` and
-  `macro_f1_batch_sd/<name>`, the mean and population standard deviation over the batches (numpy's `std`, as
-  theirs), and `macro_f1_batches/<name>` their number. The interval of `macro_f1/<name>` is the classification
-  metric's cluster bootstrap over the examples' sampling units; `unparsed/<name>` has its clustered interval too. Any figure `ClassificationMetric` gives beside `macro_f1`
-  (`macro_f1_<figure>`) is passed on per name.
+  chosen labels (a class neither gold nor chosen is no class). pragexp computes it with `ClassificationMetric`
+  over those examples and classes: `macro_f1/<name>` over every batch's examples together and, with several
+  batches (OpenToM's five batches of 50 stories), `macro_f1_batch_mean/<name>` and `macro_f1_batch_sd/<name>`,
+  the mean and population standard deviation over the batches (numpy's `std`, as theirs), and
+  `macro_f1_batches/<name>` their number. The interval of `macro_f1/<name>` is the classification metric's
+  cluster bootstrap over the examples' sampling units; `unparsed/<name>` has its clustered interval too. Any
+  figure `ClassificationMetric` gives beside `macro_f1` (`macro_f1_<figure>`) is passed on per name.
 """
 
 from __future__ import annotations
@@ -50,8 +49,8 @@ class ItemSetMetric(Metric):
             self.add_state(name, default=[], dist_reduce_fx="cat")
 
     def update(self, batch: PromptBatch, scores: ChoiceScores) -> None:
-        """The batch's examples (dataset index, gold option, sampling unit: a set's examples share theirs), whether
-        each is right and the option chosen (-1: none)."""
+        """The batch's examples (dataset index, gold option, sampling unit: a set's examples share theirs),
+        whether each is right and the option chosen (-1: none)."""
         index = batch["index"].long().reshape(-1)
         self.indices.append(index)
         self.correct.append(scores.correct.float().reshape(-1).to(index.device))
@@ -115,9 +114,10 @@ def _group_f1(name: str, batches, row: dict, predicted, labels, clusters) -> dic
 def authors_macro_f1(
     predicted: torch.Tensor, labels: torch.Tensor, clusters: torch.Tensor
 ) -> dict[str, torch.Tensor]:
-    """scikit-learn's `f1_score(gold, chosen, average="macro")` over the answered examples (chosen >= 0) and the
-    classes among their gold and chosen labels, as `macro_f1` (and the classification metric's `macro_f1_*`
-    figures: its interval a bootstrap over the examples' sampling units, `clusters`); {} when none was answered."""
+    """scikit-learn's `f1_score(gold, chosen, average="macro")` over the answered examples (chosen >= 0) and
+    the classes among their gold and chosen labels, as `macro_f1` (and the classification metric's
+    `macro_f1_*` figures: its interval a bootstrap over the examples' sampling units, `clusters`); {} when
+    none was answered."""
     answered = predicted >= 0
     gold, chosen, units = labels[answered], predicted[answered], clusters[answered]
     if gold.numel() == 0:

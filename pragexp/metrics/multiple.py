@@ -2,8 +2,9 @@
 family-wise error rate) stays at the level, by Holm's step-down method (Holm 1979). It holds whatever the
 dependence between the tests, and rejects everything Bonferroni's correction rejects, often more.
 
-With m p-values sorted, p_(1) <= ... <= p_(m), the adjusted p_(i) is max over j <= i of min(1, (m - j + 1) p_(j)):
-a comparison is rejected at level α where its adjusted p-value is at most α (R's `p.adjust(method = "holm")`).
+With m p-values sorted, p_(1) <= ... <= p_(m), the adjusted p_(i) is max over j <= i of min(1, (m - j + 1)
+p_(j)): a comparison is rejected at level α where its adjusted p-value is at most α (R's `p.adjust(method =
+"holm")`).
 """
 
 from __future__ import annotations

@@ -1,21 +1,23 @@
-"""Two runs' scores on the same items, compared unit by unit: the rows of their prediction records matched, and per
-score the difference B - A with a paired bootstrap 95% interval and an exact paired test (pragexp.report.compare
-prints it, with the p-values adjusted for the table's number of comparisons: pragexp.metrics.multiple).
+"""Two runs' scores on the same items, compared unit by unit: the rows of their prediction records matched,
+and per score the difference B - A with a paired bootstrap 95% interval and an exact paired test
+(pragexp.report.compare prints it, with the p-values adjusted for the table's number of comparisons:
+pragexp.metrics.multiple).
 
-- rows match by their dataset `index` and what describes the example in both runs (gold answer, item, text with
-  its whitespace collapsed: `IDENTITY_FIELDS`); runs whose rows do not all match are refused, naming how many differ;
+- rows match by their dataset `index` and what describes the example in both runs (gold answer, item, text
+  with its whitespace collapsed: `IDENTITY_FIELDS`); runs whose rows do not all match are refused, naming how
+  many differ;
 - the unit: the row's `cluster` where the task writes one (the sampling unit the row belongs to: an item, a
-  conversation, a scenario), else its index; units are taken in the order of their ids, so nothing below depends
-  on the order of the rows;
+  conversation, a scenario), else its index; units are taken in the order of their ids, so nothing below
+  depends on the order of the rows;
 - interval: the percentile interval of the difference of means over `RESAMPLES` resamples of the units, each
   with all its rows (a cluster bootstrap: Hu et al.'s option orders of one item travel together), drawn by
   `scipy.stats.bootstrap` from `numpy.random.default_rng(seed)`: the same command prints the same interval;
 - test: for right/wrong with one row per unit, McNemar's exact test (a binomial test of the discordant pairs,
-  `mcnemar_p`); otherwise a sign-flip permutation test of the units' summed differences (`sign_flip_p`: A and B
-  swap within a unit), exact where the 2^units sign flips number at most `PERMUTATIONS`, else that many random
-  flips from the same seeded generator, p = (1 + flips at least as extreme) / (1 + flips). (With one row per unit
-  and right/wrong scores the two tests are the same test.) The simulation suite (pragexp.metrics.paired_simulation)
-  measures both tests' level and power on designs shaped like the data.
+  `mcnemar_p`); otherwise a sign-flip permutation test of the units' summed differences (`sign_flip_p`: A and
+  B swap within a unit), exact where the 2^units sign flips number at most `PERMUTATIONS`, else that many
+  random flips from the same seeded generator, p = (1 + flips at least as extreme) / (1 + flips). (With one
+  row per unit and right/wrong scores the two tests are the same test.) The simulation suite
+  (pragexp.metrics.paired_simulation) measures both tests' level and power on designs shaped like the data.
 - each run's mean carries its standard error over units, clustered by unit (pragexp.metrics.uncertainty).
 """
 
@@ -107,7 +109,8 @@ def row_scores(record: dict) -> dict[str, float]:
 
 
 def _identity(value) -> str:
-    """A field as identity compares it: text with its whitespace collapsed (one reading keeps a stray `\\r`)."""
+    """A field as identity compares it: text with its whitespace collapsed (one reading keeps a stray
+    `\\r`)."""
     return " ".join(value.split()) if isinstance(value, str) else json.dumps(value, sort_keys=True)
 
 
@@ -123,7 +126,8 @@ def _rows(records: list[dict], identity: Sequence[str]) -> list[Row]:
 
 
 def match_runs(records_a: list[dict], records_b: list[dict]) -> list[tuple[Row, Row]]:
-    """The rows of two runs paired by item, in A's order; refused (ValueError) unless both hold the same rows."""
+    """The rows of two runs paired by item, in A's order; refused (ValueError) unless both hold the same
+    rows."""
     both = [*records_a, *records_b]
     identity = [f for f in IDENTITY_FIELDS if all(f in r for r in both)]
     rows_a, rows_b = _rows(records_a, identity), _rows(records_b, identity)
@@ -133,7 +137,8 @@ def match_runs(records_a: list[dict], records_b: list[dict]) -> list[tuple[Row, 
     repeated = len(rows_a) - len(keys_a) + len(rows_b) - len(by_key_b)
     if only_a or only_b or repeated:
         raise ValueError(
-            f"the runs are not on the same items: {only_a} of A's {len(rows_a)} rows are not in B, {only_b} of "
+            f"the runs are not on the same items: {only_a} of A's {len(rows_a)} rows are not in B, {only_b} "
+            "of "
             f"B's {len(rows_b)} not in A, {repeated} repeated (rows matched by index and "
             f"{', '.join(identity) or 'nothing else'})"
         )
@@ -186,9 +191,9 @@ def mcnemar_p(only_a, only_b) -> np.ndarray:
 
 def sign_flip_p(differences, rng: np.random.Generator, permutations: int = PERMUTATIONS) -> np.ndarray:
     """The two-sided p-value of the sign-flip test of each sample's units' summed differences (last axis):
-    every sign flip where they number at most `permutations` (the identity among them: p = the share at least as
-    extreme), else `permutations` random ones (p = (1 + at least as extreme) / (1 + permutations)). One set of
-    flips serves every sample of a call: each sample's p-value is exact on its own."""
+    every sign flip where they number at most `permutations` (the identity among them: p = the share at least
+    as extreme), else `permutations` random ones (p = (1 + at least as extreme) / (1 + permutations)). One set
+    of flips serves every sample of a call: each sample's p-value is exact on its own."""
     d = np.atleast_2d(np.asarray(differences, dtype=np.float64))
     units = d.shape[-1]
     exact = 2**units <= permutations
@@ -219,8 +224,8 @@ def _paired_test(a, b, sums_a, sums_b, mcnemar: bool, rng) -> tuple[str, float]:
 
 
 def unit_of(a: Row, b: Row):
-    """The unit of a pair of rows: A's record's `cluster`, else B's (a run from before units were written beside
-    one that writes them), else the row's index (each row its own unit)."""
+    """The unit of a pair of rows: A's record's `cluster`, else B's (a run from before units were written
+    beside one that writes them), else the row's index (each row its own unit)."""
     return a.cluster if a.cluster is not None else b.cluster if b.cluster is not None else a.key[0]
 
 

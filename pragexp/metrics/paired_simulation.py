@@ -1,13 +1,14 @@
-"""Whether the paired tests hold their level and find a real difference: two runs A and B scored on samples drawn
-from designs shaped like the real data, each pair tested by the code `report compare` runs (pragexp.metrics.paired:
-McNemar's exact test for right/wrong with one row per unit, the sign-flip test over units otherwise).
+"""Whether the paired tests hold their level and find a real difference: two runs A and B scored on samples
+drawn from designs shaped like the real data, each pair tested by the code `report compare` runs
+(pragexp.metrics.paired: McNemar's exact test for right/wrong with one row per unit, the sign-flip test over
+units otherwise).
 
 A unit's chance p_c of a right answer is drawn as in pragexp.metrics.simulation (beta, mean μ, correlation ρ):
 both runs share it (they face the same item, so their answers agree more than chance), each shifts it on the
 logit scale by its own normal draw of sd τ (a model finds some items easier than the other model does: the
-interaction that makes rows of one unit lean the same way), and each row of A is right with A's chance, each row
-of B with min(1, B's chance + Δ). Under the null, Δ = 0, A and B are exchangeable within a unit; the level is the
-share of samples the test rejects at 5%, the power the same share with a planted Δ > 0.
+interaction that makes rows of one unit lean the same way), and each row of A is right with A's chance, each
+row of B with min(1, B's chance + Δ). Under the null, Δ = 0, A and B are exchangeable within a unit; the level
+is the share of samples the test rejects at 5%, the power the same share with a planted Δ > 0.
 """
 
 from __future__ import annotations
@@ -44,7 +45,10 @@ class PairedDesign:
             rows = f"{self.rows[0]}-{self.rows[1]} rows"
         else:
             rows = "1 row" if self.rows == 1 else f"{self.rows} rows"
-        return f"{self.clusters} units, {rows} each, A's mean {self.mean:g}, ρ {self.icc:g}, Δ {self.difference:g}"
+        return (
+            f"{self.clusters} units, {rows} each, A's mean {self.mean:g}, ρ {self.icc:g}, "
+            f"Δ {self.difference:g}"
+        )
 
 
 @dataclass(frozen=True)
@@ -62,8 +66,8 @@ class Rejection:
 
 
 def draw_pairs(design: PairedDesign, runs: int = RUNS) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(rows right in A only, rows right in B only, rows right in both) per run and unit: each row's two answers
-    drawn given the unit's chance, as consecutive binomials of the four outcomes."""
+    """(rows right in A only, rows right in B only, rows right in both) per run and unit: each row's two
+    answers drawn given the unit's chance, as consecutive binomials of the four outcomes."""
     rng = np.random.default_rng(design.seed)
     sizes = _integers(rng, design.rows, (runs, design.clusters))
     shared = unit_chances(rng, np.full(runs, design.mean), design.icc, sizes.shape)

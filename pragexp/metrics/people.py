@@ -1,11 +1,12 @@
-"""A model compared with people item by item, as Hu et al. (2023) compare them (their analysis/main.ipynb, "By-item
-relationship with humans"): over the items of a phenomenon, Pearson's r between the model's probability of the
-true answer on the item (the mean over the rows that score it: the option-order seeds) and people's proportion
-correct on it, with its two-sided p-value (scipy.stats.pearsonr, as theirs) and the 95% interval of r (Fisher's z).
+"""A model compared with people item by item, as Hu et al. (2023) compare them (their analysis/main.ipynb,
+"By-item relationship with humans"): over the items of a phenomenon, Pearson's r between the model's
+probability of the true answer on the item (the mean over the rows that score it: the option-order seeds) and
+people's proportion correct on it, with its two-sided p-value (scipy.stats.pearsonr, as theirs) and the 95%
+interval of r (Fisher's z).
 
-`item_correlation` gives, beside the metric's `<name>` (r): `<name>_p`, `<name>_ci95_low`, `<name>_ci95_high` and
-`<name>_items` (the items correlated, those people answered); under three items, or where either side is the same
-on every item, there is no r and no key.
+`item_correlation` gives, beside the metric's `<name>` (r): `<name>_p`, `<name>_ci95_low`, `<name>_ci95_high`
+and `<name>_items` (the items correlated, those people answered); under three items, or where either side is
+the same on every item, there is no r and no key.
 """
 
 from __future__ import annotations
@@ -16,8 +17,8 @@ from scipy import stats
 
 
 def item_correlation(name: str, p_true: torch.Tensor, people: torch.Tensor, items: torch.Tensor) -> dict:
-    """`p_true` and `people` (people's proportion correct on the row's item; NaN: not answered) per row, `items`
-    the item each row scores."""
+    """`p_true` and `people` (people's proportion correct on the row's item; NaN: not answered) per row,
+    `items` the item each row scores."""
     model_means, people_shares = _per_item(p_true, people, items)
     if len(model_means) < 3 or np.ptp(model_means) == 0 or np.ptp(people_shares) == 0:
         return {}

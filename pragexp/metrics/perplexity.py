@@ -13,15 +13,16 @@ from pragexp.utils.per_example import first_per_index, gathered
 
 
 class PerplexityMetric(Metric):
-    """`update(rows, nll, tokens)` takes a batch (`pragexp.batches.types.Rows`: the examples' dataset indices and
-    sampling units; rows of one unit share it: the questions of one conversation), each example's summed token NLL
-    (nats) and its token count; `compute()` -> {"ppl": exp(sum of NLL / sum of tokens)} over the examples, each dataset index once.
+    """`update(rows, nll, tokens)` takes a batch (`pragexp.batches.types.Rows`: the examples' dataset indices
+    and sampling units; rows of one unit share it: the questions of one conversation), each example's summed
+    token NLL (nats) and its token count; `compute()` -> {"ppl": exp(sum of NLL / sum of tokens)} over the
+    examples, each dataset index once.
 
-    NLL per token is a ratio of two sums, so its standard error is the ratio estimator's, clustered by unit (the
-    CR2 error and Bell–McCaffrey degrees of freedom of pragexp.metrics.intervals, tokens as the rows' weights);
-    the 95% interval is exp of log-perplexity's (log ppl ± t·SE: above 0, skewed as perplexity is), the standard
-    error exp(log ppl) times log-perplexity's (the delta method): `ppl_stderr`, `ppl_ci95_low`, `ppl_ci95_high`,
-    `ppl_n` (units), `ppl_rows` (examples); none under two units."""
+    NLL per token is a ratio of two sums, so its standard error is the ratio estimator's, clustered by unit
+    (the CR2 error and Bell–McCaffrey degrees of freedom of pragexp.metrics.intervals, tokens as the rows'
+    weights); the 95% interval is exp of log-perplexity's (log ppl ± t·SE: above 0, skewed as perplexity is),
+    the standard error exp(log ppl) times log-perplexity's (the delta method): `ppl_stderr`, `ppl_ci95_low`,
+    `ppl_ci95_high`, `ppl_n` (units), `ppl_rows` (examples); none under two units."""
 
     full_state_update = False
 

@@ -1,17 +1,20 @@
-"""Whether the intervals hold: samples drawn from designs shaped like the real data, each scored by the code that
-writes metrics.json (pragexp.metrics.intervals), and the share of samples whose 95% interval covers the true mean.
+"""Whether the intervals hold: samples drawn from designs shaped like the real data, each scored by the code
+that writes metrics.json (pragexp.metrics.intervals), and the share of samples whose 95% interval covers the
+true mean.
 
 A design draws C sampling units (items, scenarios, conversations), each with its rows (option orders, language
-versions, questions). A unit's own chance of a right answer (or its mean graded score) p_c is drawn from a beta
-distribution with the design's mean μ and intra-cluster correlation ρ (a = μ(1 - ρ)/ρ, b = (1 - μ)(1 - ρ)/ρ: ρ is
-the correlation of two rows of one unit); its rows are right with chance p_c, or for a graded score drawn from
-Beta(κ p_c, κ (1 - p_c)), κ = 4. Rows are independent of the unit's size, so the true mean is μ. Where the design
-gives a range (19-25 items, a mean of 0.95-0.99), each sample draws its own from it, uniformly: coverage is then
-averaged over the range, which smooths the saw-tooth coverage of a discrete score over n and μ.
+versions, questions). A unit's own chance of a right answer (or its mean graded score) p_c is drawn from a
+beta distribution with the design's mean μ and intra-cluster correlation ρ (a = μ(1 - ρ)/ρ, b = (1 - μ)(1 -
+ρ)/ρ: ρ is the correlation of two rows of one unit); its rows are right with chance p_c, or for a graded score
+drawn from Beta(κ p_c, κ (1 - p_c)), κ = 4. Rows are independent of the unit's size, so the true mean is μ.
+Where the design gives a range (19-25 items, a mean of 0.95-0.99), each sample draws its own from it,
+uniformly: coverage is then averaged over the range, which smooths the saw-tooth coverage of a discrete score
+over n and μ.
 
 `perplexity_coverage` does the same for a ratio of sums (PragmatiCQA's perplexity over conversations);
-pragexp.metrics.paired_simulation the paired tests' level and power. `python -m pragexp.metrics.simulation` prints the
-table of experiments/statistics/README.md. Each design has its own seed: the same command, the same figures.
+pragexp.metrics.paired_simulation the paired tests' level and power. `python -m pragexp.metrics.simulation`
+prints the table of experiments/statistics/README.md. Each design has its own seed: the same command, the same
+figures.
 """
 
 from __future__ import annotations
@@ -67,8 +70,8 @@ def unit_chances(rng, mean: np.ndarray, icc: float, shape) -> np.ndarray:
 
 
 def draw(design: Design, runs: int = RUNS) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(totals, sizes, true means): per run and unit the sum of its rows' scores and its rows (0: no such unit,
-    where C varies), and each run's μ."""
+    """(totals, sizes, true means): per run and unit the sum of its rows' scores and its rows (0: no such
+    unit, where C varies), and each run's μ."""
     rng = np.random.default_rng(design.seed)
     most = design.clusters[1] if isinstance(design.clusters, tuple) else design.clusters
     present = np.arange(most) < _integers(rng, design.clusters, (runs, 1))
@@ -129,7 +132,7 @@ def coverage(design: Design, runs: int = RUNS) -> Coverage:
     return Coverage(design.name, design.shape, runs, covered, covers(*old_interval(totals, sizes)), plain)
 
 
-# -- perplexity: a ratio of sums over conversations ---------------------------------------------------------------
+# -- perplexity: a ratio of sums over conversations ----------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -152,7 +155,8 @@ class RatioDesign:
 
 
 def perplexity_coverage(design: RatioDesign, runs: int = RUNS) -> Coverage:
-    """How often the perplexity's 95% interval (intervals.exp_ratio_interval) covers exp(true nats per token)."""
+    """How often the perplexity's 95% interval (intervals.exp_ratio_interval) covers exp(true nats per
+    token)."""
     rng = np.random.default_rng(design.seed)
     sizes = _integers(rng, design.rows, (runs, design.clusters))
     longest = int(sizes.max())

@@ -1,9 +1,10 @@
 """BERT classifier: a pretrained encoder, dropout and a linear head over the pooled [CLS] vector.
 
-Inputs are the usual `input_ids`, `attention_mask`, `token_type_ids` of "[CLS] A [SEP] B [SEP]"
-(Circa: question and answer). `init_ckpt` starts the encoder from another pragexp checkpoint
-trained with this model (transfer, e.g. the Circa paper's BERT-MNLI-YN), ignoring that
-checkpoint's head: any checkpoint with a pretrained encoder will do (Circa, NLI, BoolQ, GRICE BERT). Nothing here imports pragexp.tasks or pragexp.data.
+Inputs are the usual `input_ids`, `attention_mask`, `token_type_ids` of "[CLS] A [SEP] B [SEP]" (Circa:
+question and answer). `init_ckpt` starts the encoder from another pragexp checkpoint trained with this model
+(transfer, e.g. the Circa paper's BERT-MNLI-YN), ignoring that checkpoint's head: any checkpoint with a
+pretrained encoder will do (Circa, NLI, BoolQ, GRICE BERT). Nothing here imports pragexp.tasks or
+pragexp.data.
 """
 
 from __future__ import annotations

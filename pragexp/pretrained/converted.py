@@ -1,16 +1,18 @@
-"""A `.gguf` model converted once: its weights as safetensors and its tokenizer's own files, in a folder that later
-loads read instead of the GGUF file.
+"""A `.gguf` model converted once: its weights as safetensors and its tokenizer's own files, in a folder that
+later loads read instead of the GGUF file.
 
-transformers parses a GGUF file anew for the tokenizer, the config and the weights, and dequantizes every tensor
-each time (about 37 s for SmolLM2 on a 2-core machine, against about 2 s for the converted folder). The folder is
-`<cache>/<sha256 of the file>-transformers<version>-<dtype>/`, so another file, another transformers or another
-dtype is another folder. `<cache>` is `$PRAGEXP_MODEL_CACHE`, else `$XDG_CACHE_HOME/pragexp/models`, else
-`~/.cache/pragexp/models`; `PRAGEXP_MODEL_CACHE=off` reads the GGUF file every time.
+transformers parses a GGUF file anew for the tokenizer, the config and the weights, and dequantizes every
+tensor each time (about 37 s for SmolLM2 on a 2-core machine, against about 2 s for the converted folder). The
+folder is `<cache>/<sha256 of the file>-transformers<version>-<dtype>/`, so another file, another transformers
+or another dtype is another folder. `<cache>` is `$PRAGEXP_MODEL_CACHE`, else
+`$XDG_CACHE_HOME/pragexp/models`, else `~/.cache/pragexp/models`; `PRAGEXP_MODEL_CACHE=off` reads the GGUF
+file every time.
 
-A folder is read only when its marker (`converted.json`, written last) names the same key and lists every file at
-its size; a partial folder (a run killed while writing), a stale or a corrupt one (a file that fails to load) is
-rebuilt. Each conversion writes a temporary folder and renames it into place, under a file lock: two processes
-converting at once (DDP ranks, a SLURM array) end with one good folder, the second reading what the first wrote.
+A folder is read only when its marker (`converted.json`, written last) names the same key and lists every file
+at its size; a partial folder (a run killed while writing), a stale or a corrupt one (a file that fails to
+load) is rebuilt. Each conversion writes a temporary folder and renames it into place, under a file lock: two
+processes converting at once (DDP ranks, a SLURM array) end with one good folder, the second reading what the
+first wrote.
 """
 
 from __future__ import annotations
@@ -59,8 +61,9 @@ def gguf_tokenizer(pretrained: Pretrained):
 
 
 def gguf_model(pretrained: Pretrained, dtype: str = "auto", tokenizer=None):
-    """The weights of a GGUF model, from its converted folder (converted first where there is none; `tokenizer`:
-    the file's, when the caller has it already, so that a conversion parses the file once for it)."""
+    """The weights of a GGUF model, from its converted folder (converted first where there is none;
+    `tokenizer`: the file's, when the caller has it already, so that a conversion parses the file once for
+    it)."""
     root = cache_root()
     if root is None:
         return _from_gguf(pretrained, dtype)
@@ -92,7 +95,8 @@ def _key(pretrained: Pretrained, dtype: str) -> str:
 
 
 def _content_sha256(path: Path) -> str:
-    """The file's SHA-256, remembered under the cache by its name, size and mtime (a large file is read once)."""
+    """The file's SHA-256, remembered under the cache by its name, size and mtime (a large file is read
+    once)."""
     root = cache_root()
     memo = root / "sha256" / f"{files_digest(path)}.txt" if root is not None else None
     if memo is not None and memo.is_file():
@@ -163,7 +167,8 @@ def _aligned(model):
 
 
 def _convert(pretrained: Pretrained, dtype: str, folder: Path, tokenizer=None):
-    """Reads the GGUF file, writes the folder (temporary folder, marker last, rename) and returns the model."""
+    """Reads the GGUF file, writes the folder (temporary folder, marker last, rename) and returns the
+    model."""
     model = _from_gguf(pretrained, dtype)
     if _kept_blocks(model):
         log.info(
@@ -193,7 +198,8 @@ def _convert(pretrained: Pretrained, dtype: str, folder: Path, tokenizer=None):
 
 
 def _kept_blocks(model) -> bool:
-    """Whether transformers kept GGUF blocks (with a GGUF matmul kernel) instead of dequantizing every tensor."""
+    """Whether transformers kept GGUF blocks (with a GGUF matmul kernel) instead of dequantizing every
+    tensor."""
     return any(
         type(m).__module__.startswith("transformers.integrations.gguf") for m in model.modules()
     ) or any(not p.is_floating_point() for p in model.parameters())

@@ -1,18 +1,18 @@
-"""Models kept loaded for the next job of the process: the jobs of a Hydra multirun (the basic launcher) run one
-after another in one process, and each would otherwise load the same weights again.
+"""Models kept loaded for the next job of the process: the jobs of a Hydra multirun (the basic launcher) run
+one after another in one process, and each would otherwise load the same weights again.
 
-`kept(key, load)` returns the model loaded earlier for `key` (everything that decides the weights as they sit in
-memory: name, files, dtype, device, quantization, adapter) or loads it with `load()` and keeps it. A kept model is
-frozen (no parameter requires a gradient) and in eval mode, and it is handed out again only while it is exactly as
-it was kept: the same modules (LoRA injected into it would add some), the same parameters at the same addresses,
-frozen, none of them written in place since (a tensor's version counter: an optimiser step, a `load_state_dict`),
-eval mode. Otherwise it is loaded again. A model that a job tunes (`llm.finetune`) is loaded with `fresh(load)` and
-never kept: its caller says so.
+`kept(key, load)` returns the model loaded earlier for `key` (everything that decides the weights as they sit
+in memory: name, files, dtype, device, quantization, adapter) or loads it with `load()` and keeps it. A kept
+model is frozen (no parameter requires a gradient) and in eval mode, and it is handed out again only while it
+is exactly as it was kept: the same modules (LoRA injected into it would add some), the same parameters at the
+same addresses, frozen, none of them written in place since (a tensor's version counter: an optimiser step, a
+`load_state_dict`), eval mode. Otherwise it is loaded again. A model that a job tunes (`llm.finetune`) is
+loaded with `fresh(load)` and never kept: its caller says so.
 
 Every load runs with torch's CPU random state forked, so that a job draws the same random numbers after it
-whether its model was loaded or reused. `next_job()` (called by `pragexp.run` as each job starts) marks a job's
-boundary: a job that loads a model first lets go of the kept models it has not used itself (an earlier job's), so
-that a sweep over several models holds only the current job's.
+whether its model was loaded or reused. `next_job()` (called by `pragexp.run` as each job starts) marks a
+job's boundary: a job that loads a model first lets go of the kept models it has not used itself (an earlier
+job's), so that a sweep over several models holds only the current job's.
 """
 
 from __future__ import annotations

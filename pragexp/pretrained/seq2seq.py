@@ -123,8 +123,8 @@ def is_encoder_decoder(pretrained: Pretrained) -> bool:
 
 
 def load_seq2seq_lm(pretrained: Pretrained, dtype: str = "auto") -> nn.Module:
-    """An encoder-decoder LLM's weights (AutoModelForSeq2SeqLM) in eval mode on the CPU, its generation config as
-    the hub gives it (unlike `load_seq2seq`, whose readers are trained)."""
+    """An encoder-decoder LLM's weights (AutoModelForSeq2SeqLM) in eval mode on the CPU, its generation config
+    as the hub gives it (unlike `load_seq2seq`, whose readers are trained)."""
     import torch
     from transformers import AutoModelForSeq2SeqLM
 

@@ -1,5 +1,5 @@
-"""What names an option in a free reply, and where it stands alone: the pieces `answers` and `declarations` read
-replies with (their rules are in `answers`' docstring)."""
+"""What names an option in a free reply, and where it stands alone: the pieces `answers` and `declarations`
+read replies with (their rules are in `answers`' docstring)."""
 
 from __future__ import annotations
 
@@ -62,8 +62,8 @@ class Forms:
     @classmethod
     @functools.lru_cache(maxsize=1024)  # noqa: B019 (a class method: the cache holds no instance)
     def of(cls, continuations: tuple[str, ...], option_texts: tuple[str, ...] = ()) -> Forms:
-        """The continuations and the options' own words of each option, and each letter or number followed by its
-        option's words; a form that would name two options names none."""
+        """The continuations and the options' own words of each option, and each letter or number followed by
+        its option's words; a form that would name two options names none."""
         pairs = [*enumerate(continuations), *enumerate(option_texts)]
         for i, c in enumerate(continuations):
             if LABEL.fullmatch(norm(c)) and i < len(option_texts) and norm(option_texts[i]):
@@ -84,7 +84,8 @@ class Forms:
         return cls(tuple((_form_pattern(w), w, i) for w, i in unique), tuple(words))
 
     def masked(self, text: str) -> str:
-        """`text` without the options' own words that hold a hedge word ("neither yes nor no" is an option)."""
+        """`text` without the options' own words that hold a hedge word ("neither yes nor no" is an
+        option)."""
         for pattern, words, _ in self.entries:
             if HEDGE.search(words):
                 text = pattern.sub(" ", text)
@@ -127,9 +128,9 @@ def opening_option(text: str, forms: Forms) -> Opening | None:
 
 
 def _listed(text: str, start: int, forms: Forms) -> Opening | None:
-    """A list marker that is no form of the template ("2) <words>", the options numbered by the prompt but answered
-    in words): the option whose words follow, where its place in the list is the marker's (1 or A: the first);
-    otherwise none, since the marker names something."""
+    """A list marker that is no form of the template ("2) <words>", the options numbered by the prompt but
+    answered in words): the option whose words follow, where its place in the list is the marker's (1 or A:
+    the first); otherwise none, since the marker names something."""
     marker = _MARKER.match(text, start)
     if marker is None:
         return None
@@ -149,10 +150,10 @@ def _listed(text: str, start: int, forms: Forms) -> Opening | None:
 
 
 def _words_of_another(text: str, at: int, forms: Forms, option: int) -> bool:
-    """Whether the words right after a letter or number (`at`, to the end of its line) are rather another option's:
-    its own words standing alone there, or, for three words or more, most of another option's words (60% or more)
-    where the letter's own option's are not all there and fewer of them are ("A. Cindi's brother makes a mess",
-    B being "Cindy's brother makes a mess")."""
+    """Whether the words right after a letter or number (`at`, to the end of its line) are rather another
+    option's: its own words standing alone there, or, for three words or more, most of another option's words
+    (60% or more) where the letter's own option's are not all there and fewer of them are ("A. Cindi's brother
+    makes a mess", B being "Cindy's brother makes a mess")."""
     at += re.match(r"[\W_]*", text[at:]).end()
     for pattern, words, other in forms.entries:
         if other != option and not LABEL.fullmatch(words):
@@ -178,8 +179,8 @@ def _shares(said: str, forms: Forms) -> dict[int, float]:
 
 
 def mislabelled(text: str, forms: Forms, option: int) -> bool:
-    """Whether `text` anywhere writes the letter (or number) of `option` followed by another option's words: what
-    that letter stands for is then unclear, and a declaration of it reads as none."""
+    """Whether `text` anywhere writes the letter (or number) of `option` followed by another option's words:
+    what that letter stands for is then unclear, and a declaration of it reads as none."""
     for pattern, words, named in forms.entries:
         if named != option or not LABEL.fullmatch(words):
             continue

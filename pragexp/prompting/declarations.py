@@ -1,5 +1,5 @@
-"""Rule 1 of reading a reply (`answers`' docstring): declarations ("Answer: B", "the answer is 2", "I choose yes",
-`\\boxed{...}`), each with its verdict, and the last one that decides."""
+"""Rule 1 of reading a reply (`answers`' docstring): declarations ("Answer: B", "the answer is 2", "I choose
+yes", `\\boxed{...}`), each with its verdict, and the last one that decides."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
-"""The answer extractor's prompt: a reply whose answer the rules could not read (`parsing.read_answer`), put to an
-LLM judge with the options lettered, as lm-evaluation-harness and PragReST fall back to; the judge answers with a
-letter, read back by the same rules."""
+"""The answer extractor's prompt: a reply whose answer the rules could not read (`parsing.read_answer`), put
+to an LLM judge with the options lettered, as lm-evaluation-harness and PragReST fall back to; the judge
+answers with a letter, read back by the same rules."""
 
 from __future__ import annotations
 

@@ -14,11 +14,11 @@ class PromptItem:
     `options`: this item's own options (GRICE's four candidates, the answer words of GRICE QA); None when the
     options are the template's label verbalisations (Circa, NLI, BoolQ). `label`: the gold option's index,
     read only to write demonstrations (and by tests), never when scoring. `target`: the gold text a
-    demonstration of a generation task shows (PragmatiCQA's spans and answer). `references`: reference texts of
-    the item that a stand-in backend replays (`llm=reference_true`) and a judge compares a reply with (the
-    intentions' U2^T and U2^L); never shown to the model. `demonstrations`: the demonstrations chosen for this item
-    by its dataset's own protocol (LUDWIG draws k dev pairs per test pair, as its authors' code does), shown
-    instead of the prompt's shared ones when the prompt group says `demonstrations: per_item`."""
+    demonstration of a generation task shows (PragmatiCQA's spans and answer). `references`: reference texts
+    of the item that a stand-in backend replays (`llm=reference_true`) and a judge compares a reply with (the
+    intentions' U2^T and U2^L); never shown to the model. `demonstrations`: the demonstrations chosen for this
+    item by its dataset's own protocol (LUDWIG draws k dev pairs per test pair, as its authors' code does),
+    shown instead of the prompt's shared ones when the prompt group says `demonstrations: per_item`."""
 
     index: int  # the example's dataset index: prediction records are joined on it
     fields: Mapping[str, str] = field(default_factory=dict)

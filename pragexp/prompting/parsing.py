@@ -1,6 +1,6 @@
-"""Reading generated text back: the option a reply gives (generation-then-parsing scoring: `read_answer`, whose
-rules live in `answers`: an answer is read, or it is none), ToMATO's authors' reading, a reply after a model's
-reasoning marker, a two-way judge's answer."""
+"""Reading generated text back: the option a reply gives (generation-then-parsing scoring: `read_answer`,
+whose rules live in `answers`: an answer is read, or it is none), ToMATO's authors' reading, a reply after a
+model's reasoning marker, a two-way judge's answer."""
 
 from __future__ import annotations
 
@@ -20,9 +20,9 @@ NO_REPLY = "no_reply"
 def read_first_bracketed(
     reply: str, continuations: Sequence[str], option_texts: Sequence[str] = ()
 ) -> int | None:
-    """ToMATO's authors' reading (their run_local_llm.py): the option whose letter, in square brackets, comes first
-    anywhere in the reply, upper case only; their pattern's class also holds a comma, so a first "[,]" names no
-    option (wrong there, unparsed here). None: no such bracket."""
+    """ToMATO's authors' reading (their run_local_llm.py): the option whose letter, in square brackets, comes
+    first anywhere in the reply, upper case only; their pattern's class also holds a comma, so a first "[,]"
+    names no option (wrong there, unparsed here). None: no such bracket."""
     letters = [letter(i) for i in range(len(continuations))]
     found = re.search(r"\[([" + re.escape("".join(letters)) + r",])\]", reply)
     return letters.index(found.group(1)) if found and found.group(1) in letters else None
@@ -39,8 +39,8 @@ def extract_reply(text: str, marker: str | None = None, speaker: str = "") -> st
     around it.
 
     "" when there is no reply: a reasoning template's generation without its marker (the text is the model's
-    reasoning, not a reply: reading it as one would score the thought), or nothing left after the marker or the
-    prefix."""
+    reasoning, not a reply: reading it as one would score the thought), or nothing left after the marker or
+    the prefix."""
     text = text.strip()
     if marker:
         colon = marker.rstrip().endswith(":")
@@ -75,10 +75,10 @@ _JUDGE_FORMS = Forms.named(
 
 
 def parse_choice(text: str) -> str | None:
-    """A two-way judge's answer (Yerukola et al.'s A.4 prompt): "1", "2", "neither", or None when it gives none of
-    these, read by the rules every reply is read by (`answers`): "1", "(2)", "Option 2", "Answer: 1", "I pick 2",
-    "The answer is option 1 because ...", "Neither of them."; "1 or 2", "I cannot tell", a digit somewhere in a
-    sentence: None."""
+    """A two-way judge's answer (Yerukola et al.'s A.4 prompt): "1", "2", "neither", or None when it gives
+    none of these, read by the rules every reply is read by (`answers`): "1", "(2)", "Option 2", "Answer: 1",
+    "I pick 2", "The answer is option 1 because ...", "Neither of them."; "1 or 2", "I cannot tell", a digit
+    somewhere in a sentence: None."""
     text = plain(text or "")
     if not text.strip():
         return None

@@ -1,16 +1,16 @@
-"""PragReST's answer reading (Park et al. 2026; github.com/jihyung803/PragReST), as their evaluation code reads a
-reply: the WHOLE reply, its reasoning included, and the FIRST match wins. pragexp's own rules read the answer after
-the reasoning and let the last declaration win (`parsing.read_answer`); these two are for reproducing their
-numbers (`prompt.template=pragrest`, `experiment=pragrest/...`).
+"""PragReST's answer reading (Park et al. 2026; github.com/jihyung803/PragReST), as their evaluation code
+reads a reply: the WHOLE reply, its reasoning included, and the FIRST match wins. pragexp's own rules read the
+answer after the reasoning and let the last declaration win (`parsing.read_answer`); these two are for
+reproducing their numbers (`prompt.template=pragrest`, `experiment=pragrest/...`).
 
-- `first_boxed_number` (their src/eval/vllm_boxed_mcqa.py, `extract_boxed_answer`; Hu et al.'s items): the first
-  `\\boxed{N}` anywhere (N digits, optionally followed by ")" or "." and more text before the brace closes:
-  `\\boxed{2) The ...}`), else the first "Answer: N" (any case; "Final Answer: 2" is one). N names the option the
-  template numbers N.
-- `first_yes_no` (their scripts/eval_ludwig.py, `_parse_binary_answer`; LUDWIG): the first `\\boxed{...}` whose
-  braces close (nested braces counted), the first word "yes" or "no" in it; when there is none there (or no such
-  box), the first "yes" or "no" anywhere in the reply, the reasoning's words included ("Is it yes or no? ..." is
-  yes).
+- `first_boxed_number` (their src/eval/vllm_boxed_mcqa.py, `extract_boxed_answer`; Hu et al.'s items): the
+  first `\\boxed{N}` anywhere (N digits, optionally followed by ")" or "." and more text before the brace
+  closes: `\\boxed{2) The ...}`), else the first "Answer: N" (any case; "Final Answer: 2" is one). N names the
+  option the template numbers N.
+- `first_yes_no` (their scripts/eval_ludwig.py, `_parse_binary_answer`; LUDWIG): the first `\\boxed{...}`
+  whose braces close (nested braces counted), the first word "yes" or "no" in it; when there is none there (or
+  no such box), the first "yes" or "no" anywhere in the reply, the reasoning's words included ("Is it yes or
+  no? ..." is yes).
 
 Where these differ from their code: a number naming no option (0, or 5 of 4) is no answer here (`unparsed`), a
 wrong answer there; both score it wrong.
@@ -30,8 +30,8 @@ _YES_NO = re.compile(r"\b(yes|no)\b", re.IGNORECASE)
 def read_first_boxed_number(
     reply: str, continuations: Sequence[str], option_texts: Sequence[str] = ()
 ) -> int | None:
-    """The option whose number (its continuation: the template writes `{number}`) the reply's first boxed number,
-    else its first "Answer: N", gives; None: neither, or a number naming no option."""
+    """The option whose number (its continuation: the template writes `{number}`) the reply's first boxed
+    number, else its first "Answer: N", gives; None: neither, or a number naming no option."""
     found = _BOXED_NUMBER.search(reply) or _ANSWER_NUMBER.search(reply)
     if found is None:
         return None

@@ -1,13 +1,13 @@
-"""A reply's reasoning kept apart from its answer: what a thinking model writes between its markers (`<think>` and
-`</think>` by default, `prompt.reasoning_markers`) is cut before the answer is read.
+"""A reply's reasoning kept apart from its answer: what a thinking model writes between its markers (`<think>`
+and `</think>` by default, `prompt.reasoning_markers`) is cut before the answer is read.
 
 - A reply that opens no reasoning block has none: all of it is the answer.
-- A block that the prompt opened (a chat template that ends with `<think>`, as DeepSeek-R1's does) or that has an end
-  marker without a start (a template that wrote the start): the reply reasons from its first character.
-- Everything up to the last end marker is reasoning (a model that closes twice answers after the last), the rest
-  the answer.
-- A block that never closes is no answer (`closed` false): its text is thought, and reading it as an answer would
-  score whatever option the model weighed last.
+- A block that the prompt opened (a chat template that ends with `<think>`, as DeepSeek-R1's does) or that has
+  an end marker without a start (a template that wrote the start): the reply reasons from its first character.
+- Everything up to the last end marker is reasoning (a model that closes twice answers after the last), the
+  rest the answer.
+- A block that never closes is no answer (`closed` false): its text is thought, and reading it as an answer
+  would score whatever option the model weighed last.
 """
 
 from __future__ import annotations

@@ -1,13 +1,14 @@
-"""Prompt templates as data (conf/prompt/<dataset>.yaml lists several per dataset; `prompt.template` picks one).
+"""Prompt templates as data (conf/prompt/<dataset>.yaml lists several per dataset; `prompt.template` picks
+one).
 
 A template has
 - `instruction`: what the task is; it opens the first user turn (not a system turn: several chat templates,
   Mistral's among them, refuse one) or, in a plain completion prompt, the text;
-- `system`: a system turn that a protocol prescribes (ToMATO's authors' one); empty: none. In a plain prompt it
-  opens the text. A backend's own `llm.system_prompt` is refused beside it (two system turns);
-- `shots_instruction`: opens a prompt with demonstrations, before them (LUDWIG's "prompt instruction"); left out
-  of a prompt without any; `item_instruction`: comes right before the evaluated item's input, not before the
-  demonstrations' (LUDWIG's "example instruction");
+- `system`: a system turn that a protocol prescribes (ToMATO's authors' one); empty: none. In a plain prompt
+  it opens the text. A backend's own `llm.system_prompt` is refused beside it (two system turns);
+- `shots_instruction`: opens a prompt with demonstrations, before them (LUDWIG's "prompt instruction"); left
+  out of a prompt without any; `item_instruction`: comes right before the evaluated item's input, not before
+  the demonstrations' (LUDWIG's "example instruction");
 - `input`: the item as the user says it, `{field}` slots filled from the item's fields, and `{options}` with
   the options listed one per line as `option_line` writes them (`{letter}`: A, B, ...; `{number}`: 1, 2, ...;
   `{option}`; and the item's fields);
@@ -21,19 +22,20 @@ A template has
 - `pairing`: how the prompt and an option's continuation become tokens to score
   (`generation.scoring.requests`): `lm-eval` (default) or `next-token` (Hu et al.'s protocol: the prompt as
   the tokenizer encodes it by default, each option one token of its own);
-- `reader`: how a generated reply is read back into an option (`readers.READERS`): `declared` (default: the field's
-  rules, the last declaration wins), `first_bracketed` (ToMATO's authors: the first "[A]".."[D]" in the reply), or
-  a benchmark's authors' own rule (`first_line_exact`: Hi-ToM's first line "K. green_bucket"; `opentom_answer`;
-  PragReST's, which read the whole reply, reasoning included: `first_boxed_number`, `first_yes_no`).
+- `reader`: how a generated reply is read back into an option (`readers.READERS`): `declared` (default: the
+  field's rules, the last declaration wins), `first_bracketed` (ToMATO's authors: the first "[A]".."[D]" in
+  the reply), or a benchmark's authors' own rule (`first_line_exact`: Hi-ToM's first line "K. green_bucket";
+  `opentom_answer`; PragReST's, which read the whole reply, reasoning included: `first_boxed_number`,
+  `first_yes_no`).
 
-Chat: the instruction and each demonstration's input are user turns, each demonstration's answer an
-assistant turn, then the item's input; the model's chat template turns these into text (the LLM backend
-does it, so the text it reads is known). Plain: instruction, shots instruction, then each demonstration as
-input, answer prefix and answer, then the item instruction, the item's input and the answer prefix, separated by
-blank lines. In both, an option's continuation is what follows the prompt: the answer as written (plain: after
-a space). A rendered prompt also says where the item's own text starts (`own`, `head`): what comes before it
-(system turn, instructions, demonstrations, the input's opening words) is the same for every item, and a scorer
-runs it once (`generation.scoring.requests`: a request's head).
+Chat: the instruction and each demonstration's input are user turns, each demonstration's answer an assistant
+turn, then the item's input; the model's chat template turns these into text (the LLM backend does it, so the
+text it reads is known). Plain: instruction, shots instruction, then each demonstration as input, answer
+prefix and answer, then the item instruction, the item's input and the answer prefix, separated by blank
+lines. In both, an option's continuation is what follows the prompt: the answer as written (plain: after a
+space). A rendered prompt also says where the item's own text starts (`own`, `head`): what comes before it
+(system turn, instructions, demonstrations, the input's opening words) is the same for every item, and a
+scorer runs it once (`generation.scoring.requests`: a request's head).
 """
 
 from __future__ import annotations
@@ -154,8 +156,9 @@ class PromptTemplate:
         return RenderedPrompt(tuple(turns), plain, continuations, own, head)
 
     def _input_opening(self) -> str:
-        """The input's text before its first slot (every item's input starts with it), less the whitespace that
-        ends it (a tokenizer may glue it to the item's first word, and the head would end inside a token)."""
+        """The input's text before its first slot (every item's input starts with it), less the whitespace
+        that ends it (a tokenizer may glue it to the item's first word, and the head would end inside a
+        token)."""
         return next(string.Formatter().parse(self.input), ("",))[0].rstrip()
 
     def _plain_turn(self, text: str) -> str:

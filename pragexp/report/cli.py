@@ -18,8 +18,10 @@ from pragexp.utils.io import atomic_write_text
 DESCRIPTION = "Results tables from run directories, beside the papers' published numbers."
 OPTIONS = {  # option -> help
     "--out": "also write the markdown here (atomically)",
-    "--plot": "PNG of per-implicature-type bars (Fig. 5 for grice_qa); with --scorecard, the scorecard's bars",
-    "--sweep-plot": "PNG of each sweep's monitored metric against each swept parameter (several: FILE-<dir>.png)",
+    "--plot": "PNG of per-implicature-type bars (Fig. 5 for grice_qa); with --scorecard, the scorecard's "
+    "bars",
+    "--sweep-plot": "PNG of each sweep's monitored metric against each swept parameter (several: "
+    "FILE-<dir>.png)",
     "--figures": "folder for the datasets' own figures and a confusion matrix per classifier row",
     "--scorecard": "write the scorecard here (a row per model, a column per headline metric); printed too",
 }

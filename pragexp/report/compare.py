@@ -2,9 +2,10 @@
 
 The unit is the sampling unit each run's `run.json` declares (`sampling_unit`: its name and why), by which the
 rows are paired, resampled and tested; two runs that declare different units are refused. Predictions with no
-run.json beside them (a file handed alone) are clustered by their records' `cluster` field where they carry one,
-else each row is its own unit, and the table says so. Beside each raw p-value the table prints it adjusted for
-the number of comparisons the table holds (pragexp.metrics.multiple: Holm's step-down, which holds the family-wise error rate).
+run.json beside them (a file handed alone) are clustered by their records' `cluster` field where they carry
+one, else each row is its own unit, and the table says so. Beside each raw p-value the table prints it
+adjusted for the number of comparisons the table holds (pragexp.metrics.multiple: Holm's step-down, which
+holds the family-wise error rate).
 """
 
 from __future__ import annotations
@@ -90,7 +91,8 @@ def compare_runs(run_a: str | Path, run_b: str | Path, seed: int = 0) -> list[Pa
 
 
 def unit_line(unit: Unit, differences: Sequence[PairedDifference]) -> str:
-    """`paired by conversation (n = 67 clusters): <reason>`, or what an undeclared run's rows are paired by."""
+    """`paired by conversation (n = 67 clusters): <reason>`, or what an undeclared run's rows are paired
+    by."""
     units = next((d.items for d in differences if d.group == ALL), None)
     count = f"n = {units} clusters" if units is not None else "no rows"
     if unit.name:

@@ -30,7 +30,8 @@ CAPTION = (
 @dataclass
 class RunLabels:
     """One run's test predictions counted: gold x predicted over `labels`, the last column the items with no
-    answer; `unplaced`: those whose gold labels are not known (confusion/test.json alone: gold shares unknown)."""
+    answer; `unplaced`: those whose gold labels are not known (confusion/test.json alone: gold shares
+    unknown)."""
 
     labels: tuple[str, ...]
     matrix: list[list[float]]
@@ -194,8 +195,8 @@ class RowMatrix:
 
 
 def row_matrix(row: Row) -> RowMatrix | None:
-    """The row's test confusion counts: the mean over its runs when they share one label set (in the first run's
-    order), else the first run's; None when no run has them."""
+    """The row's test confusion counts: the mean over its runs when they share one label set (in the first
+    run's order), else the first run's; None when no run has them."""
     counted = [c for c in map(read_run_labels, row.runs) if c is not None and c.labels]
     if not counted or len(counted[0].labels) > MAX_LABELS:
         return None

@@ -40,7 +40,8 @@ class Run:
 
     @property
     def data_name(self) -> str | None:
-        """The run's data files by name (`circa-7-scenarios.tsv`, `train.jsonl+dev.jsonl`); None without files."""
+        """The run's data files by name (`circa-7-scenarios.tsv`, `train.jsonl+dev.jsonl`); None without
+        files."""
         return "+".join(dict.fromkeys(n for split in self.record.data.files.values() for n in split)) or None
 
     @property
@@ -97,9 +98,9 @@ def find_runs(dirs: list[str | Path]) -> list[Run]:
 
 
 def group_runs(runs: list[Run], key: Callable[[Run], Row | None] | None = None) -> dict[str, list[Row]]:
-    """{task: rows}, sorted; a row the runs whose `key` (a row without runs; None: left out) is equal. By default
-    the report's: a run's experiment (or model) and settings, and its data files where they name its task's rows
-    (its runs differ in them, or some are not the release's)."""
+    """{task: rows}, sorted; a row the runs whose `key` (a row without runs; None: left out) is equal. By
+    default the report's: a run's experiment (or model) and settings, and its data files where they name its
+    task's rows (its runs differ in them, or some are not the release's)."""
     if key is None:
         files = {(run.task, run.data_name) for run in runs}
         naming = {task for task, _ in files if sum(t == task for t, _ in files) > 1}

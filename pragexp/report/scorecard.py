@@ -1,5 +1,5 @@
-"""The scorecard (`--scorecard FILE.md`, docs/reports.md, "Scorecard"): a column per headline metric the runs' tasks
-declare, rows chance, majority, the papers', then ours by run.json's `model.row` and model settings."""
+"""The scorecard (`--scorecard FILE.md`, docs/reports.md, "Scorecard"): a column per headline metric the runs'
+tasks declare, rows chance, majority, the papers', then ours by run.json's `model.row` and model settings."""
 
 from __future__ import annotations
 
@@ -50,7 +50,8 @@ class Scorecard:
 
 
 def columns_for(runs: list[Run]) -> list[Column]:
-    """The headline columns the runs declare, in their declared order; a dataset section's own where it has one."""
+    """The headline columns the runs declare, in their declared order; a dataset section's own where it has
+    one."""
     own = {column.title: column for module in section_modules(runs) for column in module.columns(runs)}
     found: dict[str, tuple[int, Column]] = {}
     for run in runs:
@@ -101,7 +102,8 @@ def model_rows(runs: list[Run], columns: list[Column]) -> dict[str, list[ScoreRo
 
 
 def majority_share(counts: dict) -> float | None:
-    """The test share of the training split's most frequent label (the first on a tie); None without counts."""
+    """The test share of the training split's most frequent label (the first on a tie); None without
+    counts."""
     train, test = counts.get("train"), counts.get("test")
     if not train or not test or not sum(test.values()):
         return None
@@ -174,8 +176,8 @@ def _colors(rows: list[ScoreRow]) -> dict[str, tuple]:
 
 
 def plot(card: Scorecard, out: Path) -> bool:
-    """Grouped bars: a group per column, a bar per row with a value (published ones hatched) and its 95% interval
-    over items, chance dashed across its group. False when no row but chance has a value."""
+    """Grouped bars: a group per column, a bar per row with a value (published ones hatched) and its 95%
+    interval over items, chance dashed across its group. False when no row but chance has a value."""
     from matplotlib.figure import Figure
 
     bars = [row for row in card.rows if row.kind != "chance" and row.cells]

@@ -1,5 +1,6 @@
-"""Sweeps (the job dirs below a `multirun.yaml`): trials ranked by the metric they monitor (run.json), the best as
-a command line, the metric against each swept parameter (an override whose values differ between trials)."""
+"""Sweeps (the job dirs below a `multirun.yaml`): trials ranked by the metric they monitor (run.json), the
+best as a command line, the metric against each swept parameter (an override whose values differ between
+trials)."""
 
 from __future__ import annotations
 
@@ -101,7 +102,8 @@ def sweep_report(sweep: Sweep) -> str:
 
 def plot_sweep(sweep: Sweep, out: Path) -> bool:
     """One panel per swept parameter: the monitored metric of each finished trial against its value (log scale
-    for positive values over a factor of 10 or more), the best circled. False when there is nothing to plot."""
+    for positive values over a factor of 10 or more), the best circled. False when there is nothing to
+    plot."""
     trials = [t for t in sweep.trials if t.metrics and sweep.monitor in t.metrics]
     if not trials or not sweep.swept:
         return False

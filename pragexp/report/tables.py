@@ -1,5 +1,6 @@
 """The markdown report (docs/reports.md): per task, our rows beside the cells of the paper file its task
-declares (pragexp.reporting.papers), generated answers beside log-likelihood ones, and the per-group figure."""
+declares (pragexp.reporting.papers), generated answers beside log-likelihood ones, and the per-group
+figure."""
 
 from __future__ import annotations
 
@@ -25,7 +26,8 @@ CELLS = (
 )
 GENERATION = ("unparsed", "forced", "reasoning_tokens")  # of pragexp.metrics.generation's figures
 GENERATION_CAPTION = (
-    "unparsed: share of items the rules could not read (wrong unless the extractor read them); forced: share whose reasoning hit "
+    "unparsed: share of items the rules could not read (wrong unless the extractor read them); forced: share "
+    "whose reasoning hit "
     "`prompt.reasoning_budget`; reasoning_tokens: their mean per item."
 )
 
@@ -36,7 +38,8 @@ def paper_file(record) -> Path | None:
 
 
 def paper_files(paper_dir: Path | None = None, runs=()) -> list[Path]:
-    """The paper files the runs' tasks declare; without such runs, every dataset's (or `paper_dir`'s *.json)."""
+    """The paper files the runs' tasks declare; without such runs, every dataset's (or `paper_dir`'s
+    *.json)."""
     declared = {paper_file(run.record) for run in runs} - {None}
     if declared:
         return sorted(declared)
@@ -89,8 +92,8 @@ def is_split(key: str) -> bool:
 
 
 def undeclared_figures(rows: list[Row]) -> set[str]:
-    """The means every LLM choice task reports (`metrics.choice_figures`) that no run of the task declares as a
-    headline: metrics.json holds them, a table shows them only where a task's config asks (`declares:`)."""
+    """The means every LLM choice task reports (`metrics.choice_figures`) that no run of the task declares as
+    a headline: metrics.json holds them, a table shows them only where a task's config asks (`declares:`)."""
     declared = {h.key.split("/")[1] for row in rows for r in row.runs for h in r.record.task.headline}
     return {figure.name for figure in CHOICE_FIGURES} - declared
 
@@ -101,8 +104,8 @@ def collapsed(key: str) -> str:
 
 
 class _Columns:
-    """The columns of one table, by stage, then in the paper's order; keys that differ only in a cut-off (`r@1`,
-    `r@5`) share a column `r@k` where the rows' cut-offs differ and no row has two of them."""
+    """The columns of one table, by stage, then in the paper's order; keys that differ only in a cut-off
+    (`r@1`, `r@5`) share a column `r@k` where the rows' cut-offs differ and no row has two of them."""
 
     def __init__(self, rows_keys: list[set[str]], paper_order: list[str]):
         behind = Counter(collapsed(key) for key in set().union(*rows_keys))  # name -> how many distinct keys
@@ -244,8 +247,9 @@ def scoring_sections(runs: list[Run]) -> list[str]:
 
 
 def plot_per_group(runs: list[Run], out: Path, paper_dir: Path | None = None) -> bool:
-    """Bars of the first task's first test metric split by group (implicature type) with an overall twin (Circa's
-    per-class f1 has none), a bar per row, the paper's values black diamonds. False when no task has one."""
+    """Bars of the first task's first test metric split by group (implicature type) with an overall twin
+    (Circa's per-class f1 has none), a bar per row, the paper's values black diamonds. False when no task has
+    one."""
     for task, rows in group_runs(runs).items():
         found = {k for row in rows for k in row.metric_keys}
         keys = sorted(k for k in found if is_split(k) and k.rsplit("/", 1)[0] in found)

@@ -1,5 +1,5 @@
-"""Benchmarks scored while a model trained (pragexp.training.benchmarks) against the step, beside the task's dev
-curve, from the run's `csv/metrics.csv`: `training-curves-<task>-<run dir>.png`."""
+"""Benchmarks scored while a model trained (pragexp.training.benchmarks) against the step, beside the task's
+dev curve, from the run's `csv/metrics.csv`: `training-curves-<task>-<run dir>.png`."""
 
 from __future__ import annotations
 
@@ -26,7 +26,8 @@ def read_curves(path: Path, dev_key: str) -> dict[str, dict[int, dict[str, float
                     curves[name].setdefault(step, {})[figure] = float(value)
                 elif key == dev_key:  # Lightning logs a validation at the step of the batch before it
                     dev[step + 1] = {"acc": float(value)}
-    # The benchmarks are scored after the last step: a dev value past it is the best checkpoint's, after training.
+    # The benchmarks are scored after the last step: a dev value past it is the best checkpoint's, after
+    # training.
     last = max((s for points in curves.values() for s in points), default=0)
     return {**curves, **({f"dev {dev_key}": {s: v for s, v in dev.items() if s <= last}} if dev else {})}
 

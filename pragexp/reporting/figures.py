@@ -1,5 +1,5 @@
-"""What every report figure needs: pyplot without a display, clusters of bars, and a PNG written whole or not at
-all."""
+"""What every report figure needs: pyplot without a display, clusters of bars, and a PNG written whole or not
+at all."""
 
 from __future__ import annotations
 
@@ -21,10 +21,10 @@ def pyplot():
 def bar_groups(
     ax, groups: list[str], series: list[tuple], ylabel: str, width=None, packed=False, **ticks
 ) -> list:
-    """A cluster of bars per group, in each a bar per series `(label, heights, whiskers, bar style)` at a fixed
-    place (a NaN height leaves its gap); `packed`: a None height draws no bar and the cluster closes up around
-    the bars it has. Whiskers: half the 95% interval (NaN: none; None: no error bars). The y axis from 0 to 1.
-    Returns each series' bar positions."""
+    """A cluster of bars per group, in each a bar per series `(label, heights, whiskers, bar style)` at a
+    fixed place (a NaN height leaves its gap); `packed`: a None height draws no bar and the cluster closes up
+    around the bars it has. Whiskers: half the 95% interval (NaN: none; None: no error bars). The y axis from
+    0 to 1. Returns each series' bar positions."""
     width, places = width or 0.8 / len(series), []
     for i, (label, heights, errors, style) in enumerate(series):
         drawn = [j for j, h in enumerate(heights) if h is not None or not packed]

@@ -1,7 +1,7 @@
 """What a benchmark's report section needs to show one run's accuracy per group (a language and type, a mental
-state and order) with its uncertainty: the table cell and a figure of bars whose whiskers are the 95% interval over
-items (as every figure of the report), a panel per run. The figures are metrics.json's (`test/acc/<group>`,
-`test/acc_ci95_low/<group>`, `test/acc_ci95_high/<group>`, `test/acc_n/<group>`:
+state and order) with its uncertainty: the table cell and a figure of bars whose whiskers are the 95% interval
+over items (as every figure of the report), a panel per run. The figures are metrics.json's
+(`test/acc/<group>`, `test/acc_ci95_low/<group>`, `test/acc_ci95_high/<group>`, `test/acc_n/<group>`:
 pragexp/metrics/uncertainty.py); a group the run has no figure for is an empty cell and a missing bar."""
 
 from __future__ import annotations
@@ -29,8 +29,8 @@ def figure_cell(run, group: str | None = None, name: str = ACC) -> str:
 
 
 def figure_estimate(metrics: dict, group: str | None = None, name: str = ACC) -> tuple[float, float]:
-    """(accuracy, half the 95% interval) of the group (`name`: as `figure_cell`); NaN for what the run lacks (no
-    bar, or no whisker)."""
+    """(accuracy, half the 95% interval) of the group (`name`: as `figure_cell`); NaN for what the run lacks
+    (no bar, or no whisker)."""
     key = name if group is None else f"{name}/{group}"
     low = metrics.get(figure_key(name, "ci95_low", group), math.nan)
     high = metrics.get(figure_key(name, "ci95_high", group), math.nan)

@@ -39,9 +39,9 @@ def stats_text(
 def estimate_text(
     mean: float, stderr: float | None = None, items=None, digits: int = 3, units: str | None = None
 ) -> str:
-    """A mean with its uncertainty, as every table of the project writes it: `0.337 ± 0.021 (n=67 conversations)`
-    (± the standard error, clustered by the data's sampling unit; n the units, named where known: `units`, a
-    plural), `0.337 (n=1)` without a standard error, `0.337` without either."""
+    """A mean with its uncertainty, as every table of the project writes it: `0.337 ± 0.021 (n=67
+    conversations)` (± the standard error, clustered by the data's sampling unit; n the units, named where
+    known: `units`, a plural), `0.337 (n=1)` without a standard error, `0.337` without either."""
     text = f"{mean:.{digits}f}"
     if stderr is not None and math.isfinite(stderr):
         text += f" ± {stderr:.{digits}f}"

@@ -2,7 +2,8 @@
 
     {"paper": "Authors, title (venue)", "source": "where the numbers come from",
      "unit": "percent", "metric_units": {"mrr": "fraction", "q": "raw"},
-     "tasks": {"<task>": {"table": ..., "setting": ..., "setting_keys": {...}, "rows": {"<row>": {"test/acc": 87.8}}}},
+     "tasks": {"<task>": {"table": ..., "setting": ..., "setting_keys": {...},
+                          "rows": {"<row>": {"test/acc": 87.8}}}},
      "data": {"<name>": {"table": "...", "unit": "percent", "values": {...}}}}
 
 `unit` is every metric's unless `metric_units` names the metric (the key's second part, `r@k` for every

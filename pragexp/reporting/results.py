@@ -1,6 +1,7 @@
 """A results table's cells and columns, shared by pragexp.report and the datasets' own report sections
 (pragexp/data/<name>/report_section.py): a run's values summed up over seeds or prompt templates, and the
-scorecard's column of one headline metric. A run here is anything with `task`, `path`, `metrics` and `config`."""
+scorecard's column of one headline metric. A run here is anything with `task`, `path`, `metrics` and
+`config`."""
 
 from __future__ import annotations
 
@@ -28,8 +29,8 @@ def metrics_cell(
     digits: int = 3,
     units: str | None = None,
 ) -> str:
-    """The cell of a metrics.json key (`test/acc`, with `group` its `test/acc/<group>`) with its figures, where
-    the run wrote them (a mean without them shows alone); `units` names what n counts (`units_of`)."""
+    """The cell of a metrics.json key (`test/acc`, with `group` its `test/acc/<group>`) with its figures,
+    where the run wrote them (a mean without them shows alone); `units` names what n counts (`units_of`)."""
     mean_key = key if group is None else f"{key}/{group}"
     if mean_key not in metrics:
         raise KeyError(f"{mean_key} is not among the metrics")
@@ -39,8 +40,8 @@ def metrics_cell(
 
 
 def units_of(runs) -> str | None:
-    """What the runs' item counts count, as a plural (`conversations`): their data's sampling unit, where every
-    run's record names the same one (None: a record names none, or the runs differ)."""
+    """What the runs' item counts count, as a plural (`conversations`): their data's sampling unit, where
+    every run's record names the same one (None: a record names none, or the runs differ)."""
     units = {r.record.data.sampling_unit for r in runs}
     names = {u.plural if u is not None else None for u in units}
     return names.pop() if len(names) == 1 else None
@@ -77,7 +78,8 @@ def data_report(run) -> dict:
 
 
 def parse_row_name(key: str) -> tuple[str, set[str]]:
-    """A paper row's name: `bert_yn (data.labels=strict, data.setting=matched)` -> name, {"data.labels=strict", ...}."""
+    """A paper row's name: `bert_yn (data.labels=strict, data.setting=matched)` -> name,
+    {"data.labels=strict", ...}."""
     name, _, rest = key.partition(" (")
     return name, {c.strip() for c in rest.rstrip(")").split(",") if c.strip()}
 
@@ -97,9 +99,10 @@ def _rms(values: list) -> float | None:
 
 
 def item_figures(runs, key: str) -> tuple[float | None, str | None, float | None]:
-    """(standard error, units, half-width of the 95% interval) of the runs' means of `key`, where every run that
-    has the key wrote them (None: an old run did not). Several runs: the root mean square of their figures, the
-    uncertainty of one run (runs on the same items do not shrink it); units (n) `650`, or `600–650`."""
+    """(standard error, units, half-width of the 95% interval) of the runs' means of `key`, where every run
+    that has the key wrote them (None: an old run did not). Several runs: the root mean square of their
+    figures, the uncertainty of one run (runs on the same items do not shrink it); units (n) `650`, or
+    `600–650`."""
     found = [r.metrics for r in runs if key in r.metrics]
     items = [m.get(uncertainty_key(key, "n")) for m in found]
     if not found or None in items:
@@ -116,8 +119,8 @@ def item_figures(runs, key: str) -> tuple[float | None, str | None, float | None
 
 @dataclass(frozen=True)
 class Cell:
-    """A table's cell: the mean, its uncertainty over items where the runs wrote it (`± stderr (n=items)`), and
-    apart from it the spread over the runs or templates averaged (`; sd 0.061 over 3 templates`)."""
+    """A table's cell: the mean, its uncertainty over items where the runs wrote it (`± stderr (n=items)`),
+    and apart from it the spread over the runs or templates averaged (`; sd 0.061 over 3 templates`)."""
 
     mean: float
     std: float | None = None  # over the runs (templates, folds) averaged; None for one
@@ -221,15 +224,16 @@ def published_value(value) -> Cell:
 
 
 def data_facts(record) -> tuple[tuple[str, str], ...]:
-    """A run's data as a published row's name states it: (`data.labels`, `strict`), (`data.setting`, `matched`)."""
+    """A run's data as a published row's name states it: (`data.labels`, `strict`), (`data.setting`,
+    `matched`)."""
     facts = {"data.labels": record.data.labels, **{f"data.{k}": v for k, v in record.data.setting.items()}}
     return tuple(sorted((k, str(v)) for k, v in facts.items() if v is not None))
 
 
 @dataclass(frozen=True)
 class Column:
-    """A scorecard column: a headline metric a task declares (run.json's `task.headline`), taken by the runs that
-    declare it. A dataset's report section may give its own kind (`columns(runs)`)."""
+    """A scorecard column: a headline metric a task declares (run.json's `task.headline`), taken by the runs
+    that declare it. A dataset's report section may give its own kind (`columns(runs)`)."""
 
     title: str
     task: str
@@ -254,8 +258,9 @@ class Column:
 
     def published(self, rows: dict[str, dict]) -> list[tuple[str, tuple[str, ...], Cell]]:
         """(name, the conditions left in its name, cell) of the published rows in this column, in the paper's
-        order: those whose name states no other data than the column's runs' (the stated facts leave the name),
-        not the paper's chance row where the column has a chance level (the scorecard's chance row shows it)."""
+        order: those whose name states no other data than the column's runs' (the stated facts leave the
+        name), not the paper's chance row where the column has a chance level (the scorecard's chance row
+        shows it)."""
         facts, out = dict(self.facts), []
         for key, cells in rows.items():
             name, conditions = parse_row_name(key)
@@ -269,8 +274,9 @@ class Column:
 
 
 def short_setting(setting: str) -> str:
-    """A path-valued setting by its file name, a checkpoint by its run's folder too (`model.ckpt=<run>/best.ckpt`):
-    a row's name, not a path to follow (the run's config holds the whole path)."""
+    """A path-valued setting by its file name, a checkpoint by its run's folder too
+    (`model.ckpt=<run>/best.ckpt`): a row's name, not a path to follow (the run's config holds the whole
+    path)."""
     key, _, value = setting.partition("=")
     if "/" not in value:
         return setting
@@ -296,5 +302,6 @@ def llm_label(run, hidden: tuple[str, ...] = ()) -> str:
 
 
 def metric_suffixes(runs, prefix: str) -> list[str]:
-    """`<x>` of every `<prefix><x>` key of the runs' metrics (phenomena, implicature types, distractor kinds)."""
+    """`<x>` of every `<prefix><x>` key of the runs' metrics (phenomena, implicature types, distractor
+    kinds)."""
     return sorted({k[len(prefix) :] for r in runs for k in r.metrics if k.startswith(prefix)})

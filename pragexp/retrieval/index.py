@@ -133,7 +133,8 @@ def place(index, spec: IndexSpec, gpu: str | bool = "auto", device: int = 0):
     elif gpu is True or str(gpu).lower() == "true":
         if not gpu_available():
             raise RuntimeError(
-                "retriever.gpu=true but FAISS sees no GPU (faiss-cpu installed, or no GPU): install the `gpu` "
+                "retriever.gpu=true but FAISS sees no GPU (faiss-cpu installed, or no GPU): install the "
+                "`gpu` "
                 "extra (faiss-gpu) on a GPU machine, or set retriever.gpu=auto"
             )
         gpu = True

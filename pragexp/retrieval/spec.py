@@ -1,5 +1,5 @@
-"""The retriever's settings (`retriever=` in config) as one frozen value, read once from the config by the data
-module that builds the index and handed to the task that searches it.
+"""The retriever's settings (`retriever=` in config) as one frozen value, read once from the config by the
+data module that builds the index and handed to the task that searches it.
 
 The passage side (`passage_encoder`, `max_passage_length`, `index`, `encode_batch_size`) decides what is built
 and cached; the question side and the search settings (`query_encoder`, `max_query_length`, `top_k`, `scope`,
@@ -19,7 +19,8 @@ SIDES = ("query", "passage")
 
 @dataclass(frozen=True)
 class EncoderSpec:
-    """One side of the bi-encoder: what turns a text into a vector (the passage side's is in the cache key)."""
+    """One side of the bi-encoder: what turns a text into a vector (the passage side's is in the cache
+    key)."""
 
     name: str
     pooling: str = "mean"

@@ -108,7 +108,8 @@ def load_index(
         set_search_params(index, spec)
     if index.ntotal != len(ids):
         raise ValueError(
-            f"{folder}: the index holds {index.ntotal} vectors but ids.npy {len(ids)}; delete the folder to rebuild it"
+            f"{folder}: the index holds {index.ntotal} vectors but ids.npy {len(ids)}; delete the folder to "
+            "rebuild it"
         )
     return DenseIndex(place(index, spec, gpu, device), ids)
 

@@ -81,8 +81,10 @@ class PragexpCheckpoint:
             )
         elif self.task_name != task_name:
             raise CheckpointError(
-                f"{self.setting}={self.path}: trained for task={self.task_name}, not task={task_name}; pass a "
-                f"checkpoint of task={task_name}, or run task={self.task_name} (to start {task_name} from its "
+                f"{self.setting}={self.path}: trained for task={self.task_name}, not task={task_name}; pass "
+                "a "
+                f"checkpoint of task={task_name}, or run task={self.task_name} (to start {task_name} from "
+                "its "
                 "encoder, use model.init_ckpt=)"
             )
 

@@ -1,5 +1,5 @@
-"""`run.json`: what a run was, written beside `metrics.json` by the pieces that know it (the task, its data module,
-the model or LLM), so that a report reads facts instead of guessing them from the config.
+"""`run.json`: what a run was, written beside `metrics.json` by the pieces that know it (the task, its data
+module, the model or LLM), so that a report reads facts instead of guessing them from the config.
 
     {"schema": 4,
      "task": {"name": "circa",
@@ -40,13 +40,12 @@ the model or LLM), so that a report reads facts instead of guessing them from th
 (`declares.headline`, each with an optional `when: {labels: strict, ...}` matched against the data's record),
 with the dotted module of its report section (`declares.section`: a plugin the report checks against
 `pragexp.report.sections.ReportSection`), its paper file (`declares.paper`) and the config keys that paper's
-rows and settings name (`declares.paper_keys`); `task_record` picks them. A row is
-named by `llm_row` (an LLM) or `trained_row` (any other model). Seed and fold,
-where the data was (`data.path`: see `data.files`) and how the run was launched are no settings (`runs.settings`).
-`schema` counts the versions; a reader reads its own only (`SCHEMA`), naming the file and its schema
-otherwise: run folders of an older pragexp are migrated once by `experiments/migrate_runs.py` (it also writes
-run.json for a folder made before runs wrote one). `read_run_record` checks every field's type and fails naming
-the file and the field.
+rows and settings name (`declares.paper_keys`); `task_record` picks them. A row is named by `llm_row` (an LLM)
+or `trained_row` (any other model). Seed and fold, where the data was (`data.path`: see `data.files`) and how
+the run was launched are no settings (`runs.settings`). `schema` counts the versions; a reader reads its own
+only (`SCHEMA`), naming the file and its schema otherwise: run folders of an older pragexp are migrated once
+by `experiments/migrate_runs.py` (it also writes run.json for a folder made before runs wrote one).
+`read_run_record` checks every field's type and fails naming the file and the field.
 """
 
 from __future__ import annotations

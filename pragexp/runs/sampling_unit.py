@@ -1,9 +1,10 @@
-"""What a dataset draws independently: the unit its standard errors, intervals and paired tests are clustered by.
+"""What a dataset draws independently: the unit its standard errors, intervals and paired tests are clustered
+by.
 
 Rows of one unit (the rounds of one GRICE dialogue, the questions of one PragmatiCQA conversation, the four
-language versions of one MultiPragEval scenario, the samples of one intention item) are not independent draws, so
-treating each row as its own draw makes every interval too narrow. Each data module declares its unit with a
-one-line reason (`sampling_unit`), and each of its examples carries the id of the unit it belongs to
+language versions of one MultiPragEval scenario, the samples of one intention item) are not independent draws,
+so treating each row as its own draw makes every interval too narrow. Each data module declares its unit with
+a one-line reason (`sampling_unit`), and each of its examples carries the id of the unit it belongs to
 (`"cluster"`); the report names the unit beside every interval ("± 0.021, clustered by conversation, n = 67").
 """
 

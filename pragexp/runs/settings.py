@@ -1,8 +1,8 @@
-"""A run's command-line settings sorted by what they change (run.json's `settings`): those of the model (another
-row: `optimizer.lr=0.1`, `llm.dtype=float16`), those of the task's side (they qualify a cell: `judge=gpt4`,
-`data.input=answer`, `retriever.top_k=5`), and the others (said elsewhere in the record, or how a job ran).
-Left out: how and where a job was launched and logged, the choices of task, model and experiment, what a row
-averages over (seed, fold) and where the data is (run.json's `data.files`)."""
+"""A run's command-line settings sorted by what they change (run.json's `settings`): those of the model
+(another row: `optimizer.lr=0.1`, `llm.dtype=float16`), those of the task's side (they qualify a cell:
+`judge=gpt4`, `data.input=answer`, `retriever.top_k=5`), and the others (said elsewhere in the record, or how
+a job ran). Left out: how and where a job was launched and logged, the choices of task, model and experiment,
+what a row averages over (seed, fold) and where the data is (run.json's `data.files`)."""
 
 from __future__ import annotations
 

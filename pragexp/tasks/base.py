@@ -10,11 +10,11 @@
   that learn nothing by gradients (no trainable parameter: no optimizer; one that `observe`s the training
   labels reads them once; training stops after that).
 
-Contracts are declared, never discovered (`tasks.contracts`): what a task reads from its data module (`TaskData`,
-and each task family's own `Protocol` beside the task, named by its `data_contract`; its `sampling_unit` too), what
-it asks of its model's class before building it (`ModelClass`: its `traits`), and what it asks of a built model
-that reads prompts (an LLM: `PromptedModel`) or observes the training labels (`LabelObserver`). `setup` checks
-each, naming what is missing.
+Contracts are declared, never discovered (`tasks.contracts`): what a task reads from its data module
+(`TaskData`, and each task family's own `Protocol` beside the task, named by its `data_contract`; its
+`sampling_unit` too), what it asks of its model's class before building it (`ModelClass`: its `traits`), and
+what it asks of a built model that reads prompts (an LLM: `PromptedModel`) or observes the training labels
+(`LabelObserver`). `setup` checks each, naming what is missing.
 
 After each evaluation epoch, `eval_outputs[stage]` holds what callbacks report, an `EvalOutputs`: the metric
 values, the prediction records (gathered from every rank, each dataset index once, in index order) and a
@@ -110,12 +110,14 @@ class PragexpTask(pl.LightningModule):
 
     # -- the model --------------------------------------------------------------------------------
     def build_prompted(self, datamodule, contract: type = PromptedModel, **sizes) -> nn.Module:
-        """A model that reads prompts, its demonstrations drawn from the training split (`PromptData`); `contract`
-        is what the task asks of it (a `PromptedModel` or more), checked here with the missing members named."""
+        """A model that reads prompts, its demonstrations drawn from the training split (`PromptData`);
+        `contract` is what the task asks of it (a `PromptedModel` or more), checked here with the missing
+        members named."""
         missing = missing_members(datamodule, PromptData)
         if missing:
             raise TypeError(
-                f"the model reads prompts, and {type(datamodule).__name__} gives none (lacks {', '.join(missing)})"
+                f"the model reads prompts, and {type(datamodule).__name__} gives none (lacks "
+                f"{', '.join(missing)})"
             )
         net = self.model_factory(**sizes)
         require(net, contract, f"model {type(net).__name__}", "a model that reads prompts needs them")
@@ -151,7 +153,8 @@ class PragexpTask(pl.LightningModule):
                 )
             if not isinstance(datamodule.sampling_unit, SamplingUnit):
                 raise TypeError(
-                    f"{type(datamodule).__name__}.sampling_unit is {datamodule.sampling_unit!r}: declare the unit "
+                    f"{type(datamodule).__name__}.sampling_unit is {datamodule.sampling_unit!r}: declare the "
+                    "unit "
                     "the data draws independently as a pragexp.runs.sampling_unit.SamplingUnit"
                 )
             self.net = self.build_network(datamodule)
@@ -162,8 +165,8 @@ class PragexpTask(pl.LightningModule):
                 self.answer_metrics = nn.ModuleDict({s: GenerationMetric() for s in EVAL_STAGES})
 
     def on_after_batch_transfer(self, batch, dataloader_idx: int):
-        """Every batch is checked against the kinds the task reads, naming what is missing or unknown and the data
-        module that made it (a set of a dozen keys: nothing beside a step)."""
+        """Every batch is checked against the kinds the task reads, naming what is missing or unknown and the
+        data module that made it (a set of a dozen keys: nothing beside a step)."""
         check_batch(batch, self.batch_types, type(self.trainer.datamodule).__name__)
         return batch
 

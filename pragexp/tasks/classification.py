@@ -5,10 +5,10 @@ this one task on three data modules (`task=circa|nli|boolq` pick theirs); a chec
 was trained for.
 
 The data module provides what `ClassificationData` declares and batches of `EncodedBatch` (a trained model) or
-`PromptBatch` (an LLM: `pragexp.batches.types`). Logged per evaluation stage: `acc` (micro), `macro_f1`, `f1/<label slug>` for every label
-and `count` (and `no_answer`, the share of examples for which a generating LLM named no label: wrong in
-every figure). The confusion matrix is left in `eval_outputs[stage].confusion` for the
-ConfusionMatrixReport callback (JSON and PNG in the run dir, W&B image and table).
+`PromptBatch` (an LLM: `pragexp.batches.types`). Logged per evaluation stage: `acc` (micro), `macro_f1`,
+`f1/<label slug>` for every label and `count` (and `no_answer`, the share of examples for which a generating
+LLM named no label: wrong in every figure). The confusion matrix is left in `eval_outputs[stage].confusion`
+for the ConfusionMatrixReport callback (JSON and PNG in the run dir, W&B image and table).
 
 A model without trainable parameters (the majority baseline) `observe`s the training labels (TrainableTask).
 """

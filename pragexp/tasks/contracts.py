@@ -1,9 +1,9 @@
 """What a task reads from its data module and asks of its model, declared: `TaskData` (every task's data; each
-task family narrows it with its own Protocol beside the task, named by its `data_contract`), `PromptData` (data
-a model that reads prompts needs), `ModelClass` (a model's class, before it is built: its traits), `PromptedModel`
-and `LabelObserver` (a built model that reads prompts, or the training labels), `DeclaredModel` (what run.json
-asks of the model), and what an evaluation epoch hands
-the callbacks (`EvalOutputs`). `PragexpTask.setup` checks each, naming what is missing."""
+task family narrows it with its own Protocol beside the task, named by its `data_contract`), `PromptData`
+(data a model that reads prompts needs), `ModelClass` (a model's class, before it is built: its traits),
+`PromptedModel` and `LabelObserver` (a built model that reads prompts, or the training labels),
+`DeclaredModel` (what run.json asks of the model), and what an evaluation epoch hands the callbacks
+(`EvalOutputs`). `PragexpTask.setup` checks each, naming what is missing."""
 
 from __future__ import annotations
 
@@ -46,7 +46,8 @@ class PromptData(Protocol):
 
 
 class ModelClass(Protocol):
-    """What a task asks of a model's class before building it (`pragexp.models.traits.PragexpModel` has it)."""
+    """What a task asks of a model's class before building it (`pragexp.models.traits.PragexpModel` has
+    it)."""
 
     def traits(self, **config) -> ModelTraits:
         """What the model is, from its settings: whether it learns weights, reads prompts, ..."""
@@ -54,7 +55,8 @@ class ModelClass(Protocol):
 
 
 class PromptedModel(Protocol):
-    """What a task asks of a built model that reads prompts (`model=llm`: `pragexp.models.llm.PromptedLLM`)."""
+    """What a task asks of a built model that reads prompts (`model=llm`:
+    `pragexp.models.llm.PromptedLLM`)."""
 
     shots: int  # demonstrations drawn from the training split
     generates: bool  # chooses by generating text, which may name no option (`no_answer`)
@@ -73,8 +75,8 @@ class PromptedModel(Protocol):
 
 @runtime_checkable
 class DeclaredModel(Protocol):
-    """What run.json asks of the model a task holds, wherever it keeps it (a reader among PragmatiCQA's networks, a
-    reader inside GRICE's head): `pragexp.models.traits.PragexpModel` has it."""
+    """What run.json asks of the model a task holds, wherever it keeps it (a reader among PragmatiCQA's
+    networks, a reader inside GRICE's head): `pragexp.models.traits.PragexpModel` has it."""
 
     def declare(self, name: str, row: str | None, trained: bool) -> ModelRecord:
         """run.json's model record: its `model=` choice, its report row, whether its weights were trained."""

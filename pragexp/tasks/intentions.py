@@ -1,24 +1,24 @@
-"""The intentions story's tasks: does an LLM follow a speaker's true, non-literal intention? (Yerukola et al. 2024,
-on Hu et al. 2022's items; data: pragexp/data/intentions, prompts: conf/prompt/intentions_*.yaml, judges:
-pragexp/data/intentions/judges.py and conf/judge/). Both are evaluation only, and their model is `model=llm`,
-the one LLM route: its backend, response cache and prompt templates.
+"""The intentions story's tasks: does an LLM follow a speaker's true, non-literal intention? (Yerukola et al.
+2024, on Hu et al. 2022's items; data: pragexp/data/intentions, prompts: conf/prompt/intentions_*.yaml,
+judges: pragexp/data/intentions/judges.py and conf/judge/). Both are evaluation only, and their model is
+`model=llm`, the one LLM route: its backend, response cache and prompt templates.
 
 - `IntentionsReplyTask` (`task=intentions_reply`): the LLM replies to the non-literal utterance (the paper's
   generation prompt, plain or at a chain-of-thought level: `prompt.cot`, `samples` draws at each of
-  `temperatures`); the judge decides whether each reply is closer to U2^T or to U2^L. Per item: `acc` = the share
-  of its replies judged closer to U2^T over all temperatures and draws (the paper's figure: the average over
-  temperatures), `acc/t<temperature>` per temperature, `undecided` = the share of verdicts that named neither
-  reference, `no_reply` = the share of generations with no reply to judge (a chain-of-thought template's output
-  without its reply marker, or nothing left after it). Such a generation is not shown to the judge and counts as
-  not following the true intention (in `acc`'s denominator, verdict `no_reply` in predictions.jsonl): a model that
-  never gets to its reply has not replied in line with the intention, and dropping those would reward it for
-  failing the format.
-- `IntentionsMCTask` (`task=intentions_mc`): a choice task like Circa's: the LLM picks the true intention out of
-  two options (Hu et al.'s prompt, `prompt=intentions_mc`), scored by the one scorer, in both option orders (a
-  model that always says "1" scores 50%). Per item: `acc` (mean over the orders), `p_true` (the probability of the
-  right option, the option scores renormalised over the options, mean over the orders). Generating
-  (`prompt.scoring=generate`), its `unparsed`, `forced`, `reasoning_tokens` (and `extracted`) are per item the share
-  or mean over its orders, reported as every generating task's (`metrics.generation`).
+  `temperatures`); the judge decides whether each reply is closer to U2^T or to U2^L. Per item: `acc` = the
+  share of its replies judged closer to U2^T over all temperatures and draws (the paper's figure: the average
+  over temperatures), `acc/t<temperature>` per temperature, `undecided` = the share of verdicts that named
+  neither reference, `no_reply` = the share of generations with no reply to judge (a chain-of-thought
+  template's output without its reply marker, or nothing left after it). Such a generation is not shown to the
+  judge and counts as not following the true intention (in `acc`'s denominator, verdict `no_reply` in
+  predictions.jsonl): a model that never gets to its reply has not replied in line with the intention, and
+  dropping those would reward it for failing the format.
+- `IntentionsMCTask` (`task=intentions_mc`): a choice task like Circa's: the LLM picks the true intention out
+  of two options (Hu et al.'s prompt, `prompt=intentions_mc`), scored by the one scorer, in both option orders
+  (a model that always says "1" scores 50%). Per item: `acc` (mean over the orders), `p_true` (the probability
+  of the right option, the option scores renormalised over the options, mean over the orders). Generating
+  (`prompt.scoring=generate`), its `unparsed`, `forced`, `reasoning_tokens` (and `extracted`) are per item the
+  share or mean over its orders, reported as every generating task's (`metrics.generation`).
 
 Metrics are per item and exact under DDP (PragexpTask); `test/count` counts items.
 """
@@ -193,8 +193,8 @@ class IntentionsMCTask(PragexpTask):
 
 
 def _generation_summary(orders: list[dict]) -> dict[str, float]:
-    """A generating model's figures for one item (`unparsed`, `forced`, ...): the share or mean over its orders;
-    empty for a model that scores options."""
+    """A generating model's figures for one item (`unparsed`, `forced`, ...): the share or mean over its
+    orders; empty for a model that scores options."""
     return {
         name: sum(float(o.get(name) or 0) for o in orders) / len(orders)
         for name in GENERATION_FIELDS

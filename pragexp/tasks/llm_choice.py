@@ -1,19 +1,22 @@
-"""`LLMChoiceTask`: an LLM (`model=llm`) choosing among each item's options, the task of every benchmark that is a
-data package and a prompt group (Hu et al.'s phenomena: task=hu_pragmatics; LUDWIG: task=ludwig; BIG-bench's
-implicatures: task=bigbench_implicatures). Evaluation only; the model scores the options through the one route
-(backend, response cache, scorer, prompt templates) and the task reads its scores as a classifier's logits.
+"""`LLMChoiceTask`: an LLM (`model=llm`) choosing among each item's options, the task of every benchmark that
+is a data package and a prompt group (Hu et al.'s phenomena: task=hu_pragmatics; LUDWIG: task=ludwig;
+BIG-bench's implicatures: task=bigbench_implicatures). Evaluation only; the model scores the options through
+the one route (backend, response cache, scorer, prompt templates) and the task reads its scores as a
+classifier's logits.
 
 Metrics (`pragexp.metrics.choice.ChoiceMetric`): accuracy, a tie read by the protocol's rule (`ties`: `first`,
-the first of the tied options is chosen, numpy's argmax as Hu et al. and lm-evaluation-harness read it; `wrong`,
-the true option must score strictly higher, LUDWIG's code for API models), the probability of the true option, per group (phenomenon,
-implicature type; an example in several groups counts in each), per view and their spread (Hu et al.'s option-order seeds), the share of errors by the chosen
-option's kind, the share of each option position chosen (where the data module names them), and the comparison with people (across items, Hu et al.'s; within an item, over its options), from
-what the data module declares (`ChoiceData`); where it declares sets of examples (`joint_sets`, `f1_sets`:
-BigToM's true-and-false-belief pairs, Hi-ToM's joint accuracy over a story's orders, OpenToM's macro-F1 per genre
-over batches of stories), their figures (`pragexp.metrics.item_sets`); each mean with its standard error,
-clustered by the data's sampling unit (its batches' "cluster"). `predictions.jsonl` holds per example the model's record (prompt, continuations, log-likelihoods,
-scores) and the option probabilities, the choice, its kind, its group, the item it scores and the people's
-distribution.
+the first of the tied options is chosen, numpy's argmax as Hu et al. and lm-evaluation-harness read it;
+`wrong`, the true option must score strictly higher, LUDWIG's code for API models), the probability of the
+true option, per group (phenomenon, implicature type; an example in several groups counts in each), per view
+and their spread (Hu et al.'s option-order seeds), the share of errors by the chosen option's kind, the share
+of each option position chosen (where the data module names them), and the comparison with people (across
+items, Hu et al.'s; within an item, over its options), from what the data module declares (`ChoiceData`);
+where it declares sets of examples (`joint_sets`, `f1_sets`: BigToM's true-and-false-belief pairs, Hi-ToM's
+joint accuracy over a story's orders, OpenToM's macro-F1 per genre over batches of stories), their figures
+(`pragexp.metrics.item_sets`); each mean with its standard error, clustered by the data's sampling unit (its
+batches' "cluster"). `predictions.jsonl` holds per example the model's record (prompt, continuations,
+log-likelihoods, scores) and the option probabilities, the choice, its kind, its group, the item it scores and
+the people's distribution.
 """
 
 from __future__ import annotations

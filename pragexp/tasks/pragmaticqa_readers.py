@@ -159,7 +159,8 @@ class PromptedReader:
 
 # -- the baselines ------------------------------------------------------------------------------------------
 class SpanBaseline(Protocol):
-    """A reader that reads no tokens and answers in spans (`pragexp.models.fid.OracleReader`, `LeadReader`)."""
+    """A reader that reads no tokens and answers in spans (`pragexp.models.fid.OracleReader`,
+    `LeadReader`)."""
 
     def predict(self, golds: Sequence[Spans], passages: Sequence[Sequence[Passage]]) -> list[Spans]: ...
 

@@ -2,22 +2,22 @@
 
 While an LLM is fine-tuned (`model=llm llm.finetune=lora|full`, any task), `BenchmarkCurves` scores each named
 benchmark before the first step, every `every_n_steps` optimizer steps and after the last one, and logs its
-overall figures and its task's declared headline figures as `bench/<name>/<figure>` at that step (`bench/ludwig/acc`,
-`bench/ludwig/acc_stderr`, `bench/ludwig/acc_ci95_low`, ...: `metrics.uncertainty`;
-`bench/bigtom/joint_acc/forward_belief:initial_belief`) through the run's loggers (CSV: `csv/metrics.csv`; W&B:
-curves against `trainer/global_step`); `python -m pragexp.report --figures` draws them beside the task's own dev
-curve (`report.training_curves`).
+overall figures and its task's declared headline figures as `bench/<name>/<figure>` at that step
+(`bench/ludwig/acc`, `bench/ludwig/acc_stderr`, `bench/ludwig/acc_ci95_low`, ...: `metrics.uncertainty`;
+`bench/bigtom/joint_acc/forward_belief:initial_belief`) through the run's loggers (CSV: `csv/metrics.csv`;
+W&B: curves against `trainer/global_step`); `python -m pragexp.report --figures` draws them beside the task's
+own dev curve (`report.training_curves`).
 
-A benchmark is scored as `python -m pragexp.eval task=<name> <overrides>` scores it: its config is composed from
-the same groups (conf/task/<name>.yaml, its data and prompt groups), its data module, task, metric and prompt are
-built from it, and the task's own `evaluate_batch` scores every test batch. Only the LLM differs: the model in
-training, through `StepBackend`, in eval mode and without gradients, its train mode restored after. Its answers go
-through the response cache (`paths.cache_dir`) under an identity that names the weights as they stand (`StepBackend`:
-LoRA's adapters by their digest, a full fine-tune's weights by the fit and its step): two weight states never share
-an answer, and the same adapters always do.
+A benchmark is scored as `python -m pragexp.eval task=<name> <overrides>` scores it: its config is composed
+from the same groups (conf/task/<name>.yaml, its data and prompt groups), its data module, task, metric and
+prompt are built from it, and the task's own `evaluate_batch` scores every test batch. Only the LLM differs:
+the model in training, through `StepBackend`, in eval mode and without gradients, its train mode restored
+after. Its answers go through the response cache (`paths.cache_dir`) under an identity that names the weights
+as they stand (`StepBackend`: LoRA's adapters by their digest, a full fine-tune's weights by the fit and its
+step): two weight states never share an answer, and the same adapters always do.
 
-A pass leaves training as it was: every random generator it could draw from (torch's, CUDA's, numpy's, Python's)
-is restored after it, so the trained weights are the same with and without the callback.
+A pass leaves training as it was: every random generator it could draw from (torch's, CUDA's, numpy's,
+Python's) is restored after it, so the trained weights are the same with and without the callback.
 """
 
 from __future__ import annotations
@@ -61,7 +61,8 @@ def benchmark_choices() -> list[str]:
 
 
 def weights_digest(model: torch.nn.Module) -> str:
-    """SHA-256 of the weights that train (name, dtype, shape and bytes of each): what a step's answers rest on."""
+    """SHA-256 of the weights that train (name, dtype, shape and bytes of each): what a step's answers rest
+    on."""
     digest = hashlib.sha256()
     for name, param in sorted(model.named_parameters(), key=lambda item: item[0]):
         if param.requires_grad:
@@ -74,7 +75,8 @@ def weights_digest(model: torch.nn.Module) -> str:
 class TunedModel(PromptedModel, Protocol):
     """What the benchmarks read of the LLM in training (`models.llm.PromptedLLM` being fine-tuned has it)."""
 
-    tuning: object  # the in-process backend as fine-tuning uses it (`generation.finetuning.finetune.TunableBackend`)
+    # the in-process backend as fine-tuning uses it (`generation.finetuning.finetune.TunableBackend`)
+    tuning: object
 
 
 class StepBackend:
@@ -199,7 +201,8 @@ class Benchmark:
         self.task.net = self.task.build_network(self.data)
         self.task.metrics = self.task.build_metrics(self.data)
         self.task.record_predictions = set()  # figures only: no prediction records are kept
-        # the task's declared headline figures, a group's among them (`joint_acc/forward_belief:initial_belief`)
+        # the task's declared headline figures, a group's among them
+        # (`joint_acc/forward_belief:initial_belief`)
         headline = OmegaConf.select(cfg, "declares.headline", default=None) or []
         self.headline = [str(h["key"]).split("/", 1)[1] for h in headline]
 
@@ -243,7 +246,8 @@ def frozen_pass(module: torch.nn.Module):
 class BenchmarkCurves(Callback):
     """`names`: benchmarks (their task= names; empty: off); `every_n_steps`: optimizer steps between passes;
     `overrides`: per benchmark, its settings as `pragexp.eval` takes them ({ludwig: {data: {path: ...}}});
-    `output_dir`, `cache_dir`: the run's (a data module's report files go to `<output_dir>/benchmarks/<name>`)."""
+    `output_dir`, `cache_dir`: the run's (a data module's report files go to
+    `<output_dir>/benchmarks/<name>`)."""
 
     def __init__(
         self,
@@ -260,7 +264,8 @@ class BenchmarkCurves(Callback):
         unknown = [n for n in [*self.names, *self.overrides] if n not in choices]
         if unknown:
             raise ValueError(
-                f"callbacks.benchmarks: unknown benchmark(s) {', '.join(unknown)}; choose among {', '.join(choices)}"
+                f"callbacks.benchmarks: unknown benchmark(s) {', '.join(unknown)}; choose among "
+                f"{', '.join(choices)}"
             )
         if self.every_n_steps < 1:
             raise ValueError(

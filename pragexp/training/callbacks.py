@@ -127,7 +127,8 @@ class ConfusionMatrixReport(Callback):
 
 class WandbTestReport(Callback):
     """A W&B bar chart of each test metric that is also measured per group (`test/r@1/<implicature type>`
-    beside `test/r@1`). The `test/*` values themselves reach the run's summary as logged (once, by the test)."""
+    beside `test/r@1`). The `test/*` values themselves reach the run's summary as logged (once, by the
+    test)."""
 
     def on_test_end(self, trainer, pl_module) -> None:
         loggers = wandb_loggers(trainer)

@@ -1,23 +1,23 @@
-"""How checkpoints are written: whole or not at all, the latest always in `last.ckpt`, and beside each checkpoint of a
-fine-tuned LLM its weights in their own format.
+"""How checkpoints are written: whole or not at all, the latest always in `last.ckpt`, and beside each
+checkpoint of a fine-tuned LLM its weights in their own format.
 
-- `DurableCheckpointIO`, the trainer's writer of every checkpoint file (run.py gives it to the trainer): written
-  with `utils.durable.write_durably` (a partial file beside, flushed, renamed onto the checkpoint), so a kill or a
-  full disk while saving leaves the previous checkpoint there, loadable, and the error names the file. Lightning's
-  own writer serialises to the system's temp folder and moves the file: a rename on one filesystem, but where the
-  checkpoints are on another (a node's /tmp and a cluster's shared disk) a copy that truncates the previous
-  checkpoint first, and nothing is flushed to the disk.
-- `ModelCheckpoint`, Lightning's, writing `last.ckpt` at each of its checkpointing points (each epoch's end, or
-  each validation's): Lightning (2.4 on) writes it only where it writes a best checkpoint, so after epochs without
-  a better score `last.ckpt` was an older epoch's, and a run resumed from it (`ckpt_path=last`, a requeued job)
-  trained those epochs again.
-- `save_tuned_weights`, the one way a checkpoint gets a tuned LLM's weights (this callback's checkpoints, and the
-  one a stopped job saves: `training.stopping`): the task writes them (`PragexpTask.save_adapter`: peft's adapter
-  folder for `llm.finetune=lora`, which transformers, peft and vLLM's LoRA serving load as it is, or a
-  transformers model folder for `full`) where the checkpoint layout puts them (`runs.checkpoint.adapter_folder`:
-  `<name>.peft/` beside `<name>.ckpt`), a folder that replaces the previous one whole
-  (`generation.finetuning.adapters`). They are removed with their checkpoint (top-k rotation, the previous
-  `last`). Models without tuned LLM weights write nothing more.
+- `DurableCheckpointIO`, the trainer's writer of every checkpoint file (run.py gives it to the trainer):
+  written with `utils.durable.write_durably` (a partial file beside, flushed, renamed onto the checkpoint), so
+  a kill or a full disk while saving leaves the previous checkpoint there, loadable, and the error names the
+  file. Lightning's own writer serialises to the system's temp folder and moves the file: a rename on one
+  filesystem, but where the checkpoints are on another (a node's /tmp and a cluster's shared disk) a copy that
+  truncates the previous checkpoint first, and nothing is flushed to the disk.
+- `ModelCheckpoint`, Lightning's, writing `last.ckpt` at each of its checkpointing points (each epoch's end,
+  or each validation's): Lightning (2.4 on) writes it only where it writes a best checkpoint, so after epochs
+  without a better score `last.ckpt` was an older epoch's, and a run resumed from it (`ckpt_path=last`, a
+  requeued job) trained those epochs again.
+- `save_tuned_weights`, the one way a checkpoint gets a tuned LLM's weights (this callback's checkpoints, and
+  the one a stopped job saves: `training.stopping`): the task writes them (`PragexpTask.save_adapter`: peft's
+  adapter folder for `llm.finetune=lora`, which transformers, peft and vLLM's LoRA serving load as it is, or a
+  transformers model folder for `full`) where the checkpoint layout puts them
+  (`runs.checkpoint.adapter_folder`: `<name>.peft/` beside `<name>.ckpt`), a folder that replaces the previous
+  one whole (`generation.finetuning.adapters`). They are removed with their checkpoint (top-k rotation, the
+  previous `last`). Models without tuned LLM weights write nothing more.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
-"""run.json, assembled from what the pieces of a finished run declare: the task's config (its headline metrics,
-report section and paper file, the metric training monitors), the data module's class from its settings (`declared`), the built model
-(`declare`: an LLM gives its identity and prompting), the metrics (the items scored) and Hydra (the choices and
-the command line). `pragexp.run` writes it beside metrics.json."""
+"""run.json, assembled from what the pieces of a finished run declare: the task's config (its headline
+metrics, report section and paper file, the metric training monitors), the data module's class from its
+settings (`declared`), the built model (`declare`: an LLM gives its identity and prompting), the metrics (the
+items scored) and Hydra (the choices and the command line). `pragexp.run` writes it beside metrics.json."""
 
 from __future__ import annotations
 

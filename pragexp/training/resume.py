@@ -1,24 +1,28 @@
-"""Resuming a run exactly where it stopped, mid-epoch or mid-validation included: a run stopped by a signal (or a
-requeued SLURM job) and resumed from its `last.ckpt` ends with the numbers of the same run never stopped.
+"""Resuming a run exactly where it stopped, mid-epoch or mid-validation included: a run stopped by a signal
+(or a requeued SLURM job) and resumed from its `last.ckpt` ends with the numbers of the same run never
+stopped.
 
-Lightning restores the weights, the optimizer, the callbacks' states and its loop counters, but not what draws the
-random numbers, nor everything its loops need to go on from any point:
-- the training order: the training loader (`utils.resumable_sampler.ResumableLoader`) is one Lightning saves and
-  restores, so a resumed run goes on with the rest of the same shuffled order (a run resumed without it would
-  shuffle its epoch anew, training again on examples of the stopped epoch's first batches and leaving others out);
-- the random generators: `ExactResume` saves their states (torch, numpy, Python) in each checkpoint and puts them
-  back for the resumed run's first step, so it draws the dropout masks and next epochs' orders the stopped run
-  would have drawn (a checkpoint saved part-way through a validation holds their states as that validation found
-  them, and the resumed run draws from there whatever that validation and the rest of the run draw);
+Lightning restores the weights, the optimizer, the callbacks' states and its loop counters, but not what draws
+the random numbers, nor everything its loops need to go on from any point:
+- the training order: the training loader (`utils.resumable_sampler.ResumableLoader`) is one Lightning saves
+  and restores, so a resumed run goes on with the rest of the same shuffled order (a run resumed without it
+  would shuffle its epoch anew, training again on examples of the stopped epoch's first batches and leaving
+  others out);
+- the random generators: `ExactResume` saves their states (torch, numpy, Python) in each checkpoint and puts
+  them back for the resumed run's first step, so it draws the dropout masks and next epochs' orders the
+  stopped run would have drawn (a checkpoint saved part-way through a validation holds their states as that
+  validation found them, and the resumed run draws from there whatever that validation and the rest of the run
+  draw);
 - a validation stopped part-way: Lightning resumes a checkpoint saved after a validation batch as if that
-  validation had ended (it skips it), so the epoch's end would find no validation metrics (early stopping stops the
-  run with "Early stopping conditioned on metric val/... which is not available") and the checkpoint callback would
-  never see this epoch's score. `ExactResume` saves such a checkpoint as one taken inside the validation's first
-  batch, which Lightning resumes by running that validation again from its start, whole; the callbacks' states in
-  it are those of the previous epoch's end, which this validation's end then updates as it would have;
-- a decision to stop: `trainer.should_stop` (set by early stopping, or by a task with nothing more to learn) is not
-  in Lightning's checkpoints, so a run stopped after its last epoch (while testing, say) and resumed would train
-  on. `ExactResume` saves it and puts it back.
+  validation had ended (it skips it), so the epoch's end would find no validation metrics (early stopping
+  stops the run with "Early stopping conditioned on metric val/... which is not available") and the checkpoint
+  callback would never see this epoch's score. `ExactResume` saves such a checkpoint as one taken inside the
+  validation's first batch, which Lightning resumes by running that validation again from its start, whole;
+  the callbacks' states in it are those of the previous epoch's end, which this validation's end then updates
+  as it would have;
+- a decision to stop: `trainer.should_stop` (set by early stopping, or by a task with nothing more to learn)
+  is not in Lightning's checkpoints, so a run stopped after its last epoch (while testing, say) and resumed
+  would train on. `ExactResume` saves it and puts it back.
 """
 
 from __future__ import annotations
@@ -82,8 +86,8 @@ class ExactResume(Callback):
             ):  # older checkpoints: the seed alone
                 sampler.resume(saved["epoch_seed"], done * loader.batch_size)
         elif sampler is not None:
-            # A new epoch: what an uninterrupted run draws next, the DataLoader iterator's base seed (PyTorch's
-            # seeding of workers), then the sampler's seed.
+            # A new epoch: what an uninterrupted run draws next, the DataLoader iterator's base seed
+            # (PyTorch's seeding of workers), then the sampler's seed.
             draw_seed()
             sampler.resume(draw_seed(), 0)
         # A resumed run checks validation first and sets up its loaders, which draws numbers an uninterrupted

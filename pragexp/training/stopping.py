@@ -225,7 +225,8 @@ def save_resumable(trainer) -> Path:
 
 
 def _saved_here(trainer, last: Path) -> bool:
-    """Whether the checkpoint callback wrote `last` at this very step (at the end of the epoch just finished)."""
+    """Whether the checkpoint callback wrote `last` at this very step (at the end of the epoch just
+    finished)."""
     callback = trainer.checkpoint_callback
     return (
         last.is_file()

@@ -1,15 +1,15 @@
-"""Files and folders replaced whole, and kept through a kill, a full disk or a power cut: what a run writes to resume
-from (its checkpoints, a tuned LLM's adapter folder beside each).
+"""Files and folders replaced whole, and kept through a kill, a full disk or a power cut: what a run writes to
+resume from (its checkpoints, a tuned LLM's adapter folder beside each).
 
-- `write_durably(path, write)`: the bytes go to `.<name>.partial` beside `path`, are flushed to the disk (fsync),
-  the file is renamed onto `path` and the rename flushed (fsync of the folder). A reader finds the previous file or
-  the new one, never part of one; a writer killed or stopped by a full disk leaves the previous file as it was.
-  A partial file a killed writer left is written over by the next write of that path.
+- `write_durably(path, write)`: the bytes go to `.<name>.partial` beside `path`, are flushed to the disk
+  (fsync), the file is renamed onto `path` and the rename flushed (fsync of the folder). A reader finds the
+  previous file or the new one, never part of one; a writer killed or stopped by a full disk leaves the
+  previous file as it was. A partial file a killed writer left is written over by the next write of that path.
 - `replace_folder(new, path)`: a complete folder `new`, written beside `path`, takes its place. Its files are
   flushed, then the two folders are swapped at once (Linux's `renameat2` with RENAME_EXCHANGE, which local
-  filesystems and tmpfs support) and the old one removed. Where a filesystem cannot swap (NFS, another OS), the old
-  folder is first renamed aside: a kill between the two renames then leaves no folder at `path`, the old one at
-  `.<name>.old` beside it.
+  filesystems and tmpfs support) and the old one removed. Where a filesystem cannot swap (NFS, another OS),
+  the old folder is first renamed aside: a kill between the two renames then leaves no folder at `path`, the
+  old one at `.<name>.old` beside it.
 """
 
 from __future__ import annotations
@@ -26,8 +26,8 @@ AT_FDCWD, RENAME_EXCHANGE = -100, 2  # <fcntl.h>, <linux/fs.h>
 
 
 def write_durably(path: str | Path, write: Callable[[BinaryIO], None]) -> Path:
-    """`write(file)` writes the content; see the module docstring. An OSError names the file and says the previous
-    one is kept."""
+    """`write(file)` writes the content; see the module docstring. An OSError names the file and says the
+    previous one is kept."""
     path = Path(path)
     partial = path.with_name(f".{path.name}.partial")
     try:

@@ -1,9 +1,9 @@
 """Per-example metric states that stay exact under DDP.
 
-Lightning's distributed sampler pads an evaluation set by repeating examples so that every rank
-gets the same number of batches. Metrics therefore keep each example's dataset index and, after
-the ranks' states are gathered, count every index exactly once (and `pragexp.metrics.uncertainty.with_uncertainty` gives each mean its
-uncertainty from those examples' scores).
+Lightning's distributed sampler pads an evaluation set by repeating examples so that every rank gets the same
+number of batches. Metrics therefore keep each example's dataset index and, after the ranks' states are
+gathered, count every index exactly once (and `pragexp.metrics.uncertainty.with_uncertainty` gives each mean
+its uncertainty from those examples' scores).
 """
 
 from __future__ import annotations

@@ -1,11 +1,12 @@
-"""The training sampler and loader that can go on with the rest of an interrupted epoch (`pragexp.training.resume`
-says why and restores the random generators).
+"""The training sampler and loader that can go on with the rest of an interrupted epoch
+(`pragexp.training.resume` says why and restores the random generators).
 
-`ResumableSampler` shuffles as torch's `RandomSampler` does and keeps the epoch's seed. `ResumableLoader` is the
-training DataLoader Lightning can save and restore (it has `state_dict` and `load_state_dict`, Lightning's test of a
-resumable loader): its state is the epoch's seed and the batches it has handed out, and a loader restored part-way
-through an epoch hands out the rest of the same order. With another sampler whose order the epoch alone fixes (DDP's
-`DistributedSampler`, which Lightning puts in its place), it draws and drops the batches already handed out."""
+`ResumableSampler` shuffles as torch's `RandomSampler` does and keeps the epoch's seed. `ResumableLoader` is
+the training DataLoader Lightning can save and restore (it has `state_dict` and `load_state_dict`, Lightning's
+test of a resumable loader): its state is the epoch's seed and the batches it has handed out, and a loader
+restored part-way through an epoch hands out the rest of the same order. With another sampler whose order the
+epoch alone fixes (DDP's `DistributedSampler`, which Lightning puts in its place), it draws and drops the
+batches already handed out."""
 
 from __future__ import annotations
 
@@ -35,10 +36,12 @@ class ResumableSampler(RandomSampler):
 class ResumableLoader(DataLoader):
     """See the module docstring. Built as a DataLoader is (Lightning rebuilds it so under DDP). A state loaded
     after the iterator was made (Lightning makes it early where the run asks for its number of steps, and then
-    loads no state: `training.resume` loads it) still applies: the skip is made at the iterator's first batch."""
+    loads no state: `training.resume` loads it) still applies: the skip is made at the iterator's first
+    batch."""
 
     _taken = 0  # batches the current iterator has handed out
-    _skip = 0  # batches the current iterator skips at its first batch (a place restored part-way through an epoch)
+    # batches the current iterator skips at its first batch (a place restored part-way through an epoch)
+    _skip = 0
 
     def state_dict(self) -> dict:
         seed = self.sampler.seed if isinstance(self.sampler, ResumableSampler) else None

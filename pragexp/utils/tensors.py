@@ -8,8 +8,8 @@ import torch
 def pad_right(
     rows: list[list[int]], pad_id: int, width: int | None = None
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    """Token-id lists as one right-padded (n, width) tensor (`width`: the longest row's by default) and its mask
-    (1 for a real token)."""
+    """Token-id lists as one right-padded (n, width) tensor (`width`: the longest row's by default) and its
+    mask (1 for a real token)."""
     width = max(len(r) for r in rows) if width is None else width
     ids = torch.full((len(rows), width), pad_id, dtype=torch.long)
     mask = torch.zeros_like(ids)

@@ -1,8 +1,8 @@
-"""BIG-bench's `implicatures` task as an evaluation-only data module for an LLM (task=bigbench_implicatures): a
-local JSON-lines copy (`path`) or the hub copy through `datasets` (`hub_name`, `hub_config`, `hub_split`); offline
-without a local copy, the run stops naming `data.path`. Every example is a test item whose options are the task's
-targets ("yes", "no"), scored as lm-evaluation-harness scores BIG-bench's multiple choice: each option after the
-example's text and a space (conf/prompt/bigbench_implicatures.yaml)."""
+"""BIG-bench's `implicatures` task as an evaluation-only data module for an LLM (task=bigbench_implicatures):
+a local JSON-lines copy (`path`) or the hub copy through `datasets` (`hub_name`, `hub_config`, `hub_split`);
+offline without a local copy, the run stops naming `data.path`. Every example is a test item whose options are
+the task's targets ("yes", "no"), scored as lm-evaluation-harness scores BIG-bench's multiple choice: each
+option after the example's text and a space (conf/prompt/bigbench_implicatures.yaml)."""
 
 from __future__ import annotations
 

@@ -6,17 +6,17 @@ answer;wrong answer`), the rows of a file in the story file's order.
 With the story split on "." into parts p0..p4 (each without its full stop, the space before it kept):
 
 - the story told: with the initial belief shown (`1`), "p0.p1.p2.p3.p4."; hidden (`0`), "p0.p1.p2.p4."; the
-  control story: the setup, then the initial belief where it is shown, then the random event in place of the causal
-  event, ".".join([p0, p1, p2, (p3,) " " + random event]);
-- `forward_belief` (the belief question) and `forward_action` (the action question), each answer pair (aware, not
-  aware): `true_belief` = told + " " + aware of the event, right: the aware answer; `false_belief` = told + " " +
-  not aware of the event, right: the not-aware answer; `true_control` = control + " " + aware of the random event
-  and `false_control` = control + " " + not aware of it, right in both: the not-aware answer (the random event
-  changes nothing the agent believes);
-- `backward_belief` (the belief question asked after the agent's action): `true_belief` = told + " " + the action
-  when aware, right: the aware belief; `false_belief` = told + " " + the action when not aware, right: the
-  not-aware belief; `true_control` and `false_control` are the same item, control + " " + the action when not
-  aware, right: the not-aware belief (their code writes the not-aware action in both);
+  control story: the setup, then the initial belief where it is shown, then the random event in place of the
+  causal event, ".".join([p0, p1, p2, (p3,) " " + random event]);
+- `forward_belief` (the belief question) and `forward_action` (the action question), each answer pair (aware,
+  not aware): `true_belief` = told + " " + aware of the event, right: the aware answer; `false_belief` = told
+  + " " + not aware of the event, right: the not-aware answer; `true_control` = control + " " + aware of the
+  random event and `false_control` = control + " " + not aware of it, right in both: the not-aware answer (the
+  random event changes nothing the agent believes);
+- `backward_belief` (the belief question asked after the agent's action): `true_belief` = told + " " + the
+  action when aware, right: the aware belief; `false_belief` = told + " " + the action when not aware, right:
+  the not-aware belief; `true_control` and `false_control` are the same item, control + " " + the action when
+  not aware, right: the not-aware belief (their code writes the not-aware action in both);
 - `percept_to_belief`, with the initial belief shown and `true_belief` only: the setup alone, "p0.p1.p2.", the
   belief question, right: the aware answer.
 
@@ -74,7 +74,8 @@ def condition_name(initial_belief: int, variable: str, condition: str) -> str:
 
 
 def has_file(initial_belief: int, variable: str, condition: str) -> bool:
-    """Whether their code writes this condition (percept-to-belief: shown initial belief, true belief only)."""
+    """Whether their code writes this condition (percept-to-belief: shown initial belief, true belief
+    only)."""
     return variable != PERCEPT or (initial_belief == 1 and condition == "true_belief")
 
 

@@ -1,24 +1,26 @@
 """BigToM as an evaluation data module for an LLM (task=bigtom).
 
-The story file (`path`: bigtom.csv or its folder) is read as released (`io`) and each story expanded into its 25
-test items as the authors' generate_conditions.py expands it (`conditions`); every item is a test example, condition
-file by condition file as theirs are (`conditions` picks some of the 25 files, `stories` the first N stories, as
-their scripts' `-n`). Each item's two answers are in the order the authors' evaluate_conditions.py gives them: their
-`random.seed(0)` once, then one `random.shuffle([right, wrong])` per row of a condition file, so a story's row k
-gets the k-th draw of that stream in every condition (what their code does on the file given, when nothing else
-draws from Python's random between rows). The `PromptItem` holds the story as the item tells it (`story`), the
-question (`question`), the question with the answers as their prompt lists them (`question_with_choices`:
-"<question>\\nChoose one of the following:\\na)<answer>\\nb)<answer>") and the two answers in that order.
+The story file (`path`: bigtom.csv or its folder) is read as released (`io`) and each story expanded into its
+25 test items as the authors' generate_conditions.py expands it (`conditions`); every item is a test example,
+condition file by condition file as theirs are (`conditions` picks some of the 25 files, `stories` the first N
+stories, as their scripts' `-n`). Each item's two answers are in the order the authors' evaluate_conditions.py
+gives them: their `random.seed(0)` once, then one `random.shuffle([right, wrong])` per row of a condition
+file, so a story's row k gets the k-th draw of that stream in every condition (what their code does on the
+file given, when nothing else draws from Python's random between rows). The `PromptItem` holds the story as
+the item tells it (`story`), the question (`question`), the question with the answers as their prompt lists
+them (`question_with_choices`: "<question>\\nChoose one of the following:\\na)<answer>\\nb)<answer>") and the
+two answers in that order.
 
 Groups (an item is in several): its condition file (`1_forward_belief_false_belief`), its variable
 (`forward_belief`, `forward_action`, `backward_belief`, `percept_to_belief`), its condition (`true_belief`,
 `false_belief`, `true_control`, `false_control`), the initial belief shown or not (`initial_belief`,
 `no_initial_belief`) and the variable with it (`forward_belief:initial_belief`). A story's true-belief and
-false-belief items of one variable and initial belief form a joint set (`joint_sets`): right only when both are,
-the paper's TB-and-FB figure (`test/joint_acc/all`, and per variable, initial belief and both, the groups a pair's
-two items share: `test/joint_acc/forward_belief:initial_belief`; `pragexp.metrics.item_sets`). The
-answers' positions are named a and b (`chosen/a`). Every item carries its story (`"cluster"`): a story's items are
-one draw. `data_report.json` counts the stories, the items per condition file and the right answer's positions.
+false-belief items of one variable and initial belief form a joint set (`joint_sets`): right only when both
+are, the paper's TB-and-FB figure (`test/joint_acc/all`, and per variable, initial belief and both, the groups
+a pair's two items share: `test/joint_acc/forward_belief:initial_belief`; `pragexp.metrics.item_sets`). The
+answers' positions are named a and b (`chosen/a`). Every item carries its story (`"cluster"`): a story's items
+are one draw. `data_report.json` counts the stories, the items per condition file and the right answer's
+positions.
 """
 
 from __future__ import annotations
@@ -95,7 +97,8 @@ class BigToMDataModule(PromptDataModule):
         unknown = [c for c in conditions or () if c not in CONDITION_FILES]
         if unknown:
             raise ValueError(
-                f"data.conditions: unknown {', '.join(unknown)}; the authors' files are {', '.join(CONDITION_FILES)}"
+                f"data.conditions: unknown {', '.join(unknown)}; the authors' files are "
+                f"{', '.join(CONDITION_FILES)}"
             )
         if stories is not None and int(stories) < 1:
             raise ValueError(f"data.stories={stories}: give a number of stories >= 1, or null for all")
@@ -133,8 +136,8 @@ class BigToMDataModule(PromptDataModule):
                 "per_condition": {c: per_file[c] for c in CONDITION_FILES if per_file[c]},
                 "per_right_position": dict(Counter(POSITIONS[e["label"]] for e in self.datasets["test"])),
                 "joint_sets": len(pair_stories),
-                # the authors' draw is a story's in every condition: both items of a pair have their right answer
-                # in one position, so always answering a) scores this share of the pairs
+                # the authors' draw is a story's in every condition: both items of a pair have their right
+                # answer in one position, so always answering a) scores this share of the pairs
                 "joint_sets_right_first": sum(orders[s] == (0, 1) for s in pair_stories),
             }
         )
@@ -161,8 +164,8 @@ class BigToMDataModule(PromptDataModule):
         }
 
     def joint_sets(self, split: str) -> dict[str, list[list[int]]]:
-        """The true- and false-belief pairs (`all`), and by each group both items of a pair are in (a variable,
-        the initial belief shown or not, and both)."""
+        """The true- and false-belief pairs (`all`), and by each group both items of a pair are in (a
+        variable, the initial belief shown or not, and both)."""
         if split != "test" or not self.pairs:
             return {}
         sets: dict[str, list[list[int]]] = {"all": self.pairs}
@@ -178,8 +181,8 @@ class BigToMDataModule(PromptDataModule):
 
 
 def _pairs(items: list[TestItem]) -> list[list[int]]:
-    """The item positions of the true- and false-belief items of a story, variable and initial belief, where both
-    are in the data (a set of one would be its item's accuracy under another name)."""
+    """The item positions of the true- and false-belief items of a story, variable and initial belief, where
+    both are in the data (a set of one would be its item's accuracy under another name)."""
     members: dict[tuple, list[int]] = {}
     for n, item in enumerate(items):
         if item.condition in JOINT:

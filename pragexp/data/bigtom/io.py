@@ -1,17 +1,20 @@
-"""Reading BigToM's released story file (`data/bigtom/bigtom.csv` of github.com/cicl-stanford/procedural-evals-tom):
-one story a line, 19 fields separated by ";", no header, CRLF line ends, read as the authors read it
-(`csv.reader(f, delimiter=";")` in their code/src/generate_conditions.py).
+"""Reading BigToM's released story file (`data/bigtom/bigtom.csv` of
+github.com/cicl-stanford/procedural-evals-tom): one story a line, 19 fields separated by ";", no header, CRLF
+line ends, read as the authors read it (`csv.reader(f, delimiter=";")` in their
+code/src/generate_conditions.py).
 
 The fields, named as their `generate_conditions` names them: the story (five sentences: setup 1-3, the agent's
 initial belief 4, the causal event 5), whether the agent perceives the event or not, the action that follows
 each, the belief, desire and action questions, each question's answer when the agent is aware and when not, a
-random event and whether the agent perceives it; then two unnamed fields, how the line was made (`auto`/`user`)
-and one that is always `0`. The conditions use the first 17 and every sentence up to the fifth.
+random event and whether the agent perceives it; then two unnamed fields, how the line was made
+(`auto`/`user`) and one that is always `0`. The conditions use the first 17 and every sentence up to the
+fifth.
 
-A line that breaks this is a `DataFormatError` naming the file, the line and the field: a number of fields other
-than 19 (a ";" inside a text splits it), an empty text among the 17 the conditions use, a story of fewer than five
-sentences before its fifth full stop (their code stops with an IndexError, or builds items on an empty sentence). Text after the fifth sentence is left out of every item, as
-their code leaves it out; such stories are counted (`Story.extra_text`).
+A line that breaks this is a `DataFormatError` naming the file, the line and the field: a number of fields
+other than 19 (a ";" inside a text splits it), an empty text among the 17 the conditions use, a story of fewer
+than five sentences before its fifth full stop (their code stops with an IndexError, or builds items on an
+empty sentence). Text after the fifth sentence is left out of every item, as their code leaves it out; such
+stories are counted (`Story.extra_text`).
 """
 
 from __future__ import annotations

@@ -1,16 +1,18 @@
 """BigToM in pragexp.report (the task declares this module): true belief, false belief and both together per
 question and initial belief beside the paper's rows, the controls, the whole run, and a figure of the first.
 
-- Tables: a row per run and question (forward belief, forward action, backward belief), with the initial belief
-  shown and hidden: the true-belief and false-belief accuracy (`test/acc/<init>_<question>_<condition>`) and both
-  right together (`test/joint_acc/<question>:<initial_belief|no_initial_belief>`, the paper's TB∧FB); then the
-  paper's rows (bigtom.json: Fig. 3, the initial belief shown, TB and TB∧FB; the false belief alone is not printed
-  there, an empty cell); then the controls; then per run all items, all true-and-false pairs, percept-to-belief,
-  the share of each answer position chosen and `unparsed`, and what answering a) (or b)) every time scores on the
+- Tables: a row per run and question (forward belief, forward action, backward belief), with the initial
+  belief shown and hidden: the true-belief and false-belief accuracy
+  (`test/acc/<init>_<question>_<condition>`) and both right together
+  (`test/joint_acc/<question>:<initial_belief|no_initial_belief>`, the paper's TB∧FB); then the paper's rows
+  (bigtom.json: Fig. 3, the initial belief shown, TB and TB∧FB; the false belief alone is not printed there,
+  an empty cell); then the controls; then per run all items, all true-and-false pairs, percept-to-belief, the
+  share of each answer position chosen and `unparsed`, and what answering a) (or b)) every time scores on the
   run's data: the authors' answer order is drawn once per story row and holds in every condition, so a story's
   true-belief and false-belief items have their right answer in the same position, and one position every time
-  scores the share of pairs whose right answers sit there (about 1/2, not the 1/4 of a uniform guess). Each cell of ours `mean ± standard error (n=stories)`
-  from metrics.json, clustered by story (a story's 25 items are one draw). Chance: 1/2 an item, 1/4 a pair.
+  scores the share of pairs whose right answers sit there (about 1/2, not the 1/4 of a uniform guess). Each
+  cell of ours `mean ± standard error (n=stories)` from metrics.json, clustered by story (a story's 25 items
+  are one draw). Chance: 1/2 an item, 1/4 a pair.
 """
 
 from __future__ import annotations
@@ -75,8 +77,8 @@ def control_rows(runs) -> list[list[str]]:
 
 
 def constant_rows(runs) -> list[list[str]]:
-    """What answering one position every time scores on each run's data (data_report.json): the authors' order is
-    a story's in every condition, so a pair's two right answers share their position."""
+    """What answering one position every time scores on each run's data (data_report.json): the authors' order
+    is a story's in every condition, so a pair's two right answers share their position."""
     rows, seen = [], set()
     for run in runs:
         report = data_report(run)
@@ -116,8 +118,10 @@ def sections(runs) -> list[str]:
     _, sources = published()
     out = ["## BigToM (Gandhi et al. 2023): theory of mind in stories", ""]
     out += [
-        "Accuracy: mean ± standard error clustered by story (n=stories: a story's 25 items are one draw); TB∧FB: "
-        "a story's true-belief and false-belief items both right. (paper): the authors' notebook (bigtom.json), "
+        "Accuracy: mean ± standard error clustered by story (n=stories: a story's 25 items are one draw); "
+        "TB∧FB: "
+        "a story's true-belief and false-belief items both right. (paper): the authors' notebook "
+        "(bigtom.json), "
         "the initial belief shown, 0-shot, on the release's stories; FB alone is not printed there.",
         "",
     ]
@@ -140,8 +144,8 @@ def sections(runs) -> list[str]:
 
 
 def figures(runs, folder: Path) -> list[Path]:
-    """`bigtom_belief.png`: a panel per run (true belief, false belief and both, the initial belief shown, with
-    their 95% intervals) and one of the paper's rows (TB∧FB), a cluster per question."""
+    """`bigtom_belief.png`: a panel per run (true belief, false belief and both, the initial belief shown,
+    with their 95% intervals) and one of the paper's rows (TB∧FB), a cluster per question."""
     ours = own_runs(runs)
     if not ours:
         return []

@@ -34,7 +34,8 @@ log = logging.getLogger(__name__)
 
 class CircaDataModule(TextClassificationDataModule):
     """Circa as a text-pair classification task; see the module docstring for the options, and
-    pragexp.data.common.datamodules.text_classification for tokenization (`tokenizer`, `tokenizer_ckpt`) and checkpoints."""
+    pragexp.data.common.datamodules.text_classification for tokenization (`tokenizer`, `tokenizer_ckpt`) and
+    checkpoints."""
 
     dataset = "circa"
     sampling_unit = SamplingUnit(
@@ -45,7 +46,8 @@ class CircaDataModule(TextClassificationDataModule):
 
     @classmethod
     def declared(cls, settings: Mapping) -> DataRecord:
-        """The label set, and the left-out scenario of the unmatched setting (the matched split has no fold)."""
+        """The label set, and the left-out scenario of the unmatched setting (the matched split has no
+        fold)."""
         record = super().declared(settings)
         unmatched = settings.get("setting") == "unmatched"
         return replace(

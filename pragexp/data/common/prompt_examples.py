@@ -1,7 +1,6 @@
-"""Examples for a model that reads prompts (`model=llm`: `data.prompts=true`): each carries its
-`PromptItem`, and batches (`pragexp.batches.types.PromptBatch`) hand the items to the model as
-`inputs={"items": [...]}`, where a trained model finds its token ids; labels, indices and groups are batched as for
-every model."""
+"""Examples for a model that reads prompts (`model=llm`: `data.prompts=true`): each carries its `PromptItem`,
+and batches (`pragexp.batches.types.PromptBatch`) hand the items to the model as `inputs={"items": [...]}`,
+where a trained model finds its token ids; labels, indices and groups are batched as for every model."""
 
 from __future__ import annotations
 
@@ -44,8 +43,9 @@ def readable(text: str) -> str:
 
 class PromptDataModule(SplitsDataModule):
     """The base of a data module whose examples exist only as prompts for an LLM (the intentions, the
-    benchmarks): its splits' examples carry their `PromptItem` ("item"); it batches them with `prompt_collate` and
-    gives every item of a split (`prompt_items`). Groups, views and option kinds: none unless it sets them."""
+    benchmarks): its splits' examples carry their `PromptItem` ("item"); it batches them with `prompt_collate`
+    and gives every item of a split (`prompt_items`). Groups, views and option kinds: none unless it sets
+    them."""
 
     group_names: tuple[str, ...] = ()
     view_names: tuple[str, ...] = ()
@@ -53,11 +53,13 @@ class PromptDataModule(SplitsDataModule):
     position_names: tuple[str, ...] = ()  # what its options' positions are called (A-E), where it says
 
     def joint_sets(self, split: str) -> dict[str, list[list[int]]]:
-        """Sets of examples right only together (`ChoiceData.joint_sets`): none unless a benchmark forms them."""
+        """Sets of examples right only together (`ChoiceData.joint_sets`): none unless a benchmark forms
+        them."""
         return {}
 
     def f1_sets(self, split: str) -> dict[str, list[list[int]]]:
-        """Batches of examples whose macro-F1 is reported (`ChoiceData.f1_sets`): none unless a benchmark asks."""
+        """Batches of examples whose macro-F1 is reported (`ChoiceData.f1_sets`): none unless a benchmark
+        asks."""
         return {}
 
     def collate_fn(self):

@@ -33,7 +33,8 @@ def seeded_split(items: Sequence[int], sizes: dict[str, int | None], seed: int) 
 
 
 def matched_split_sizes(n: int) -> tuple[int, int, int]:
-    """The Circa paper's 60/20/20: train = floor(0.6 n), dev = test = half of the rest (test takes an odd one)."""
+    """The Circa paper's 60/20/20: train = floor(0.6 n), dev = test = half of the rest (test takes an odd
+    one)."""
     train = n * 6 // 10
     dev = (n - train) // 2
     return train, dev, n - train - dev

@@ -1,5 +1,6 @@
-"""Sampling-unit ids: each row's unit (a dialogue, a question, a premise) as a small int, units numbered in the
-order they first appear, so the ids are the same whatever the batch size or the order batches are seen in."""
+"""Sampling-unit ids: each row's unit (a dialogue, a question, a premise) as a small int, units numbered in
+the order they first appear, so the ids are the same whatever the batch size or the order batches are seen
+in."""
 
 from __future__ import annotations
 

@@ -6,7 +6,8 @@
 - qa: for every question after the dialogue, the whole dialogue as history and the answer word.
 
 Each example carries its dataset `index` (for exact metrics under DDP), its implicature `group` and its
-dialogue's number (`cluster`: the sampling unit, since the rounds and questions of one dialogue share its world).
+dialogue's number (`cluster`: the sampling unit, since the rounds and questions of one dialogue share its
+world).
 
 Word-level readers get word ids (`recovery_examples`, `qa_examples`); a BERT-style encoder gets
 subword text pairs (`recovery_text_examples`, `qa_text_examples`): for recovery one
@@ -173,8 +174,8 @@ def collate(items: Sequence[dict]) -> GriceBatch:
 
 
 class TextCollate:
-    """Batches text examples (each a list of C text pairs: C = 4 candidates for recovery, 1 for QA)
-    into an `EncodedBatch`, its `inputs` encoded by the tokenizer: (B, C, L) tensors (`choices=True`) or (B, L)."""
+    """Batches text examples (each a list of C text pairs: C = 4 candidates for recovery, 1 for QA) into an
+    `EncodedBatch`, its `inputs` encoded by the tokenizer: (B, C, L) tensors (`choices=True`) or (B, L)."""
 
     def __init__(self, tokenizer, choices: bool):
         self.tokenizer, self.choices = tokenizer, choices

@@ -1,19 +1,20 @@
 """Hi-ToM as an evaluation-only data module for an LLM (task=hitom).
 
-Every question of the release is a test example, once (its two prompting styles are the prompt group's templates,
-`authors_vp` and `authors_cotp`, not two examples). Its `PromptItem` holds the story's numbered lines (`story`), the
-question, the release's choices line (`choices`) and the choices' container names as options, the gold the CoTP
-record's answer (`io.Question`). Each question is in several groups (the batches' "groups"): its order
-(`order_0`..`order_4`), `deception` or `no_deception` (the Tell stories hold private and public claims), its story
-length (`length_1`..`length_3`, chapters) and each of them by order (`deception:order_3`, `length_2:order_4`),
-each mean with its uncertainty clustered by story (a story's five questions are asked about one text).
+Every question of the release is a test example, once (its two prompting styles are the prompt group's
+templates, `authors_vp` and `authors_cotp`, not two examples). Its `PromptItem` holds the story's numbered
+lines (`story`), the question, the release's choices line (`choices`) and the choices' container names as
+options, the gold the CoTP record's answer (`io.Question`). Each question is in several groups (the batches'
+"groups"): its order (`order_0`..`order_4`), `deception` or `no_deception` (the Tell stories hold private and
+public claims), its story length (`length_1`..`length_3`, chapters) and each of them by order
+(`deception:order_3`, `length_2:order_4`), each mean with its uncertainty clustered by story (a story's five
+questions are asked about one text).
 
-Joint accuracy (`joint_sets`), as the authors count it (`check_response.ipynb` at commit a139da24, cell 3): a story
-counts as right at order k when its questions of orders 0..k are all right; `joint_acc/order_<k>` over every story,
-and by deception and length (`joint_acc/deception:order_<k>`). Their cell skips a reply it cannot read without
-breaking the story's run; here such a reply is wrong (`unparsed`), so it does. The options' positions are named A-O
-(`chosen/<letter>`). `data_report.json` counts the questions per group and the questions whose two records' answers
-differ.
+Joint accuracy (`joint_sets`), as the authors count it (`check_response.ipynb` at commit a139da24, cell 3): a
+story counts as right at order k when its questions of orders 0..k are all right; `joint_acc/order_<k>` over
+every story, and by deception and length (`joint_acc/deception:order_<k>`). Their cell skips a reply it cannot
+read without breaking the story's run; here such a reply is wrong (`unparsed`), so it does. The options'
+positions are named A-O (`chosen/<letter>`). `data_report.json` counts the questions per group and the
+questions whose two records' answers differ.
 """
 
 from __future__ import annotations
@@ -100,8 +101,8 @@ class HiToMDataModule(PromptDataModule):
         }
 
     def joint_sets(self, split: str) -> dict[str, list[list[int]]]:
-        """Per order k (overall, by deception, by length): per story, its questions of orders 0..k, where it has
-        its question of order k."""
+        """Per order k (overall, by deception, by length): per story, its questions of orders 0..k, where it
+        has its question of order k."""
         if split != "test" or not self.questions:
             return {}
         by_story: dict[int, dict[int, int]] = {}

@@ -1,21 +1,22 @@
-"""Reading Hi-ToM's release (`Hi-ToM_data.json` of github.com/ying-hui-he/Hi-ToM_dataset, as its `toJSON.ipynb`
-writes it from the text tree `Hi-ToM_data/<Tell|No_Tell>/<CoT|MC>/length_<L>/sample_<n>/order_<k>.txt`).
+"""Reading Hi-ToM's release (`Hi-ToM_data.json` of github.com/ying-hui-he/Hi-ToM_dataset, as its
+`toJSON.ipynb` writes it from the text tree
+`Hi-ToM_data/<Tell|No_Tell>/<CoT|MC>/length_<L>/sample_<n>/order_<k>.txt`).
 
 The file is `{"data": [records]}`; a record has `prompting_type` (CoTP or VP), `deception` (the Tell folder),
-`story_length` (1-3 chapters), `question_order` (0-4), `sample_id` (its running index), `story` (numbered lines),
-`question`, `choices` (one line, "A. blue_box, B. red_crate, ...") and `answer` (a container's name). A record that
-breaks this (a missing key, a value of another type or range, choices not lettered A, B, ... in order, an answer
-that is none of its choices) is a `DataFormatError` naming the file, the record (its position and sample_id) and
-the field.
+`story_length` (1-3 chapters), `question_order` (0-4), `sample_id` (its running index), `story` (numbered
+lines), `question`, `choices` (one line, "A. blue_box, B. red_crate, ...") and `answer` (a container's name).
+A record that breaks this (a missing key, a value of another type or range, choices not lettered A, B, ... in
+order, an answer that is none of its choices) is a `DataFormatError` naming the file, the record (its position
+and sample_id) and the field.
 
-Each question is released twice, once per prompting style (VP and CoTP), with the same story, question and choices:
-`read_questions` pairs them into one `Question`. Kept as the release has them, and undone only where the text is
-the prompt's rather than the story's: the VP records' stories open with the VP instruction line (the notebook did
-not filter it), six CoTP records end with a stray "***" line, and every story ends with a blank line. The two records
-of a question do not always agree on the answer (138 of the release's 600 questions); the authors score both styles
-against the CoTP record's answer (`check_response.ipynb` at commit a139da24, cells 1 and 3, read the gold from
-`data_ToMh_old/<tell>/CoT/...`, the folder released as `Hi-ToM_data/`), and so does `Question.answer`; the VP record's
-answer is kept beside it (`vp_answer`).
+Each question is released twice, once per prompting style (VP and CoTP), with the same story, question and
+choices: `read_questions` pairs them into one `Question`. Kept as the release has them, and undone only where
+the text is the prompt's rather than the story's: the VP records' stories open with the VP instruction line
+(the notebook did not filter it), six CoTP records end with a stray "***" line, and every story ends with a
+blank line. The two records of a question do not always agree on the answer (138 of the release's 600
+questions); the authors score both styles against the CoTP record's answer (`check_response.ipynb` at commit
+a139da24, cells 1 and 3, read the gold from `data_ToMh_old/<tell>/CoT/...`, the folder released as
+`Hi-ToM_data/`), and so does `Question.answer`; the VP record's answer is kept beside it (`vp_answer`).
 """
 
 from __future__ import annotations
@@ -30,7 +31,10 @@ from pragexp.utils.errors import DataFormatError
 
 FILE = "Hi-ToM_data.json"
 STYLES = ("CoTP", "VP")
-VP_INSTRUCTION = "Read the following story and answer the multiple-choice question. Please provide answer without explanations."
+VP_INSTRUCTION = (  # the authors' prompt file, word for word
+    "Read the following story and answer the multiple-choice question. "
+    "Please provide answer without explanations."
+)
 KEYS = {
     "prompting_type": str,
     "deception": bool,
@@ -151,7 +155,8 @@ def _options(choices: str) -> tuple[str, ...] | None:
 
 
 def read_questions(path) -> list[Question]:
-    """The release's questions, each once (its VP and CoTP records paired), in the order of their first record."""
+    """The release's questions, each once (its VP and CoTP records paired), in the order of their first
+    record."""
     path = Path(path)
     records = read_records(path)
     pairs: dict[tuple, dict[str, Record]] = {}
@@ -161,7 +166,10 @@ def read_questions(path) -> list[Question]:
         if r.style in styles:
             where = f"record {r.position} (sample_id {r.sample_id!r}), field 'prompting_type'"
             first = styles[r.style]
-            message = f"a second {r.style} record of the question of record {first.position} (same story and question)"
+            message = (
+                f"a second {r.style} record of the question of record {first.position} "
+                "(same story and question)"
+            )
             raise DataFormatError(path, message, where=where)
         styles[r.style] = r
     stories: dict[tuple, int] = {}

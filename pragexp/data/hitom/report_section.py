@@ -1,13 +1,14 @@
-"""Hi-ToM in pragexp.report (the task declares this module): accuracy per order with and without deception and per
-story length, the authors' joint accuracy per order, GPT-4's published cells beside ours, and a figure.
+"""Hi-ToM in pragexp.report (the task declares this module): accuracy per order with and without deception and
+per story length, the authors' joint accuracy per order, GPT-4's published cells beside ours, and a figure.
 
-- Tables: a row per run and deception setting (no deception, deception, both), a column per order and all orders
-  (`test/acc/<deception>:order_<k>`, `test/acc/order_<k>`, ...); then per story length; then the joint accuracy
-  (`test/joint_acc/order_<k>`: a story right at order k when its questions of orders 0..k all are). Each cell
-  `mean ± standard error (n=stories)` from metrics.json, clustered by story. Chance: 1/15 (the joint accuracy's:
-  (1/15)^(k+1)). Published: GPT-4's cells of the task's paper file (hitom.json: the authors' GPT-4_data.txt, means
-  of their cells, with each reply of another shape dropped from its cell), under the template of the same style;
-  the other models' and the joint figures are in the paper's figures only: no row rather than a guess.
+- Tables: a row per run and deception setting (no deception, deception, both), a column per order and all
+  orders (`test/acc/<deception>:order_<k>`, `test/acc/order_<k>`, ...); then per story length; then the joint
+  accuracy (`test/joint_acc/order_<k>`: a story right at order k when its questions of orders 0..k all are).
+  Each cell `mean ± standard error (n=stories)` from metrics.json, clustered by story. Chance: 1/15 (the joint
+  accuracy's: (1/15)^(k+1)). Published: GPT-4's cells of the task's paper file (hitom.json: the authors'
+  GPT-4_data.txt, means of their cells, with each reply of another shape dropped from its cell), under the
+  template of the same style; the other models' and the joint figures are in the paper's figures only: no row
+  rather than a guess.
 """
 
 from __future__ import annotations
@@ -31,7 +32,8 @@ def own_runs(runs) -> list:
 
 
 def group(part: str, order: str | None) -> str | None:
-    """The metrics' group of a deception setting or length (BOTH: every story) at an order (None: every order)."""
+    """The metrics' group of a deception setting or length (BOTH: every story) at an order (None: every
+    order)."""
     if part == BOTH:
         return order
     return part if order is None else f"{part}:{order}"
@@ -87,8 +89,10 @@ def sections(runs) -> list[str]:
         return []
     out = ["## Hi-ToM (He et al. 2023): higher-order theory of mind", ""]
     out += [
-        "Accuracy: mean ± standard error clustered by story (n=stories); chance 1/15. Joint accuracy: a story "
-        "counts at order k when its questions of orders 0..k are all right (the authors' check_response.ipynb). "
+        "Accuracy: mean ± standard error clustered by story (n=stories); chance 1/15. Joint accuracy: a "
+        "story "
+        "counts at order k when its questions of orders 0..k are all right (the authors' "
+        "check_response.ipynb). "
         "A reply the authors' reading cannot read is wrong here (`unparsed`); they dropped it from the cell. "
         "(paper): GPT-4, means of the authors' per-cell accuracies (hitom.json).",
         "",
@@ -106,7 +110,8 @@ def sections(runs) -> list[str]:
 
 
 def figures(runs, folder: Path) -> list[Path]:
-    """`hitom_orders.png`: a panel per run, a cluster per order (and all), a bar per deception setting and both."""
+    """`hitom_orders.png`: a panel per run, a cluster per order (and all), a bar per deception setting and
+    both."""
     ours = own_runs(runs)
     if not ours:
         return []

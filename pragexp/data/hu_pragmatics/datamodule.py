@@ -1,16 +1,17 @@
 """Hu et al. 2022's seven phenomena as an evaluation-only data module for an LLM (task=hu_pragmatics).
 
-Every row of every selected prompt file is a test example: one item of one phenomenon in one seed's option order.
-The groups are the phenomena, the views the seeds (`view_names`), the option kinds those of the files' labels
-(`kind_names`: CorrectNonLiteral, IncorrectLiteral, ...). Each example's `PromptItem` holds the authors' prompt
-(`prompt`, byte for byte; `prompt_body`: without its closing "Answer:", as PragReST sends it), its scenario and
-question (`scenario`), the options in the seed's order and the true one; with `shots` > 0, `shots` other items of
-the same phenomenon and seed, drawn for each item alone (seeded by `seed`, the phenomenon and the item), as its
-demonstrations. Where the people's answers are there (`human_path`, by default `human_data/fj` beside `prompts/`,
-or `human_data/no_story` for the no-story variant: its own people), each example carries people's proportion
-correct on its item (`people_correct`, the paper's comparison with people) and, from `fj`, their answer shares over
-its options in its own order (`reference`); `data_report.json` gives the people's accuracy per phenomenon. The
-seeds' examples of one item share its id (`cluster`): standard errors are clustered by item.
+Every row of every selected prompt file is a test example: one item of one phenomenon in one seed's option
+order. The groups are the phenomena, the views the seeds (`view_names`), the option kinds those of the files'
+labels (`kind_names`: CorrectNonLiteral, IncorrectLiteral, ...). Each example's `PromptItem` holds the
+authors' prompt (`prompt`, byte for byte; `prompt_body`: without its closing "Answer:", as PragReST sends it),
+its scenario and question (`scenario`), the options in the seed's order and the true one; with `shots` > 0,
+`shots` other items of the same phenomenon and seed, drawn for each item alone (seeded by `seed`, the
+phenomenon and the item), as its demonstrations. Where the people's answers are there (`human_path`, by
+default `human_data/fj` beside `prompts/`, or `human_data/no_story` for the no-story variant: its own people),
+each example carries people's proportion correct on its item (`people_correct`, the paper's comparison with
+people) and, from `fj`, their answer shares over its options in its own order (`reference`);
+`data_report.json` gives the people's accuracy per phenomenon. The seeds' examples of one item share its id
+(`cluster`): standard errors are clustered by item.
 """
 
 from __future__ import annotations

@@ -8,10 +8,11 @@ lists the coherent reading first). `human_distribution_in_seed_order` puts an it
 option order, so that a model's option probabilities there can be compared with people's.
 
 The no-story experiment's people (`human_data/no_story/`, `read_no_story_answers`): `human_data_30ppts.csv`, a
-Qualtrics export (column ppt, then one column `<item>_<Phenomenon>` per item, "PoliteDeceits" for Deceits, each
-answer a field code `${lm://Field/k}`), and `codes/*_complex.csv` (per row `X<item>_<Phenomenon>`, per field code
-the label of the option it showed); an answer is right where its label starts with "Correct", as the notebook
-reads it. They give per item people's proportion correct, not the options' shares (the codes name no order).
+Qualtrics export (column ppt, then one column `<item>_<Phenomenon>` per item, "PoliteDeceits" for Deceits,
+each answer a field code `${lm://Field/k}`), and `codes/*_complex.csv` (per row `X<item>_<Phenomenon>`, per
+field code the label of the option it showed); an answer is right where its label starts with "Correct", as
+the notebook reads it. They give per item people's proportion correct, not the options' shares (the codes name
+no order).
 """
 
 from __future__ import annotations
@@ -210,7 +211,8 @@ def _no_story_item(column: str) -> tuple[str, int] | None:
 
 
 def _no_story_codes(folder: Path) -> dict[tuple[str, int, str], str]:
-    """(phenomenon, item, field code) -> the label of the option that code showed, from every codes/*_complex.csv."""
+    """(phenomenon, item, field code) -> the label of the option that code showed, from every
+    codes/*_complex.csv."""
     files = sorted(folder.glob("*_complex.csv"))
     if not files:
         raise FileNotFoundError(

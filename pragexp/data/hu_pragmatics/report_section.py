@@ -1,12 +1,12 @@
-"""Hu et al. 2022 in pragexp.report: the accuracy per phenomenon, the errors by distractor kind, the figure in the
-paper's style and the scorecard's column (this package's paper.json holds the paper's numbers).
+"""Hu et al. 2022 in pragexp.report: the accuracy per phenomenon, the errors by distractor kind, the figure in
+the paper's style and the scorecard's column (this package's paper.json holds the paper's numbers).
 
 - Table: a row per model. Ours: the LLM (and its settings), template and k, the mean ± its standard error over
-  items (clustered over the option orders) and n items, for several runs their sample std apart (Cell); the paper's models and chance; people: the paper's
-  `human` row and, where a run's data_report.json has `human_accuracy`, the people's answers of our data. "all":
-  ours `test/acc`; a published row's item-weighted mean over the phenomena our runs cover. Then our runs' error
-  shares by distractor kind (`error_share/<kind>`), `human_corr` and the option orders' population std
-  (`acc_view_std`).
+  items (clustered over the option orders) and n items, for several runs their sample std apart (Cell); the
+  paper's models and chance; people: the paper's `human` row and, where a run's data_report.json has
+  `human_accuracy`, the people's answers of our data. "all": ours `test/acc`; a published row's item-weighted
+  mean over the phenomena our runs cover. Then our runs' error shares by distractor kind
+  (`error_share/<kind>`), `human_corr` and the option orders' population std (`acc_view_std`).
 - Scorecard "Hu et al. acc": a published row's cell is its item-weighted mean over the phenomena the column's
   runs cover (those with items in their data_report.json's `per_phenomenon`; all seven when no run says), so
   that a run on five phenomena is compared on the same five. Chance: the item-weighted mean of 1/options.
@@ -39,7 +39,8 @@ TASK = "hu_pragmatics"
 PAPER = Path(__file__).resolve().parent / f"{TASK}.json"
 PEOPLE = ("human", "human_average", "human_best")
 SPREAD_TITLE = (
-    "Errors by distractor kind (share of the wrong answers), correlation with people and the spread over option "
+    "Errors by distractor kind (share of the wrong answers), correlation with people and the spread over "
+    "option "
     "orders"
 )
 
@@ -133,7 +134,8 @@ def sections(runs) -> list[str]:
     out = ["## Hu et al. 2022: pragmatic phenomena", "", "### Accuracy per phenomenon", ""]
     out += [
         "Ours: mean ± its standard error over items, clustered by item over the option orders (n items), and "
-        "over several runs `sd` their sample std (the spread over option orders: the next table); (paper): zero-shot, the authors' protocol, mean over 5 seeds; all: ours `test/acc`, the others "
+        "over several runs `sd` their sample std (the spread over option orders: the next table); (paper): "
+        "zero-shot, the authors' protocol, mean over 5 seeds; all: ours `test/acc`, the others "
         "item-weighted over the phenomena our runs cover.",
         "",
     ]
@@ -182,7 +184,8 @@ def _bar(cell) -> tuple[float | None, float | None]:
 
 def figures(runs, folder: Path) -> list[Path]:
     """`hu_pragmatics_phenomena.png`: a group of bars per phenomenon, a bar per model (ours with their 95%
-    interval over items as error bars, the paper's hatched) and people (black and grey), chance dashed across each group."""
+    interval over items as error bars, the paper's hatched) and people (black and grey), chance dashed across
+    each group."""
     if not groups(runs):
         return []
     items, options = counts()

@@ -1,10 +1,10 @@
 """The intention items as an evaluation-only data module: every item is a test example.
 
 Batches are `PromptBatch`es (`pragexp.batches.types`; "group": the phenomenon): the items as the intentions'
-prompt templates read them (`prompt_items.prompt_item`), for `model=llm`.
-`group_names` are the phenomena (metric keys `test/acc/<phenomenon>`), `describe(split, index)` the item behind
-a prediction, `prompt_items(split)` every item of a split (none but test), and `data_report.json` in
-`report_dir` says what was read, repaired and skipped.
+prompt templates read them (`prompt_items.prompt_item`), for `model=llm`. `group_names` are the phenomena
+(metric keys `test/acc/<phenomenon>`), `describe(split, index)` the item behind a prediction,
+`prompt_items(split)` every item of a split (none but test), and `data_report.json` in `report_dir` says what
+was read, repaired and skipped.
 """
 
 from __future__ import annotations

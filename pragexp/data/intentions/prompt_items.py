@@ -1,7 +1,7 @@
 """The intention items as the prompts read them (`PromptItem`s): the fields the templates of the intentions'
-prompt groups fill (conf/prompt/intentions_reply.yaml, intentions_mc.yaml; conf/judge/_contextual_similarity.yaml),
-the two intentions as the options of Hu et al.'s multiple choice (the true one first: label 0), and the two
-reference replies a judge compares a reply with."""
+prompt groups fill (conf/prompt/intentions_reply.yaml, intentions_mc.yaml;
+conf/judge/_contextual_similarity.yaml), the two intentions as the options of Hu et al.'s multiple choice (the
+true one first: label 0), and the two reference replies a judge compares a reply with."""
 
 from __future__ import annotations
 

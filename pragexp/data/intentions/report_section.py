@@ -1,7 +1,7 @@
 """The intention tasks in pragexp.report (Yerukola et al. 2024): tables and the paper's figures.
 
-Cells: mean ± its standard error over items (n items) where the runs wrote it (pragexp.reporting.results.Cell);
-the figures' error bars: the 95% interval over items.
+Cells: mean ± its standard error over items (n items) where the runs wrote it
+(pragexp.reporting.results.Cell); the figures' error bars: the 95% interval over items.
 
 - Generative vs discriminative per phenomenon (Figure 2): `test/acc/<phenomenon>` of `intentions_reply` runs
   with the plain prompt beside `intentions_mc` runs of the same LLM.
@@ -83,7 +83,8 @@ def generative_vs_mc(runs) -> dict[str, dict[str, dict[str, Cell | None]]]:
 
 
 def by_cot_level(runs, key: str = "test/acc") -> dict[str, dict[str, Cell | None]]:
-    """{llm (judge, temperatures): {cot level: the cell of `key`}} over intentions_reply runs (Figure 3's lines)."""
+    """{llm (judge, temperatures): {cot level: the cell of `key`}} over intentions_reply runs (Figure 3's
+    lines)."""
     groups: dict[str, dict[str, list]] = defaultdict(lambda: defaultdict(list))
     for run in runs:
         if run.task == GENERATIVE:

@@ -2,13 +2,13 @@
 
 Every test pair is an example; its `PromptItem` holds the utterance and the response (the templates of
 conf/prompt/ludwig.yaml fill them), the options "yes" and "no" in an order drawn per pair (seeded: it decides
-which sentence is A in the contrastive setting, prompt=ludwig_contrastive) and the true one. With `shots` = k > 0,
-each test pair brings k dev pairs as its demonstrations, drawn as the authors' code draws them
+which sentence is A in the contrastive setting, prompt=ludwig_contrastive) and the true one. With `shots` = k
+> 0, each test pair brings k dev pairs as its demonstrations, drawn as the authors' code draws them
 (`numpy.random.default_rng(seed)`, k without replacement per test pair, in the file's order: the draw of the
 pair's `row`, the same pairs as theirs), so the prompt group says `demonstrations: per_item`. The pairs are
 those the authors' label rule keeps (all 600 of the release: `io`). The groups are the implicature types
-(`types_file`), by default as the authors' error analysis looks them up (`types: authors`: by utterance, a pair
-found under none is "Other", Hyperbole pairs count overall but in no group, as the paper shows none), or
+(`types_file`), by default as the authors' error analysis looks them up (`types: authors`: by utterance, a
+pair found under none is "Other", Hyperbole pairs count overall but in no group, as the paper shows none), or
 `types: matched`, pragexp's stricter matching by utterance and response (every label finds the pair it was
 written for; the pairs no label names belong to no group). `data_report.json` says what was read, trimmed,
 skipped and typed.
@@ -120,7 +120,8 @@ class LudwigDataModule(PromptDataModule):
         self.datasets["test"] = [
             self._example(i, pair, types.get(i), demos[i]) for i, pair in enumerate(test)
         ]
-        # prompt_items("train"): the dev pairs, the pool of shared demonstrations (prompt.demonstrations=shared)
+        # prompt_items("train"): the dev pairs, the pool of shared demonstrations
+        # (prompt.demonstrations=shared)
         self.datasets["train"] = [self._example(-1 - j, p, None, []) for j, p in enumerate(dev)]
         report = {"test": test_report.summary(), "dev": dev_report.summary(), "typed": len(types)}
         report["per_type"] = {t: sum(v == t for v in types.values()) for t in self.group_names}
@@ -163,9 +164,9 @@ class LudwigDataModule(PromptDataModule):
 
 
 def _authors_draws(tests: int, devs: int, shots: int, seed: int) -> list[list[int]]:
-    """Per test row the authors keep, in the file's order, the rows of the dev pairs its k-shot prompt shows: as
-    the authors' dataset class draws them (one generator for the whole file: row i's draw is the i-th of the
-    stream)."""
+    """Per test row the authors keep, in the file's order, the rows of the dev pairs its k-shot prompt shows:
+    as the authors' dataset class draws them (one generator for the whole file: row i's draw is the i-th of
+    the stream)."""
     if shots == 0:
         return [[] for _ in range(tests)]
     rng = np.random.default_rng(seed)
@@ -176,8 +177,8 @@ def _demonstrations(
     test: list[ImplicaturePair], dev: list[ImplicaturePair], draws: list[list[int]], dev_path: Path
 ) -> list[list[ImplicaturePair]]:
     """Per test pair the dev pairs of its row's draw (rows counted among the pairs the authors' code keeps, of
-    which pragexp skips any with an empty field: the draws stay theirs); a drawn dev pair that pragexp skipped is
-    an error naming it."""
+    which pragexp skips any with an empty field: the draws stay theirs); a drawn dev pair that pragexp skipped
+    is an error naming it."""
     by_row = {pair.row: pair for pair in dev}
     missing = sorted({j for pair in test for j in draws[pair.row]} - by_row.keys())
     if missing:

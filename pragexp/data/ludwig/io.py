@@ -12,13 +12,13 @@ possibly followed by an explanation ("Yes. But it does not arrive on time.").
   `as_authors_read=True` gives that text instead. Either way a pair whose text was trimmed is counted.
 - Label: the authors' rule (`_filter_examples` in src/dataset.py): "yes" where "yes" is in the first five
   characters of the implicature as released (lower-cased), else "no" where "no" is in its first four, else the
-  pair is skipped and counted with its line. So "Not now." (row 209 of the released test file) is "no", and all
-  600 test pairs are kept, as theirs are. The explanation is what follows a leading yes/no word and its
+  pair is skipped and counted with its line. So "Not now." (row 209 of the released test file) is "no", and
+  all 600 test pairs are kept, as theirs are. The explanation is what follows a leading yes/no word and its
   punctuation ("" when nothing), or the whole implicature when it starts with another word ("Not now.").
-- A pair with an empty field is skipped and counted with its line (the authors drop only an empty
-  implicature; none in the released files). Each pair keeps its `row`: its index among the records the authors'
-  code keeps (their `test_data[row]`), the row of the release when all are kept: the authors' demonstrations
-  are drawn per row.
+- A pair with an empty field is skipped and counted with its line (the authors drop only an empty implicature;
+  none in the released files). Each pair keeps its `row`: its index among the records the authors' code keeps
+  (their `test_data[row]`), the row of the release when all are kept: the authors' demonstrations are drawn
+  per row.
 
 Templates, `prompt_templates.txt` and `two_prompt_templates.txt` (the contrastive setting): not CSV. The
 first line holds the `;`-separated column names; each later line holds `;`-separated values, each in
@@ -189,7 +189,8 @@ def _label_type_key(utterance: str) -> str:
 
 
 def _pair_type_key(utterance: str) -> str:
-    """A pair's utterance as the authors' error analysis keys it: `\\n` stripped from its ends, `\\r` removed."""
+    """A pair's utterance as the authors' error analysis keys it: `\\n` stripped from its ends, `\\r`
+    removed."""
     return utterance.strip("\n").replace("\r", "")
 
 

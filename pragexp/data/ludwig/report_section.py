@@ -1,13 +1,13 @@
 """LUDWIG in pragexp.report: accuracy per template and k, the k curve and the scorecard's two columns (this
 package's paper.json holds the paper's numbers).
 
-- Table: each template's mean over its runs per model and k (± its standard error over items, n items), and over the
-  templates their mean with the items' figures and their population std (`pop. sd`), as the paper reports its score
-  (`np.std`); the paper's cells at their k. Per implicature type where
-  the runs have `test/acc/<type>`.
-- "LUDWIG 0-shot acc": the runs at prompt.shots=0. "LUDWIG best-k acc": across an LLM's runs of every k (its 0-shot
-  row), the k whose mean over the templates is highest (named in the cell's note; a tie goes to the smaller k).
-  A published row: its highest published k > 0; people, whom k does not apply to, in both columns.
+- Table: each template's mean over its runs per model and k (± its standard error over items, n items), and
+  over the templates their mean with the items' figures and their population std (`pop. sd`), as the paper
+  reports its score (`np.std`); the paper's cells at their k. Per implicature type where the runs have
+  `test/acc/<type>`.
+- "LUDWIG 0-shot acc": the runs at prompt.shots=0. "LUDWIG best-k acc": across an LLM's runs of every k (its
+  0-shot row), the k whose mean over the templates is highest (named in the cell's note; a tie goes to the
+  smaller k). A published row: its highest published k > 0; people, whom k does not apply to, in both columns.
 """
 
 from __future__ import annotations
@@ -96,7 +96,8 @@ def sections(runs) -> list[str]:
         )
     out = ["## LUDWIG (Ruis et al. 2023): implicature resolution", "", "### Accuracy per template and k", ""]
     out += [
-        "Ours: each template's mean over its runs ± its standard error over items (n items); over the templates, "
+        "Ours: each template's mean over its runs ± its standard error over items (n items); over the "
+        "templates, "
         "their mean, the items' figures and `pop. sd` their population std, as the paper reports it.",
         "",
     ]
@@ -116,9 +117,9 @@ def sections(runs) -> list[str]:
 
 
 def figures(runs, folder: Path) -> list[Path]:
-    """`ludwig_k.png`, accuracy against k: a line per model, its 95% interval over items as error bars (where the
-    runs wrote it) and the templates' population std as a band, the
-    paper's models as markers, people's average and best as solid lines, chance 0.5 dashed."""
+    """`ludwig_k.png`, accuracy against k: a line per model, its 95% interval over items as error bars (where
+    the runs wrote it) and the templates' population std as a band, the paper's models as markers, people's
+    average and best as solid lines, chance 0.5 dashed."""
     found = groups(runs)
     if not found:
         return []

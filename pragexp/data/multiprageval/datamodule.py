@@ -5,9 +5,9 @@ Every row in every selected language (`languages`) is a test unit. Its `PromptIt
 letters (conf/prompt/multiprageval.yaml). Each unit is in several groups at once (the batches' "groups"): its
 language, its type, `maxims` where the type is one of Grice's four (the paper's score, the literal control
 apart), and the pairs `<language>:<type>` and `<language>:maxims`; so `test/acc/korean:maxims` is the maxims'
-mean in Korean, each with its uncertainty. The options' positions are named A-E (`chosen/<letter>`: the share of
-units answered with each letter; the release's gold letters come in blocks of twelve, so a model that always
-answers one letter shows it). `data_report.json` counts the units per language, type and gold letter.
+mean in Korean, each with its uncertainty. The options' positions are named A-E (`chosen/<letter>`: the share
+of units answered with each letter; the release's gold letters come in blocks of twelve, so a model that
+always answers one letter shows it). `data_report.json` counts the units per language, type and gold letter.
 """
 
 from __future__ import annotations

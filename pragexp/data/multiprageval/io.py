@@ -1,16 +1,16 @@
 """Reading MultiPragEval's `test_suite.csv` as released.
 
 Columns `id,type,english,german,korean,chinese,answer`; records end with CRLF, line breaks inside the quoted
-language cells are LF, the file has no final newline (Python's csv reader with `newline=""` keeps a cell's LF as
-they are). A language cell is the whole prompt: scenario, the utterance, an instruction line (irregular: some end
-with ':', one row has none), then the options `(A)` .. `(E)`, one per line, (E) "none of the above". The cell is
-kept byte for byte (leading and trailing spaces, a final newline, a stray sentence after (E)): it is what the model
-reads. Its options are read from it only to check that there are five, lettered A-E in order, and to name them in
-predictions. The gold letter (`answer`, A-E) is shared by the four languages.
+language cells are LF, the file has no final newline (Python's csv reader with `newline=""` keeps a cell's LF
+as they are). A language cell is the whole prompt: scenario, the utterance, an instruction line (irregular:
+some end with ':', one row has none), then the options `(A)` .. `(E)`, one per line, (E) "none of the above".
+The cell is kept byte for byte (leading and trailing spaces, a final newline, a stray sentence after (E)): it
+is what the model reads. Its options are read from it only to check that there are five, lettered A-E in
+order, and to name them in predictions. The gold letter (`answer`, A-E) is shared by the four languages.
 
 A row that breaks this (a missing column, an id that is not a whole number, an unknown type, a gold letter
-outside A-E, a cell whose options are not five) is a `DataFormatError` naming the file, the row (its line in the
-file and its id) and the field.
+outside A-E, a cell whose options are not five) is a `DataFormatError` naming the file, the row (its line in
+the file and its id) and the field.
 """
 
 from __future__ import annotations

@@ -1,16 +1,17 @@
-"""MultiPragEval in pragexp.report (the task declares this module): accuracy per language and type, the share of
-each letter chosen, and a figure of both languages and types.
+"""MultiPragEval in pragexp.report (the task declares this module): accuracy per language and type, the share
+of each letter chosen, and a figure of both languages and types.
 
-- Table: a row per run and language (then "all languages"): each maxim, the maxims together (the paper's score,
-  `test/acc/<language>:maxims`), the literal control apart, and the whole run; each cell `mean ± standard error
-  (n=scenarios)` from metrics.json, clustered by scenario: its four language versions adapt one story and share
-  its gold letter, so they are right or wrong together far more often than four independent units would be.
-  Chance: 1 / 5 options. No published row: Park et al.'s accuracies are not transcribed in this repository
-  (../shared/paper_numbers.md, the sample's README), and a cell is left out rather than guessed.
+- Table: a row per run and language (then "all languages"): each maxim, the maxims together (the paper's
+  score, `test/acc/<language>:maxims`), the literal control apart, and the whole run; each cell `mean ±
+  standard error (n=scenarios)` from metrics.json, clustered by scenario: its four language versions adapt one
+  story and share its gold letter, so they are right or wrong together far more often than four independent
+  units would be. Chance: 1 / 5 options. No published row: Park et al.'s accuracies are not transcribed in
+  this repository (../shared/paper_numbers.md, the sample's README), and a cell is left out rather than
+  guessed.
 - Letters: the share of units answered with each letter (`test/chosen/<letter>`, `none`: a reply naming none;
-  with its interval, clustered by scenario)
-  beside the share of each gold letter in the run's data (data_report.json): the release's gold letters come in
-  blocks, so a model that answers one letter scores its share, whatever the type.
+  with its interval, clustered by scenario) beside the share of each gold letter in the run's data
+  (data_report.json): the release's gold letters come in blocks, so a model that answers one letter scores its
+  share, whatever the type.
 """
 
 from __future__ import annotations
@@ -58,7 +59,8 @@ def accuracy_rows(runs) -> list[list[str]]:
 def letter_rows(runs) -> list[list[str]]:
     rows, gold_seen = [], set()
     for run in runs:
-        # a share over the run's units, with its interval (the gold letters' shares below are facts of the data)
+        # a share over the run's units, with its interval (the gold letters' shares below are facts of the
+        # data)
         units = units_of([run])
         shares = [
             metrics_cell(run.metrics, "test/chosen", x, units=units)
@@ -86,8 +88,10 @@ def sections(runs) -> list[str]:
         return []
     out = ["## MultiPragEval (Park et al. 2024): Grice's maxims in four languages", ""]
     out += [
-        "Accuracy: mean ± standard error clustered by scenario (a scenario's four language versions together; "
-        "n=scenarios); maxims: the four together, the paper's score, the literal control apart; chance 1/5. No "
+        "Accuracy: mean ± standard error clustered by scenario (a scenario's four language versions "
+        "together; "
+        "n=scenarios); maxims: the four together, the paper's score, the literal control apart; chance 1/5. "
+        "No "
         "published row: the paper's accuracies are not transcribed here.",
         "",
     ]

@@ -1,22 +1,22 @@
 """OpenToM as an evaluation-only data module for an LLM (task=opentom).
 
 The stories evaluated are drawn as the authors' `src/run_baseline.py` draws them (`main`, `sample_entries`,
-`sample_questions`): the metadata's story keys shuffled by Python's `random` seeded with `seed` (their 42), cut into
-batches of `batch_stories` (50), the first `batches` (5) kept: 250 of the 596 stories; and, per story and per
-multi-hop file (first order, then second), two of its four fullness questions dropped, drawn by numpy's legacy
-generator seeded with the same seed, as theirs (so each story keeps 2 fullness and 2 accessibility questions per
-order). `batches: null` evaluates every story as one batch; `drop_fullness: false` keeps every question. The
-authors run the coarse or the fine location questions (`location`: coarse, fine or both, the default: the same
-draws either way, as their fine runs reuse their coarse runs' stories).
+`sample_questions`): the metadata's story keys shuffled by Python's `random` seeded with `seed` (their 42),
+cut into batches of `batch_stories` (50), the first `batches` (5) kept: 250 of the 596 stories; and, per story
+and per multi-hop file (first order, then second), two of its four fullness questions dropped, drawn by
+numpy's legacy generator seeded with the same seed, as theirs (so each story keeps 2 fullness and 2
+accessibility questions per order). `batches: null` evaluates every story as one batch; `drop_fullness: false`
+keeps every question. The authors run the coarse or the fine location questions (`location`: coarse, fine or
+both, the default: the same draws either way, as their fine runs reuse their coarse runs' stories).
 
-Each question's `PromptItem` holds the narrative, the question as released (`question`) and as the authors' prompt
-poses it (`question_prompt`: their `build_prompt` adds the genre's answer instruction, and rewrites an attitude
-question), and its genre's options (io.py). Groups: genre and order (`location_coarse:first_order`, ...,
-`multihop:second_order`, `fullness:...`, `accessibility:...`, `attitude`), each genre, each order. The macro-F1 of
-the authors' genres (`f1_sets`: the location genres by order, multi-hop by order with fullness and accessibility
-pooled as their `evaluate.py` pools them, each apart, attitude) over every story evaluated and per batch, their
-mean and spread (`pragexp.metrics.item_sets`). Accuracy's uncertainty is clustered by story (a story's questions
-are asked about one narrative).
+Each question's `PromptItem` holds the narrative, the question as released (`question`) and as the authors'
+prompt poses it (`question_prompt`: their `build_prompt` adds the genre's answer instruction, and rewrites an
+attitude question), and its genre's options (io.py). Groups: genre and order (`location_coarse:first_order`,
+..., `multihop:second_order`, `fullness:...`, `accessibility:...`, `attitude`), each genre, each order. The
+macro-F1 of the authors' genres (`f1_sets`: the location genres by order, multi-hop by order with fullness and
+accessibility pooled as their `evaluate.py` pools them, each apart, attitude) over every story evaluated and
+per batch, their mean and spread (`pragexp.metrics.item_sets`). Accuracy's uncertainty is clustered by story
+(a story's questions are asked about one narrative).
 """
 
 from __future__ import annotations
@@ -121,8 +121,8 @@ class OpenToMDataModule(PromptDataModule):
         )
 
     def _read(self, folder: Path, every: Mapping[str, Story]) -> tuple[dict[str, list[list[Question]]], int]:
-        """Per story, its questions file by file (in the authors' order of files), and the fine location answers
-        skipped (neither place)."""
+        """Per story, its questions file by file (in the authors' order of files), and the fine location
+        answers skipped (neither place)."""
         per_story: dict[str, list[list[Question]]] = {}
         skipped = 0
         for name, old, genre, order in QUESTION_FILES:
@@ -138,14 +138,15 @@ class OpenToMDataModule(PromptDataModule):
         return per_story, skipped
 
     def draw_batches(self, keys: list[str]) -> list[list[str]]:
-        """The authors' batches of story keys (their `sample_entries`): shuffled with Python's random seeded with
-        `seed`, cut into `batch_stories` each, the first `batches` kept; None: every story, one batch."""
+        """The authors' batches of story keys (their `sample_entries`): shuffled with Python's random seeded
+        with `seed`, cut into `batch_stories` each, the first `batches` kept; None: every story, one batch."""
         if self.batches is None:
             return [keys]
         needed = self.batches * self.batch_stories
         if needed > len(keys):
             raise ValueError(
-                f"data.batches={self.batches} x data.batch_stories={self.batch_stories} = {needed} stories, and "
+                f"data.batches={self.batches} x data.batch_stories={self.batch_stories} = {needed} stories, "
+                "and "
                 f"{self.narrative} narratives number {len(keys)}: lower data.batch_stories (at most "
                 f"{len(keys) // self.batches}) or set data.batches=null (every story, one batch)"
             )
@@ -155,7 +156,8 @@ class OpenToMDataModule(PromptDataModule):
 
     @staticmethod
     def _without_fullness(questions: list[Question], dropper: np.random.RandomState) -> list[Question]:
-        """A multi-hop file's questions of a story less two of its fullness ones, drawn as `sample_questions`."""
+        """A multi-hop file's questions of a story less two of its fullness ones, drawn as
+        `sample_questions`."""
         if not questions or questions[0].genre not in ("fullness", "accessibility"):
             return questions
         fullness = [i for i, q in enumerate(questions) if "fullness" in q.question]

@@ -1,29 +1,30 @@
-"""Reading OpenToM's release (`data/opentom_data/` of github.com/seacowx/OpenToM): the stories' metadata and the
-question files of each genre, which the authors' own code reads (`src/run_baseline.py`).
+"""Reading OpenToM's release (`data/opentom_data/` of github.com/seacowx/OpenToM): the stories' metadata and
+the question files of each genre, which the authors' own code reads (`src/run_baseline.py`).
 
-- `meta_data.json` (and `meta_data_long.json`, the 100 stories that also have a long narrative): story key (eight
-  digits) -> `plot_info` {mover, eoi, original_place, move_to_place, observer}, `narrative` (`long_narrative`),
-  `observed`, preferences, personality and more, not read here.
-- Question files, story key -> [{question, answer, type}]: `location_cg_fo.json`, `location_cg_so.json` (is the
-  entity in its initial location? Yes / No), `location_fg_fo_new.json`, `location_fg_so_new.json` (where precisely:
-  a container's name; the release renamed them from `location_fg_fo.json` and `location_fg_so.json`, which the
-  authors' code names and which are read where the new names are not there), `multihop_fo.json`,
-  `multihop_so.json` (fullness: more / equally / less full; accessibility: more / equally / less accessible) and
-  `attitude.json` (positive / neutral / negative).
+- `meta_data.json` (and `meta_data_long.json`, the 100 stories that also have a long narrative): story key
+  (eight digits) -> `plot_info` {mover, eoi, original_place, move_to_place, observer}, `narrative`
+  (`long_narrative`), `observed`, preferences, personality and more, not read here.
+- Question files, story key -> [{question, answer, type}]: `location_cg_fo.json`, `location_cg_so.json` (is
+  the entity in its initial location? Yes / No), `location_fg_fo_new.json`, `location_fg_so_new.json` (where
+  precisely: a container's name; the release renamed them from `location_fg_fo.json` and
+  `location_fg_so.json`, which the authors' code names and which are read where the new names are not there),
+  `multihop_fo.json`, `multihop_so.json` (fullness: more / equally / less full; accessibility: more / equally
+  / less accessible) and `attitude.json` (positive / neutral / negative).
 
-Each question gets its genre (by its file, and for a multi-hop question by the word "fullness" or "accessibility"
-in it, as the authors' evaluator tells them apart), its order (the file's fo or so; attitude has none) and its
-options in the order of the authors' class labels (`src/evaluate/opentom_evaluator.py`): No, Yes; the original
-place, the new one; less, more, equally full; more, less, equally accessible; positive, negative, neutral. Answers
-are read as their evaluator reads them: an accessibility answer "a | b" or a list is "equally accessible", or the
-list's one answer other than "corrupted". A fine location answer is matched to a place as their
-`check_answer_for_fg_location` matches it (a leading "a", "an" or "the" cut by their `remove_determinant`, then
-lower case: a word that merely starts with one of those letters loses them too, as theirs does); an
-answer that is neither place has no label in their evaluator, which drops it: it is skipped here and counted.
+Each question gets its genre (by its file, and for a multi-hop question by the word "fullness" or
+"accessibility" in it, as the authors' evaluator tells them apart), its order (the file's fo or so; attitude
+has none) and its options in the order of the authors' class labels (`src/evaluate/opentom_evaluator.py`): No,
+Yes; the original place, the new one; less, more, equally full; more, less, equally accessible; positive,
+negative, neutral. Answers are read as their evaluator reads them: an accessibility answer "a | b" or a list
+is "equally accessible", or the list's one answer other than "corrupted". A fine location answer is matched to
+a place as their `check_answer_for_fg_location` matches it (a leading "a", "an" or "the" cut by their
+`remove_determinant`, then lower case: a word that merely starts with one of those letters loses them too, as
+theirs does); an answer that is neither place has no label in their evaluator, which drops it: it is skipped
+here and counted.
 
 A question file's story that is not in meta_data.json, a question missing a key, an answer that is none of its
-genre's labels, a story without its plot_info or narrative: a `DataFormatError` naming the file, the record (story
-key and the question's position) and the field.
+genre's labels, a story without its plot_info or narrative: a `DataFormatError` naming the file, the record
+(story key and the question's position) and the field.
 """
 
 from __future__ import annotations
@@ -37,8 +38,8 @@ from pragexp.data.common.files.records import require_fields
 from pragexp.utils.errors import DataFormatError
 
 META, META_LONG = "meta_data.json", "meta_data_long.json"
-# (file, its old name or None, genre, order): the release's question files, in the order the authors' code reads
-# them with both location granularities (run_baseline.py's valid_q_types)
+# (file, its old name or None, genre, order): the release's question files, in the order the authors' code
+# reads them with both location granularities (run_baseline.py's valid_q_types)
 QUESTION_FILES = (
     ("location_cg_fo.json", None, "location_coarse", 1),
     ("location_fg_fo_new.json", "location_fg_fo.json", "location_fine", 1),
@@ -136,8 +137,8 @@ def question_file(folder: Path, name: str, old: str | None) -> Path:
 def read_questions(
     path, genre: str, order: int | None, stories: Mapping[str, Story]
 ) -> tuple[list[Question], int]:
-    """A question file's questions (story by story, in the file's order) and how many were skipped (a fine location
-    answer that is neither place)."""
+    """A question file's questions (story by story, in the file's order) and how many were skipped (a fine
+    location answer that is neither place)."""
     path = Path(path)
     document = _json(path)
     if not isinstance(document, dict):
@@ -201,8 +202,8 @@ def answer_label(answer, genre: str, options) -> int | None:
 
 
 def without_determiner(word: str) -> str:
-    """The authors' `remove_determinant`: the text without a leading "a", "an" or "the" (tried in that order, as a
-    plain prefix: "armoire" loses its "a" too), stripped."""
+    """The authors' `remove_determinant`: the text without a leading "a", "an" or "the" (tried in that order,
+    as a plain prefix: "armoire" loses its "a" too), stripped."""
     for determiner in ("a", "an", "the"):
         if word.startswith(determiner):
             return word[len(determiner) :].strip()

@@ -1,15 +1,16 @@
-"""OpenToM in pragexp.report (the task declares this module): the authors' macro-F1 per genre and order, over every
-story evaluated and as their five-batch mean and spread, the replies their matching cannot read, accuracy, and a
-figure.
+"""OpenToM in pragexp.report (the task declares this module): the authors' macro-F1 per genre and order, over
+every story evaluated and as their five-batch mean and spread, the replies their matching cannot read,
+accuracy, and a figure.
 
-- Macro-F1 (`test/macro_f1/<genre>:<order>`: scikit-learn's over the answered questions, as the authors' evaluate.py;
-  multi-hop pools fullness and accessibility as theirs does, each also apart): a row per run, a column per genre
-  and order, the paper's table's columns (Loc coarse, Loc fine, MHop first and second order, Att); a cell shows the
-  figures metrics.json holds for it. Then per batch of the authors' protocol: their mean ± population sd over the
-  batches (`macro_f1_batch_mean`, `macro_f1_batch_sd`: their "Average F1" and its spread). `unparsed`: the share
-  of a genre's questions whose reply their matching gives no label (their "corrupted generation", left out of their
-  F1; 0 for a log-likelihood row). Chance: the macro-F1 a uniform guess over a genre's options scores in
-  expectation on the run's gold labels (data_report.json's counts per option: per class 2p/k / (p + 1/k)).
+- Macro-F1 (`test/macro_f1/<genre>:<order>`: scikit-learn's over the answered questions, as the authors'
+  evaluate.py; multi-hop pools fullness and accessibility as theirs does, each also apart): a row per run, a
+  column per genre and order, the paper's table's columns (Loc coarse, Loc fine, MHop first and second order,
+  Att); a cell shows the figures metrics.json holds for it. Then per batch of the authors' protocol: their
+  mean ± population sd over the batches (`macro_f1_batch_mean`, `macro_f1_batch_sd`: their "Average F1" and
+  its spread). `unparsed`: the share of a genre's questions whose reply their matching gives no label (their
+  "corrupted generation", left out of their F1; 0 for a log-likelihood row). Chance: the macro-F1 a uniform
+  guess over a genre's options scores in expectation on the run's gold labels (data_report.json's counts per
+  option: per class 2p/k / (p + 1/k)).
 - Accuracy per genre and order: `mean ± standard error (n=stories)`, clustered by story; chance one over the
   genre's options.
 - No published row: Xu et al.'s tables are not transcribed in this repository (../shared/paper_numbers.md has
@@ -78,8 +79,8 @@ def batch_cell(metrics: dict, group: str) -> str:
 
 
 def chance_f1(counts: list[int]) -> float:
-    """The expected macro-F1 of a uniform guess over k options on gold counts per option (large-sample): class c
-    with gold share p is chosen 1/k of the time, precision p, recall 1/k: F1 = 2p/k / (p + 1/k)."""
+    """The expected macro-F1 of a uniform guess over k options on gold counts per option (large-sample): class
+    c with gold share p is chosen 1/k of the time, precision p, recall 1/k: F1 = 2p/k / (p + 1/k)."""
     total, k = sum(counts), len(counts)
     return sum(2 * (c / total) / k / (c / total + 1 / k) for c in counts) / k if total else math.nan
 
@@ -104,8 +105,10 @@ def sections(runs) -> list[str]:
         "",
     ]
     out += [
-        "Macro-F1 as the authors compute it (scikit-learn's over the answered questions; MHop pools fullness and "
-        "accessibility); accuracy: mean ± standard error clustered by story (n=stories). No published row: the "
+        "Macro-F1 as the authors compute it (scikit-learn's over the answered questions; MHop pools fullness "
+        "and "
+        "accessibility); accuracy: mean ± standard error clustered by story (n=stories). No published row: "
+        "the "
         "paper's tables are not transcribed here.",
         "",
     ]
@@ -133,8 +136,8 @@ def sections(runs) -> list[str]:
 
 
 def figures(runs, folder: Path) -> list[Path]:
-    """`opentom_genres.png`: a panel per run, a cluster per genre, a bar per order of the macro-F1 over every story,
-    its whisker the population sd over the batches (the authors' spread)."""
+    """`opentom_genres.png`: a panel per run, a cluster per genre, a bar per order of the macro-F1 over every
+    story, its whisker the population sd over the batches (the authors' spread)."""
     ours = own_runs(runs)
     if not ours:
         return []

@@ -3,7 +3,8 @@ the same cache) as training runs:
 
     python -m pragexp.data.pragmaticqa build  [overrides]          # corpus, embeddings and index, cached
     python -m pragexp.data.pragmaticqa info   [overrides]          # what the index holds, where it lives
-    python -m pragexp.data.pragmaticqa search "a question" [--k 5] [--community NAME] [--ckpt run.ckpt] [overrides]
+    python -m pragexp.data.pragmaticqa search "a question" [--k 5] [--community NAME] [--ckpt run.ckpt] \
+        [overrides]
 
 Overrides are those of `python -m pragexp.train task=pragmaticqa ...` (data.path=..., data.corpus=spans,
 retriever=minilm, retriever.index.type=hnsw, paths.cache_dir=...). `build` and `info` print one JSON object;

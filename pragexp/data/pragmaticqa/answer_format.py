@@ -47,11 +47,11 @@ def parse_answer(text: str) -> ParsedAnswer:
 
 
 def well_formed(text: str) -> bool:
-    """Whether an output follows the target's format, in the target's order: one or more literal spans each closed
-    by `</lit>`, then any pragmatic spans each closed by `</prag>` (some gold targets have none), then a non-empty
-    final answer. An output that closes a literal span after a pragmatic one, or has an empty span or no
-    answer, is not (a reader looping "x </lit> y </prag> x </lit> ..." to the token limit is read, but is not
-    in the format). `parse_answer` still reads every output, well-formed or not."""
+    """Whether an output follows the target's format, in the target's order: one or more literal spans each
+    closed by `</lit>`, then any pragmatic spans each closed by `</prag>` (some gold targets have none), then
+    a non-empty final answer. An output that closes a literal span after a pragmatic one, or has an empty span
+    or no answer, is not (a reader looping "x </lit> y </prag> x </lit> ..." to the token limit is read, but
+    is not in the format). `parse_answer` still reads every output, well-formed or not."""
     pieces = _SPLIT.split(text)
     tags, segments = pieces[1::2], pieces[0::2]
     in_order = tags == sorted(tags, key=TAGS.index)  # every </lit> before the first </prag>

@@ -81,7 +81,8 @@ def archive_manifest(sources_path: Path) -> list[list]:
 def check_archive(sources_path) -> Path:
     if not sources_path:
         raise FileNotFoundError(
-            "data.corpus=sources needs the Fandom HTML archive: set data.sources_path=/path/to/PragmatiCQA-sources "
+            "data.corpus=sources needs the Fandom HTML archive: set "
+            "data.sources_path=/path/to/PragmatiCQA-sources "
             "(or use data.corpus=spans, the offline corpus made of the release's own spans)"
         )
     path = Path(sources_path)
@@ -189,7 +190,8 @@ def build_spans_corpus(conversations: Sequence[Conversation], out_dir: Path) -> 
         out_dir,
         {
             "corpus": "spans",
-            "note": "offline fallback: passages made of the release's own span texts, not the paper's Fandom corpus",
+            "note": "offline fallback: passages made of the release's own span texts, not the paper's Fandom "
+            "corpus",
             "passages": len(passages),
             "element_keys": len(rows),
         },
@@ -255,8 +257,8 @@ class Corpus:
 
 @dataclass(frozen=True)
 class CorpusSource:
-    """Which corpus (`data.corpus`, `data.sources_path`, `data.passage_words`): built once into the cache, under
-    a hash of what goes into it, and loaded from there."""
+    """Which corpus (`data.corpus`, `data.sources_path`, `data.passage_words`): built once into the cache,
+    under a hash of what goes into it, and loaded from there."""
 
     kind: str = "sources"
     sources_path: str | None = None

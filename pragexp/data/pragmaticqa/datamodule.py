@@ -1,8 +1,8 @@
 """PragmatiCQA (Qi et al. 2023) as a data module: questions in conversations, the passages they are answered
 from, and batches for a retrieve-then-read task. The pieces live beside it, one job each:
 
-- `release`: the split files read, and split as `data.splits` says (`released`, or dev and test `carved` out of
-  train.jsonl by topic);
+- `release`: the split files read, and split as `data.splits` says (`released`, or dev and test `carved` out
+  of train.jsonl by topic);
 - `examples`: one example per question, with its conversation so far and its question type;
 - `corpus` (`pages`, `elements`): the passages (`data.corpus`: `sources`, the Fandom HTML archive at
   `data.sources_path`, the paper's; or `spans`, the offline fallback made of the release's own spans), cached
@@ -11,14 +11,14 @@ from, and batches for a retrieve-then-read task. The pieces live beside it, one 
   the index are built in `prepare_data` (rank 0) and loaded in `setup` on every rank;
 - `tokenizers`: the retriever's encoders' tokenizers and the reader's (`data.tokenizer`, i.e.
   `model.pretrained`; null for readers that read no tokens, the oracle and lead baselines), whose text
-  handling is the reader's `ReaderText` (`pragexp.prompting.reader_text`). All travel in `state_dict`, hence in
-  checkpoints;
+  handling is the reader's `ReaderText` (`pragexp.prompting.reader_text`). All travel in `state_dict`, hence
+  in checkpoints;
 - `report`: data_report.json.
 
 The retriever's settings are read once, into `self.retriever` (a `RetrieverSpec`), which the task reads too.
 
-Batches: `PragmatiCQABatch` (`pragexp.batches.types`, where each key is documented; "group": the question type,
-"labels": the target `literal </lit> ... pragmatic </prag> ... answer` as token ids).
+Batches: `PragmatiCQABatch` (`pragexp.batches.types`, where each key is documented; "group": the question
+type, "labels": the target `literal </lit> ... pragmatic </prag> ... answer` as token ids).
 """
 
 from __future__ import annotations
@@ -67,7 +67,8 @@ class PragmatiCQADataModule(SplitsDataModule):
 
     @classmethod
     def declared(cls, settings: Mapping) -> DataRecord:
-        """The release's split files in `path` (those there; carved: train.jsonl, which the splits are cut from)."""
+        """The release's split files in `path` (those there; carved: train.jsonl, which the splits are cut
+        from)."""
         folder = Path(str(settings.get("path") or ""))
         if settings.get("splits") == "carved":
             files = {"all": ["train.jsonl"]}
@@ -141,7 +142,7 @@ class PragmatiCQADataModule(SplitsDataModule):
         self._store(corpus).build()
         return corpus
 
-    # -- Lightning hooks --------------------------------------------------------------------------------------
+    # -- Lightning hooks -------------------------------------------------------------------------------------
     def prepare_data(self) -> None:
         self._build(self.release.read()[0])
 

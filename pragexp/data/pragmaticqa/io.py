@@ -218,7 +218,8 @@ def split_files(folder, setting: str = "data.path") -> dict[str, Path]:
     folder = Path(folder)
     if not folder.is_dir():
         raise FileNotFoundError(
-            f"PragmatiCQA data folder not found: {folder} (set {setting}= to the folder holding the release's "
+            f"PragmatiCQA data folder not found: {folder} (set {setting}= to the folder holding the "
+            "release's "
             "train.jsonl, val.jsonl and test.jsonl)"
         )
     return {split: folder / f"{split}.jsonl" for split in SPLITS if (folder / f"{split}.jsonl").is_file()}

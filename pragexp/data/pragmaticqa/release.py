@@ -37,7 +37,8 @@ class Release:
     def files(self) -> dict[str, Path]:
         if not self.path:
             raise ValueError(
-                "set data.path=/path/to/PragmatiCQA/data (the folder holding train.jsonl, val.jsonl, test.jsonl)"
+                "set data.path=/path/to/PragmatiCQA/data (the folder holding train.jsonl, val.jsonl, "
+                "test.jsonl)"
             )
         files = split_files(self.path)
         if not files:

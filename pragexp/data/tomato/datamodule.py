@@ -1,14 +1,15 @@
 """ToMATO as an evaluation-only data module for an LLM (task=tomato).
 
-Every question of the chosen file (`file`: all, first, second or fb: the release's tomato.json, tomato_first.json,
-tomato_second.json, tomato_fb.json) is a test example. Its `PromptItem` holds the transcript (`conversation`), the
-question and the four options in the release's order; the prompt group renders the authors' user turn or scores
-the options' text (conf/prompt/tomato.yaml). Each question is in several groups at once (the batches' "groups"):
-its mental state, its order (`first_order`, `second_order`), the two together (`belief:second_order`: the report
-section's table of state x order), `false_belief` or `no_false_belief`, and for each of the asked-about speaker's
-five traits `<trait>:<high|low>` (`test/acc/extraversion:low`), each mean with its
-uncertainty, clustered by conversation (the questions on one transcript are not independent). The options'
-positions are named A-D (`chosen/<letter>`). `data_report.json` counts the questions per group.
+Every question of the chosen file (`file`: all, first, second or fb: the release's tomato.json,
+tomato_first.json, tomato_second.json, tomato_fb.json) is a test example. Its `PromptItem` holds the
+transcript (`conversation`), the question and the four options in the release's order; the prompt group
+renders the authors' user turn or scores the options' text (conf/prompt/tomato.yaml). Each question is in
+several groups at once (the batches' "groups"): its mental state, its order (`first_order`, `second_order`),
+the two together (`belief:second_order`: the report section's table of state x order), `false_belief` or
+`no_false_belief`, and for each of the asked-about speaker's five traits `<trait>:<high|low>`
+(`test/acc/extraversion:low`), each mean with its uncertainty, clustered by conversation (the questions on one
+transcript are not independent). The options' positions are named A-D (`chosen/<letter>`). `data_report.json`
+counts the questions per group.
 """
 
 from __future__ import annotations

@@ -2,12 +2,12 @@
 `tomato_fb.json`): each a JSON list of questions with the same keys.
 
 Per question: `conversation` (the transcript, one `Name: "utterance"` per line), `q`, the options `a0`..`a3`,
-`a_idx` (the gold option, 0-3; `a_str` its text), `mental_state` (belief, intention, desire, emotion, knowledge),
-`order` (1 or 2), `false_belief`, `big_five` (the asked-about speaker's personality: "Openness to Experience -
-High; Conscientiousness - Low; ..."), `q_id` ("<kind>_<combo>_<u_id>"), `u_id`, `sotopia_agents` and
-`sotopia_environment`. A question that breaks this (a missing key, `a_idx` not 0-3, `a_str` not the gold option's
-text, an unknown mental state or order, a personality not of five traits) is a `DataFormatError` naming the file,
-the record (its position in the list and its q_id) and the field.
+`a_idx` (the gold option, 0-3; `a_str` its text), `mental_state` (belief, intention, desire, emotion,
+knowledge), `order` (1 or 2), `false_belief`, `big_five` (the asked-about speaker's personality: "Openness to
+Experience - High; Conscientiousness - Low; ..."), `q_id` ("<kind>_<combo>_<u_id>"), `u_id`, `sotopia_agents`
+and `sotopia_environment`. A question that breaks this (a missing key, `a_idx` not 0-3, `a_str` not the gold
+option's text, an unknown mental state or order, a personality not of five traits) is a `DataFormatError`
+naming the file, the record (its position in the list and its q_id) and the field.
 """
 
 from __future__ import annotations
@@ -109,7 +109,8 @@ def _question(record, n: int, path: Path) -> Question:
 
 
 def _personality(text) -> tuple[tuple[str, str], ...] | None:
-    """("openness", "high"), ... in TRAITS' order, from "Openness to Experience - High; ..."; None if not so."""
+    """("openness", "high"), ... in TRAITS' order, from "Openness to Experience - High; ..."; None if not
+    so."""
     if not isinstance(text, str):
         return None
     found = {}

@@ -1,13 +1,13 @@
-"""ToMATO in pragexp.report (the task declares this module): accuracy per mental state and order, false belief or
-not, the asked-about speaker's personality, and a figure of the states and orders.
+"""ToMATO in pragexp.report (the task declares this module): accuracy per mental state and order, false belief
+or not, the asked-about speaker's personality, and a figure of the states and orders.
 
-- Tables: a row per run and order (first, second, both where it has both), a column per mental
-  state and the whole order (`test/acc/<state>:<order>`, `test/acc/<order>`, `test/acc/<state>`); then false belief
-  or not, then each of the five traits high or low. Each cell `mean ± standard error (n=conversations)` from
+- Tables: a row per run and order (first, second, both where it has both), a column per mental state and the
+  whole order (`test/acc/<state>:<order>`, `test/acc/<order>`, `test/acc/<state>`); then false belief or not,
+  then each of the five traits high or low. Each cell `mean ± standard error (n=conversations)` from
   metrics.json: the standard error is clustered by conversation (the questions on one transcript are not
-  independent), so n counts conversations. Chance: 1 / 4 options. No published row: Shinoda et al.'s accuracies
-  are not transcribed in this repository (../shared/paper_numbers.md, the sample's README), and a cell is left out
-  rather than guessed.
+  independent), so n counts conversations. Chance: 1 / 4 options. No published row: Shinoda et al.'s
+  accuracies are not transcribed in this repository (../shared/paper_numbers.md, the sample's README), and a
+  cell is left out rather than guessed.
 """
 
 from __future__ import annotations
@@ -68,7 +68,8 @@ def sections(runs) -> list[str]:
         return []
     out = ["## ToMATO (Shinoda et al. 2025): theory of mind in conversation", ""]
     out += [
-        "Accuracy: mean ± standard error clustered by conversation (n=conversations); chance 1/4. No published "
+        "Accuracy: mean ± standard error clustered by conversation (n=conversations); chance 1/4. No "
+        "published "
         "row: the paper's accuracies are not transcribed here.",
         "",
     ]

@@ -1,27 +1,27 @@
 """The base every LLM backend derives from, and what a generation call is made of.
 
 - `generate(prompts, params) -> [[reply per sample] per prompt]`; backends implement
-  `generate_samples(prompts, params, sample)`, the `sample`-th draw for every prompt, so that the cache can ask
-  for exactly the draws it lacks and a draw is reproducible by its index.
+  `generate_samples(prompts, params, sample)`, the `sample`-th draw for every prompt, so that the cache can
+  ask for exactly the draws it lacks and a draw is reproducible by its index.
 - `loglikelihood_many(requests) -> [[OptionScore(loglik, tokens, bytes) per option] per request]`: the options
   of `ChoiceRequest`s, each context paired with each option as `requests.encode_request` says.
 - `chat_text(messages) -> str | None`: chat turns as the model reads them, through its chat template, for a
   backend that holds the tokenizer (hf, vllm); None where the server applies it (openai).
 - `embed(texts) -> (n, d)` L2-normalised float tensor.
-- `count_tokens(text)`, `first_tokens(text, n)`: a reply's length and its first n tokens, by the model's tokenizer
-  where the backend holds it (hf, vllm), else by words (a server's tokenizer is not at hand): a reasoning budget
-  is counted in them.
+- `count_tokens(text)`, `first_tokens(text, n)`: a reply's length and its first n tokens, by the model's
+  tokenizer where the backend holds it (hf, vllm), else by words (a server's tokenizer is not at hand): a
+  reasoning budget is counted in them.
 
 A backend that cannot do one of these raises `UnsupportedCall` naming itself and the call. `identity()` holds
-everything besides the call itself that decides an answer (the model, its revision and the files behind a local
-path, dtype, device, ...), and nothing that cannot (where the cache lives, retries, concurrency): the response
-cache keys on it, so a setting left out of it would let a changed configuration read stale answers, and one put in
-it for nothing would lose answers already paid for. `key_identity(method)` is the part a call of one kind reads
-(`RENDERING`: a scored context or an embedded text is put to the model as it is, without the chat template or the
-system prompt). `calls` counts the model calls made. `finetune` says how the model learns (`none` for every
-backend but the in-process one, `generation.finetuning.finetune`). A backend that gets its answers in parts (a
-server's replies, a batch at a time) hands each over as it comes (`answer_arrived`): the response cache stores
-it then, so that a run killed before the call returns keeps what it was answered.
+everything besides the call itself that decides an answer (the model, its revision and the files behind a
+local path, dtype, device, ...), and nothing that cannot (where the cache lives, retries, concurrency): the
+response cache keys on it, so a setting left out of it would let a changed configuration read stale answers,
+and one put in it for nothing would lose answers already paid for. `key_identity(method)` is the part a call
+of one kind reads (`RENDERING`: a scored context or an embedded text is put to the model as it is, without the
+chat template or the system prompt). `calls` counts the model calls made. `finetune` says how the model learns
+(`none` for every backend but the in-process one, `generation.finetuning.finetune`). A backend that gets its
+answers in parts (a server's replies, a batch at a time) hands each over as it comes (`answer_arrived`): the
+response cache stores it then, so that a run killed before the call returns keeps what it was answered.
 """
 
 from __future__ import annotations
@@ -68,8 +68,8 @@ class Prompt:
     # completion prompt): the backend adds no template and no special tokens.
     templated: bool = False
     # What names a sampled draw's random stream (`stream_seed`) when it is not `text`: a templated prompt's
-    # content before its chat template, so that a draw is the same whether the model's template is applied by the
-    # caller (model=llm) or by the backend (a raw prompt).
+    # content before its chat template, so that a draw is the same whether the model's template is applied by
+    # the caller (model=llm) or by the backend (a raw prompt).
     seed_text: str | None = None
     # The start of the model's own reply, which it goes on from (a reasoning block closed at its budget): a
     # templated prompt's text is followed by it; a chat server gets it as the assistant's unfinished turn.
@@ -94,7 +94,8 @@ def stream_seed(params: GenerationParams, sample: int, text: str) -> int:
 
 
 def template_kwargs(kwargs) -> dict:
-    """`llm.chat_template_kwargs` as plain data (`{enable_thinking: true}`): what the chat template is called with."""
+    """`llm.chat_template_kwargs` as plain data (`{enable_thinking: true}`): what the chat template is called
+    with."""
     out = _plain(kwargs or {})
     if not isinstance(out, dict) or not all(isinstance(k, str) for k in out):
         raise ValueError(f"llm.chat_template_kwargs={out}: give a mapping of the template's variable names")
@@ -102,8 +103,8 @@ def template_kwargs(kwargs) -> dict:
 
 
 def with_system(system_prompt: str | None, messages: list[dict]) -> list[dict]:
-    """The chat turns a chat template gets: `llm.system_prompt` first, when set. A prompt template that brings its
-    own system turn (a protocol's) and a system prompt besides would be two system turns: refused."""
+    """The chat turns a chat template gets: `llm.system_prompt` first, when set. A prompt template that brings
+    its own system turn (a protocol's) and a system prompt besides would be two system turns: refused."""
     if not system_prompt:
         return list(messages)
     if messages and messages[0].get("role") == "system":
@@ -122,9 +123,9 @@ def _plain(value):
     return value
 
 
-# The settings that say how a raw prompt is put to the model (its chat template, a system turn) and what its reply
-# keeps (the reasoning markers): generation reads them; a scored context and an embedded text go to the model as
-# they are, and nothing is decoded.
+# The settings that say how a raw prompt is put to the model (its chat template, a system turn) and what its
+# reply keeps (the reasoning markers): generation reads them; a scored context and an embedded text go to the
+# model as they are, and nothing is decoded.
 RENDERING = ("chat", "chat_template", "system_prompt", "chat_template_kwargs", "reasoning_markers")
 
 

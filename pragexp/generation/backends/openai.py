@@ -7,9 +7,9 @@ time out after `timeout` seconds and are retried `max_retries` times with expone
 429, 5xx and network errors (honouring Retry-After); at most `concurrency` are in flight.
 
 - generate: `/chat/completions` (`chat: true`, the server applies the model's chat template, with
-  `chat_template_kwargs` in the request) or `/completions`; one request per prompt and draw, with a per-draw `seed`
-  where the server honours it; a server's separate `reasoning_content` comes back between `<think>` markers
-  (`with_reasoning`), so that the reasoning is cut as a model's own is.
+  `chat_template_kwargs` in the request) or `/completions`; one request per prompt and draw, with a per-draw
+  `seed` where the server honours it; a server's separate `reasoning_content` comes back between `<think>`
+  markers (`with_reasoning`), so that the reasoning is cut as a model's own is.
 - loglikelihood_many: `/completions` with `echo` and `logprobs` (the prompt's own token log-probs), after a
   check that the server's echo is right (`check_echo`): a server or model that does not offer them, or
   whose echoed log-probs disagree with its own next-token log-probs, gets a clear error.
@@ -52,7 +52,8 @@ class APIError(RuntimeError):
 
 
 class Refused(APIError):
-    """The server answered that it does not do this (a 4xx other than a missing or wrong key, or a rate limit)."""
+    """The server answered that it does not do this (a 4xx other than a missing or wrong key, or a rate
+    limit)."""
 
 
 def with_reasoning(choice: dict) -> str:
@@ -103,7 +104,8 @@ class OpenAIBackend(LLMBackend):
 
     def identity(self) -> dict:
         """The model the server serves (`served`), not its address, and how a raw prompt is put to it. The
-        address, the key's variable, timeouts, retries and `concurrency` are not in it: they change no answer."""
+        address, the key's variable, timeouts, retries and `concurrency` are not in it: they change no
+        answer."""
         return {
             "backend": self.name,
             "model": self.model,
@@ -188,7 +190,8 @@ class OpenAIBackend(LLMBackend):
         return f"{self.base_url}{path}: {problem}"
 
     def _map(self, fn, jobs: list, done=None) -> list:
-        """[fn(job) per job], at most `concurrency` at once; `done(i, result)` (in this thread) as each returns."""
+        """[fn(job) per job], at most `concurrency` at once; `done(i, result)` (in this thread) as each
+        returns."""
         results: list = [None] * len(jobs)
         if self.concurrency == 1 or len(jobs) <= 1:
             for i, job in enumerate(jobs):

@@ -2,14 +2,15 @@
 matter to the reasoning route (`generation.reasoning.thinking`), for tests and pipeline checks of budgets and
 parsing.
 
-Each prompt gets one shape, picked by the prompt's hash (the same every run), then cut at `max_new_tokens` words
-(its tokens are words, as for any backend without a tokenizer):
+Each prompt gets one shape, picked by the prompt's hash (the same every run), then cut at `max_new_tokens`
+words (its tokens are words, as for any backend without a tokenizer):
 - `brief`: a few words of reasoning, closed, then "The answer is \\boxed{<answer>}.";
 - `long`: `long_words` words of reasoning, closed, then "Answer: <answer>" (past a smaller budget: forced);
 - `unclosed`: reasoning that forgets its end marker, going on to the token limit;
 - `direct`: "Answer: <answer>" and no reasoning.
 A prompt that goes on from a forced close (`Prompt.prefill`) is answered " <answer>", or "<answer>}" where the
-close opened a box (`\\boxed{`: PragReST's early stop). The answer is one of `answers`, also picked by the hash.
+close opened a box (`\\boxed{`: PragReST's early stop). The answer is one of `answers`, also picked by the
+hash.
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
-"""`llm=vllm`: vLLM in-process, for GPU users (`pip install 'pragexp[vllm]'`; `make install` does not
-install it). Generation with the model's chat template; options scored from vLLM's prompt log-probs, each
-context paired with each option as `requests.encode_request` says. A reply is decoded with its special tokens and
-stripped of them but for the reasoning markers (`special_tokens`: vLLM's default decoding would drop a `<think>` that
-the tokenizer registers as special)."""
+"""`llm=vllm`: vLLM in-process, for GPU users (`pip install 'pragexp[vllm]'`; `make install` does not install
+it). Generation with the model's chat template; options scored from vLLM's prompt log-probs, each context
+paired with each option as `requests.encode_request` says. A reply is decoded with its special tokens and
+stripped of them but for the reasoning markers (`special_tokens`: vLLM's default decoding would drop a
+`<think>` that the tokenizer registers as special)."""
 
 from __future__ import annotations
 
@@ -68,12 +68,12 @@ class VLLMBackend(LLMBackend):
         import_vllm()  # fail at start-up, not after the data is read
 
     def identity(self) -> dict:
-        """The model (name, revision, the files behind a local folder) and its dtype, how a raw prompt is put to
-        it and which reasoning markers its replies keep. vLLM has no address to name; how it schedules and splits
-        the work (`tensor_parallel_size`, `gpu_memory_utilization`) is left out: it changes float rounding only, as
-        a server's batching does (vLLM's answers are not bit-reproducible across batches anyway), so the same model
-        on another node or GPU count answers from the cache, as through `llm=openai`. `max_model_len` is left out:
-        a longer prompt is refused, never answered otherwise."""
+        """The model (name, revision, the files behind a local folder) and its dtype, how a raw prompt is put
+        to it and which reasoning markers its replies keep. vLLM has no address to name; how it schedules and
+        splits the work (`tensor_parallel_size`, `gpu_memory_utilization`) is left out: it changes float
+        rounding only, as a server's batching does (vLLM's answers are not bit-reproducible across batches
+        anyway), so the same model on another node or GPU count answers from the cache, as through
+        `llm=openai`. `max_model_len` is left out: a longer prompt is refused, never answered otherwise."""
         if self._identity is None:
             self._identity = {
                 "backend": self.name,
@@ -122,8 +122,9 @@ class VLLMBackend(LLMBackend):
         return [strip_special(o.outputs[0].text, tokenizer, self.reasoning_markers) for o in outputs]
 
     def _chat(self, llm, prompts: list[Prompt], sampling: list) -> list:
-        """Raw prompts as user turns through vLLM's chat call, its template called with `chat_template_kwargs`; a
-        prompt with a `prefill` goes on from it as the assistant's unfinished turn (one call for each kind)."""
+        """Raw prompts as user turns through vLLM's chat call, its template called with
+        `chat_template_kwargs`; a prompt with a `prefill` goes on from it as the assistant's unfinished turn
+        (one call for each kind)."""
         system = [{"role": "system", "content": self.system_prompt}] if self.system_prompt else []
         outputs: list = [None] * len(prompts)
         for goes_on in (False, True):
@@ -148,8 +149,8 @@ class VLLMBackend(LLMBackend):
         return outputs
 
     def chat_text(self, messages: list[dict]) -> str | None:
-        """Chat turns through the model's chat template (vLLM's tokenizer, called with `chat_template_kwargs`), or
-        None with `chat_template: false`."""
+        """Chat turns through the model's chat template (vLLM's tokenizer, called with
+        `chat_template_kwargs`), or None with `chat_template: false`."""
         if not self.use_chat_template:
             return None
         tokenizer = self.load().get_tokenizer()

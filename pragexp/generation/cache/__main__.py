@@ -21,7 +21,8 @@ def main(argv: list[str] | None = None) -> int:
         "--idle-hours",
         type=float,
         default=IDLE / 3600,
-        help="another host's unclosed file counts as finished after this long without a write (default %(default)s)",
+        help="another host's unclosed file counts as finished after this long without a write (default "
+        "%(default)s)",
     )
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(message)s")

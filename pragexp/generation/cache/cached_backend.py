@@ -14,8 +14,8 @@ the cache has and asks the model only for the rest, so re-running with another j
 and the `sample`-th draw of a prompt is the same on every run.
 
 A process opens each folder once, on first use (in the process that uses it: a DDP rank, a sweep job), and the
-model and the judge share it. The folder counts its own lookups: `close_caches()` (a task's teardown) logs, per
-folder, how many answers were found there and how many were asked of the model (a run's time means little
+model and the judge share it. The folder counts its own lookups: `close_caches()` (a task's teardown) logs,
+per folder, how many answers were found there and how many were asked of the model (a run's time means little
 without it), and `kept()` says what each open folder holds (a stopped job's message).
 """
 
@@ -67,8 +67,8 @@ def kept() -> list[str]:
 
 def cached(backend: LLMBackend, cache_dir: str | Path | None, use_cache: bool = True) -> LLMBackend:
     """`backend` behind the response cache `<cache_dir>/llm/responses/`; `backend` itself without a
-    `cache_dir`, with `use_cache` off, for a backend that answers from the data (`cacheable` false: the reference
-    backends) or one whose weights train (`finetune`: its answers change as they do)."""
+    `cache_dir`, with `use_cache` off, for a backend that answers from the data (`cacheable` false: the
+    reference backends) or one whose weights train (`finetune`: its answers change as they do)."""
     if not (cache_dir and use_cache and backend.cacheable) or backend.finetune != "none":
         return backend
     return CachedBackend(backend, Path(cache_dir) / CACHE_DIR)
@@ -113,9 +113,9 @@ class CachedBackend(LLMBackend):
     def _storing(
         self, stored: Callable[[int, object], dict[str, object]]
     ) -> Iterator[Callable[[list], None]]:
-        """For one call of the backend: each answer it hands over as it arrives (`LLMBackend.answer_arrived`: the j-th
-        of the call's) stored at once, as `stored(j, answer)` says (key -> value); yields the function that stores,
-        once the call returns, the answers it did not hand over."""
+        """For one call of the backend: each answer it hands over as it arrives (`LLMBackend.answer_arrived`:
+        the j-th of the call's) stored at once, as `stored(j, answer)` says (key -> value); yields the
+        function that stores, once the call returns, the answers it did not hand over."""
         handed: set[int] = set()
 
         def one(j: int, answer) -> None:
@@ -148,11 +148,11 @@ class CachedBackend(LLMBackend):
 
     def loglikelihood_many(self, requests: list[ChoiceRequest]) -> list[list[OptionScore]]:
         """One key per (context, option, pairing, head): an option scored under one prompt answers for every
-        request that asks it again (a content-free prompt, a re-run with more options); the backend scores the rest
-        in one call, each request it lacks an option of asked whole (its options are scored together: the same
-        numbers as a cold run's). The key also names the scorer's recipe (`SCORING`), so that numbers from another
-        recipe never answer, and the head (`ChoiceRequest.head`: the part a scorer may run once for the prompt's
-        items), part of the request."""
+        request that asks it again (a content-free prompt, a re-run with more options); the backend scores the
+        rest in one call, each request it lacks an option of asked whole (its options are scored together: the
+        same numbers as a cold run's). The key also names the scorer's recipe (`SCORING`), so that numbers
+        from another recipe never answer, and the head (`ChoiceRequest.head`: the part a scorer may run once
+        for the prompt's items), part of the request."""
         keys = [
             [self._key("loglikelihood_many", [r.context, o], _choice_params(r)) for o in r.options]
             for r in requests
@@ -199,7 +199,7 @@ def _choice_params(request: ChoiceRequest) -> dict:
 
 
 def _prompt_key(prompt: Prompt) -> list:
-    """A prompt as the cache keys it: its text; whether it is templated (the model's text as it is: never the same
-    request as a raw one); the text its draws' stream is named by (`seed_text`); the `prefill` (the reply's start
-    the model goes on from)."""
+    """A prompt as the cache keys it: its text; whether it is templated (the model's text as it is: never the
+    same request as a raw one); the text its draws' stream is named by (`seed_text`); the `prefill` (the
+    reply's start the model goes on from)."""
     return [prompt.text, prompt.templated, prompt.seed_text, prompt.prefill]

@@ -1,6 +1,6 @@
-"""Compaction: the files of a folder whose writers are done, merged into one pack (sorted by key, each key once,
-the same answer a reader would get from the files), written beside them and renamed into place (readers see it
-whole or not at all), then the merged files removed.
+"""Compaction: the files of a folder whose writers are done, merged into one pack (sorted by key, each key
+once, the same answer a reader would get from the files), written beside them and renamed into place (readers
+see it whole or not at all), then the merged files removed.
 
 A file is merged only when its writer is done with it (`files.writer_done`: closed, or its process gone, or
 another host's file idle for `idle` seconds), so that no file a process may still append to is ever removed;

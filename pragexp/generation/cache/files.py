@@ -1,11 +1,12 @@
-"""The folder's files: their names, whether their writers are done with them, and a process's own file (`Writer`).
+"""The folder's files: their names, whether their writers are done with them, and a process's own file
+(`Writer`).
 
 A writer's file is `<start time, ns>-<host>-<pid>-<16 random hex digits>.log`: no two processes, on any hosts,
 ever write one file, so writers need no lock. A compacted file is the same name ending in `.pack`. Whether a
-file's writer is done (`writer_done`): it closed the file (its last record is CLOSE), or the file is a pack, or
-its writer ran on this host and its process is gone (or is this process, holding the file no more), or the file
-was written last more than `idle` seconds ago (the one guess, for other hosts' files: compaction's default is a
-day).
+file's writer is done (`writer_done`): it closed the file (its last record is CLOSE), or the file is a pack,
+or its writer ran on this host and its process is gone (or is this process, holding the file no more), or the
+file was written last more than `idle` seconds ago (the one guess, for other hosts' files: compaction's
+default is a day).
 """
 
 from __future__ import annotations
@@ -53,7 +54,8 @@ def _process_alive(pid: int) -> bool:
 
 
 def writer_done(path: Path, idle: float = IDLE) -> bool:
-    """Whether no process can still append to the file at `path` (its CLOSE record aside: the reader's part)."""
+    """Whether no process can still append to the file at `path` (its CLOSE record aside: the reader's
+    part)."""
     match = NAME.match(path.name)
     if match is None or match["kind"] == "pack":
         return True
@@ -67,9 +69,9 @@ def writer_done(path: Path, idle: float = IDLE) -> bool:
 
 
 class Writer:
-    """This process's own file of a folder, opened at the first answer: each `append` writes its records with one
-    write (in the OS's hands at once: a killed process keeps them), an fsync at most every SYNC_EVERY seconds
-    and at `close`, which ends the file with a CLOSE record."""
+    """This process's own file of a folder, opened at the first answer: each `append` writes its records with
+    one write (in the OS's hands at once: a killed process keeps them), an fsync at most every SYNC_EVERY
+    seconds and at `close`, which ends the file with a CLOSE record."""
 
     def __init__(self, folder: Path):
         self.folder, self.name, self.size = Path(folder), None, 0
@@ -125,8 +127,9 @@ class Writer:
         self._synced = self._wrote = time.monotonic()
 
     def _file_gone(self) -> bool:
-        """After a long pause, whether the file was taken away (compacted as if its writer were done): then the
-        next answers go to a new file. Checked only then: a stat on a network file system is a round trip."""
+        """After a long pause, whether the file was taken away (compacted as if its writer were done): then
+        the next answers go to a new file. Checked only then: a stat on a network file system is a round
+        trip."""
         if time.monotonic() - self._wrote < IDLE / 2:
             return False
         try:

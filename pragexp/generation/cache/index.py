@@ -1,12 +1,13 @@
-"""What a folder's files hold, as one process has read them: each key and where its record lies (`FolderIndex`).
+"""What a folder's files hold, as one process has read them: each key and where its record lies
+(`FolderIndex`).
 
 Each file is read from where the last read stopped (other writers append all the time), after checking whether
-its writer is done (`files.writer_done`; checked first, so that what is read of a done file is all it will ever
-hold). A file whose writer may still write is read up to its first stretch that is no whole record (a record
-being written, or on a network file system a later page seen before an earlier one) and read on from there
-later. In a done file that stretch is damage: skipped up to the next whole record, counted, and named in the
-log, as is a torn tail (a writer killed in the middle of a write). A lookup reads the record again and checks
-it (checksum, key): a file changed since it was read gives a miss and a warning, never a wrong answer.
+its writer is done (`files.writer_done`; checked first, so that what is read of a done file is all it will
+ever hold). A file whose writer may still write is read up to its first stretch that is no whole record (a
+record being written, or on a network file system a later page seen before an earlier one) and read on from
+there later. In a done file that stretch is damage: skipped up to the next whole record, counted, and named in
+the log, as is a torn tail (a writer killed in the middle of a write). A lookup reads the record again and
+checks it (checksum, key): a file changed since it was read gives a miss and a warning, never a wrong answer.
 
 Two different answers under one key (writers that disagree) are settled by their bytes: the answer whose JSON
 sorts first, whatever the order the files were read in, before or after compaction; each such key is counted.
@@ -25,7 +26,8 @@ from pragexp.generation.cache.files import IDLE, NAME, writer_done
 
 log = logging.getLogger(__name__)
 # Where an answer is: its record's file name, offset, length and checksum; or, for a short one (at most INLINE
-# bytes: a log-likelihood, a short reply), its value itself, checked when it was read (less memory than its place).
+# bytes: a log-likelihood, a short reply), its value itself, checked when it was read (less memory than its
+# place).
 Entry = tuple[str, int, int, int] | bytes
 INLINE = 256
 CHUNK = 1 << 29  # bytes read at once from a file (more than the largest record)
@@ -140,7 +142,8 @@ class FolderIndex:
             )
 
     def add_own(self, name: str, offset: int, keys: list[str], blobs: list[bytes]) -> None:
-        """Index records this process just appended to its file `name` at `offset` (no need to read them back)."""
+        """Index records this process just appended to its file `name` at `offset` (no need to read them
+        back)."""
         state = self.files.setdefault(name, _File())
         if state.resume == 0:
             state.resume = offset
@@ -177,8 +180,8 @@ class FolderIndex:
             self.entries[key] = min(readable, key=lambda entry: values[entry])
 
     def read(self, keys: Iterable[str], entries: dict[str, Entry] | None = None) -> dict[str, bytes]:
-        """The values of `keys` (in the index), each read again and checked; a record that fails the check is a
-        miss (and leaves the index). Raises FileNotFoundError where a file was removed meanwhile."""
+        """The values of `keys` (in the index), each read again and checked; a record that fails the check is
+        a miss (and leaves the index). Raises FileNotFoundError where a file was removed meanwhile."""
         entries = self.entries if entries is None else entries
         by_file: dict[str, list[tuple[int, int, int, str]]] = {}  # name -> (offset, length, crc, key)
         found: dict[str, bytes] = {}

@@ -1,14 +1,14 @@
-"""The files' format: a header line, then records, each framed and checksummed so that a reader can tell a whole
-record from a torn or damaged one, and find the next whole record after damage.
+"""The files' format: a header line, then records, each framed and checksummed so that a reader can tell a
+whole record from a torn or damaged one, and find the next whole record after damage.
 
     file    := FILE_MAGIC record*
     record  := RECORD_MAGIC (4 bytes) kind (u8) key_length (u32) value_length (u32) crc (u32) key value
     crc     := CRC-32 of the 13 bytes before it, the key and the value
 
-Integers are little-endian; the key is UTF-8 (the SHA-256 hex of what decides the answer), the value the answer's
-JSON in UTF-8. `RECORD_MAGIC` starts with the byte 0xFF, which UTF-8 never holds: no key or value can hold a record
-start, so after a damaged record a reader looks for the next one from the byte after its start. A `CLOSE` record
-(empty key and value) ends a file whose writer closed it: nothing follows it.
+Integers are little-endian; the key is UTF-8 (the SHA-256 hex of what decides the answer), the value the
+answer's JSON in UTF-8. `RECORD_MAGIC` starts with the byte 0xFF, which UTF-8 never holds: no key or value can
+hold a record start, so after a damaged record a reader looks for the next one from the byte after its start.
+A `CLOSE` record (empty key and value) ends a file whose writer closed it: nothing follows it.
 """
 
 from __future__ import annotations
@@ -55,8 +55,9 @@ class Record(NamedTuple):
 @dataclass
 class Scan:
     """What `scan` found in a stretch of a file. `end`: where the bytes it could not read yet begin (an
-    unfinished or torn record at the stretch's end: `tail` bytes); `damaged`: (offset, length) of bytes between
-    whole records that are no record (skipped); `closed_at`: where a CLOSE record ends, if one was found."""
+    unfinished or torn record at the stretch's end: `tail` bytes); `damaged`: (offset, length) of bytes
+    between whole records that are no record (skipped); `closed_at`: where a CLOSE record ends, if one was
+    found."""
 
     records: list[Record] = field(default_factory=list)
     damaged: list[tuple[int, int]] = field(default_factory=list)
@@ -92,8 +93,8 @@ def record_at(buf: bytes, view: memoryview, at: int, base: int = 0, inline: int 
 
 def scan(buf: bytes, base: int, inline: int = -1) -> Scan:
     """Every whole record of `buf` (the bytes of a file from offset `base` on, at a record's start), skipping
-    damaged bytes up to the next whole record; values of at most `inline` bytes kept. Offsets in the result are
-    the file's."""
+    damaged bytes up to the next whole record; values of at most `inline` bytes kept. Offsets in the result
+    are the file's."""
     out, at, view = Scan(), 0, memoryview(buf)
     while at < len(buf):
         record = record_at(buf, view, at, base, inline)

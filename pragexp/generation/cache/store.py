@@ -19,9 +19,9 @@ _decode = json.JSONDecoder().raw_decode  # values are json.dumps output: no whit
 
 class ResponseCache:
     """The folder at `path`: lookups (`get_many`) in the index of every file there, built at the first lookup
-    and read on (at most every `refresh_every` seconds) where keys are missing; answers (`put_many`) appended to
-    this process's own file, opened at the first. `hits` and `misses` count the keys looked up, by every backend
-    it serves, and `close` says them."""
+    and read on (at most every `refresh_every` seconds) where keys are missing; answers (`put_many`) appended
+    to this process's own file, opened at the first. `hits` and `misses` count the keys looked up, by every
+    backend it serves, and `close` says them."""
 
     def __init__(self, path: str | Path, idle: float = IDLE, refresh_every: float = 1.0):
         self.path = Path(path)
@@ -97,7 +97,8 @@ class ResponseCache:
 
     @property
     def damaged(self) -> dict[tuple[str, int], int]:
-        """(file name, offset) -> bytes skipped there, for each stretch of a file that held no whole record."""
+        """(file name, offset) -> bytes skipped there, for each stretch of a file that held no whole
+        record."""
         return dict(self._index.damaged)
 
     def close(self) -> None:
@@ -110,7 +111,8 @@ class ResponseCache:
             )
         if self.conflicts:
             log.warning(
-                "response cache %s: %d keys held two different answers; each gave the one whose JSON sorts first",
+                "response cache %s: %d keys held two different answers; each gave the one whose JSON sorts "
+                "first",
                 self.path,
                 self.conflicts,
             )

@@ -1,19 +1,19 @@
 """A tuned LLM's weights, in one place: what a checkpoint says about them, their own folder beside it, and
 loading that folder onto its base for evaluation, each checked against the base they were trained on.
 
-- `state`: what a checkpoint of tuned weights says about them (plain data: `llm.finetune`, the LoRA settings and
-  the base model's identity: name, revision, SHA-256 of its weights or the hub commit); `check` refuses a
+- `state`: what a checkpoint of tuned weights says about them (plain data: `llm.finetune`, the LoRA settings
+  and the base model's identity: name, revision, SHA-256 of its weights or the hub commit); `check` refuses a
   checkpoint trained on another base or with another `llm.finetune` (`models.llm.PromptedLLM` saves and checks
   it with its weights).
 - `save`: the tuned weights in the format transformers, peft and vLLM load as they are: peft's adapter folder
   (lora: `adapter_config.json`, `adapter_model.safetensors`) or a transformers model folder with its tokenizer
   (full), and `pragexp.json` (the `state`) beside them. Where the folder sits beside a checkpoint is the
   checkpoint layout's (`runs.checkpoint.adapter_folder`).
-- `folder` and `load`: `llm.adapter=<a .ckpt, or its .peft folder>` puts a LoRA folder on the base `llm=` loads,
-  refusing one whose `pragexp.json` names another base (a folder without one, written elsewhere, is applied
-  with a warning).
-- `identity`: what names a LoRA folder in the backend's identity (the base it claims, its configuration and its
-  weights' SHA-256): the same adapter copied to another folder or machine keys the same.
+- `folder` and `load`: `llm.adapter=<a .ckpt, or its .peft folder>` puts a LoRA folder on the base `llm=`
+  loads, refusing one whose `pragexp.json` names another base (a folder without one, written elsewhere, is
+  applied with a warning).
+- `identity`: what names a LoRA folder in the backend's identity (the base it claims, its configuration and
+  its weights' SHA-256): the same adapter copied to another folder or machine keys the same.
 """
 
 from __future__ import annotations
@@ -31,8 +31,8 @@ from pragexp.runs.checkpoint import adapter_folder
 from pragexp.utils.durable import replace_folder
 
 STATE_FILE = "pragexp.json"  # the adapter's `state`, beside peft's files (which peft and vLLM ignore)
-# adapter_config.json's fields that say where the adapter came from or how peft was asked to load it, not what it
-# computes (the base is named by the backend's own identity and checked against `pragexp.json`)
+# adapter_config.json's fields that say where the adapter came from or how peft was asked to load it, not what
+# it computes (the base is named by the backend's own identity and checked against `pragexp.json`)
 PROVENANCE = ("base_model_name_or_path", "revision", "inference_mode", "auto_mapping", "peft_version")
 log = logging.getLogger(__name__)
 
@@ -58,8 +58,8 @@ def _check_base(saved: dict | None, here: dict, what: str) -> None:
 
 
 def save(backend: TunableBackend, folder: str | Path) -> Path:
-    """The tuned weights in their own format, with their `state`; written to a temporary folder beside, which then
-    replaces the previous folder whole (`utils.durable.replace_folder`)."""
+    """The tuned weights in their own format, with their `state`; written to a temporary folder beside, which
+    then replaces the previous folder whole (`utils.durable.replace_folder`)."""
     folder = Path(folder)
     folder.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{folder.name}.", dir=folder.parent))
@@ -98,8 +98,8 @@ def identity(path: Path) -> dict:
 
 
 def load(model, path: Path, base_identity: Callable[[], dict]):
-    """`model` (the base) with the LoRA folder at `path` on top, for evaluation; `base_identity` names the base
-    (asked only when the folder says what it was trained on)."""
+    """`model` (the base) with the LoRA folder at `path` on top, for evaluation; `base_identity` names the
+    base (asked only when the folder says what it was trained on)."""
     saved = path / STATE_FILE
     if saved.is_file():
         _check_base(

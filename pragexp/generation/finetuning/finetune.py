@@ -1,21 +1,24 @@
-"""How an in-process causal LM learns when `model=llm` is trained (`pragexp.train ... llm.finetune=lora|full`),
-in one place: the settings, the backend it needs, what trains, and what a checkpoint holds.
+"""How an in-process causal LM learns when `model=llm` is trained (`pragexp.train ...
+llm.finetune=lora|full`), in one place: the settings, the backend it needs, what trains, and what a checkpoint
+holds.
 
-- Settings: `llm.finetune` is `none` (frozen: prompting only, evaluation needs no checkpoint), `lora` (low-rank
-  adapters through peft, Hu et al. 2021: `llm.lora.r`, `alpha`, `dropout`, `target_modules` (null: peft's default
-  for the architecture, q_proj and v_proj for Llama, Mistral, Qwen and SmolLM), `seed` (the adapters' random
-  start), `layers` (null: every layer; a list of layer numbers: only those get adapters, and with the lower layers
-  left alone the backward pass stops at the lowest adapted one: on a CPU, adapting the top third of the layers
-  makes a step about twice as fast)) or `full` (every weight). `llm.gradient_checkpointing` trades compute for memory; `llm.quantization=4bit`
-  loads the base in NF4 through bitsandbytes for QLoRA (Dettmers et al. 2023; CUDA only).
-- The backend: fine-tuning needs the model in this process (`TunableBackend`: `llm=hf` implements it); any other
-  backend is refused by name at start (`tunable`).
-- What trains: a choice task (Circa, GRICE, ...) learns the cross-entropy over its options' scores, computed by
-  the very scorer evaluation ranks with (`choice_scores`: `scorer.option_logliks` with gradients, normalised as
-  `prompt.scoring` says), so prompted and tuned numbers mean the same thing; a writer (PragmatiCQA's reader)
-  learns its target text after the prompt, closed by the end-of-text token (`target_nll`).
-- Checkpoints hold only what trained (the adapters, or every weight for `full`: `keep_trained_weights`) and the
-  base model's identity, checked when loaded; beside each checkpoint the tuned weights are also written in
+- Settings: `llm.finetune` is `none` (frozen: prompting only, evaluation needs no checkpoint), `lora`
+  (low-rank adapters through peft, Hu et al. 2021: `llm.lora.r`, `alpha`, `dropout`, `target_modules` (null:
+  peft's default for the architecture, q_proj and v_proj for Llama, Mistral, Qwen and SmolLM), `seed` (the
+  adapters' random start), `layers` (null: every layer; a list of layer numbers: only those get adapters, and
+  with the lower layers left alone the backward pass stops at the lowest adapted one: on a CPU, adapting the
+  top third of the layers makes a step about twice as fast)) or `full` (every weight).
+  `llm.gradient_checkpointing` trades compute for memory; `llm.quantization=4bit` loads the base in NF4
+  through bitsandbytes for QLoRA (Dettmers et al. 2023; CUDA only).
+- The backend: fine-tuning needs the model in this process (`TunableBackend`: `llm=hf` implements it); any
+  other backend is refused by name at start (`tunable`).
+- What trains: a choice task (Circa, GRICE, ...) learns the cross-entropy over its options' scores, computed
+  by the very scorer evaluation ranks with (`choice_scores`: `scorer.option_logliks` with gradients,
+  normalised as `prompt.scoring` says), so prompted and tuned numbers mean the same thing; a writer
+  (PragmatiCQA's reader) learns its target text after the prompt, closed by the end-of-text token
+  (`target_nll`).
+- Checkpoints hold only what trained (the adapters, or every weight for `full`: `keep_trained_weights`) and
+  the base model's identity, checked when loaded; beside each checkpoint the tuned weights are also written in
   peft's own folder format: `generation.finetuning.adapters`, the one module that saves, loads and checks
   them.
 """
@@ -35,8 +38,8 @@ from pragexp.utils.contracts import require
 
 FINETUNES = ("none", "lora", "full")
 LORA_DEFAULTS = {"r": 8, "alpha": 16, "dropout": 0.05, "target_modules": None, "seed": 0, "layers": None}
-# What each `llm.quantization` loads the base with (bitsandbytes' settings, as plain data: part of the backend's
-# identity, so that answers of one quantization never stand for another's).
+# What each `llm.quantization` loads the base with (bitsandbytes' settings, as plain data: part of the
+# backend's identity, so that answers of one quantization never stand for another's).
 QUANTIZATION = {
     "4bit": {
         "load_in_4bit": True,
@@ -46,8 +49,8 @@ QUANTIZATION = {
     }
 }
 QUANTIZATIONS = (None, *QUANTIZATION)
-# The LoRA settings that change what tuned weights answer; the others do not: dropout is off in evaluation, and
-# the seed's effect (the adapters' start) is in the weights themselves.
+# The LoRA settings that change what tuned weights answer; the others do not: dropout is off in evaluation,
+# and the seed's effect (the adapters' start) is in the weights themselves.
 LORA_FORWARD = ("r", "alpha", "target_modules", "layers")
 
 
@@ -70,8 +73,8 @@ def check_finetune(finetune: str, quantization: str | None = None) -> None:
 
 
 def quantization_settings(quantization: str | None) -> dict | None:
-    """What `llm.quantization` loads the base with (bits, quantisation type, double quantisation, compute dtype),
-    as plain data; None when the base is not quantised."""
+    """What `llm.quantization` loads the base with (bits, quantisation type, double quantisation, compute
+    dtype), as plain data; None when the base is not quantised."""
     return dict(QUANTIZATION[quantization]) if quantization else None
 
 
@@ -142,7 +145,8 @@ class TunableBackend(Protocol):
         ...
 
     def identity(self) -> dict:
-        """Everything but the training settings and the weights that decides an answer (`backend.LLMBackend`)."""
+        """Everything but the training settings and the weights that decides an answer
+        (`backend.LLMBackend`)."""
         ...
 
     def key_identity(self, method: str) -> dict:
@@ -237,7 +241,8 @@ def target_nll(
     backend: TunableBackend, contexts: Sequence[str], targets: Sequence[str]
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """Per context: the summed negative log-likelihood of its target text closed by the end-of-text token (so
-    that a tuned model learns to stop), and the number of target tokens (a writer's loss and dev perplexity)."""
+    that a tuned model learns to stop), and the number of target tokens (a writer's loss and dev
+    perplexity)."""
     model, tokenizer = backend.trainable_model(), backend.load()[1]
     end = tokenizer.eos_token or ""
     requests = [ChoiceRequest(c, (t + end,)) for c, t in zip(contexts, targets, strict=True)]

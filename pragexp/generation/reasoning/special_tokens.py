@@ -1,10 +1,10 @@
 """Decoding a reply without losing its reasoning markers.
 
 Decoding with `skip_special_tokens=True` drops every token the tokenizer registers as special; a model whose
-`<think>` and `</think>` are special tokens would lose them, and its reasoning would be read as its answer. The
-in-process backends decode a reply keeping the reasoning markers (`prompt.reasoning_markers`, which reach the
-backend as `llm.reasoning_markers`) and dropping every other special token (end of text, padding, chat-turn tokens),
-as before. A tokenizer whose markers are ordinary text decodes exactly as it did.
+`<think>` and `</think>` are special tokens would lose them, and its reasoning would be read as its answer.
+The in-process backends decode a reply keeping the reasoning markers (`prompt.reasoning_markers`, which reach
+the backend as `llm.reasoning_markers`) and dropping every other special token (end of text, padding,
+chat-turn tokens), as before. A tokenizer whose markers are ordinary text decodes exactly as it did.
 """
 
 from __future__ import annotations
@@ -45,7 +45,8 @@ def decode_reply(tokenizer, ids: Sequence[int], markers: Sequence[str] = DEFAULT
 
 
 def strip_special(text: str, tokenizer, markers: Sequence[str] = DEFAULT_MARKERS) -> str:
-    """A reply decoded with its special tokens (a server's, vLLM's) without them, but for the reasoning markers."""
+    """A reply decoded with its special tokens (a server's, vLLM's) without them, but for the reasoning
+    markers."""
     kept = set(special_markers(tokenizer, markers))
     dropped = sorted(
         (t for t in tokenizer.convert_ids_to_tokens(sorted(special_ids(tokenizer))) if t and t not in kept),

@@ -8,15 +8,16 @@ whether the budget forced the reasoning closed.
   never closes is no answer.
 - A budget of N capping the reasoning (`caps="reasoning"`, budget forcing as s1 does): one call of N +
   `max_new_tokens` tokens. Reasoning that closed within N tokens: the answer is what follows it (at most
-  `max_new_tokens`). Reasoning past N, or never closed: it is cut to its first N tokens, closed with `early_stop`,
-  the end marker and `answer_cue`, and the model goes on from there (`Prompt.prefill`) for `max_new_tokens`: it
-  must answer now (`forced`). A reply without any reasoning is its own answer (at most `max_new_tokens`).
+  `max_new_tokens`). Reasoning past N, or never closed: it is cut to its first N tokens, closed with
+  `early_stop`, the end marker and `answer_cue`, and the model goes on from there (`Prompt.prefill`) for
+  `max_new_tokens`: it must answer now (`forced`). A reply without any reasoning is its own answer (at most
+  `max_new_tokens`).
 - A budget of N capping the first reply (`caps="reply"`, PragReST's early stop: their
-  src/eval/vllm_boxed_mcqa.py, `run_vllm_boxed_mcqa`): one call of N tokens, reasoning and answer together. A reply
-  in which the caller's `answered` finds an answer is kept as it is. Any other (its reasoning past N, or an answer
-  that cannot be read) is cut after its reasoning (the text after its last end marker dropped), `early_stop`, the
-  end marker and `answer_cue` appended, and the model goes on for `max_new_tokens` (`forced`); the reply recorded
-  is the first one whole, then the early stop and the answer, as theirs.
+  src/eval/vllm_boxed_mcqa.py, `run_vllm_boxed_mcqa`): one call of N tokens, reasoning and answer together. A
+  reply in which the caller's `answered` finds an answer is kept as it is. Any other (its reasoning past N, or
+  an answer that cannot be read) is cut after its reasoning (the text after its last end marker dropped),
+  `early_stop`, the end marker and `answer_cue` appended, and the model goes on for `max_new_tokens`
+  (`forced`); the reply recorded is the first one whole, then the early stop and the answer, as theirs.
 
 Every call goes through the backend given (the response cache: each phase is keyed by its prompt, prefill and
 token limit, so the budget and the markers are part of the key of the call they decide).
@@ -77,8 +78,8 @@ class Thought:
     forced: bool = False  # the budget closed the reasoning
 
 
-# Whether a reply holds an answer (its position among the prompts, its Thought): the first reply's test when the
-# budget caps the reply; by default, a closed block (or none).
+# Whether a reply holds an answer (its position among the prompts, its Thought): the first reply's test when
+# the budget caps the reply; by default, a closed block (or none).
 Answered = Callable[[int, Thought], bool]
 
 
@@ -152,8 +153,8 @@ def _thought(llm: LLMBackend, reply: str, markers: tuple[str, str], opened: bool
 
 
 def _without_answer(reply: str, end: str) -> str:
-    """A first reply as PragReST sends it back at an early stop: whole when it holds no end marker; else without
-    the text after its last one (stripped), when the reply ends with that text as stripped."""
+    """A first reply as PragReST sends it back at an early stop: whole when it holds no end marker; else
+    without the text after its last one (stripped), when the reply ends with that text as stripped."""
     last = reply.rfind(end)
     tail = reply[last + len(end) :].strip() if last >= 0 else ""
     return reply[: -len(tail)].rstrip() if tail and reply.endswith(tail) else reply

@@ -13,8 +13,8 @@ from pragexp.generation.scoring.requests import EncodedRequest, OptionScore
 
 class Arrivals:
     """Call it with the scorer's results (`(context key, continuation) -> log-likelihood tensor`, a dict that
-    only grows) after each pass: `on_scored(i, [OptionScore per option])` for each request whose options are all
-    there now, once each, with the scores the call returns for it."""
+    only grows) after each pass: `on_scored(i, [OptionScore per option])` for each request whose options are
+    all there now, once each, with the scores the call returns for it."""
 
     def __init__(
         self,

@@ -11,8 +11,9 @@ import torch
 
 
 class CausalLM:
-    """The model and its tokenizer; `forward` returns log-probabilities (at chosen positions only, where the model
-    can skip the rest of the output layer, its costliest part for short continuations) and the KV cache."""
+    """The model and its tokenizer; `forward` returns log-probabilities (at chosen positions only, where the
+    model can skip the rest of the output layer, its costliest part for short continuations) and the KV
+    cache."""
 
     def __init__(self, model, tokenizer, on_call: Callable | None):
         self.model, self.tokenizer, self.on_call = model, tokenizer, on_call

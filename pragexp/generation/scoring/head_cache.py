@@ -2,20 +2,20 @@
 
 A run scores its test set in batches, one call each, and a head (the system turn, instructions and shared
 demonstrations every item's prompt starts with) is the same in every batch: computed once, it serves them all.
-A head's cache is a function of the head's tokens and the model's weights only (it runs alone, in a pass of its
-own shape: `passes`), so reusing it gives the numbers a fresh pass would, bit for bit.
+A head's cache is a function of the head's tokens and the model's weights only (it runs alone, in a pass of
+its own shape: `passes`), so reusing it gives the numbers a fresh pass would, bit for bit.
 
 It is kept while the weights cannot have changed (`weights_stamp`): the same module, every submodule in eval
 mode (dropout off), and each parameter where it was: the same storage, at the same address, of the same dtype,
 device, shape and strides, its version counter where it was (torch bumps it on each in-place update through
 autograd's view of the tensor: an optimizer step, `load_state_dict`'s copy), and, under peft, the same active
-adapters, merged adapters, scales and adapters on or off. Anything else empties it. The storages stamped are held
-by weak references (`Pins`): while held, no new storage can take one's place at the same address, so weights
-swapped and swapped back (`model.to(torch.bfloat16).to(torch.float32)`: the allocator may hand the same memory
-out again) are seen as new. What no stamp can see is a write through `param.data` (`param.data.add_(...)`): torch
-gives that view a version counter of its own. peft's merges write so, and are seen by their merged-adapter record;
-code that writes weights so itself must call `HeadCache.clear()`. At most `MAX_BYTES` are kept, the least
-recently used dropped first.
+adapters, merged adapters, scales and adapters on or off. Anything else empties it. The storages stamped are
+held by weak references (`Pins`): while held, no new storage can take one's place at the same address, so
+weights swapped and swapped back (`model.to(torch.bfloat16).to(torch.float32)`: the allocator may hand the
+same memory out again) are seen as new. What no stamp can see is a write through `param.data`
+(`param.data.add_(...)`): torch gives that view a version counter of its own. peft's merges write so, and are
+seen by their merged-adapter record; code that writes weights so itself must call `HeadCache.clear()`. At most
+`MAX_BYTES` are kept, the least recently used dropped first.
 """
 
 from __future__ import annotations
@@ -69,22 +69,23 @@ class HeadCache:
 
 def weights_stamp(model: torch.nn.Module) -> tuple | None:
     """What changes when the model's weights may have (module docstring); None while any submodule trains
-    (dropout: nothing is kept then). Hold `pins(model)` while the stamp is kept, so that a storage it names cannot
-    be replaced by a new one at the same address."""
+    (dropout: nothing is kept then). Hold `pins(model)` while the stamp is kept, so that a storage it names
+    cannot be replaced by a new one at the same address."""
     if any(m.training for m in model.modules()):
         return None
     return tuple(_tensor_stamp(p) for p in model.parameters()), adapter_state(model)
 
 
 def pins(model: torch.nn.Module) -> list[StorageWeakRef]:
-    """Weak references to the storages of the model's parameters: they keep each storage's record (not its data)
-    alive, so its address is not reused while they are held."""
+    """Weak references to the storages of the model's parameters: they keep each storage's record (not its
+    data) alive, so its address is not reused while they are held."""
     return [StorageWeakRef(p.untyped_storage()) for p in model.parameters()]
 
 
 def adapter_state(model: torch.nn.Module) -> tuple:
-    """peft's per-layer state that changes the answers without touching a parameter: the active adapters, those
-    merged into the base weights, the adapters' scales, and whether adapters are on (`disable_adapter`)."""
+    """peft's per-layer state that changes the answers without touching a parameter: the active adapters,
+    those merged into the base weights, the adapters' scales, and whether adapters are on
+    (`disable_adapter`)."""
     state = []
     for module in model.modules():
         if hasattr(module, "merged_adapters") and hasattr(module, "active_adapters"):

@@ -8,27 +8,28 @@ contexts of the call, their order, the response cache (it asks only for what it 
 (issue 27). Float rounding follows a pass's shapes (in bfloat16 up to
 0.35 in a log-likelihood), so every shape here is a function of the context alone:
 
-- a context is (its token ids, its head: how many of its leading tokens its prompt shares with the prompt's other
-  items, `EncodedRequest.head`). The head runs once per distinct head (batch of one) and its KV cache serves
-  every row on it;
-- the rest of the context (its own part, at least its last token) is padded to its width, a multiple of `BUCKET`
-  tokens: on the left after a head, so that every row's last token, whose logits score the options' first token,
-  is the pass's last position; on the right without one (a left pad would attend to nothing), with at least one
-  pad (transformers may drop a mask of ones, and with it change the attention kernel, where no row has a pad
-  and queries and keys are as many), the logits kept at the `BUCKET` positions where such a row may end;
+- a context is (its token ids, its head: how many of its leading tokens its prompt shares with the prompt's
+  other items, `EncodedRequest.head`). The head runs once per distinct head (batch of one) and its KV cache
+  serves every row on it;
+- the rest of the context (its own part, at least its last token) is padded to its width, a multiple of
+  `BUCKET` tokens: on the left after a head, so that every row's last token, whose logits score the options'
+  first token, is the pass's last position; on the right without one (a left pad would attend to nothing),
+  with at least one pad (transformers may drop a mask of ones, and with it change the attention kernel, where
+  no row has a pad and queries and keys are as many), the logits kept at the `BUCKET` positions where such a
+  row may end;
 - a pass holds rows of one (head, width), as many as `PASS_TOKENS` make at that width (at least one), a short
   pass filled with repeats of its first row, whose results are dropped. A forward pass costs a fixed part (the
   weights read once) and a part per token (most of it on a CPU), and a call's rows of a width are often few: a
   pass of short rows holds many, a pass of long rows (demonstrations drawn for each item) one, so that the
   dummies never cost more than `PASS_TOKENS` tokens per width.
 
-The rest of a longer option (its tokens after the first) runs the same way on a copy of its item's cache: padded
-as an own part, rows of one width in passes that `rows_for` and `filled` lay out (`scorer._options_fixed`,
-gathered over the item passes of one head and width).
+The rest of a longer option (its tokens after the first) runs the same way on a copy of its item's cache:
+padded as an own part, rows of one width in passes that `rows_for` and `filled` lay out
+(`scorer._options_fixed`, gathered over the item passes of one head and width).
 
-Fixed shapes, not the batch-size invariance of a BLAS (which GPUs do not promise), make a row's numbers the same
-whatever shares its pass: a row of a matrix product of a given shape is computed the same way whatever the other
-rows hold, and attention is per row.
+Fixed shapes, not the batch-size invariance of a BLAS (which GPUs do not promise), make a row's numbers the
+same whatever shares its pass: a row of a matrix product of a given shape is computed the same way whatever
+the other rows hold, and attention is per row.
 """
 
 from __future__ import annotations
@@ -69,7 +70,8 @@ def rows_for(width: int) -> int:
 
 
 def filled(rows: list, size: int) -> list[tuple[list, int]]:
-    """`rows` in passes of `size`, the last one filled with repeats of its first row: [(pass rows, real ones)]."""
+    """`rows` in passes of `size`, the last one filled with repeats of its first row: [(pass rows, real
+    ones)]."""
     passes = []
     for start in range(0, len(rows), size):
         chunk = rows[start : start + size]
@@ -84,13 +86,14 @@ def to_the_left(rows: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
 
 
 def last_positions(width: int) -> torch.Tensor:
-    """The positions where a headless own part right-padded to `width` (`bucket`: at least one pad) may end."""
+    """The positions where a headless own part right-padded to `width` (`bucket`: at least one pad) may
+    end."""
     return torch.arange(max(0, width - BUCKET - 1), width - 1)
 
 
 def plan(contexts) -> list[tuple[tuple[int, ...], list[Pass]]]:
-    """[(head, [its passes])] for the distinct `contexts` (an iterable of `Context`), in an order that depends on
-    the set only."""
+    """[(head, [its passes])] for the distinct `contexts` (an iterable of `Context`), in an order that depends
+    on the set only."""
     groups: dict[tuple[tuple[int, ...], int], list[Context]] = {}
     for ids, head in sorted(set(contexts)):
         if not 0 <= head < len(ids):
@@ -167,8 +170,8 @@ def first_tokens(items: ItemBatch, rows: list[tuple[int, tuple[int, ...]]]) -> t
 def rowwise_rest(
     lm: CausalLM, items: ItemBatch, rows: list[tuple[int, tuple]], width: int | None = None
 ) -> torch.Tensor:
-    """log p(option tokens after the first | context, earlier option tokens), one row per option, its fed tokens
-    right-padded to `width` (or the longest)."""
+    """log p(option tokens after the first | context, earlier option tokens), one row per option, its fed
+    tokens right-padded to `width` (or the longest)."""
     if all(len(c) == 1 for _, c in rows):
         return torch.zeros(len(rows), device=items.last.device)
     item = torch.tensor([i for i, _ in rows])
@@ -183,8 +186,8 @@ def rowwise_rest(
 
 
 def picked_sum(lm: CausalLM, logp: torch.Tensor, targets: list[list[int]]) -> torch.Tensor:
-    """Per row: the sum of log p(target token) over the row's targets (rows right-padded; the sum runs over all
-    of `logp`'s positions, so that its order depends on the pass's shape, not on the longest target)."""
+    """Per row: the sum of log p(target token) over the row's targets (rows right-padded; the sum runs over
+    all of `logp`'s positions, so that its order depends on the pass's shape, not on the longest target)."""
     ids, mask = pad_right([t or [lm.pad_id] for t in targets], lm.pad_id, logp.shape[1])
     for r, t in enumerate(targets):
         mask[r, len(t) :] = 0

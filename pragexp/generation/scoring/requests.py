@@ -2,25 +2,26 @@
 continuation (lm-evaluation-harness's, `lm_eval.api.model.TemplateLM._encode_pair`), for every backend.
 
 - `ChoiceRequest(context, options, pairing, head)`: the context exactly as the model reads it (after any chat
-  template), the option continuations, and `head`: how many leading characters of the context its prompt shares
-  with the prompt's other items (system turn, instructions, demonstrations; 0: none). A scorer may run that
-  part once for every item on it (`scorer.score_choices`); it is the request's own, so the numbers stay a
+  template), the option continuations, and `head`: how many leading characters of the context its prompt
+  shares with the prompt's other items (system turn, instructions, demonstrations; 0: none). A scorer may run
+  that part once for every item on it (`scorer.score_choices`); it is the request's own, so the numbers stay a
   function of the request. Its tokens (`EncodedRequest.head`) are the longest prefix that the head's own
   encoding and the context's share (where a byte-pair merge crosses the boundary, the two differ from there
   on), never the context's last token;
 - `OptionScore(loglik, tokens, bytes)`: one option's answer, plain numbers: log p(continuation | context)
   summed over the continuation's tokens, their number, and the UTF-8 bytes of the scored continuation;
-- the pairing (`lm-eval`, the default): whitespace that ends the context moves into the continuation
-  ("Answer: " + "1" -> "Answer:" + " 1"), so a tokenizer that glues a leading space to a word scores the word's
-  usual token; the continuation's tokens are those of `encode(context + continuation)` after the context's (a
+- the pairing (`lm-eval`, the default): whitespace that ends the context moves into the continuation ("Answer:
+  " + "1" -> "Answer:" + " 1"), so a tokenizer that glues a leading space to a word scores the word's usual
+  token; the continuation's tokens are those of `encode(context + continuation)` after the context's (a
   SentencePiece tokenizer encodes " yes" alone as "▁" + "▁yes", inside the whole text as "▁yes"); an empty
-  context is the end-of-text token (the first token needs something to be conditioned on). A tokenizer that says
-  its model reads a BOS token first (`add_bos_token`: Gemma, Llama, Mistral) gets it in front of the context,
-  once (a chat template that writes it keeps its own), and an empty context is then that BOS token, as
-  lm-evaluation-harness's `add_bos_token` does; no other special token is added.
-- `next-token`, a benchmark's own protocol (Hu et al. 2022's `query_hf.py`): the context encoded as the tokenizer
-  does by default (special tokens included, trailing whitespace kept) and each option encoded alone, without
-  special tokens, as exactly one token: its score is the log-probability of that token at the next position.
+  context is the end-of-text token (the first token needs something to be conditioned on). A tokenizer that
+  says its model reads a BOS token first (`add_bos_token`: Gemma, Llama, Mistral) gets it in front of the
+  context, once (a chat template that writes it keeps its own), and an empty context is then that BOS token,
+  as lm-evaluation-harness's `add_bos_token` does; no other special token is added.
+- `next-token`, a benchmark's own protocol (Hu et al. 2022's `query_hf.py`): the context encoded as the
+  tokenizer does by default (special tokens included, trailing whitespace kept) and each option encoded alone,
+  without special tokens, as exactly one token: its score is the log-probability of that token at the next
+  position.
 """
 
 from __future__ import annotations
@@ -71,8 +72,8 @@ class EncodedRequest:
 
 
 def encode_request(tokenizer, request: ChoiceRequest) -> EncodedRequest:
-    """The token ids of a request as its pairing says; the context is encoded once for all options. `tokenizer`
-    is a transformers tokenizer (called as `tokenizer(text, add_special_tokens=...)`)."""
+    """The token ids of a request as its pairing says; the context is encoded once for all options.
+    `tokenizer` is a transformers tokenizer (called as `tokenizer(text, add_special_tokens=...)`)."""
     if request.pairing == "next-token":
         return _next_token(tokenizer, request)
 

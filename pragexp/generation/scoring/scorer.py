@@ -1,36 +1,37 @@
-"""The one log-likelihood scorer: each option's log-likelihood given its context, for any transformers causal LM
-with a DynamicCache (Llama, Mistral, Qwen, SmolLM, GPT-2 ...), in inference (`score_choices`) and, with
+"""The one log-likelihood scorer: each option's log-likelihood given its context, for any transformers causal
+LM with a DynamicCache (Llama, Mistral, Qwen, SmolLM, GPT-2 ...), in inference (`score_choices`) and, with
 gradients, in fine-tuning (`option_logliks`).
 
-Requests are paired as `requests.encode_request` says (lm-evaluation-harness's rule). The numbers equal one plain
-forward pass per (context, option) up to float rounding (~1e-6 in float32; tests/test_scorer.py checks 1e-4).
-How it is fast:
+Requests are paired as `requests.encode_request` says (lm-evaluation-harness's rule). The numbers equal one
+plain forward pass per (context, option) up to float rounding (~1e-6 in float32; tests/test_scorer.py checks
+1e-4). How it is fast:
 
 1. a prefix of the contexts runs once, and its KV cache is reused by every item on it (in scoring, by the next
    calls too: `head_cache`);
 2. items run in batches, each item's own part of the context once, on that cache expanded over the batch
    (padded; masked pads, explicit positions);
 3. the options of each item run on the item's cache in one row: the options' tokens side by side, each
-   attending to the context and to its own earlier tokens only (a 4D attention mask, positions restarting after
-   the context), so an item's cache is read once for all its options, not copied per option: the items of a
-   pass are a slice of the batch (a view of its cache), and the model's one copy (its cache appends the options'
-   keys) is bounded by `OPTION_CACHE_BYTES` as well as `OPTION_TOKENS`. Where a model does
-   not honour such a mask (checked once per model class against the plain way, `_packing_works`), each option
-   gets its own row on a copy of the item's cache, at most `OPTION_CACHE_BYTES` of copies at a time.
+   attending to the context and to its own earlier tokens only (a 4D attention mask, positions restarting
+   after the context), so an item's cache is read once for all its options, not copied per option: the items
+   of a pass are a slice of the batch (a view of its cache), and the model's one copy (its cache appends the
+   options' keys) is bounded by `OPTION_CACHE_BYTES` as well as `OPTION_TOKENS`. Where a model does not honour
+   such a mask (checked once per model class against the plain way, `_packing_works`), each option gets its
+   own row on a copy of the item's cache, at most `OPTION_CACHE_BYTES` of copies at a time.
 
 Identical contexts (a content-free input used for every item) run once.
 
-Scoring (`score_choices`, answers the response cache keeps) makes a context's scores a function of the request and
-the model only, the same cold or warm, alone or beside any other requests, whatever their order (issue 27): the
-prefix of step 1 is the request's own head (`ChoiceRequest.head`: the system turn, instructions and
-demonstrations its prompt shares with the prompt's other items), never what the call's contexts happen to share;
-step 2's passes have shapes that depend on the item alone (`passes`: own parts padded to a length bucket,
-as many rows as the bucket's width allows, repeats filling a short pass); in step 3 each longer option has a row
-of its own on a copy of its item's cache, in fixed passes likewise (a packed row would make an option's numbers
-depend on the request's other options, and the cache keeps each option apart). Fine-tuning (`option_logliks`, with
-gradients, never cached) shares the longest token prefix of the call's contexts and batches `batch_size` items of
-similar length. A model in training mode with gradient checkpointing keeps no KV cache (transformers turns it
-off), so each (context, option) then runs as one whole sequence (in scoring, one at a time).
+Scoring (`score_choices`, answers the response cache keeps) makes a context's scores a function of the request
+and the model only, the same cold or warm, alone or beside any other requests, whatever their order (issue
+27): the prefix of step 1 is the request's own head (`ChoiceRequest.head`: the system turn, instructions and
+demonstrations its prompt shares with the prompt's other items), never what the call's contexts happen to
+share; step 2's passes have shapes that depend on the item alone (`passes`: own parts padded to a length
+bucket, as many rows as the bucket's width allows, repeats filling a short pass); in step 3 each longer option
+has a row of its own on a copy of its item's cache, in fixed passes likewise (a packed row would make an
+option's numbers depend on the request's other options, and the cache keeps each option apart). Fine-tuning
+(`option_logliks`, with gradients, never cached) shares the longest token prefix of the call's contexts and
+batches `batch_size` items of similar length. A model in training mode with gradient checkpointing keeps no KV
+cache (transformers turns it off), so each (context, option) then runs as one whole sequence (in scoring, one
+at a time).
 """
 
 from __future__ import annotations
@@ -59,15 +60,15 @@ from pragexp.generation.scoring.requests import ChoiceRequest, EncodedRequest, O
 from pragexp.utils.tensors import pad_right
 
 log = logging.getLogger(__name__)
-# The recipe (pairing and computation), in the response cache's key: v2 reads each item's cache once for all its options
-# (issue 25); v3 scores each context alone (the same numbers whatever the cache holds); v4 runs the request's head
-# once and the own parts in fixed-shape batches (`passes`), so answers stored by an earlier recipe never
-# answer for it.
+# The recipe (pairing and computation), in the response cache's key: v2 reads each item's cache once for all
+# its options (issue 25); v3 scores each context alone (the same numbers whatever the cache holds); v4 runs
+# the request's head once and the own parts in fixed-shape batches (`passes`), so answers stored by an earlier
+# recipe never answer for it.
 SCORING = "lm-eval-pair/v4"
 OPTION_TOKENS = 4096  # packed option pass: at most this many (items x option tokens) positions at once ...
 OPTION_ROWS = 8  # per-row option pass: option rows per item of a batch in one forward pass ...
-# ... and, in either pass, at most this many bytes of KV cache copied at once (a 5-shot GRICE QA prompt of ~2,100
-# tokens is ~97 MB a row for SmolLM2: 128 rows ran out of 24 GB)
+# ... and, in either pass, at most this many bytes of KV cache copied at once (a 5-shot GRICE QA prompt of
+# ~2,100 tokens is ~97 MB a row for SmolLM2: 128 rows ran out of 24 GB)
 OPTION_CACHE_BYTES = 1 << 30
 Pair = tuple[tuple, tuple[int, ...]]  # (context key, continuation ids)
 # (model class, attention implementation, dtype) -> packed options give the same
@@ -84,9 +85,10 @@ def score_choices(
     on_scored: Callable[[int, list[OptionScore]], None] | None = None,
 ) -> list[list[OptionScore]]:
     """[[OptionScore per option] per request], each a function of its request and the model only (the numbers
-    do not depend on the other requests of the call); `on_call()` is called once per model forward (a backend's
-    call counter); `heads` keeps the heads' caches for the next call (a backend's, across a run's batches);
-    `on_scored(i, scores)` gets each request's scores as soon as they are all computed (the response cache)."""
+    do not depend on the other requests of the call); `on_call()` is called once per model forward (a
+    backend's call counter); `heads` keeps the heads' caches for the next call (a backend's, across a run's
+    batches); `on_scored(i, scores)` gets each request's scores as soon as they are all computed (the response
+    cache)."""
     lm = CausalLM(model, tokenizer, on_call)
     encoded = [encode_request(tokenizer, r) for r in requests]
     if lm.whole_sequences:  # no KV cache: each (context, option) whole, alone
@@ -111,7 +113,8 @@ def option_logliks(
 ) -> list[tuple[torch.Tensor, list[OptionScore]]]:
     """Per request: its options' log-likelihoods as one (n,) tensor, differentiable when autograd is on, and
     their `OptionScore`s. The tensors stay on the model's device (`on_device`, training) or come to the CPU a
-    chunk at a time. The call's contexts share a prefix and batches (the numbers' rounding depends on them)."""
+    chunk at a time. The call's contexts share a prefix and batches (the numbers' rounding depends on
+    them)."""
     lm = CausalLM(model, tokenizer, on_call)
     encoded = [encode_request(tokenizer, r) for r in requests]
     wanted = _wanted(encoded, lambda e: e.context)
@@ -149,8 +152,8 @@ def _score_fixed(
     lm: CausalLM, wanted: dict, heads: HeadCache, arrived: Arrivals | None = None
 ) -> dict[Pair, torch.Tensor]:
     """Scoring's way (`passes.plan`): per head, its cache once (or kept from an earlier call); per pass, the
-    rows' own parts; then the rest of the longer options, gathered over the passes of one (head, width) so that
-    their passes are full. `arrived(results)` after each pass."""
+    rows' own parts; then the rest of the longer options, gathered over the passes of one (head, width) so
+    that their passes are full. `arrived(results)` after each pass."""
     results: dict[Pair, torch.Tensor] = {}
     for head, head_passes in passes.plan(wanted):
         prefix = heads.prefix(lm, head)
@@ -183,8 +186,8 @@ class _OptionRow:
 
 
 def _first_tokens_fixed(items: ItemBatch, real: int, wanted: dict, results: dict) -> list[_OptionRow]:
-    """Step 3's first part: every option's first token from the item pass (a one-token option's whole score, into
-    `results`); the longer options' rows, for `_options_fixed`."""
+    """Step 3's first part: every option's first token from the item pass (a one-token option's whole score,
+    into `results`); the longer options' rows, for `_options_fixed`."""
     longer = []
     for i in range(real):
         for cont in wanted[items.keys[i]]:
@@ -204,9 +207,9 @@ def _option_pass_rows(rows: list[_OptionRow]) -> int:
 
 def _options_fixed(lm: CausalLM, rows: list[_OptionRow]) -> dict[Pair, torch.Tensor]:
     """The rest of longer options of one width on items of one (head, width): a row each on a copy of its
-    item's cache, in passes of `_option_pass_rows` rows (the last filled with repeats of its first row), so that
-    an option's numbers depend on its context and its tokens only: not on the other options of its request (the
-    response cache keeps each option apart) nor on which items shared a pass."""
+    item's cache, in passes of `_option_pass_rows` rows (the last filled with repeats of its first row), so
+    that an option's numbers depend on its context and its tokens only: not on the other options of its
+    request (the response cache keeps each option apart) nor on which items shared a pass."""
     results: dict[Pair, torch.Tensor] = {}
     width = passes.bucket(len(rows[0].cont) - 1)
     for chunk, n in passes.filled(rows, _option_pass_rows(rows)):
@@ -259,8 +262,8 @@ def _shared_prefix(lm: CausalLM, keys: list[tuple[int, ...]]) -> tuple[int, list
 def _packing_works(lm: CausalLM, items: ItemBatch, options: list[list[tuple]]) -> bool:
     """Whether this kind of model honours the packed pass's 4D mask: checked once per (class, attention
     implementation, dtype) on the first item with a multi-token option, its longest options packed against one
-    row each (at most OPTION_ROWS of them, or OPTION_CACHE_BYTES of copies: 52 rows of a 5-shot GRICE QA prompt
-    had taken 7 GB)."""
+    row each (at most OPTION_ROWS of them, or OPTION_CACHE_BYTES of copies: 52 rows of a 5-shot GRICE QA
+    prompt had taken 7 GB)."""
     if lm.packing_key not in _PACKING:
         i = next(i for i, conts in enumerate(options) if any(len(c) > 1 for c in conts))
         # A few of its options (at least two, so that one could see another): each plain row copies the cache.
@@ -305,8 +308,8 @@ def _options_packed(lm: CausalLM, items: ItemBatch, options: list[list[tuple]]) 
 
 
 def _take_chunk(order: list[int], width: list[int], row_bytes: int) -> list[int]:
-    """The next items (taken from the front of `order`: consecutive) whose padded option rows fit in OPTION_TOKENS
-    and whose caches fit in OPTION_CACHE_BYTES."""
+    """The next items (taken from the front of `order`: consecutive) whose padded option rows fit in
+    OPTION_TOKENS and whose caches fit in OPTION_CACHE_BYTES."""
     chunk = [order.pop(0)]
     while (
         order

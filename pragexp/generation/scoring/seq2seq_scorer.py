@@ -3,19 +3,19 @@
 
 The context is the encoder's input; each option is a decoder continuation after the decoder's start token, its
 score the sum of its tokens' log-probabilities (`OptionScore.tokens` lets `ranking` take their mean). Pairing:
-- `lm-eval` (lm-evaluation-harness's `_encode_pair` for AutoModelForSeq2SeqLM): whitespace that ends the context
-  moves into the continuation, as for causal models; the context is encoded with the tokenizer's special tokens
-  (T5 ends it with `</s>`), the continuation apart without them (not inside the whole text: the decoder reads it
-  alone);
-- `next-token` (Hu et al.'s `query_hf.py`, their protocol for Flan-T5 and Tk-Instruct): the context encoded with
-  the tokenizer's defaults, trailing whitespace kept, each option one token read at the decoder's first step
-  (the logits their `generate(max_new_tokens=1, output_scores=True)` returns).
+- `lm-eval` (lm-evaluation-harness's `_encode_pair` for AutoModelForSeq2SeqLM): whitespace that ends the
+  context moves into the continuation, as for causal models; the context is encoded with the tokenizer's
+  special tokens (T5 ends it with `</s>`), the continuation apart without them (not inside the whole text: the
+  decoder reads it alone);
+- `next-token` (Hu et al.'s `query_hf.py`, their protocol for Flan-T5 and Tk-Instruct): the context encoded
+  with the tokenizer's defaults, trailing whitespace kept, each option one token read at the decoder's first
+  step (the logits their `generate(max_new_tokens=1, output_scores=True)` returns).
 
-Each context is scored alone: one encoder pass, then each option's decoder
-input in a pass of its own over that encoding (one-token options share the start token's pass). Batch shapes
-change float rounding (~1e-6 in float32 on a CPU, more in bfloat16), so no row is batched with another: an option's
-numbers are a function of its context, its tokens and the model only, whatever else the call or the response
-cache held. The decoder's inputs are short (an option's tokens); the encoder, the long part, runs once a context.
+Each context is scored alone: one encoder pass, then each option's decoder input in a pass of its own over
+that encoding (one-token options share the start token's pass). Batch shapes change float rounding (~1e-6 in
+float32 on a CPU, more in bfloat16), so no row is batched with another: an option's numbers are a function of
+its context, its tokens and the model only, whatever else the call or the response cache held. The decoder's
+inputs are short (an option's tokens); the encoder, the long part, runs once a context.
 """
 
 from __future__ import annotations
@@ -32,7 +32,8 @@ from pragexp.generation.scoring.requests import (
     split_trailing_space,
 )
 
-# The recipe, in the backend's identity (the response cache's key): numbers of another recipe never answer for it.
+# The recipe, in the backend's identity (the response cache's key): numbers of another recipe never answer for
+# it.
 SCORING = "seq2seq-decoder/v1"
 
 

@@ -55,7 +55,8 @@ class SentenceEncoder(nn.Module):
         sentence = [forward.gather(1, last.expand(-1, 1, forward.shape[-1])).squeeze(1)]
         states = [forward]
         if self.lstm.bidirectional:
-            # Position t <-> length-1-t inside each sentence; padding stays where it is. It is its own inverse.
+            # Position t <-> length-1-t inside each sentence; padding stays where it is. It is its own
+            # inverse.
             mirror = torch.where(inside, lengths[:, None] - 1 - positions, positions).unsqueeze(-1)
             backward = self._direction(embedded.gather(1, mirror.expand_as(embedded)), "_reverse")
             backward = backward.gather(1, mirror.expand_as(backward))

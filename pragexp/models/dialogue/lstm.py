@@ -1,4 +1,5 @@
-"""Dual-LSTM reader (GRICE section 5.1): one LSTM reads the whole history, one the query; an MLP fuses them."""
+"""Dual-LSTM reader (GRICE section 5.1): one LSTM reads the whole history, one the query; an MLP fuses
+them."""
 
 from __future__ import annotations
 

@@ -27,7 +27,8 @@ class TokenAligner(nn.Module):
         context: torch.Tensor,
         context_mask: torch.Tensor,
     ) -> torch.Tensor:
-        """candidate (B, K, L, D) with mask (B, K, L); context (B, T, D) with mask (B, T) -> (B, K, output_dim)."""
+        """candidate (B, K, L, D) with mask (B, K, L); context (B, T, D) with mask (B, T) -> (B, K,
+        output_dim)."""
         context, context_mask = real_tokens_first(context, context_mask)
         attention = torch.einsum("bkld,btd->bklt", candidate, context)
         attention = attention.masked_fill(~context_mask[:, None, None, :], torch.finfo(attention.dtype).min)

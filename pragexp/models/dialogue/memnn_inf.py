@@ -60,7 +60,8 @@ def load_inference_model(ckpt_path: str | Path) -> tuple[nn.Module, list[str] | 
 
 
 def append_tokens(rounds: torch.Tensor, extra: torch.Tensor, separator: int = BOUNDARY_ID) -> torch.Tensor:
-    """rounds (N, L) and extra (N, E), both left-aligned -> (N, L + 1 + E): `round <sep> extra`, left-aligned."""
+    """rounds (N, L) and extra (N, E), both left-aligned -> (N, L + 1 + E): `round <sep> extra`,
+    left-aligned."""
     sep = rounds.new_full((rounds.shape[0], 1), separator)
     joined = torch.cat([rounds, sep, extra], dim=1)
     # The separator sits right after the round's last word once padding is moved to the end.

@@ -1,7 +1,7 @@
 """What a data module's settings say of its data, for run.json (`pragexp.runs.record.DataRecord`): the files
-by split, by name, and whether they are the release's own. A data module's `declared(settings)` builds on these;
-the settings are its config's values (`pragexp.training.declaration` hands them over as the run composed
-them), so a data module is described from its settings alone, without reading its data.
+by split, by name, and whether they are the release's own. A data module's `declared(settings)` builds on
+these; the settings are its config's values (`pragexp.training.declaration` hands them over as the run
+composed them), so a data module is described from its settings alone, without reading its data.
 """
 
 from __future__ import annotations
@@ -21,8 +21,8 @@ def file_names(value) -> list[str]:
 
 
 def split_files(settings: Mapping, single: str = "path") -> dict[str, list[str]]:
-    """{split: file names}: `<split>_path` for each split that has one, and `path` as `all` (one file the splits
-    are cut from) or, where `single` names a split, as that split's."""
+    """{split: file names}: `<split>_path` for each split that has one, and `path` as `all` (one file the
+    splits are cut from) or, where `single` names a split, as that split's."""
     files = {s: file_names(settings.get(f"{s}_path")) for s in SPLITS}
     files[single if single in SPLITS and not files.get(single) else "all"] = file_names(settings.get("path"))
     return {split: names for split, names in files.items() if names}
@@ -41,7 +41,8 @@ def source(files: Mapping[str, list[str]], release: Mapping[str, tuple[str, ...]
 
 
 def scalars(settings: Mapping, keys: tuple[str, ...]) -> dict:
-    """The settings under `keys` that are set (not None) as JSON scalars; a list becomes a comma-joined string."""
+    """The settings under `keys` that are set (not None) as JSON scalars; a list becomes a comma-joined
+    string."""
     out = {}
     for key in keys:
         value = settings.get(key)

@@ -1,5 +1,6 @@
-"""Reading a released CSV file as it is: its bytes as UTF-8 (an error naming the line of the first byte that is not),
-and its records with their first line (quoted fields may span lines), a missing column naming the file."""
+"""Reading a released CSV file as it is: its bytes as UTF-8 (an error naming the line of the first byte that
+is not), and its records with their first line (quoted fields may span lines), a missing column naming the
+file."""
 
 from __future__ import annotations
 
@@ -12,7 +13,8 @@ from pragexp.utils.errors import DataFormatError
 
 
 def decode_utf8(path: Path) -> str:
-    """The file's text (a leading byte-order mark dropped); undecodable bytes are an error naming their line."""
+    """The file's text (a leading byte-order mark dropped); undecodable bytes are an error naming their
+    line."""
     raw = Path(path).read_bytes()
     try:
         return raw.decode("utf-8-sig")
@@ -22,8 +24,8 @@ def decode_utf8(path: Path) -> str:
 
 
 def csv_records(path: Path, required: tuple[str, ...]) -> Iterator[tuple[int, dict[str, str]]]:
-    """(first line of the record, {column: value}) for every non-blank record; a short record's last fields are
-    empty, a long one is an error naming its line; a missing required column is an error naming it."""
+    """(first line of the record, {column: value}) for every non-blank record; a short record's last fields
+    are empty, a long one is an error naming its line; a missing required column is an error naming it."""
     reader = csv.reader(io.StringIO(decode_utf8(path), newline=""))
     header = next(reader, None)
     if header is None:

@@ -1,6 +1,6 @@
-"""What every reader of a release's JSON records checks first: the record is an object holding its fields, each of
-its type, or the reader's `fail(field, message)` says which (a `DataFormatError` naming the file, the record and
-the field: the reader builds it, since each release names its records its own way)."""
+"""What every reader of a release's JSON records checks first: the record is an object holding its fields,
+each of its type, or the reader's `fail(field, message)` says which (a `DataFormatError` naming the file, the
+record and the field: the reader builds it, since each release names its records its own way)."""
 
 from __future__ import annotations
 

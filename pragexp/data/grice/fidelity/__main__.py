@@ -1,4 +1,5 @@
-"""`python -m pragexp.data.grice.fidelity`: the report as markdown (stdout or --out) and its figures as JSON."""
+"""`python -m pragexp.data.grice.fidelity`: the report as markdown (stdout or --out) and its figures as
+JSON."""
 
 from __future__ import annotations
 

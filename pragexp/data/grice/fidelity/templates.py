@@ -1,5 +1,5 @@
-"""Sentences as templates: entity words become slots (AGENT, LOC, OBJ, OBJ_SG, COLOUR, CONT, NUM, PUT/PUT_BASE,
-GO/GO_BASE, PRON/PRON_OBJ) found with a lexicon; every other word stays."""
+"""Sentences as templates: entity words become slots (AGENT, LOC, OBJ, OBJ_SG, COLOUR, CONT, NUM,
+PUT/PUT_BASE, GO/GO_BASE, PRON/PRON_OBJ) found with a lexicon; every other word stays."""
 
 from __future__ import annotations
 

@@ -8,11 +8,11 @@
                                 not-sure swapped, the container instead of the place)
 
 Each kind of gold fact has a recipe (recipes_events.py: where agents went, who put what where;
-recipes_knowledge.py: amounts and the woman's uncertainty): candidate distractors with weights, the
-share of the release's rounds with such a gold that offer that candidate (measured on the official dev
-excerpt), so the options look like the release's. A candidate is accepted only if its key differs from the gold's (so
-it is not a paraphrase), its sentence differs from every other option, and it is not both true and on
-the question's topic (which would make it a second right answer). Always-false facts fill up.
+recipes_knowledge.py: amounts and the woman's uncertainty): candidate distractors with weights, the share of
+the release's rounds with such a gold that offer that candidate (measured on the official dev excerpt), so the
+options look like the release's. A candidate is accepted only if its key differs from the gold's (so it is not
+a paraphrase), its sentence differs from every other option, and it is not both true and on the question's
+topic (which would make it a second right answer). Always-false facts fill up.
 
 Where the release words the positive of "did you leave ..." as "I leave the limes in the den" (base
 form), the flipped distractor does too: it is never a gold, so a model learns that it is wrong.

@@ -1,6 +1,7 @@
-"""Distractor recipes for golds about what happened: where an agent was or went, who put an object where, where
-an object is. Each recipe maps a gold fact and its round's slots (`distractors._Slots`) to weighted candidate
-facts; the weights are the shares of the release's rounds with such a gold that offer the candidate."""
+"""Distractor recipes for golds about what happened: where an agent was or went, who put an object where,
+where an object is. Each recipe maps a gold fact and its round's slots (`distractors._Slots`) to weighted
+candidate facts; the weights are the shares of the release's rounds with such a gold that offer the
+candidate."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""What every speech template reads and returns: the context `Ctx` (RNG, world, lexicon, discourse) and `Turn`."""
+"""What every speech template reads and returns: the context `Ctx` (RNG, world, lexicon, discourse) and
+`Turn`."""
 
 from __future__ import annotations
 
