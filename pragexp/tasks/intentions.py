@@ -39,7 +39,8 @@ from torch import nn
 from pragexp.batches.types import PromptBatch, PromptItems
 from pragexp.generation.backends.base import GenerationParams
 from pragexp.generation.ranking import chosen
-from pragexp.metrics.choice_figures import CHOICE_FIGURES, ChoiceFigure, ChoiceScores
+from pragexp.metrics import choice_figures
+from pragexp.metrics.choice_figures import ChoiceFigure, ChoiceScores
 from pragexp.metrics.generation import FIELDS as GENERATION_FIELDS
 from pragexp.prompting import PromptItem, PromptTemplate, extract_reply
 from pragexp.prompting.items import JudgeRequest
@@ -156,9 +157,9 @@ class IntentionsMCTask(PragexpTask):
     data_contract = IntentionsData
     batch_types = (PromptBatch,)
 
-    def __init__(self, model: Callable[..., nn.Module], figures: Sequence[ChoiceFigure] = CHOICE_FIGURES):
+    def __init__(self, model: Callable[..., nn.Module], figures: Sequence[ChoiceFigure] | None = None):
         super().__init__(model)
-        self.figures = tuple(figures)  # every LLM choice task's figures (`pragexp.metrics.choice_figures`)
+        self.figures = choice_figures.figures(figures)  # None: every LLM choice task's (`CHOICE_FIGURES`)
         self.score_names = ("acc", "p_true", *(figure.name for figure in self.figures))
 
     def build_network(self, datamodule: IntentionsData) -> nn.Module:
