@@ -1,5 +1,6 @@
 """The figures every LLM choice task reports as means (`pragexp.metrics.choice_figures`): the Brier score of
-the option probabilities, on an example worked by hand."""
+the option probabilities, on examples worked by hand (a choice task's and intentions_mc's over its two
+option orders), and a figure added to the hook reaching both."""
 
 from __future__ import annotations
 
@@ -10,12 +11,16 @@ import pytest
 import torch
 from batch_rows import choice_rows
 from conftest import predictions
+from torch import nn
 
+from pragexp.metrics import GroupedMeanMetric, choice_figures
 from pragexp.metrics.choice import ChoiceMetric
 from pragexp.metrics.choice_figures import ChoiceFigure
 from pragexp.metrics.uncertainty import estimate_mean
+from pragexp.prompting import PromptItem
 from pragexp.report.tables import undeclared_figures
 from pragexp.run import run
+from pragexp.tasks.intentions import IntentionsMCTask
 from pragexp.tasks.llm_choice import option_probabilities
 
 INF = math.inf
@@ -86,3 +91,61 @@ def test_a_report_table_shows_a_figure_of_the_hook_only_where_a_task_declares_it
 
     assert undeclared_figures([row("test/acc")]) == {"brier"}  # in metrics.json, in no table
     assert undeclared_figures([row("test/acc"), row("test/brier")]) == set()
+
+
+class TwoOrderScorer(nn.Module):
+    """A stand-in model: the given option scores for the views it is shown, one row per view."""
+
+    generates, shots = False, 0
+
+    def __init__(self, scores: list[list[float]]):
+        super().__init__()
+        self.scores, self.views = torch.tensor(scores), []
+
+    def forward(self, views):
+        self.views = list(views)
+        return self.scores
+
+    def take_records(self):
+        return [(view.index, {"continuations": ["1", "2"]}) for view in self.views]
+
+
+def test_intentions_mc_s_brier_score_is_its_orders_mean_on_an_example_worked_by_hand():
+    """Two items, options (true, literal), each shown in both orders (the true option first, then second):
+    item 0: p = (0.8, 0.2), gold 0: 0.2^2 + 0.2^2 = 0.08; p = (0.6, 0.4), gold 1: 0.6^2 + 0.6^2 = 0.72;
+    its Brier score (0.08 + 0.72) / 2 = 0.4, as its p_true (0.8 + 0.4) / 2 = 0.6;
+    item 1: a generated reply naming the true option (0 and -inf: p = (1, 0)), gold 0: 0; then one naming no
+    option: no Brier score, so its Brier score is its first order's, 0 (p_true (1 + 0) / 2 = 0.5).
+    Over the items (each its own unit): brier 0.2, p_true 0.55."""
+    scores = [[math.log(0.8), math.log(0.2)], [math.log(0.6), math.log(0.4)], [0.0, -INF], [-INF, -INF]]
+    task = IntentionsMCTask(None)
+    task.net = task.prompted = TwoOrderScorer(scores)
+    items = [PromptItem(i, {}, ["true", "literal"], 0) for i in range(2)]
+    batch, _ = choice_rows(torch.arange(2), [1.0, 1.0], group=[0, 1])
+    batch["inputs"] = {"items": items}
+    out = task.evaluate_batch("test", batch)
+    assert out["brier"].tolist() == pytest.approx([0.4, 0.0]) and out["p_true"].tolist() == pytest.approx(
+        [0.6, 0.5]
+    )
+    assert [r["p_true"] for r in out["_records"]] == pytest.approx([0.6, 0.5]) and "brier" not in out[
+        "_records"
+    ][0]
+    metric = GroupedMeanMetric(task.score_names, ["x", "y"])
+    metric.update(batch, **{name: out[name] for name in task.score_names})
+    means = {k: float(v) for k, v in metric.compute().items()}
+    assert means["brier"] == pytest.approx(0.2) and means["p_true"] == pytest.approx(0.55)
+    assert means["brier_stderr"] == pytest.approx(estimate_mean([0.4, 0.0]).stderr, rel=1e-5)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("task", ["hu_pragmatics", "intentions_mc"])
+def test_a_figure_added_to_the_hook_reaches_a_choice_metric_task_and_intentions_mc(
+    make_config, monkeypatch, task
+):
+    """One more `ChoiceFigure` in `CHOICE_FIGURES` and nothing else: both kinds of LLM choice task report it
+    (intentions_mc per item over its orders, like p_true: 1 - p_true averages to 1 - its p_true)."""
+    miss = ChoiceFigure("miss", lambda batch, scores: 1.0 - scores.p_true.double())
+    monkeypatch.setattr(choice_figures, "CHOICE_FIGURES", (*choice_figures.CHOICE_FIGURES, miss))
+    metrics = run(make_config([f"task={task}"], name="eval"))
+    assert metrics["test/miss"] == pytest.approx(1.0 - metrics["test/p_true"], abs=1e-5)
+    assert {"test/brier", "test/miss_stderr", "test/miss_n"} <= set(metrics)

@@ -39,6 +39,16 @@ def test_grouped_mean_counts_each_index_once_and_splits_groups():
     assert metric.compute() == {}
 
 
+def test_grouped_mean_leaves_a_nan_score_out_of_its_means():
+    metric = GroupedMeanMetric(["acc", "brier"], ["x", "y"])
+    batch = rows(torch.tensor([0, 1, 2]), torch.tensor([0, 0, 1]))
+    metric.update(batch, acc=torch.tensor([1.0, 0.0, 1.0]), brier=torch.tensor([0.5, math.nan, math.nan]))
+    out = {k: float(v) for k, v in metric.compute().items()}
+    assert out["acc"] == pytest.approx(2 / 3) and out["count"] == 3  # the other score as before
+    assert out["brier"] == 0.5 and out["brier/x"] == 0.5 and out["brier_n"] == 1
+    assert not any(key.startswith("brier") and key.endswith("/y") for key in out)  # no score in group y
+
+
 # -- the uncertainty of every figure a table prints (issue 46) -----------------------------------------------
 
 

@@ -50,7 +50,8 @@ import torch
 from torchmetrics import Metric
 
 from pragexp.batches.types import PromptBatch
-from pragexp.metrics.choice_figures import CHOICE_FIGURES, ChoiceFigure, ChoiceScores
+from pragexp.metrics import choice_figures
+from pragexp.metrics.choice_figures import ChoiceFigure, ChoiceScores
 from pragexp.metrics.people import item_correlation
 from pragexp.metrics.uncertainty import group_figures, with_uncertainty
 from pragexp.utils.per_example import first_per_index, gathered
@@ -96,11 +97,11 @@ class ChoiceMetric(Metric):
         view_names: Sequence[str] = (),
         kind_names: Sequence[str] = (),
         position_names: Sequence[str] = (),
-        figures: Sequence[ChoiceFigure] = CHOICE_FIGURES,
+        figures: Sequence[ChoiceFigure] | None = None,
         **kwargs,
     ):
         super().__init__(**kwargs)
-        self.figures = tuple(figures)
+        self.figures = choice_figures.figures(figures)
         self.group_names, self.view_names, self.kind_names = (
             list(group_names),
             list(view_names),

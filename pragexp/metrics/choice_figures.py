@@ -11,7 +11,7 @@ figure is NaN has none and is left out of its means. Adding a metric to every LL
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import torch
@@ -65,3 +65,9 @@ def brier(batch: PromptBatch, scores: ChoiceScores) -> torch.Tensor:
 
 
 CHOICE_FIGURES: tuple[ChoiceFigure, ...] = (ChoiceFigure("brier", brier),)
+
+
+def figures(chosen: Sequence[ChoiceFigure] | None = None) -> tuple[ChoiceFigure, ...]:
+    """The figures a metric or task computes: `chosen`, or (None) those of `CHOICE_FIGURES` when it is built,
+    read then, not when its module was imported."""
+    return tuple(CHOICE_FIGURES if chosen is None else chosen)

@@ -19,7 +19,8 @@ class GroupedMeanMetric(Metric):
 
     `update(rows, **scores)` takes a batch (`pragexp.batches.types.Rows`: the examples' dataset indices, their
     group ids, an index into `group_names` or -1 for none, and their sampling units, by which every error is
-    clustered) and one tensor per score name.
+    clustered) and one tensor per score name. An example whose score is NaN has none: it is left out of that
+    score's means (a mean with no example left is not reported) and counts in `count`.
     """
 
     full_state_update = False
@@ -53,9 +54,11 @@ class GroupedMeanMetric(Metric):
         if scores.shape[0] == 0:
             return out
         for i, name in enumerate(self.score_names):
-            out[name] = scores[:, i].mean()
+            scored = ~torch.isnan(scores[:, i])  # a NaN score is no score (as in its uncertainty figures)
+            if scored.any():
+                out[name] = scores[scored, i].mean()
             for g, group_name in enumerate(self.group_names):
-                in_group = groups == g
+                in_group = (groups == g) & scored
                 if in_group.any():
                     out[f"{name}/{group_name}"] = scores[in_group, i].mean()
             out.update(with_uncertainty(name, scores[:, i], clusters, groups, self.group_names))

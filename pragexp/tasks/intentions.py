@@ -16,30 +16,38 @@ judges: pragexp/data/intentions/judges.py and conf/judge/). Both are evaluation 
 - `IntentionsMCTask` (`task=intentions_mc`): a choice task like Circa's: the LLM picks the true intention out
   of two options (Hu et al.'s prompt, `prompt=intentions_mc`), scored by the one scorer, in both option orders
   (a model that always says "1" scores 50%). Per item: `acc` (mean over the orders), `p_true` (the probability
-  of the right option, the option scores renormalised over the options, mean over the orders). Generating
-  (`prompt.scoring=generate`), its `unparsed`, `forced`, `reasoning_tokens` (and `extracted`) are per item the
-  share or mean over its orders, reported as every generating task's (`metrics.generation`).
+  of the right option, the option scores renormalised over the options, mean over the orders) and each figure
+  of every LLM choice task (`CHOICE_FIGURES` of `pragexp.metrics.choice_figures`: the Brier score, `brier`),
+  computed per order by the hook's own function exactly as `ChoiceMetric` computes it, then averaged over the
+  orders like `p_true` (over the orders that have one: a generated reply naming no option has none; an item
+  with none is left out of the figure's means). Generating (`prompt.scoring=generate`), its `unparsed`,
+  `forced`, `reasoning_tokens` (and `extracted`) are per item the share or mean over its orders, reported as
+  every generating task's (`metrics.generation`).
 
 Metrics are per item and exact under DDP (PragexpTask); `test/count` counts items.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from typing import Protocol
 
 import torch
 from torch import nn
 
-from pragexp.batches.types import PromptBatch
+from pragexp.batches.types import PromptBatch, PromptItems
 from pragexp.generation.backends.base import GenerationParams
 from pragexp.generation.ranking import chosen
+from pragexp.metrics import choice_figures
+from pragexp.metrics.choice_figures import ChoiceFigure, ChoiceScores
 from pragexp.metrics.generation import FIELDS as GENERATION_FIELDS
 from pragexp.prompting import PromptItem, PromptTemplate, extract_reply
 from pragexp.prompting.items import JudgeRequest
 from pragexp.prompting.parsing import INVALID, NEITHER, NO_REPLY, TRUE
 from pragexp.tasks.base import PragexpTask
 from pragexp.tasks.contracts import PromptData, PromptedModel, TaskData
+from pragexp.tasks.llm_choice import option_probabilities
 
 
 class IntentionsData(TaskData, PromptData, Protocol):
@@ -146,9 +154,13 @@ def option_orders(item: PromptItem) -> list[PromptItem]:
 
 
 class IntentionsMCTask(PragexpTask):
-    score_names = ("acc", "p_true")
     data_contract = IntentionsData
     batch_types = (PromptBatch,)
+
+    def __init__(self, model: Callable[..., nn.Module], figures: Sequence[ChoiceFigure] | None = None):
+        super().__init__(model)
+        self.figures = choice_figures.figures(figures)  # None: every LLM choice task's (`CHOICE_FIGURES`)
+        self.score_names = ("acc", "p_true", *(figure.name for figure in self.figures))
 
     def build_network(self, datamodule: IntentionsData) -> nn.Module:
         return self.build_prompted(datamodule)
@@ -157,8 +169,7 @@ class IntentionsMCTask(PragexpTask):
         views = [view for item in batch["inputs"]["items"] for view in option_orders(item)]
         scores = self.net(views)
         predicted = chosen(scores)
-        finite = torch.isfinite(scores).any(-1, keepdim=True)  # a generated reply may name no option
-        probs = torch.where(finite, torch.softmax(scores.masked_fill(~finite, 0.0), -1), 0.0)
+        probs = option_probabilities(scores)
         model_records = [record for _, record in self.prompted.take_records()]
         orders: dict[int, list[dict]] = {}
         for v, view in enumerate(views):
@@ -182,14 +193,54 @@ class IntentionsMCTask(PragexpTask):
                 self.answer_metrics[stage].update(
                     {index: summary}, torch.tensor([index]), torch.tensor([unit_of[index]])
                 )
+        figures = self._order_figures(batch, views, probs, predicted)
         return {
             "acc": torch.tensor([r["acc"] for r in records], dtype=torch.float),
             "p_true": torch.tensor([r["p_true"] for r in records], dtype=torch.float),
+            **{name: _order_means(views, values) for name, values in figures.items()},
             "_records": records,
         }
 
+    def _order_figures(self, batch: PromptBatch, views: list[PromptItem], probs, predicted) -> dict:
+        """Each figure per view (an item in one option order), from what `ChoiceMetric` would take: the
+        batch's rows repeated once per order, each with its order's label, and the orders' `ChoiceScores`."""
+        probs, predicted = probs.cpu(), predicted.cpu()
+        counts = torch.tensor([len(item.options) for item in batch["inputs"]["items"]])
+        repeated = {
+            key: batch[key].cpu().repeat_interleave(counts)
+            for key in ("index", "cluster", "group", "view", "people_correct")
+        }
+        for key in ("kinds", "reference", "groups"):
+            repeated[key] = [
+                value for value, n in zip(batch[key], counts.tolist(), strict=True) for _ in range(n)
+            ]
+        label = torch.tensor([view.label for view in views])
+        rows = PromptBatch(**repeated, label=label, inputs={"items": PromptItems(views)})
+        p_true = probs[torch.arange(len(views)), label]
+        scores = ChoiceScores(
+            correct=(predicted == label).float(),
+            p_true=p_true,
+            probs=probs,
+            predicted=predicted,
+            kind=torch.full_like(predicted, -1),
+            corr=torch.full_like(p_true, math.nan),
+        )
+        return {figure.name: figure.per_example(rows, scores) for figure in self.figures}
+
     def prediction_records(self, batch: PromptBatch, scores: dict) -> list[dict]:
         return scores["_records"]
+
+
+def _order_means(views: list[PromptItem], values: torch.Tensor) -> torch.Tensor:
+    """Per item (in the order of their first view), the mean of a figure over its orders that have one (NaN:
+    a generated reply that named no option); NaN where none has."""
+    per_item: dict[int, list[float]] = {}
+    for view, value in zip(views, values.tolist(), strict=True):
+        per_item.setdefault(view.index, [])
+        if not math.isnan(value):
+            per_item[view.index].append(value)
+    means = [sum(kept) / len(kept) if kept else math.nan for kept in per_item.values()]
+    return torch.tensor(means, dtype=torch.float)
 
 
 def _generation_summary(orders: list[dict]) -> dict[str, float]:
