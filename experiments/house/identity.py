@@ -19,10 +19,12 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
 import time
+from collections import Counter
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -219,6 +221,13 @@ def digests(out: Path, *folders: Path) -> dict[str, str]:
     return found
 
 
+def added_figures(keys: list[str]) -> str:
+    """Added metric keys named by their figure: 'test/brier (31 keys: its intervals, overall, per group)'."""
+    stems = ("/".join(k.split("/")[:2]) for k in keys)
+    figures = Counter(re.sub(r"_(stderr|ci95_low|ci95_high|n|rows)$", "", stem) for stem in stems)
+    return ", ".join(f"{f} ({n} keys: its intervals, overall, per group)" for f, n in sorted(figures.items()))
+
+
 def commit() -> str:
     described = subprocess.run(
         ["git", "describe", "--always", "--dirty"], cwd=ROOT, capture_output=True, text=True
@@ -241,7 +250,7 @@ def compare(a_path: Path, b_path: Path) -> int:
             changed = sorted(k for k in ma if ma[k] != mb.get(k, object()))
             added = sorted(set(mb) - set(ma))
             if not changed:
-                print(f"  {name}: every metric of A identical; added in B: {', '.join(added)}")
+                print(f"  {name}: every metric of A identical; added in B: {added_figures(added)}")
                 continue
             print(f"  {name}: CHANGED {changed}")
         else:
