@@ -28,6 +28,9 @@ from collections import Counter
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "tests"))
+from conftest import TINY_DATA, TINY_MODEL  # noqa: E402
+
 FIXTURES = ROOT / "tests" / "fixtures"
 SAMPLES = Path(os.environ.get("PRAGEXP_SAMPLES", ROOT.parent / "shared" / "samples"))  # or where they are
 OFFLINE = {
@@ -37,31 +40,10 @@ OFFLINE = {
     "WANDB_MODE": "offline",
 }
 COMMON = ["logger=none", "trainer.accelerator=cpu", "callbacks.progress_bar=null"]
-TINY_READER = ["model.embed_dim=16", "model.hidden_dim=16", "model.fusion_dim=32"]
-TINY_GRICE = [
-    "data.generate.train_dialogs=60",
-    "data.generate.val_dialogs=20",
-    "data.generate.test_dialogs=20",
-]
+TINY_READER = TINY_MODEL["memnn"]  # the tests' tiny settings (tests/conftest.py), one source for both
+TINY_GRICE = TINY_DATA["grice"]
 TINY_CLASSIFIER = ["model=bert", "model.pretrained=tiny", "data.batch_size=8", "data.tiny_vocab_size=300"]
-PQA = FIXTURES / "pragmaticqa"
-TINY_PQA = [
-    f"data.path={PQA}",
-    "data.corpus=sources",
-    f"data.sources_path={PQA / 'PragmatiCQA-sources'}",
-    "data.passage_words=20",
-    "data.max_query_tokens=48",
-    "data.max_input_length=96",
-    "data.max_target_length=48",
-    "data.tiny_vocab_size=600",
-    "data.eval_batch_size=4",
-    "retriever.query_encoder=tiny",
-    "retriever.passage_encoder=tiny",
-    "retriever.max_query_length=64",
-    "retriever.max_passage_length=64",
-    "metrics.q_scorer=tiny",
-    "metrics.recall_ks=[1,5]",
-]
+TINY_PQA = TINY_DATA["pragmaticqa"]
 
 
 def llm_eval(task: str, path: Path, *extra: str) -> tuple[str, list[str]]:
