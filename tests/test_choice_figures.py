@@ -1,6 +1,6 @@
 """The figures every LLM choice task reports as means (`pragexp.metrics.choice_figures`): the Brier score of
 the option probabilities, on examples worked by hand (a choice task's and intentions_mc's over its two
-option orders), and a figure added to the hook reaching both."""
+option orders, a classifier LLM's over its labels), and a figure added to the hook reaching all three."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from types import SimpleNamespace
 
 import pytest
 import torch
-from batch_rows import choice_rows
+from batch_rows import choice_rows, rows
 from conftest import predictions
 from torch import nn
 
@@ -17,9 +17,12 @@ from pragexp.metrics import GroupedMeanMetric, choice_figures
 from pragexp.metrics.choice import ChoiceMetric
 from pragexp.metrics.choice_figures import ChoiceFigure
 from pragexp.metrics.uncertainty import estimate_mean
+from pragexp.models.bert import BertClassifier
+from pragexp.models.traits import ModelTraits
 from pragexp.prompting import PromptItem
 from pragexp.report.tables import undeclared_figures
 from pragexp.run import run
+from pragexp.tasks.classification import ClassificationTask
 from pragexp.tasks.intentions import IntentionsMCTask
 from pragexp.tasks.llm_choice import option_probabilities
 
@@ -137,15 +140,73 @@ def test_intentions_mc_s_brier_score_is_its_orders_mean_on_an_example_worked_by_
     assert means["brier_stderr"] == pytest.approx(estimate_mean([0.4, 0.0]).stderr, rel=1e-5)
 
 
+class LabelScorer(nn.Module):
+    """A stand-in LLM reading prompts: the given label scores (`logits`), one row per example."""
+
+    @classmethod
+    def traits(cls) -> ModelTraits:
+        return ModelTraits(learns_weights=False, reads_prompts=True)
+
+    def __init__(self, logits: list[list[float]]):
+        super().__init__()
+        self.logits = torch.tensor(logits)
+
+    def forward(self, items):
+        return self.logits
+
+
+def test_a_classifier_llm_s_brier_score_of_its_label_probabilities_on_an_example_worked_by_hand():
+    """Circa-like labels (yes, no, middle), an LLM's label scores the logs of the probabilities:
+    A: p = (0.7, 0.2, 0.1), gold yes: 0.3^2 + 0.2^2 + 0.1^2 = 0.09 + 0.04 + 0.01 = 0.14;
+    B: p = (0.5, 0.5, 0), gold middle: 0.5^2 + 0.5^2 + 1 = 1.5;
+    C: a generated reply naming no label (all -inf): no Brier score (wrong for acc, and counted);
+    D: a generated reply naming no (0, the others -inf), gold no: 0.
+    Mean (0.14 + 1.5 + 0) / 3 = 0.5467; A and B one unit (group x), C and D another (group y)."""
+    logits = [
+        [math.log(0.7), math.log(0.2), math.log(0.1)],
+        [math.log(0.5), math.log(0.5), -INF],
+        [-INF, -INF, -INF],
+        [-INF, 0.0, -INF],
+    ]
+    task = ClassificationTask(LabelScorer, optimizer=None)
+    task.net = LabelScorer(logits)
+    batch = rows(torch.arange(4), group=[0, 0, 1, 1], cluster=[0, 0, 1, 1], label=[0, 2, 0, 1])
+    batch["inputs"] = {"items": []}
+    task.metrics = task.build_metrics(SimpleNamespace(label_slugs=["yes", "no", "middle"], group_names="xy"))
+    scores = task.evaluate_batch("test", batch)
+    assert (
+        scores["brier"][[0, 1, 3]].tolist() == pytest.approx([0.14, 1.5, 0.0]) and scores["brier"][2].isnan()
+    )
+    task.label_names = ["yes", "no", "middle"]  # the records as before: no figure of the hook in them
+    assert task.prediction_records(batch, scores)[2] == {"index": 2, "gold": "yes", "predicted": None}
+    task.update_metrics("test", batch, scores)
+    out = {k: float(v) for k, v in task.metrics["test"].compute().items()}
+    assert out["brier"] == pytest.approx(1.64 / 3, abs=1e-6)
+    assert out["brier/x"] == pytest.approx(0.82, abs=1e-6) and out["brier/y"] == 0.0
+    assert out["brier_stderr"] == pytest.approx(estimate_mean([0.14, 1.5, 0.0], [0, 0, 1]).stderr, rel=1e-5)
+    assert (out["brier_n"], out["brier_rows"]) == (2, 3) and (out["brier_n/y"], out["brier_rows/y"]) == (1, 1)
+    assert out["acc"] == 0.5 and out["count"] == 4  # the classification figures as before: C is wrong
+
+
+def test_a_trained_classifier_stays_off_the_hook():
+    assert ClassificationTask(BertClassifier, optimizer=None).figures == ()
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("task", ["hu_pragmatics", "intentions_mc"])
-def test_a_figure_added_to_the_hook_reaches_a_choice_metric_task_and_intentions_mc(
-    make_config, monkeypatch, task
+@pytest.mark.parametrize(
+    "overrides", [["task=hu_pragmatics"], ["task=intentions_mc"], ["task=circa", "model=llm"]]
+)
+def test_a_figure_added_to_the_hook_reaches_every_kind_of_llm_choice_task(
+    make_config, monkeypatch, overrides
 ):
-    """One more `ChoiceFigure` in `CHOICE_FIGURES` and nothing else: both kinds of LLM choice task report it
-    (intentions_mc per item over its orders, like p_true: 1 - p_true averages to 1 - its p_true)."""
+    """One more `ChoiceFigure` in `CHOICE_FIGURES` and nothing else: every kind of LLM choice task reports it
+    (`ChoiceMetric`'s, intentions_mc per item over its orders like p_true, a classifier LLM over its labels):
+    1 - p_true averages to 1 - p_true, a classifier's to its mean probability of a wrong label."""
     miss = ChoiceFigure("miss", lambda batch, scores: 1.0 - scores.p_true.double())
     monkeypatch.setattr(choice_figures, "CHOICE_FIGURES", (*choice_figures.CHOICE_FIGURES, miss))
-    metrics = run(make_config([f"task={task}"], name="eval"))
-    assert metrics["test/miss"] == pytest.approx(1.0 - metrics["test/p_true"], abs=1e-5)
+    metrics = run(make_config(overrides, name="eval"))
+    if "test/p_true" in metrics:
+        assert metrics["test/miss"] == pytest.approx(1.0 - metrics["test/p_true"], abs=1e-5)
+    else:  # a classifier: no p_true of its own; a probability of the wrong labels, every label scored
+        assert 0.0 < metrics["test/miss"] < 1.0 and metrics["test/miss_rows"] == metrics["test/count"]
     assert {"test/brier", "test/miss_stderr", "test/miss_n"} <= set(metrics)

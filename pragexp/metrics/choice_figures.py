@@ -64,6 +64,27 @@ def brier(batch: PromptBatch, scores: ChoiceScores) -> torch.Tensor:
     return torch.where(answered, per_example, torch.full_like(per_example, math.nan))
 
 
+def plain_choice_figures(
+    rows: PromptBatch, probs: torch.Tensor, predicted: torch.Tensor, chosen: Sequence[ChoiceFigure]
+) -> dict[str, torch.Tensor]:
+    """Each figure of `chosen` per example of a choice whose options have no kinds and no people's shares (a
+    classifier's labels, one option order of intentions_mc): `probs` (examples, options) the option scores'
+    softmax (`ChoiceScores.probs`), `predicted` the position chosen (-1: none), the gold one
+    `rows["label"]`."""
+    probs, predicted = probs.cpu(), predicted.cpu().long()
+    label = rows["label"].cpu().long()
+    p_true = probs[torch.arange(len(label)), label]
+    scores = ChoiceScores(
+        correct=(predicted == label).float(),
+        p_true=p_true,
+        probs=probs,
+        predicted=predicted,
+        kind=torch.full_like(predicted, -1),
+        corr=torch.full_like(p_true, math.nan),
+    )
+    return {figure.name: figure.per_example(rows, scores) for figure in chosen}
+
+
 CHOICE_FIGURES: tuple[ChoiceFigure, ...] = (ChoiceFigure("brier", brier),)
 
 

@@ -17,6 +17,7 @@ from torchmetrics.functional.classification import multiclass_confusion_matrix, 
 
 from pragexp.batches.types import LabelledRows
 from pragexp.metrics.bootstrap import bootstrap_f1
+from pragexp.metrics.grouped import grouped_means
 from pragexp.metrics.uncertainty import with_uncertainty
 from pragexp.reporting.results import figure_key
 from pragexp.utils.per_example import first_per_index, gathered
@@ -41,7 +42,11 @@ class ClassificationMetric(Metric):
       the units' ids (`pragexp.metrics.bootstrap`): `macro_f1_stderr`, `macro_f1_ci95_low`,
       `macro_f1_ci95_high`, `macro_f1_n`, `macro_f1_rows`, and `f1_stderr/<slug>`, `f1_ci95_low/<slug>`, ...
       (absent under two units);
-    - `count` is a count: no interval.
+    - `count` is a count: no interval;
+    - each of `figures` (names of per-example scores that `update` takes, as an LLM's figures of
+      `pragexp.metrics.choice_figures.CHOICE_FIGURES`), a mean over the examples that have one (NaN: none),
+      overall (`<name>`) and per group of `group_names` (`<name>/<group>`), with the same clustered figures as
+      `acc` (`pragexp.metrics.grouped.grouped_means`).
 
     A prediction of -1 is no answer (an LLM's reply that names no label): wrong for accuracy, a false
     negative of its gold class for F1 (scored as an extra class that no gold label has), left out of the
@@ -49,35 +54,50 @@ class ClassificationMetric(Metric):
 
     full_state_update = False
 
-    def __init__(self, label_slugs: Sequence[str], no_answer: bool = False, **kwargs):
+    def __init__(
+        self,
+        label_slugs: Sequence[str],
+        no_answer: bool = False,
+        figures: Sequence[str] = (),
+        group_names: Sequence[str] = (),
+        **kwargs,
+    ):
         super().__init__(**kwargs)
         self.label_slugs = list(label_slugs)
         self.report_no_answer = bool(no_answer)
-        for name in ("indices", "preds", "targets", "clusters"):
+        self.figure_names, self.group_names = list(figures), list(group_names)
+        for name in ("indices", "preds", "targets", "clusters", "groups", "figures"):
             self.add_state(name, default=[], dist_reduce_fx="cat")
 
-    def update(self, rows: LabelledRows, preds: torch.Tensor) -> None:
+    def update(self, rows: LabelledRows, preds: torch.Tensor, **figures: torch.Tensor) -> None:
+        if sorted(figures) != sorted(self.figure_names):
+            raise ValueError(f"expected figures {self.figure_names}, got {sorted(figures)}")
         index = rows["index"]
         self.indices.append(index.long().reshape(-1))
         self.preds.append(preds.long().reshape(-1))
         self.targets.append(rows["label"].long().reshape(-1))
         self.clusters.append(rows["cluster"].long().reshape(-1).to(index.device))
+        self.groups.append(rows["group"].long().reshape(-1).to(index.device))
+        columns = [figures[name].float().reshape(-1).to(index.device) for name in self.figure_names]
+        self.figures.append(torch.stack(columns, 1) if columns else torch.empty(len(index), 0))
 
     def _unique(self) -> tuple[torch.Tensor, ...]:
-        """(indices, preds, targets, clusters), each dataset index once, in index order."""
-        states = (self.indices, self.preds, self.targets, self.clusters)
-        return first_per_index(*(gathered(x, torch.long) for x in states))
+        """(indices, preds, targets, clusters, groups, figures), each dataset index once, in index order."""
+        states = (self.indices, self.preds, self.targets, self.clusters, self.groups)
+        indices, *columns = (gathered(x, torch.long) for x in states)
+        figures = gathered(self.figures).reshape(len(indices), len(self.figure_names))
+        return first_per_index(indices, *columns, figures)
 
     def confusion(self) -> torch.Tensor:
         """(labels, labels) counts; rows are gold labels, columns predictions."""
-        _, preds, targets, _ = self._unique()
+        _, preds, targets, *_ = self._unique()
         answered = preds >= 0
         return multiclass_confusion_matrix(
             preds[answered], targets[answered], num_classes=len(self.label_slugs)
         )
 
     def compute(self) -> dict[str, torch.Tensor]:
-        _, preds, targets, clusters = self._unique()
+        _, preds, targets, clusters, groups, figures = self._unique()
         if targets.numel() == 0:
             return {}
         # A class never predicted nor present scores F1 = 0, and counts in the macro average.
@@ -93,6 +113,8 @@ class ClassificationMetric(Metric):
             out.update(with_uncertainty(name, rows, clusters, share=True))
         out.update({f"f1/{slug}": f1[i] for i, slug in enumerate(self.label_slugs)})
         out.update(self._f1_figures(answers, targets, clusters))
+        for i, name in enumerate(self.figure_names):
+            out.update(grouped_means(name, figures[:, i], groups, clusters, self.group_names))
         out["count"] = torch.tensor(float(targets.numel()))
         return out
 

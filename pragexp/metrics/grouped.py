@@ -54,16 +54,26 @@ class GroupedMeanMetric(Metric):
         if scores.shape[0] == 0:
             return out
         for i, name in enumerate(self.score_names):
-            scored = ~torch.isnan(scores[:, i])  # a NaN score is no score (as in its uncertainty figures)
-            if scored.any():
-                out[name] = scores[scored, i].mean()
-            for g, group_name in enumerate(self.group_names):
-                in_group = (groups == g) & scored
-                if in_group.any():
-                    out[f"{name}/{group_name}"] = scores[in_group, i].mean()
-            out.update(with_uncertainty(name, scores[:, i], clusters, groups, self.group_names))
+            out.update(grouped_means(name, scores[:, i], groups, clusters, self.group_names))
         out["count"] = torch.tensor(float(scores.shape[0]))
         return out
 
     def example_count(self) -> int:
         return int(self._unique_examples()[0].numel())
+
+
+def grouped_means(
+    name: str, scores: torch.Tensor, groups: torch.Tensor, clusters: torch.Tensor, group_names: Sequence[str]
+) -> dict[str, torch.Tensor]:
+    """One score's mean over the examples that have one (a NaN score is none), overall (`name`) and per group
+    (`name/group`, where the group has one), with the uncertainty figures of each (`with_uncertainty`)."""
+    out: dict[str, torch.Tensor] = {}
+    scored = ~torch.isnan(scores)  # a NaN score is no score (as in its uncertainty figures)
+    if scored.any():
+        out[name] = scores[scored].mean()
+    for g, group_name in enumerate(group_names):
+        in_group = (groups == g) & scored
+        if in_group.any():
+            out[f"{name}/{group_name}"] = scores[in_group].mean()
+    out.update(with_uncertainty(name, scores, clusters, groups, group_names))
+    return out

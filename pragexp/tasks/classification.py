@@ -7,8 +7,13 @@ was trained for.
 The data module provides what `ClassificationData` declares and batches of `EncodedBatch` (a trained model) or
 `PromptBatch` (an LLM: `pragexp.batches.types`). Logged per evaluation stage: `acc` (micro), `macro_f1`,
 `f1/<label slug>` for every label and `count` (and `no_answer`, the share of examples for which a generating
-LLM named no label: wrong in every figure). The confusion matrix is left in `eval_outputs[stage].confusion`
-for the ConfusionMatrixReport callback (JSON and PNG in the run dir, W&B image and table).
+LLM named no label: wrong in every figure). An LLM (`model=llm`) chooses among the labels as every LLM choice
+task among its options, so it also reports each figure of `CHOICE_FIGURES` (`pragexp.metrics.choice_figures`:
+the Brier score, `brier`) from the softmax of its label scores, overall and per group, clustered by unit; a
+generated reply that names no label has none (left out of the figure's means). A trained classifier (BERT, the
+majority baseline) stays off that hook: it is the LLM choice tasks' one place, and a trained run's metrics
+stay as they were. The confusion matrix is left in `eval_outputs[stage].confusion` for the
+ConfusionMatrixReport callback (JSON and PNG in the run dir, W&B image and table).
 
 A model without trainable parameters (the majority baseline) `observe`s the training labels (TrainableTask).
 """
@@ -24,9 +29,11 @@ from torch import nn
 
 from pragexp.batches.types import EncodedBatch, PromptBatch
 from pragexp.generation.ranking import chosen
+from pragexp.metrics import choice_figures
 from pragexp.metrics.classification import ClassificationMetric
 from pragexp.tasks.base import EVAL_STAGES, TrainableTask
 from pragexp.tasks.contracts import TaskData
+from pragexp.tasks.llm_choice import option_probabilities
 
 ClassificationBatch = EncodedBatch | PromptBatch  # a trained model's encoded text, or an LLM's prompts
 
@@ -47,6 +54,9 @@ class ClassificationTask(TrainableTask):
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self.label_names: list[str] = []
+        # An LLM's figures of the hook of every LLM choice task, read now (`choice_figures.figures`); none for
+        # a trained classifier.
+        self.figures = choice_figures.figures() if self.model_traits.reads_prompts else ()
 
     def build_network(self, datamodule: ClassificationData) -> nn.Module:
         self.label_names = list(datamodule.label_names)
@@ -55,17 +65,29 @@ class ClassificationTask(TrainableTask):
         return self.model_factory(num_labels=datamodule.num_labels, vocab_size=datamodule.vocab_size)
 
     def build_metrics(self, datamodule: ClassificationData) -> nn.ModuleDict:
+        slugs, groups = datamodule.label_slugs, datamodule.group_names
         no_answer = self.model_generates  # an LLM's reply may name no label: counted, and wrong
+        figures = [figure.name for figure in self.figures]
         return nn.ModuleDict(
-            {s: ClassificationMetric(datamodule.label_slugs, no_answer=no_answer) for s in EVAL_STAGES}
+            {s: ClassificationMetric(slugs, no_answer, figures, groups) for s in EVAL_STAGES}
         )
 
     def forward_batch(self, batch: ClassificationBatch) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
         logits = self.net(**batch["inputs"])
-        return F.cross_entropy(logits, batch["label"]), {"predicted": chosen(logits)}
+        return F.cross_entropy(logits, batch["label"]), {"predicted": chosen(logits), "logits": logits}
+
+    def evaluate_batch(self, stage: str, batch: ClassificationBatch) -> dict[str, torch.Tensor]:
+        scores = super().evaluate_batch(stage, batch)
+        if self.figures:  # an LLM: the hook's figures of its label scores' softmax (no finite score: none)
+            probs = option_probabilities(scores["logits"].detach().float())
+            scores.update(
+                choice_figures.plain_choice_figures(batch, probs, scores["predicted"], self.figures)
+            )
+        return scores
 
     def update_metrics(self, stage: str, batch: ClassificationBatch, scores: dict[str, torch.Tensor]) -> None:
-        self.metrics[stage].update(batch, scores["predicted"])
+        figures = {figure.name: scores[figure.name] for figure in self.figures}
+        self.metrics[stage].update(batch, scores["predicted"], **figures)
 
     def epoch_artefacts(self, stage: str) -> dict:
         return {"confusion": self.metrics[stage].confusion(), "label_names": self.label_names}

@@ -40,7 +40,7 @@ from pragexp.batches.types import PromptBatch, PromptItems
 from pragexp.generation.backends.base import GenerationParams
 from pragexp.generation.ranking import chosen
 from pragexp.metrics import choice_figures
-from pragexp.metrics.choice_figures import ChoiceFigure, ChoiceScores
+from pragexp.metrics.choice_figures import ChoiceFigure
 from pragexp.metrics.generation import FIELDS as GENERATION_FIELDS
 from pragexp.prompting import PromptItem, PromptTemplate, extract_reply
 from pragexp.prompting.items import JudgeRequest
@@ -216,16 +216,7 @@ class IntentionsMCTask(PragexpTask):
             ]
         label = torch.tensor([view.label for view in views])
         rows = PromptBatch(**repeated, label=label, inputs={"items": PromptItems(views)})
-        p_true = probs[torch.arange(len(views)), label]
-        scores = ChoiceScores(
-            correct=(predicted == label).float(),
-            p_true=p_true,
-            probs=probs,
-            predicted=predicted,
-            kind=torch.full_like(predicted, -1),
-            corr=torch.full_like(p_true, math.nan),
-        )
-        return {figure.name: figure.per_example(rows, scores) for figure in self.figures}
+        return choice_figures.plain_choice_figures(rows, probs, predicted, self.figures)
 
     def prediction_records(self, batch: PromptBatch, scores: dict) -> list[dict]:
         return scores["_records"]
