@@ -21,11 +21,11 @@ a139da24, cells 1 and 3, read the gold from `data_ToMh_old/<tell>/CoT/...`, the 
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from pragexp.data.common.files.jsonl import read_json
 from pragexp.data.common.files.records import require_fields
 from pragexp.utils.errors import DataFormatError
 
@@ -83,12 +83,7 @@ class Question:
 
 def read_records(path) -> list[Record]:
     path = Path(path)
-    if not path.is_file():
-        raise FileNotFoundError(f"Hi-ToM file not found: {path} (data.path: the repository, or {FILE})")
-    try:
-        document = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as err:
-        raise DataFormatError(path, f"not JSON ({err.msg})", line=err.lineno) from None
+    document = read_json(path, "Hi-ToM", f"data.path: the repository, or {FILE}")
     records = document.get("data") if isinstance(document, dict) else None
     if not isinstance(records, list):
         raise DataFormatError(path, 'expected {"data": [records]}, as the release writes it')

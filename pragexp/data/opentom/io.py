@@ -29,11 +29,11 @@ genre's labels, a story without its plot_info or narrative: a `DataFormatError` 
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from pragexp.data.common.files.jsonl import read_json
 from pragexp.data.common.files.records import require_fields
 from pragexp.utils.errors import DataFormatError
 
@@ -117,14 +117,7 @@ def _story(key: str, n: int, raw, path: Path, narrative: str) -> Story:
 
 
 def _json(path: Path):
-    if not path.is_file():
-        raise FileNotFoundError(
-            f"OpenToM file not found: {path} (data.path: the release's opentom_data/ folder)"
-        )
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as err:
-        raise DataFormatError(path, f"not JSON ({err.msg})", line=err.lineno) from None
+    return read_json(path, "OpenToM", "data.path: the release's opentom_data/ folder")
 
 
 def question_file(folder: Path, name: str, old: str | None) -> Path:

@@ -12,10 +12,10 @@ naming the file, the record (its position in the list and its q_id) and the fiel
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 
+from pragexp.data.common.files.jsonl import read_json
 from pragexp.data.common.files.records import require_fields
 from pragexp.utils.errors import DataFormatError
 
@@ -56,12 +56,7 @@ class Question:
 
 def read_questions(path) -> list[Question]:
     path = Path(path)
-    if not path.is_file():
-        raise FileNotFoundError(f"ToMATO file not found: {path} (data.path: the dataset/ folder or a file)")
-    try:
-        records = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as err:
-        raise DataFormatError(path, f"not JSON ({err.msg})", line=err.lineno) from None
+    records = read_json(path, "ToMATO", "data.path: the dataset/ folder or a file")
     if not isinstance(records, list):
         raise DataFormatError(path, f"expected a JSON list of questions, found {type(records).__name__}")
     return [_question(record, n, path) for n, record in enumerate(records)]

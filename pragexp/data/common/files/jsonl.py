@@ -1,4 +1,4 @@
-"""Reading released text files line by line: UTF-8 lines and JSON lines, with errors that name the
+"""Reading released text files: UTF-8 lines, JSON lines and a whole JSON document, with errors that name the
 file and the line (a BOM on the first line is allowed, blank lines are skipped)."""
 
 from __future__ import annotations
@@ -40,3 +40,15 @@ def iter_jsonl(path: Path) -> Iterator[tuple[int, Mapping]]:
                 path, f"expected one JSON object per line, found {type(record).__name__}", line=number
             )
         yield number, record
+
+
+def read_json(path: Path, dataset: str, hint: str):
+    """A release's JSON document, or an error naming the file (missing: `hint` says what data.path should be;
+    not JSON: the line)."""
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"{dataset} file not found: {path} ({hint})")
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as err:
+        raise DataFormatError(path, f"not JSON ({err.msg})", line=err.lineno) from None
