@@ -6,8 +6,11 @@ import hydra
 from omegaconf import DictConfig
 
 from pragexp import CONFIG_DIR
+from pragexp.data.releases.resolver import register as register_release_resolver
 from pragexp.entry.command_line import checked_argv
 from pragexp.entry.frameworks import importing_frameworks
+
+register_release_resolver()  # `${release:NAME}` in conf/data/: a fetched release's folder
 
 
 @hydra.main(version_base="1.3", config_path=str(CONFIG_DIR), config_name="eval")

@@ -21,6 +21,8 @@ from omegaconf import DictConfig, open_dict
 from slurm_cluster import slurm, slurm_cluster  # noqa: F401  (fixtures: a one-node SLURM cluster)
 from small_disk import small_disk  # noqa: F401  (fixture: a full disk, a small tmpfs)
 
+from pragexp.data.releases.resolver import register as register_release_resolver
+
 ROOT = Path(__file__).resolve().parents[1]
 CONF = ROOT / "conf"
 FIXTURES = ROOT / "tests" / "fixtures"  # small invented files the tests ship, in the released formats
@@ -37,6 +39,12 @@ SAMPLES = ROOT.parent / "shared" / "samples"
 needs_samples = pytest.mark.skipif(
     not SAMPLES.is_dir(), reason=f"real-data excerpts not present ({SAMPLES}): conformance test skipped"
 )
+
+# The tests' data folder is their own, empty (a test that needs a fetched release makes one), and no mirror.
+os.environ["PRAGEXP_DATA_DIR"] = tempfile.mkdtemp(prefix="pragexp-data-")
+atexit.register(shutil.rmtree, os.environ["PRAGEXP_DATA_DIR"], ignore_errors=True)
+os.environ.pop("PRAGEXP_DATA_MIRROR", None)
+register_release_resolver()  # as the entry points do: `${release:NAME}` in conf/data/
 
 for var in ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE", "TRANSFORMERS_OFFLINE"):
     os.environ.setdefault(var, "1")

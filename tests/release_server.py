@@ -1,6 +1,6 @@
 """A local HTTP server for the fetch tests: GitHub's archive paths on 127.0.0.1 (port 0), served from bytes
-made at test time, with the failures a download meets: a body cut short, a server that dies halfway. It answers
-Range requests as GitHub's mirrors may, and records what it was asked."""
+made at test time, with the failures a download meets: a body cut short, a server that dies halfway. It
+answers Range requests as GitHub's mirrors may, and records what it was asked."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """`python -m pragexp.data fetch`: a release downloaded from a local mirror (an archive built from
 tests/fixtures at test time, GitHub's layout, on 127.0.0.1), every file checked against a test registry; a
-wrong digest, a body cut short, a server that dies halfway and no network at all, each refused naming what it must,
-never leaving a half-written file where a finished one is expected; --list; the mirror variable."""
+wrong digest, a body cut short, a server that dies halfway and no network at all, each refused naming what
+it must, never leaving a half-written file where a finished one is expected; --list; the mirror variable."""
 
 from __future__ import annotations
 

@@ -21,6 +21,7 @@ import sys
 import torch
 
 from pragexp.data.pragmaticqa.datamodule import PragmatiCQADataModule
+from pragexp.data.releases.resolver import register as register_release_resolver
 from pragexp.entry import composition
 from pragexp.pretrained.hub import check_hub_models
 from pragexp.retrieval.encoders import build_encoder
@@ -30,6 +31,7 @@ TASK = "pragmaticqa"
 
 
 def compose(overrides: list[str]):
+    register_release_resolver()  # data.path's default: the fetched release
     # No reader: retrieval needs no generator tokenizer (a hub name would need the network).
     return composition.compose(
         "train", [f"task={TASK}", "data.report_dir=null", "data.tokenizer=null", *overrides]
