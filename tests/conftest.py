@@ -17,7 +17,7 @@ import pytest
 from hydra import compose, initialize_config_dir
 from hydra.core.global_hydra import GlobalHydra
 from hydra.core.hydra_config import HydraConfig
-from omegaconf import DictConfig, open_dict
+from omegaconf import DictConfig, OmegaConf, open_dict
 from slurm_cluster import slurm, slurm_cluster  # noqa: F401  (fixtures: a one-node SLURM cluster)
 from small_disk import small_disk  # noqa: F401  (fixture: a full disk, a small tmpfs)
 
@@ -211,6 +211,22 @@ def compose_config(overrides: list[str], output_dir: Path, config_name: str = "t
     HydraConfig.instance().set_config(cfg)
     with open_dict(cfg):
         cfg.paths.output_dir = str(output_dir)
+    return cfg
+
+
+def fetched_paths_replaced(cfg: DictConfig, by: str = "/not/fetched") -> DictConfig:
+    """`cfg` with each `${release:...}` default of `data` (a fetched release's path, conf/data/) replaced by
+    `by`: the tests' data folder is empty, and tests/test_release_paths.py checks those defaults."""
+    if "data" not in cfg:
+        return cfg
+    data = OmegaConf.to_container(cfg.data, resolve=False)
+    for key, value in data.items():
+        if isinstance(value, str) and value.startswith("${release:"):
+            data[key] = by
+        elif isinstance(value, list) and any(str(v).startswith("${release:") for v in value):
+            data[key] = [by if str(v).startswith("${release:") else v for v in value]
+    with open_dict(cfg):
+        cfg.data = data
     return cfg
 
 
