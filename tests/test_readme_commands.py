@@ -121,9 +121,10 @@ def test_the_docs_offline_oracle_command_runs_as_written(tmp_path):
         and "model=oracle" in c[2]
         and "retriever=minilm" in c[2]
     )
+    # the command reads the fetched release (data.path's default); here the invented fixture stands in for it
     args = [
-        f"data.path={PRAGMATICQA_FIXTURE}" if w.startswith("data.path=") else w
-        for w in shlex.split(arguments)
+        *(w for w in shlex.split(arguments) if not w.startswith("data.path=")),
+        f"data.path={PRAGMATICQA_FIXTURE}",
     ]
     done = run_module(entry, [*args, "logger=none", f"hydra.run.dir={tmp_path / 'run'}"], tmp_path)
     assert done.returncode == 0, done.stderr[-3000:]
