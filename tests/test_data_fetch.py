@@ -150,3 +150,18 @@ def test_the_mirror_variable_replaces_github(monkeypatch):
         release.archive_url()
         == f"http://mirror.lab:8080/gh/ying-hui-he/Hi-ToM_dataset/archive/{release.commit}.tar.gz"
     )
+
+
+def test_files_put_by_hand_are_checked_and_kept_with_no_download(tmp_path, monkeypatch):
+    release, data = test_registry(tmp_path), tmp_path / "data"
+    for name, source in FILES.items():
+        (data / "toy" / name).parent.mkdir(parents=True, exist_ok=True)
+        (data / "toy" / name).write_bytes(source.read_bytes())
+    assert state(release, data) == "unverified"
+    monkeypatch.setenv("PRAGEXP_DATA_MIRROR", "http://127.0.0.1:1")  # nothing may be downloaded
+    assert "here and verified" in fetch(release, data) and state(release, data) == "verified"
+    (data / "toy" / "Hi-ToM_data.json").write_text("{}")  # changed after the fetch: fetched again
+    with ArchiveServer({ROUTE: archive()}) as server:
+        monkeypatch.setenv("PRAGEXP_DATA_MIRROR", server.url)
+        assert "fetched and verified" in fetch(release, data) and len(server.requests) == 1
+    assert (data / "toy" / "Hi-ToM_data.json").read_bytes() == FILES["Hi-ToM_data.json"].read_bytes()

@@ -107,7 +107,12 @@ def shown(proc) -> DictConfig:
         ("pragexp.train", ["-c", "job"], GRICE_RECOVERY),
         ("pragexp.train", ["-m", "--cfg", "job", "task=circa"], CLASSIFICATION),
         ("pragexp.eval", ["--multirun", "-c", "job"], GRICE_RECOVERY),
-        ("pragexp.eval", ["-c", "job", "--resolve", "task=pragmaticqa", "retriever=minilm"], PRAGMATICQA),
+        # data.path given: its default, the fetched release, is not in the tests' data folder
+        (
+            "pragexp.eval",
+            ["-c", "job", "--resolve", "task=pragmaticqa", "retriever=minilm", "data.path=x"],
+            PRAGMATICQA,
+        ),
         ("pragexp.eval", ["-c", "job", "task=intentions_reply", "judge=llm"], INTENTIONS_REPLY),
     ],
 )

@@ -82,3 +82,15 @@ def test_the_entry_point_says_which_fetch_to_run(tmp_path):
     done = run_module("pragexp.eval", ["task=hitom", "model=llm", "logger=none"], tmp_path)
     assert done.returncode != 0
     assert "run `python -m pragexp.data fetch hitom`, or give your own copy with data.path=" in done.stderr
+
+
+def test_the_configs_data_folder_is_the_commands(tmp_path, monkeypatch):
+    """paths.data_dir (what a run reads) and the fetch command's default folder follow the same rule."""
+    from pragexp.data.releases.registry import default_data_dir
+
+    monkeypatch.setenv("PRAGEXP_DATA_DIR", str(tmp_path / "mine"))
+    assert compose_config([], tmp_path).paths.data_dir == str(default_data_dir()) == str(tmp_path / "mine")
+    monkeypatch.delenv("PRAGEXP_DATA_DIR")
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    expected = tmp_path / "home" / ".cache" / "pragexp" / "data"
+    assert compose_config([], tmp_path).paths.data_dir == str(default_data_dir()) == str(expected)

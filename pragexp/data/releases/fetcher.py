@@ -51,9 +51,11 @@ def _checked_in_place(release: Release, folder: Path) -> bool:
 
 
 def _offline_message(release: Release, url: str, data_dir: Path, exc: Exception) -> str:
-    folder, example = release_dir(data_dir, release), release.files[0].path
+    folder = release_dir(data_dir, release)
+    example = next((f.path for f in release.files if "LICENSE" not in f.path), release.files[0].path)
+    cause = exc.__cause__ or exc  # what the connection said (refused, a name that does not resolve)
     return (
-        f"{release.title} ({release.name}): cannot download {url} ({exc}).\n"
+        f"{release.title} ({release.name}): cannot download {url} ({type(cause).__name__}: {cause}).\n"
         f"Offline, put a copy here by hand: that archive (from a machine that has the network) at "
         f"{archive_path(data_dir, release)}, or the repository's {len(release.files)} registered files at "
         f"their paths under {folder}/ (e.g. {folder / example}); then run `python -m pragexp.data fetch "
