@@ -165,3 +165,26 @@ def test_files_put_by_hand_are_checked_and_kept_with_no_download(tmp_path, monke
         monkeypatch.setenv("PRAGEXP_DATA_MIRROR", server.url)
         assert "fetched and verified" in fetch(release, data) and len(server.requests) == 1
     assert (data / "toy" / "Hi-ToM_data.json").read_bytes() == FILES["Hi-ToM_data.json"].read_bytes()
+
+
+def test_a_registry_entrys_digests_come_from_the_repository_itself(tmp_path):
+    """pragexp.data.releases.digests (how registry.yaml was made) reads a commit's tree: the digests it
+    prints are the fetch check's own (size, SHA-256, git blob id of the bytes)."""
+    import subprocess
+
+    from pragexp.data.releases.digests import tree_files
+
+    repo = tmp_path / "repo"
+    (repo / "data" / "bigtom").mkdir(parents=True)
+    for name, source in FILES.items():
+        (repo / name).write_bytes(source.read_bytes())
+    git = ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@t"]
+    subprocess.run([*git, "init", "-q"], check=True)
+    subprocess.run([*git, "add", "."], check=True)
+    subprocess.run([*git, "commit", "-qm", "release"], check=True)
+    found = tree_files(str(repo / ".git"), "HEAD", ["data/*/*.csv", "*.json"])
+    assert {f["path"]: {k: v for k, v in f.items() if k != "path"} for f in found} == {
+        name: digests(path) for name, path in FILES.items()
+    }
+    with pytest.raises(SystemExit, match=r"no file matches \['\*\.txt'\]"):
+        tree_files(str(repo / ".git"), "HEAD", ["*.txt"])
