@@ -6,6 +6,7 @@ in-process model's replay loads no weights; which recorded identity a replay tak
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 from conftest import LUDWIG_FIXTURE
@@ -51,7 +52,7 @@ def test_a_missing_answer_names_the_first_request_and_how_many(tmp_path):
     message = str(caught.value)
     assert message.startswith("task=ludwig: replay (llm.replay=true")
     assert "loglikelihood of the options after '" in message
-    count, asked = message.split(": ", 2)[2].split(" answers of this call")[0].split(" of the ")
+    count, asked = re.search(r"(\d+) of the (\d+) answers of this call", message).groups()
     assert int(count) == int(asked) > 0  # every answer of the first call is missing
     assert str(cache / "llm" / "responses") in message and "unpack" in message
 

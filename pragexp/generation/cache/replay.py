@@ -72,7 +72,7 @@ def resolve(backend: LLMBackend, book: IdentityBook) -> Keyed:
     how, name, address = mode(backend.replay), backend.named_by(), backend.address
     if how == "true":
         record = book.choose(name, address, _local(backend))
-        return _replaying(record, f"llm.replay=true: the response cache {book.folder.parent} alone")
+        return _replaying(record, "llm.replay=true")
     if isinstance(how, Path):
         candidates = [u.record for u in answers.read(how)]
         record = choose(candidates, name, address, _local(backend), False, str(how / answers.ANSWERS))
