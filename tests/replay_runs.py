@@ -1,5 +1,5 @@
-"""LUDWIG runs through the test's OpenAI-compatible server (tests/openai_server.py), each with a cache folder of
-the test's own: what the replay and pack tests run, stop the server, and run again."""
+"""LUDWIG runs through the test's OpenAI-compatible server (tests/openai_server.py), each with a cache folder
+of the test's own: what the replay and pack tests run, stop the server, and run again."""
 
 from __future__ import annotations
 

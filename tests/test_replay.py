@@ -105,7 +105,9 @@ def test_which_recorded_identity_a_replay_takes(tmp_path, caplog):
     assert book.choose(name, "http://b/v1").digest == b.digest  # two: the one recorded at this address
     with pytest.raises(ReplayError, match="2 identities recorded for") as caught:
         book.choose(name, "http://c/v1")
-    assert a.digest in str(caught.value) and b.digest in str(caught.value) and "run folder" in str(caught.value)
+    assert (
+        a.digest in str(caught.value) and b.digest in str(caught.value) and "run folder" in str(caught.value)
+    )
     assert book.choose(name, "http://c/v1", local=lambda: {"model": "m"}).digest == b.digest  # its own
     with pytest.raises(ReplayError, match="recorded under other settings of that model"):
         book.choose({**name, "chat": True}, "http://a/v1")

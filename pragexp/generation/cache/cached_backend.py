@@ -31,11 +31,11 @@ import torch
 
 from pragexp.generation.backends.base import GenerationParams, LLMBackend, Prompt
 from pragexp.generation.cache import ResponseCache, answers, replay
-from pragexp.generation.cache.identities import IdentityBook
+from pragexp.generation.cache.identities import IDENTITIES, RESPONSES, IdentityBook
 from pragexp.generation.scoring.requests import ChoiceRequest, OptionScore
 from pragexp.generation.scoring.scorer import SCORING
 
-CACHE_DIR = "llm/responses"
+CACHE_DIR = RESPONSES
 
 
 # This process's open folders, shared by every backend behind one. Keyed by process too: a forked process (a
@@ -93,7 +93,7 @@ class CachedBackend(LLMBackend):
         super().__init__()
         self.backend, self.path = backend, Path(path)
         self.name = backend.name
-        self.book = IdentityBook(self.path.parent / "identities")  # <cache_dir>/llm/identities
+        self.book = IdentityBook(self.path.parent / Path(IDENTITIES).name)  # <cache_dir>/llm/identities
         self._keyed: replay.Keyed | None = None
         self._keying = threading.Lock()  # a backend's threads may ask at once: one probe
 
@@ -197,7 +197,9 @@ class CachedBackend(LLMBackend):
         flat = [k for row in keys for k in row]
         found = self.cache.get_many(flat)
         gaps = (r for r, row in zip(requests, keys, strict=True) if any(k not in found for k in row))
-        self._used(flat, found, lambda: f"loglikelihood of the options after {replay.shown(next(gaps).context)}")
+        self._used(
+            flat, found, lambda: f"loglikelihood of the options after {replay.shown(next(gaps).context)}"
+        )
         # (context, pairing, head) -> {option: key}, in first-asked order
         todo: dict[tuple[str, str, int], dict[str, str]] = {}
         for request, row in zip(requests, keys, strict=True):

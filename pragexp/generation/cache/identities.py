@@ -26,7 +26,8 @@ from pathlib import Path
 from pragexp.utils.io import atomic_write_text
 
 log = logging.getLogger(__name__)
-IDENTITIES = "llm/identities"  # beside llm/responses in a cache_dir
+RESPONSES = "llm/responses"  # in a cache_dir: the answers
+IDENTITIES = "llm/identities"  # beside them: the identities they were keyed under
 FORMAT = "pragexp-identity/1"
 Local = Callable[[], "dict | None"] | None
 
@@ -74,7 +75,7 @@ class Recorded:
         return found
 
     def describe(self) -> str:
-        model = self.identity.get("model", self.name.get("model", "?"))
+        model = self.identity.get("model") or self.identity.get("backend", "?")
         at = f" at {self.address}" if self.address else ""
         when = f", recorded {self.recorded}" if self.recorded else ""
         return f"{model} (identity {self.digest}{at}{when})"
