@@ -16,7 +16,7 @@ from replay_runs import ludwig_overrides, run_at
 from pragexp.generation.backends.hf import HFBackend
 from pragexp.generation.backends.openai import APIError
 from pragexp.generation.cache.answers import ANSWERS
-from pragexp.generation.cache.identities import IdentityBook, Recorded, ReplayError, digest
+from pragexp.generation.cache.identities import IdentityBook, Recorded, ReplayError, choose, digest
 from pragexp.generation.cache.replay import MissingAnswers
 
 
@@ -96,21 +96,32 @@ def test_which_recorded_identity_a_replay_takes(tmp_path, caplog):
     book = IdentityBook(tmp_path)
     name = {"backend": "openai", "model": "m"}
     a = Recorded({"model": "m", "weights": "A"}, name, "http://a/v1")
-    b = Recorded({"model": "m"}, name, "http://b/v1")
+    b = Recorded({"model": "m", "weights": "B"}, name, "http://b/v1")
     book.record(a)
-    assert book.choose(name, "http://elsewhere/v1") == a  # one identity under these settings
-    with pytest.raises(ReplayError, match="no identity recorded for backend=openai, model=m at http://x/v1"):
-        book.choose(name, "http://x/v1", same_address=True)  # the automatic replay: the same address only
     book.record(b)
-    assert book.choose(name, "http://b/v1").digest == b.digest  # two: the one recorded at this address
-    with pytest.raises(ReplayError, match="2 identities recorded for") as caught:
-        book.choose(name, "http://c/v1")
+    assert book.choose(name, "http://a/v1") == a and book.choose(name, "http://b/v1") == b
+    with pytest.raises(
+        ReplayError, match="no identity recorded for backend=openai, model=m at http://x/v1"
+    ) as no:
+        book.choose(name, "http://x/v1")  # never another address's answers unasked: both named instead
     assert (
-        a.digest in str(caught.value) and b.digest in str(caught.value) and "run folder" in str(caught.value)
+        a.digest in str(no.value)
+        and b.digest in str(no.value)
+        and "llm.replay=<a run folder" in str(no.value)
     )
-    assert book.choose(name, "http://c/v1", local=lambda: {"model": "m"}).digest == b.digest  # its own
-    with pytest.raises(ReplayError, match="recorded under other settings of that model"):
-        book.choose({**name, "chat": True}, "http://a/v1")
+    # a run's own record names its identity at any address; two there: refused, both listed
+    assert choose([b], name, "http://x/v1", None, False, "run") == b
+    with pytest.raises(ReplayError, match="run: 2 identities recorded for backend=openai, model=m: "):
+        choose([a, b], name, "http://x/v1", None, False, "run")
+    # two at one address (an in-process model's files changed): the one it computes itself
+    local = {"backend": "hf", "model": "x"}
+    for files in ("old", "new"):
+        book.record(Recorded({**local, "files": files}, local))
+    assert book.choose(local, None, local=lambda: {**local, "files": "new"}).identity["files"] == "new"
+    with pytest.raises(ReplayError, match="2 identities recorded for backend=hf, model=x: .*run folder"):
+        book.choose(local, None)
+    with pytest.raises(ReplayError, match="recorded for that model"):
+        book.choose({**name, "chat": True}, "http://a/v1")  # other settings: another identity
     damaged = next(tmp_path.glob(f"{a.digest}-*.json"))
     damaged.write_text(damaged.read_text().replace('"A"', '"Z"'))  # its identity no longer its digest
-    assert [r.digest for r in book.all()] == [b.digest] and str(damaged) in caplog.text
+    assert a.digest not in [r.digest for r in book.all()] and str(damaged) in caplog.text

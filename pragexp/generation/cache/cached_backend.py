@@ -17,6 +17,10 @@ A process opens each folder once, on first use (in the process that uses it: a D
 model and the judge share it. The folder counts its own lookups: `close_caches()` (a task's teardown) logs,
 per folder, how many answers were found there and how many were asked of the model (a run's time means little
 without it), and `kept()` says what each open folder holds (a stopped job's message).
+
+The identity the keys rest on is recorded beside the answers (`identities`), and the keys a run used go into
+its folder (`answers`); `llm.replay` answers from the cache alone under a recorded identity (`replay`), and
+`packs` ships the answers some runs used.
 """
 
 from __future__ import annotations

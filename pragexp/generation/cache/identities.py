@@ -7,10 +7,11 @@ from there instead of computing it: no server is probed, no model file read. A f
 temporary file, then a rename) and only where it is missing: any number of jobs on any hosts record at once
 with no lock, and a damaged file is named in the log and never matched.
 
-Which recorded identity a replay takes (`IdentityBook.choose`): those recorded under the same settings; of
-several, those recorded at the same address; of several still, the one this backend computes itself where it
-can without a server (an in-process model: its files' digest); else none, refused with the candidates listed.
-The automatic replay of a server that cannot be reached takes only an identity recorded at its address.
+Which recorded identity a replay takes (`IdentityBook.choose`): the one recorded under the same settings and
+at the same address (a server's; an in-process model has none); of several, the one this backend computes
+itself where it can without a server (an in-process model: its files' digest); else none, refused with the
+candidates listed (what was recorded for the model at other addresses, too: a replay never takes another
+address's answers unasked). A run folder (`llm.replay=<run folder>`) gives the identity that run recorded.
 """
 
 from __future__ import annotations
@@ -111,11 +112,11 @@ class IdentityBook:
                 log.warning("skipping the damaged identity record %s (%s)", path, err)
         return found
 
-    def choose(self, name: dict, address: str | None, local: Local = None, same_address=False) -> Recorded:
+    def choose(self, name: dict, address: str | None, local: Local = None) -> Recorded:
         """The identity to replay for a backend named `name` at `address` (the module docstring's rule);
         `local()`: the identity the backend computes without a server, where it can (asked only to pick among
         several)."""
-        return choose(self.all(), name, address, local, same_address, str(self.folder))
+        return choose(self.all(), name, address, local, True, str(self.folder))
 
 
 def choose(
@@ -126,10 +127,10 @@ def choose(
     same_address: bool,
     where: str,
 ) -> Recorded:
-    """One of `candidates` as `IdentityBook.choose` says, or a `ReplayError` naming what was found."""
+    """One of `candidates` as `IdentityBook.choose` says (`same_address`: at `address` only; a run's own
+    record is one run's, at any address), or a `ReplayError` naming what was found."""
     everywhere = [c for c in candidates if c.name == name]
-    named, here = _distinct(everywhere), _distinct(c for c in everywhere if c.address == address)
-    unique = here if same_address or (here and len(named) > 1) else named
+    unique = _distinct(c for c in everywhere if c.address == address or not same_address)
     own = local() if len(unique) > 1 and local is not None else None
     if own is not None:
         unique = [c for c in unique if c.digest == digest(own)] or unique
@@ -138,8 +139,11 @@ def choose(
     at = f" at {address}" if same_address and address else ""
     if not unique:
         others = sorted({c.describe() for c in candidates if c.name.get("model") == name.get("model")})
-        also = f"; recorded under other settings of that model: {'; '.join(others)}" if others else ""
-        raise ReplayError(f"{where}: no identity recorded for {_settings(name)}{at}{also}")
+        also = f"; recorded for that model: {'; '.join(others)}" if others else ""
+        pick = (
+            " (replay one with its llm.base_url, or llm.replay=<a run folder that used it>)" if others else ""
+        )
+        raise ReplayError(f"{where}: no identity recorded for {_settings(name)}{at}{also}{pick}")
     raise ReplayError(
         f"{where}: {len(unique)} identities recorded for {_settings(name)}{at}: "
         f"{'; '.join(c.describe() for c in unique)}; pick the one a run used with llm.replay=<its run folder>"

@@ -5,10 +5,10 @@ Which identity a backend's keys rest on (`resolve`), as `llm.replay` says:
   identities (`identities`); where the server cannot be reached (`ServerUnreachable`: every retry failed),
   the identity recorded for the same settings at the same address, said in the log, and the run replays;
   with none recorded there (or several), the server's error stands;
-- `true`: the identity recorded for the same settings (`IdentityBook.choose`): no server is asked, no model
-  file read, no weights loaded (an in-process model's tokenizer still renders the prompts: a key is of the
-  text the model read);
-- a run folder: the identity that run recorded in its `answers.json` for the same settings;
+- `true`: the identity recorded for the same settings at the same address (`IdentityBook.choose`): no server
+  is asked, no model file read, no weights loaded (an in-process model's tokenizer still renders the
+  prompts: a key is of the text the model read);
+- a run folder: the identity that run recorded in its `answers.json` for the same settings (at any address);
 - `false`: the backend's own, always (a server that cannot be reached stops the run).
 
 A replay asks no model: a key not in the cache stops the run (`MissingAnswers`), naming the first request
@@ -83,7 +83,7 @@ def resolve(backend: LLMBackend, book: IdentityBook) -> Keyed:
         if how != "auto":
             raise
         try:
-            record = book.choose(name, address, same_address=True)
+            record = book.choose(name, address)
         except ReplayError as why:
             log.warning("no replay from the response cache (%s)", why)
             raise err from None
