@@ -89,6 +89,8 @@ def rewritten(tar_path, out, changes: dict[str, bytes | None]):
 
 def test_a_pack_unpacks_into_an_empty_cache_with_its_identities(tmp_path):
     tar_path = small_pack(tmp_path)
+    pack([tmp_path / "run"], tmp_path / "again.tar")
+    assert (tmp_path / "again.tar").read_bytes() == tar_path.read_bytes()  # the same runs, the same bytes
     assert unpack(tar_path, tmp_path / "other").startswith("3 answers added")
     (record,) = IdentityBook(tmp_path / "other" / "llm" / "identities").all()
     assert record.identity == {"backend": "echo"}
