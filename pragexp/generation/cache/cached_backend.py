@@ -25,6 +25,7 @@ its folder (`answers`); `llm.replay` answers from the cache alone under a record
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import threading
 from collections.abc import Callable, Iterator
@@ -35,7 +36,7 @@ import torch
 
 from pragexp.generation.backends.base import GenerationParams, LLMBackend, Prompt
 from pragexp.generation.cache import ResponseCache, answers, replay
-from pragexp.generation.cache.identities import IDENTITIES, RESPONSES, IdentityBook
+from pragexp.generation.cache.identities import IDENTITIES, RESPONSES, IdentityBook, Recorded
 from pragexp.generation.scoring.requests import ChoiceRequest, OptionScore
 from pragexp.generation.scoring.scorer import SCORING
 
@@ -117,7 +118,16 @@ class CachedBackend(LLMBackend):
         return self.keyed.replaying
 
     def identity(self) -> dict:
-        return self.keyed.record.identity
+        return self.keyed.record.identity if self.replaying else self.backend.identity()
+
+    def _current(self) -> Recorded:
+        """The identity this call's keys rest on, as recorded: a backend's may change as it trains (the
+        benchmark curves' `StepBackend` names the weights as they stand)."""
+        keyed = self.keyed
+        identity = keyed.record.identity if keyed.replaying else self.backend.identity()
+        if identity is keyed.record.identity or identity == keyed.record.identity:
+            return keyed.record
+        return dataclasses.replace(keyed.record, identity=identity)
 
     def key_identity(self, method: str) -> dict:
         if not self.replaying:
@@ -144,7 +154,7 @@ class CachedBackend(LLMBackend):
     def _used(self, keys: list[str], found: dict, first: Callable[[], str]) -> None:
         """Note a call's keys for the run's record; a replay that lacks some of them stops, naming the first
         request without its answer (`first()`, in short)."""
-        answers.note(self.path, self.keyed.record, keys)
+        answers.note(self.path, self._current(), keys)
         missing = sum(k not in found for k in keys)
         if missing and self.replaying:
             raise replay.missing(self.keyed, self.path, first(), missing, len(keys))

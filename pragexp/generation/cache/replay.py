@@ -10,6 +10,8 @@ Which identity a backend's keys rest on (`resolve`), as `llm.replay` says:
   prompts: a key is of the text the model read);
 - a run folder: the identity that run recorded in its `answers.json` for the same settings (at any address);
 - `false`: the backend's own, always (a server that cannot be reached stops the run).
+A backend whose identity changes as it trains (`training.benchmarks.StepBackend`, no `named_by`) is keyed by
+its own, unrecorded and never replayed.
 
 A replay asks no model: a key not in the cache stops the run (`MissingAnswers`), naming the first request
 that is not there and how many of the call's are missing.
@@ -69,7 +71,10 @@ def mode(value) -> str | Path:
 
 def resolve(backend: LLMBackend, book: IdentityBook) -> Keyed:
     """The identity `backend`'s keys rest on, as the module docstring says."""
-    how, name, address = mode(backend.replay), backend.named_by(), backend.address
+    how, address = mode(getattr(backend, "replay", "auto")), getattr(backend, "address", None)
+    if not hasattr(backend, "named_by"):  # a wrapper whose identity changes as it trains: never replayed
+        return Keyed(Recorded(backend.identity(), {}, address))
+    name = backend.named_by()
     if how == "true":
         record = book.choose(name, address, _local(backend))
         return _replaying(record, "llm.replay=true")
