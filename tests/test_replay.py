@@ -57,6 +57,7 @@ def test_a_missing_answer_names_the_first_request_and_how_many(tmp_path):
     assert str(cache / "llm" / "responses") in message and "unpack" in message
 
 
+@pytest.mark.slow
 def test_a_server_gone_with_nothing_recorded_keeps_its_error(tmp_path):
     with openai_server(Script()) as url:
         pass  # the port is closed now
