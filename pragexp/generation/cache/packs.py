@@ -89,9 +89,11 @@ def pack(run_dirs: list[Path], out: Path, cache_dir: Path | None = None) -> str:
     blob = json.dumps(manifest, indent=1, sort_keys=True).encode("utf-8") + b"\n"
     _write_tar(out, {MANIFEST: blob, **members})
     digest = hashlib.sha256(Path(out).read_bytes()).hexdigest()
-    return (
-        f"{len(rows):,} answers under {len(identities)} identities of {len(run_dirs)} runs (SHA-256 {digest})"
-    )
+    return f"{len(rows):,} answers under {_count(len(identities))} of {len(run_dirs)} runs (SHA-256 {digest})"
+
+
+def _count(identities: int) -> str:
+    return f"{identities} identit{'y' if identities == 1 else 'ies'}"
 
 
 def _read(folder: Path, keys: list[str]) -> dict[str, object]:
@@ -142,7 +144,7 @@ def unpack(tar_path: Path, cache_dir: Path) -> str:
     note = f"; {differ} held another answer there, which stands" if differ else ""
     return (
         f"{len(new):,} answers added to {cache.path}, {len(present):,} already there{note}; "
-        f"{len(records)} identities recorded"
+        f"{_count(len(records))} recorded"
     )
 
 
