@@ -53,8 +53,7 @@ class APIError(RuntimeError):
 
 
 class Unreachable(APIError, ServerUnreachable):
-    """No answer after every retry (a network error or a status worth retrying each time): the server is gone
-    or down; the response cache may replay what it answered before."""
+    """No answer after every retry (network errors, statuses worth a retry): the response cache may replay."""
 
 
 class Refused(APIError):
@@ -126,8 +125,7 @@ class OpenAIBackend(LLMBackend):
         }
 
     def named_by(self) -> dict:
-        """The identity's settings, without what the server says it serves (asking it is what a replay
-        avoids); the address is `address`."""
+        """The identity's settings, less what the server serves (asking it is what a replay avoids)."""
         return {
             "backend": self.name,
             "model": self.model,
