@@ -21,7 +21,8 @@ import pragexp
 from pragexp.entry.composition import build_datamodule
 from pragexp.entry.config_tree import print_config_tree
 from pragexp.entry.instantiate import build_callbacks, build_loggers, public_config
-from pragexp.generation.cache import cached_backend
+from pragexp.generation.cache import answers, cached_backend
+from pragexp.generation.cache.replay import MissingAnswers
 from pragexp.metrics.uncertainty import is_uncertainty_key
 from pragexp.pretrained import loaded
 from pragexp.pretrained.hub import check_hub_models
@@ -90,17 +91,22 @@ def run(cfg: DictConfig, started: float | None = None) -> dict[str, float]:
     if cfg.get("threads"):
         torch.set_num_threads(int(cfg.threads))
     loaded.next_job()
+    answers.forget()  # the keys this job uses of the response cache, for its answers.json
     train, output_dir = bool(cfg.get("train", True)), Path(cfg.paths.output_dir)
     try:
         with SignalStop(output_dir, train, kept=cached_backend.kept) as stop:
             if resume_requeued(output_dir, train, cfg.get("ckpt_path")):
                 cfg.ckpt_path = "last"
             return _run(cfg, started, stop)
+    except MissingAnswers as err:  # a replay without an answer: which task's
+        err.task = cfg.get("task_name")
+        raise
     finally:
         # Nothing of this job's reaches the next one of a multirun but the models `loaded` keeps.
         torch.set_num_threads(threads)
         # its lookup counts said and reset, even where it failed before its teardown
         cached_backend.close_caches()
+        answers.forget()
         for var, value in seed_vars.items():
             if value is None:
                 os.environ.pop(var, None)
@@ -146,6 +152,8 @@ def _run(cfg: DictConfig, started: float, stop: SignalStop) -> dict[str, float]:
         output_dir = Path(cfg.paths.output_dir)
         atomic_write_text(output_dir / "metrics.json", json.dumps(metrics, indent=2) + "\n")
         write_run_record(output_dir, declare_run(cfg, task, datamodule, metrics))
+    answers.write(Path(cfg.paths.output_dir), trainer.global_rank)  # which answers it used: `cache pack`
+    if trainer.is_global_zero:
         print(summary_line(cfg, metrics, output_dir, time.monotonic() - started), flush=True)
     return metrics
 

@@ -87,6 +87,7 @@ def hf_settings(files) -> dict[str, tuple[list, frozenset, str]]:
         "finetune": (["none", "lora", "full"], NONE, "a training setting: the untrained model answers alike"),
         "lora": ([None, {"r": 4}, {"alpha": 32}], NONE, "a training setting (StepBackend keys it)"),
         "gradient_checkpointing": ([False, True], NONE, "recomputes activations in the backward pass only"),
+        "replay": (["auto", True, False], NONE, "whether the cache alone answers, not what it answers"),
     }
 
 
@@ -231,6 +232,7 @@ OPENAI_SETTINGS = {
     "backoff": ([1.0, 0.01], NONE),
     "concurrency": ([8, 1], NONE),
     "fingerprints": (["folder 0", "folder 1"], NONE),  # where probes are kept, not what they say
+    "replay": (["auto", False], NONE),  # whether the cache alone answers (true: not the server's identity)
 }
 
 
@@ -279,6 +281,7 @@ VLLM_SETTINGS = {
     "tensor_parallel_size": ([1, 2], NONE),
     "gpu_memory_utilization": ([0.9, 0.5], NONE),
     "max_model_len": ([None, 4096], NONE),  # a longer prompt is refused, never answered otherwise
+    "replay": (["auto", True, False], NONE),  # whether the cache alone answers, not what it answers
 }
 
 

@@ -187,7 +187,7 @@ class PromptedLLM(PragexpModel):
         """run.json's model: the backend's identity and this prompting; the row is the LLM's own (`llm_row`),
         one across tasks. The prompt group's name is the run's to fill (the config names it, not the
         prompt)."""
-        identity = self.backend.identity()
+        identity = self.llm.identity()  # behind the cache: the identity its answers were keyed under
         adapter = self.backend.adapter
         prompting = Prompting(None, self.template.name, self.shots, self.scoring, self.chat, self.generates)
         llm = LLMRecord(

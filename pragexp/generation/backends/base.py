@@ -22,6 +22,9 @@ chat template or the system prompt). `calls` counts the model calls made. `finet
 (`none` for every backend but the in-process one, `generation.finetuning.finetune`). A backend that gets its
 answers in parts (a server's replies, a batch at a time) hands each over as it comes (`answer_arrived`): the
 response cache stores it then, so that a run killed before the call returns keeps what it was answered.
+`named_by()` is what names the identity without loading a model or asking a server (the settings), `address`
+where a server is asked, `replay` the `llm.replay` setting: a replay finds the identity recorded under them
+(`generation.cache.replay`). A server that cannot be reached raises `ServerUnreachable`.
 """
 
 from __future__ import annotations
@@ -35,6 +38,11 @@ from dataclasses import asdict, dataclass, field
 import torch
 
 from pragexp.generation.scoring.requests import ChoiceRequest, OptionScore
+
+
+class ServerUnreachable(RuntimeError):
+    """A server could not be reached, after every retry: the response cache may replay what it answered
+    before (`generation.cache.replay`)."""
 
 
 class UnsupportedCall(RuntimeError):
@@ -141,12 +149,21 @@ class LLMBackend:
 
     # Where the answers of the call under way go as they arrive (set by the response cache for one call).
     on_answer: Callable[[int, object], None] | None = None
+    # `llm.replay`: "auto" (replay from the response cache when the server cannot be reached), true (the cache
+    # alone), false (never), or a run folder whose recorded identity to replay (`generation.cache.replay`)
+    replay: bool | str = "auto"
+    address: str | None = None  # where a server is asked (not part of the identity); None in-process
 
     def __init__(self) -> None:
         self.calls = 0  # model calls made (a batch of prompts counts once)
 
     def identity(self) -> dict:
         return {"backend": self.name}
+
+    def named_by(self) -> dict:
+        """The settings that name this backend's identity, read without loading the model or asking a server:
+        what a replay finds the recorded identity by. An in-process backend's identity is its own name."""
+        return self.identity()
 
     def answer_arrived(self, index: int, answer) -> None:
         """The call under way has its `index`-th answer (what the call returns at that place): handed to

@@ -101,8 +101,10 @@ class HFBackend(LLMBackend):
         adapter: str | None = None,
         chat_template_kwargs: dict | None = None,
         reasoning_markers: Sequence[str] | None = None,
+        replay: bool | str = "auto",
     ):
         super().__init__()
+        self.replay = replay  # the response cache's (`generation.cache.replay`): never part of the identity
         self.reasoning_markers = check_markers(
             reasoning_markers or DEFAULT_MARKERS
         )  # kept when decoding (`special_tokens`)
@@ -150,6 +152,26 @@ class HFBackend(LLMBackend):
                 "reasoning_markers": list(self.reasoning_markers),
             }
         return self._identity
+
+    def named_by(self) -> dict:
+        """The settings behind `identity`, as the config gives them, read without touching the model's files:
+        a replay finds the identity they recorded (the files' digest and the device are the recorded ones)."""
+        names = (
+            "model_name",
+            "gguf_file",
+            "revision",
+            "use_chat_template",
+            "system_prompt",
+            "template_kwargs",
+        )
+        return {
+            "backend": self.name,
+            **{name: getattr(self, name) for name in names},
+            **{"dtype": self.dtype, "device": self.device_name, "batch_size": self.batch_size},
+            "quantization": self.quantization,
+            "adapter": str(self.adapter) if self.adapter else None,
+            "reasoning_markers": list(self.reasoning_markers),
+        }
 
     @property
     def encoder_decoder(self) -> bool:

@@ -36,6 +36,7 @@ from pragexp.generation.backends.base import (
     GenerationParams,
     LLMBackend,
     Prompt,
+    ServerUnreachable,
     UnsupportedCall,
     stream_seed,
     template_kwargs,
@@ -49,6 +50,10 @@ RETRY_STATUS = {408, 409, 425, 429, 500, 502, 503, 504}
 
 class APIError(RuntimeError):
     pass
+
+
+class Unreachable(APIError, ServerUnreachable):
+    """No answer after every retry (network errors, statuses worth a retry): the response cache may replay."""
 
 
 class Refused(APIError):
@@ -88,11 +93,14 @@ class OpenAIBackend(LLMBackend):
         revision: str | None = None,
         chat_template_kwargs: dict | None = None,
         fingerprints: str | None = None,
+        replay: bool | str = "auto",
     ):
         super().__init__()
+        self.replay = replay  # the response cache's (`generation.cache.replay`): never part of the identity
         if not model:
             raise ValueError("llm=openai needs llm.model=<the server's model name>")
         self.model, self.base_url = model, base_url.rstrip("/")
+        self.address = self.base_url
         self.api_key_env, self.chat, self.system_prompt = api_key_env, chat, system_prompt
         self.timeout, self.max_retries, self.backoff = float(timeout), int(max_retries), float(backoff)
         self.concurrency, self.revision = max(1, int(concurrency)), revision
@@ -111,6 +119,17 @@ class OpenAIBackend(LLMBackend):
             "model": self.model,
             "revision": self.revision,
             **self.served(),
+            "chat": self.chat,
+            "system_prompt": self.system_prompt,
+            "chat_template_kwargs": self.template_kwargs,
+        }
+
+    def named_by(self) -> dict:
+        """The identity's settings, less what the server serves (asking it is what a replay avoids)."""
+        return {
+            "backend": self.name,
+            "model": self.model,
+            "revision": self.revision,
             "chat": self.chat,
             "system_prompt": self.system_prompt,
             "chat_template_kwargs": self.template_kwargs,
@@ -181,7 +200,7 @@ class OpenAIBackend(LLMBackend):
                     "%s failed (%s); retry %d/%d in %.1fs", url, problem, attempt + 1, self.max_retries, wait
                 )
                 time.sleep(wait)
-        raise APIError(f"{url}: gave up after {self.max_retries + 1} attempts; last: {problem}")
+        raise Unreachable(f"{url}: gave up after {self.max_retries + 1} attempts; last: {problem}")
 
     def _explain(self, path: str, status: int, problem: str) -> str:
         if status in (401, 403):

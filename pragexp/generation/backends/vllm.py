@@ -49,8 +49,10 @@ class VLLMBackend(LLMBackend):
         max_model_len: int | None = None,
         chat_template_kwargs: dict | None = None,
         reasoning_markers: Sequence[str] | None = None,
+        replay: bool | str = "auto",
     ):
         super().__init__()
+        self.replay = replay  # the response cache's (`generation.cache.replay`): never part of the identity
         self.reasoning_markers = check_markers(reasoning_markers or DEFAULT_MARKERS)
         self.model_name, self.revision = model, revision
         self.use_chat_template, self.system_prompt = chat_template, system_prompt
@@ -89,6 +91,10 @@ class VLLMBackend(LLMBackend):
                 ),  # replies keep these where they are special
             }
         return self._identity
+
+    def named_by(self) -> dict:
+        """The identity less the files' digest (a replay needs no model on this machine)."""
+        return {k: v for k, v in self.identity().items() if k != "files"}
 
     def load(self):
         if self._llm is None:

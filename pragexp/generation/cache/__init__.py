@@ -19,6 +19,10 @@ network file systems do give: what one writer flushed is seen by others, and a r
 pragexp.generation.cache compact <folder>` merges the files whose writers are done (closed, or their process
 gone, or another host's file idle a day) into one sorted pack, atomically, and never removes a file that a
 process may still write (`compaction`).
+
+Beside the answers, the identities they were keyed under (`identities`); in each run's folder, the keys it
+used (`answers`); a run answered by the cache alone under a recorded identity (`replay`); the answers some
+runs used, shipped as one checked tar (`packs`: `python -m pragexp.generation.cache pack|unpack`).
 """
 
 from pragexp.generation.cache.compaction import Compaction, compact

@@ -1,5 +1,6 @@
 """`python -m pragexp.generation.cache compact|stats <folder>`: merge a cache folder's finished files into
-one pack, or say what the folder holds."""
+one pack, or say what the folder holds; `pack RUN_DIR... --out answers.tar`, `unpack answers.tar --cache-dir
+DIR`: the answers some runs used, shipped (`packs`)."""
 
 from __future__ import annotations
 
@@ -8,12 +9,16 @@ import logging
 import sys
 from pathlib import Path
 
+from pragexp.generation.cache import packs
 from pragexp.generation.cache.compaction import compact
 from pragexp.generation.cache.files import IDLE
 from pragexp.generation.cache.index import FolderIndex
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv[:1] in (["pack"], ["unpack"]):
+        return packs.main(argv)
     parser = argparse.ArgumentParser(prog="python -m pragexp.generation.cache", description=__doc__)
     parser.add_argument("command", choices=("compact", "stats"))
     parser.add_argument("folder", type=Path, help="a response cache folder: <paths.cache_dir>/llm/responses")

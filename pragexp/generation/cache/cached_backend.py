@@ -17,11 +17,17 @@ A process opens each folder once, on first use (in the process that uses it: a D
 model and the judge share it. The folder counts its own lookups: `close_caches()` (a task's teardown) logs,
 per folder, how many answers were found there and how many were asked of the model (a run's time means little
 without it), and `kept()` says what each open folder holds (a stopped job's message).
+
+The identity the keys rest on is recorded beside the answers (`identities`), and the keys a run used go into
+its folder (`answers`); `llm.replay` answers from the cache alone under a recorded identity (`replay`), and
+`packs` ships the answers some runs used.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import os
+import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -29,11 +35,12 @@ from pathlib import Path
 import torch
 
 from pragexp.generation.backends.base import GenerationParams, LLMBackend, Prompt
-from pragexp.generation.cache import ResponseCache
+from pragexp.generation.cache import ResponseCache, answers, replay
+from pragexp.generation.cache.identities import IDENTITIES, RESPONSES, IdentityBook, Recorded
 from pragexp.generation.scoring.requests import ChoiceRequest, OptionScore
 from pragexp.generation.scoring.scorer import SCORING
 
-CACHE_DIR = "llm/responses"
+CACHE_DIR = RESPONSES
 
 
 # This process's open folders, shared by every backend behind one. Keyed by process too: a forked process (a
@@ -68,30 +75,65 @@ def kept() -> list[str]:
 def cached(backend: LLMBackend, cache_dir: str | Path | None, use_cache: bool = True) -> LLMBackend:
     """`backend` behind the response cache `<cache_dir>/llm/responses/`; `backend` itself without a
     `cache_dir`, with `use_cache` off, for a backend that answers from the data (`cacheable` false: the
-    reference backends) or one whose weights train (`finetune`: its answers change as they do)."""
+    reference backends) or one whose weights train (`finetune`: its answers change as they do). A replay
+    (`llm.replay`: true or a run folder) needs the cache: refused without it."""
     if not (cache_dir and use_cache and backend.cacheable) or backend.finetune != "none":
+        if replay.mode(getattr(backend, "replay", "auto")) not in ("auto", "false"):
+            raise ValueError(
+                f"llm.replay={backend.replay} answers from the response cache: give it one (a cache_dir, "
+                "use_cache=true; a model that trains has none)"
+            )
         return backend
     return CachedBackend(backend, Path(cache_dir) / CACHE_DIR)
 
 
 class CachedBackend(LLMBackend):
     """`backend` behind the folder at `path` (opened on first use: `open_cache`); `backend.calls` counts the
-    model calls (`model_calls`), the folder its lookups."""
+    model calls (`model_calls`), the folder its lookups. The identity its keys rest on is resolved at the
+    first call (`replay.resolve`: the backend's own, recorded beside the answers, or a recorded one that a
+    replay answers under without asking the model), and the keys each call used are noted for the run's
+    `answers.json` (`answers`)."""
 
     def __init__(self, backend: LLMBackend, path: str | Path):
         super().__init__()
         self.backend, self.path = backend, Path(path)
         self.name = backend.name
+        self.book = IdentityBook(self.path.parent / Path(IDENTITIES).name)  # <cache_dir>/llm/identities
+        self._keyed: replay.Keyed | None = None
+        self._keying = threading.Lock()  # a backend's threads may ask at once: one probe
 
     @property
     def cache(self) -> ResponseCache:
         return open_cache(self.path)
 
+    @property
+    def keyed(self) -> replay.Keyed:
+        with self._keying:
+            if self._keyed is None:
+                self._keyed = replay.resolve(self.backend, self.book)
+        return self._keyed
+
+    @property
+    def replaying(self) -> bool:
+        return self.keyed.replaying
+
     def identity(self) -> dict:
-        return self.backend.identity()
+        return self.keyed.record.identity if self.replaying else self.backend.identity()
+
+    def _current(self) -> Recorded:
+        """The identity this call's keys rest on, as recorded: a backend's may change as it trains (the
+        benchmark curves' `StepBackend` names the weights as they stand)."""
+        keyed = self.keyed
+        identity = keyed.record.identity if keyed.replaying else self.backend.identity()
+        if identity is keyed.record.identity or identity == keyed.record.identity:
+            return keyed.record
+        return dataclasses.replace(keyed.record, identity=identity)
 
     def key_identity(self, method: str) -> dict:
-        return self.backend.key_identity(method)
+        if not self.replaying:
+            return self.backend.key_identity(method)
+        unread = self.backend.not_read_by.get(method, ())
+        return {k: v for k, v in self.identity().items() if k not in unread}
 
     def chat_text(self, messages: list[dict]) -> str | None:
         return self.backend.chat_text(messages)  # local rendering: nothing to cache
@@ -107,7 +149,15 @@ class CachedBackend(LLMBackend):
         return self.backend.calls
 
     def _key(self, method: str, payload, params: dict | None = None, sample: int | None = None) -> str:
-        return ResponseCache.key(self.backend.key_identity(method), method, payload, params, sample)
+        return ResponseCache.key(self.key_identity(method), method, payload, params, sample)
+
+    def _used(self, keys: list[str], found: dict, first: Callable[[], str]) -> None:
+        """Note a call's keys for the run's record; a replay that lacks some of them stops, naming the first
+        request without its answer (`first()`, in short)."""
+        answers.note(self.path, self._current(), keys)
+        missing = sum(k not in found for k in keys)
+        if missing and self.replaying:
+            raise replay.missing(self.keyed, self.path, first(), missing, len(keys))
 
     @contextmanager
     def _storing(
@@ -139,6 +189,7 @@ class CachedBackend(LLMBackend):
         keys = [self._key("generate", _prompt_key(p), params.key(), sample) for p in prompts]
         found = self.cache.get_many(keys)
         todo = [i for i, k in enumerate(keys) if k not in found]
+        self._used(keys, found, lambda: f"generate (draw {sample}) {replay.shown(prompts[todo[0]].text)}")
         if todo:
             with self._storing(lambda j, reply: {keys[todo[j]]: reply}) as store_rest:
                 answers = self.backend.generate_samples([prompts[i] for i in todo], params, sample)
@@ -157,7 +208,12 @@ class CachedBackend(LLMBackend):
             [self._key("loglikelihood_many", [r.context, o], _choice_params(r)) for o in r.options]
             for r in requests
         ]
-        found = self.cache.get_many([k for row in keys for k in row])
+        flat = [k for row in keys for k in row]
+        found = self.cache.get_many(flat)
+        gaps = (r for r, row in zip(requests, keys, strict=True) if any(k not in found for k in row))
+        self._used(
+            flat, found, lambda: f"loglikelihood of the options after {replay.shown(next(gaps).context)}"
+        )
         # (context, pairing, head) -> {option: key}, in first-asked order
         todo: dict[tuple[str, str, int], dict[str, str]] = {}
         for request, row in zip(requests, keys, strict=True):
@@ -186,6 +242,7 @@ class CachedBackend(LLMBackend):
         keys = [self._key("embed", t) for t in texts]
         found = self.cache.get_many(keys)
         todo = [i for i, k in enumerate(keys) if k not in found]
+        self._used(keys, found, lambda: f"embed {replay.shown(texts[todo[0]])}")
         if todo:
             with self._storing(lambda j, vector: {keys[todo[j]]: vector.tolist()}) as store_rest:
                 vectors = self.backend.embed([texts[i] for i in todo])
