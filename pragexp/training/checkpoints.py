@@ -18,6 +18,9 @@ checkpoint of a fine-tuned LLM its weights in their own format.
   (`runs.checkpoint.adapter_folder`: `<name>.peft/` beside `<name>.ckpt`), a folder that replaces the previous
   one whole (`generation.finetuning.adapters`). They are removed with their checkpoint (top-k rotation, the
   previous `last`). Models without tuned LLM weights write nothing more.
+  Lightning saves the score of its latest best checkpoint (`current_score`) in each checkpoint but does not
+  put it back when a run resumes: the resumed run's later checkpoints then said None where the run never
+  stopped said the score; this one puts it back.
 """
 
 from __future__ import annotations
@@ -59,6 +62,11 @@ class ModelCheckpoint(LightningModelCheckpoint):
         super().on_validation_end(trainer, pl_module)
         if not self._should_save_on_train_epoch_end(trainer):
             self._save_last_if_older(trainer)
+
+    def load_state_dict(self, state_dict: dict) -> None:
+        super().load_state_dict(state_dict)
+        if self.dirpath == state_dict.get("dirpath", self.dirpath):  # (as Lightning restores the rest)
+            self.current_score = state_dict.get("current_score", self.current_score)
 
     def _save_last_if_older(self, trainer: pl.Trainer) -> None:
         """`last.ckpt` at this point, unless Lightning has just written it (with a best checkpoint)."""
