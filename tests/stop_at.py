@@ -3,8 +3,10 @@
 SLURM job's first run only).
 
 `where`: train | val | test (right after batch `batch` of epoch `epoch`; the epoch's last one: -1) or save
-(while Lightning builds a checkpoint of epoch `epoch`, before its file is written); with `run`, only in the
-run whose dir has that name (a sweep's job number). `how`:
+(while Lightning builds a checkpoint of epoch `epoch`, before its file is written) or bench (while the
+benchmark curves' pass at optimizer step `batch` of epoch `epoch` scores, `training.benchmarks`: after the
+first test batch of its first benchmark); with `run`, only in the run whose dir has that name (a sweep's job
+number). `how`:
 - signal: sends the run SIGTERM (what SLURM's scancel and time limit send; submitit's SIGUSR2 takes the same
   path);
 - wait: waits there until a signal reaches the run (one the test has SLURM send: a real preemption's path);
@@ -59,6 +61,20 @@ class StopAt(Callback):
 
     def on_save_checkpoint(self, trainer, pl_module, checkpoint) -> None:
         self._reached(trainer, "save")
+
+    def on_fit_start(self, trainer, pl_module) -> None:
+        if self.where == "bench":  # (the benchmarks callback, before this one, has built its benchmarks)
+            (curves,) = [c for c in trainer.callbacks if type(c).__name__ == "BenchmarkCurves"]
+            benchmark = curves.benchmarks[0]
+            benchmark.task.test_step = self._then_reached(trainer, benchmark.task.test_step)
+
+    def _then_reached(self, trainer, test_step):
+        def scored_then_reached(batch, batch_idx):
+            test_step(batch, batch_idx)
+            if batch_idx == 0:  # a benchmark pass under way, the optimizer step's
+                self._reached(trainer, "bench", trainer.global_step)
+
+        return scored_then_reached
 
 
 def _signal(trainer) -> None:
