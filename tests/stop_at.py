@@ -11,7 +11,9 @@ number). `how`:
   path);
 - wait: waits there until a signal reaches the run (one the test has SLURM send: a real preemption's path);
 - kill: (save) the checkpoint's bytes are written half-way, then the run is killed with SIGKILL;
-- fill: (save) fills the disk the checkpoint goes to, leaving 64 KiB, before it is written.
+- fill: (save) fills the disk the checkpoint goes to, leaving 64 KiB, before it is written;
+- adapter_kill: the run is killed with SIGKILL when a checkpoint's tuned LLM weights (`<name>.peft/`,
+  `training.checkpoints.save_tuned_weights`) next come to replace the previous folder.
 Sleeping draws no random numbers: a run stopped here and resumed can be compared with one never stopped."""
 
 from __future__ import annotations
@@ -45,7 +47,8 @@ class StopAt(Callback):
             return
         self.done = True
         print(f"stop_at: {where} epoch {trainer.current_epoch} batch {batch}: {self.how}", flush=True)
-        {"signal": _signal, "wait": _wait, "kill": _kill_mid_write, "fill": _fill_disk}[self.how](trainer)
+        actions = {"signal": _signal, "wait": _wait, "kill": _kill_mid_write, "fill": _fill_disk}
+        (actions | {"adapter_kill": _kill_at_adapter_folder})[self.how](trainer)
 
     def on_train_batch_end(self, trainer, pl_module, outputs, batch, batch_idx) -> None:
         self._reached(trainer, "train", batch_idx, trainer.num_training_batches)
@@ -108,6 +111,16 @@ def _kill_mid_write(trainer) -> None:
         os.kill(os.getpid(), signal.SIGKILL)
 
     torch.save = half_then_killed
+
+
+def _kill_at_adapter_folder(trainer) -> None:
+    from pragexp.generation.finetuning import adapters
+
+    def killed(new, path):
+        print(f"stop_at: killed as {path} was to be replaced", flush=True)
+        os.kill(os.getpid(), signal.SIGKILL)
+
+    adapters.replace_folder = killed
 
 
 def _fill_disk(trainer) -> None:

@@ -30,7 +30,7 @@ pytestmark = pytest.mark.slow  # a LoRA fine-tune, stopped and resumed, in subpr
 
 TESTS = Path(__file__).resolve().parent
 # 2 epochs of 6 training batches (12 optimizer steps), 4 validation batches; LUDWIG's 6 pairs scored in 3
-# batches at steps 0, 2, 4, ..., 12.
+# batches at steps 0, 5 and 10 and after the last step (12).
 LORA = [
     "task=circa",
     "model=llm",
@@ -41,7 +41,7 @@ LORA = [
     *TINY_DATA["circa"],
     "data.eval_batch_size=4",
     "callbacks.benchmarks.names=[ludwig]",
-    "callbacks.benchmarks.every_n_steps=2",
+    "callbacks.benchmarks.every_n_steps=5",
     f"+callbacks.benchmarks.overrides.ludwig.data.path={LUDWIG_FIXTURE}",
     "+callbacks.benchmarks.overrides.ludwig.data.eval_batch_size=2",
     "logger=none",
@@ -57,10 +57,16 @@ POINTS = {
         ["where=val", "epoch=0", "batch=1"],
         r"validating in fitting epoch 0, batch 2 of 4",
     ),
-    # the pass at step 4 (after the epoch's 4th batch) goes on to its end; training stops after that batch
+    # the pass at step 5 (after the epoch's 5th batch) goes on to its end; training stops after that batch
     "while scoring a benchmark": (
-        ["where=bench", "epoch=0", "batch=4"],
-        r"fitting epoch 0 step 4, batch 4 of 6",
+        ["where=bench", "epoch=0", "batch=5"],
+        r"fitting epoch 0 step 5, batch 5 of 6",
+    ),
+    # the pass after the last step, once training has ended (2 epochs done) goes on to its end; the run stops
+    # before it validates and tests its best checkpoint
+    "while scoring the last pass": (
+        ["where=bench", "epoch=2", "batch=12"],
+        r"validating \(before its first batch\)",
     ),
     "while saving a checkpoint": (["where=save", "epoch=0"], r"fitting epoch 1 step 6, batch 0 of 6"),
 }
@@ -128,29 +134,54 @@ def assert_same_adapters(resumed: Path, plain: Path) -> None:
         assert not different, f"{name}: {different}"
 
 
+def stopped_then_resumed(stop: list[str], status: int, tmp_path: Path, monkeypatch) -> tuple[Job, Job]:
+    """The run stopped where `stop` says (StopAt's settings), exiting with `status`, then the same command
+    again in its dir with ckpt_path=last (as a requeued job is)."""
+    run_dir, cache = tmp_path / "run", tmp_path / "cache"
+    monkeypatch.setenv("STOP_AT", "1")
+    stop_at = ["+callbacks.stop_at._target_=stop_at.StopAt", *(f"+callbacks.stop_at.{s}" for s in stop)]
+    stopped = lora_run(run_dir, cache, tmp_path / "stopped", tuple(stop_at), status=status)
+    monkeypatch.delenv("STOP_AT")
+    assert not (run_dir / "metrics.json").exists()
+    resumed = lora_run(run_dir, cache, tmp_path / "resumed", ("ckpt_path=last",))
+    last = run_dir / "checkpoints" / "last.ckpt"
+    assert f"Restoring states from the checkpoint path at {last}" in resumed.log()
+    assert "dataloader is not resumable" not in resumed.log()
+    return stopped, resumed
+
+
+def assert_same_results(run_dir: Path, plain: Path) -> None:
+    metrics = json.loads((run_dir / "metrics.json").read_text())
+    assert metrics == json.loads((plain / "metrics.json").read_text())
+    assert checkpoint_state(run_dir) == checkpoint_state(plain)
+    assert_same_adapters(run_dir, plain)
+
+
 @pytest.mark.parametrize("point", list(POINTS))
 def test_a_lora_run_stopped_at_any_point_and_resumed_ends_as_the_run_never_stopped(
     point, never_stopped, tmp_path, monkeypatch
 ):
     stop, where = POINTS[point]
     plain, plain_job = never_stopped
-    run_dir, cache = tmp_path / "run", tmp_path / "cache"
-    monkeypatch.setenv("STOP_AT", "1")
-    stop_at = ["+callbacks.stop_at._target_=stop_at.StopAt", *(f"+callbacks.stop_at.{s}" for s in stop)]
-    stopped = lora_run(run_dir, cache, tmp_path / "stopped", tuple(stop_at), status=143)
-    monkeypatch.delenv("STOP_AT")
+    stopped, resumed = stopped_then_resumed(stop, 143, tmp_path, monkeypatch)
     match = re.search(STOPPED, stopped.stdout())
     assert match and re.fullmatch(where, match[1]), stopped.log()[-3000:]
-    assert not (run_dir / "metrics.json").exists()
-
-    resumed = lora_run(run_dir, cache, tmp_path / "resumed", ("ckpt_path=last",))
-    last = run_dir / "checkpoints" / "last.ckpt"
-    assert f"Restoring states from the checkpoint path at {last}" in resumed.log()
-    assert "dataloader is not resumable" not in resumed.log()
-    metrics = json.loads((run_dir / "metrics.json").read_text())
-    assert metrics == json.loads((plain / "metrics.json").read_text())
-    assert checkpoint_state(run_dir) == checkpoint_state(plain)
-    assert_same_adapters(run_dir, plain)
+    assert_same_results(tmp_path / "run", plain)
     # The curves: each step the run never stopped scored, scored once (none again after the resume, none
     # off the schedule), with the same figures.
-    assert len(passes(plain_job)) == 7 and passes(stopped) + passes(resumed) == passes(plain_job)
+    assert len(passes(plain_job)) == 4 and passes(stopped) + passes(resumed) == passes(plain_job)
+
+
+def test_a_lora_run_killed_while_saving_its_adapters_resumes_as_the_run_never_stopped(
+    never_stopped, tmp_path, monkeypatch
+):
+    """SIGKILL as the last epoch's `last.peft/` is about to replace the previous one (the first adapters saved
+    after the epoch's last batch): the checkpoint it belongs to is not there either, so the resumed run trains
+    that epoch again and writes both."""
+    plain, plain_job = never_stopped
+    stop = ["where=train", "epoch=1", "batch=-1", "how=adapter_kill"]
+    stopped, resumed = stopped_then_resumed(stop, -9, tmp_path, monkeypatch)
+    assert re.search(r"^stop_at: killed as \S+/last\.peft was to be replaced$", stopped.stdout(), re.M)
+    assert_same_results(tmp_path / "run", plain)
+    # The passes after the checkpoint it resumed from (epoch 0's end, step 6) are scored again.
+    assert passes(resumed) == [p for p in passes(plain_job) if int(p[0]) > 6]

@@ -222,8 +222,8 @@ def save_resumable(trainer) -> Path:
     path = _checkpoint_dir(trainer) / LAST
     if callback is not None:
         callback.last_model_path = str(path)  # saved in the checkpoint: a resumed run overwrites this file
+    save_tuned_weights(trainer, path)  # a tuned LLM's weights beside it, first (`training.checkpoints`)
     trainer.save_checkpoint(path)
-    save_tuned_weights(trainer, path)  # a tuned LLM's weights beside it, in their own format
     return path
 
 
