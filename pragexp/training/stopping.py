@@ -10,10 +10,10 @@ in a job that submitit started, submitit's preemption and time-limit signal (SIG
   stop at the same one); its callback `StopCallback` then saves `checkpoints/last.ckpt` (whole or not at all:
   `training.checkpoints`), from which `ckpt_path=last` resumes. After the last batch, while training's end is
   under way (the benchmark curves' last pass: `training.benchmarks`), the stop waits for that end and comes
-  before testing: a run resumed from a checkpoint of its last epoch trains nothing and calls no hook of
-  training's end, so a pass stopped half-way would be missing from the curves for good. A second Ctrl-C
-  stops at once, without a checkpoint (a second SIGTERM changes nothing: a scheduler may send several, and DDP
-  ranks get the process group's and rank 0's);
+  before the best checkpoint is validated and tested: a run resumed from a checkpoint of its last epoch trains
+  nothing and calls no hook of training's end, so a pass stopped half-way would be missing from the curves
+  for good. A second Ctrl-C stops at once, without a checkpoint (a second SIGTERM changes nothing: a
+  scheduler may send several, and DDP ranks get the process group's and rank 0's);
 - anywhere else (reading data, loading a model, evaluating), at once, by raising `Stopped`: an evaluation
   keeps what it stored (the response cache writes each answer as it arrives; a torn one is detected) and
   writes no metrics.json or predictions.jsonl;
