@@ -1,11 +1,13 @@
 """A LoRA fine-tune preempted at any point: the tiny causal LM trained on Circa (`llm.finetune=lora`, its
 dropout drawing random numbers every step) with benchmark curves scored while it trains
-(`callbacks.benchmarks`: LUDWIG every 2 optimizer steps, `training.benchmarks`), stopped by SIGTERM
-mid-epoch, while validating, while the curves' callback scores its benchmark and while a checkpoint is saved,
+(`callbacks.benchmarks`: LUDWIG every 5 optimizer steps and after the last, `training.benchmarks`), stopped by
+SIGTERM mid-epoch, while validating, while the curves' callback scores its benchmark, while it scores the pass
+after the last step and while a checkpoint is saved, or killed as a checkpoint's adapter folder is written,
 then resumed as a requeued job is (the same command in the run's dir, `ckpt_path=last`), ends as the same run
-never stopped: metrics.json equal key for key; the same checkpoint files and callbacks' states; every
-checkpoint's adapters and every peft folder's weights (`<name>.peft/adapter_model.safetensors`) equal bit for
-bit (torch.equal); the benchmark passes of the two runs together those of the run never stopped.
+never stopped: metrics.json equal key for key; the same checkpoint files (nothing partial beside them) and
+callbacks' states; every checkpoint's adapters and every peft folder's weights
+(`<name>.peft/adapter_model.safetensors`) equal bit for bit (torch.equal); the benchmark passes of the two
+runs together those of the run never stopped.
 
 The way the stop comes and the resume goes are tests/test_preemption.py's (tests/stop_at.py); the run never
 stopped runs once for the module. Each stopped run and its resume have a response cache of their own: the
