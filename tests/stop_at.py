@@ -3,13 +3,17 @@
 SLURM job's first run only).
 
 `where`: train | val | test (right after batch `batch` of epoch `epoch`; the epoch's last one: -1) or save
-(while Lightning builds a checkpoint of epoch `epoch`, before its file is written); with `run`, only in the
-run whose dir has that name (a sweep's job number). `how`:
+(while Lightning builds a checkpoint of epoch `epoch`, before its file is written) or bench (while the
+benchmark curves' pass at optimizer step `batch` of epoch `epoch` scores, `training.benchmarks`: after the
+first test batch of its first benchmark); with `run`, only in the run whose dir has that name (a sweep's job
+number). `how`:
 - signal: sends the run SIGTERM (what SLURM's scancel and time limit send; submitit's SIGUSR2 takes the same
   path);
 - wait: waits there until a signal reaches the run (one the test has SLURM send: a real preemption's path);
 - kill: (save) the checkpoint's bytes are written half-way, then the run is killed with SIGKILL;
-- fill: (save) fills the disk the checkpoint goes to, leaving 64 KiB, before it is written.
+- fill: (save) fills the disk the checkpoint goes to, leaving 64 KiB, before it is written;
+- adapter_kill: the run is killed with SIGKILL when a checkpoint's tuned LLM weights (`<name>.peft/`,
+  `training.checkpoints.save_tuned_weights`) next come to replace the previous folder.
 Sleeping draws no random numbers: a run stopped here and resumed can be compared with one never stopped."""
 
 from __future__ import annotations
@@ -43,7 +47,8 @@ class StopAt(Callback):
             return
         self.done = True
         print(f"stop_at: {where} epoch {trainer.current_epoch} batch {batch}: {self.how}", flush=True)
-        {"signal": _signal, "wait": _wait, "kill": _kill_mid_write, "fill": _fill_disk}[self.how](trainer)
+        actions = {"signal": _signal, "wait": _wait, "kill": _kill_mid_write, "fill": _fill_disk}
+        (actions | {"adapter_kill": _kill_at_adapter_folder})[self.how](trainer)
 
     def on_train_batch_end(self, trainer, pl_module, outputs, batch, batch_idx) -> None:
         self._reached(trainer, "train", batch_idx, trainer.num_training_batches)
@@ -59,6 +64,20 @@ class StopAt(Callback):
 
     def on_save_checkpoint(self, trainer, pl_module, checkpoint) -> None:
         self._reached(trainer, "save")
+
+    def on_fit_start(self, trainer, pl_module) -> None:
+        if self.where == "bench":  # (the benchmarks callback, before this one, has built its benchmarks)
+            (curves,) = [c for c in trainer.callbacks if type(c).__name__ == "BenchmarkCurves"]
+            benchmark = curves.benchmarks[0]
+            benchmark.task.test_step = self._then_reached(trainer, benchmark.task.test_step)
+
+    def _then_reached(self, trainer, test_step):
+        def scored_then_reached(batch, batch_idx):
+            test_step(batch, batch_idx)
+            if batch_idx == 0:  # a benchmark pass under way, the optimizer step's
+                self._reached(trainer, "bench", trainer.global_step)
+
+        return scored_then_reached
 
 
 def _signal(trainer) -> None:
@@ -92,6 +111,16 @@ def _kill_mid_write(trainer) -> None:
         os.kill(os.getpid(), signal.SIGKILL)
 
     torch.save = half_then_killed
+
+
+def _kill_at_adapter_folder(trainer) -> None:
+    from pragexp.generation.finetuning import adapters
+
+    def killed(new, path):
+        print(f"stop_at: killed as {path} was to be replaced", flush=True)
+        os.kill(os.getpid(), signal.SIGKILL)
+
+    adapters.replace_folder = killed
 
 
 def _fill_disk(trainer) -> None:

@@ -101,9 +101,19 @@ def test_an_adapter_folder_written_by_a_writer_killed_half_way_is_the_previous_o
     killed_half_way(KILLED_FOLDER, folder)
     assert contents(folder) == before
     (leftover,) = [p for p in tmp_path.iterdir() if p != folder]  # the killed writer's folder, beside
-    assert leftover.name.startswith(".last.peft.") and contents(leftover) == {
+    assert leftover.name == ".last.peft.partial" and contents(leftover) == {
         "adapter_config.json": '{"new": true}'
     }
+
+    class Model:
+        def save_pretrained(self, folder):
+            (Path(folder) / "adapter_model.safetensors").write_text("next")
+
+    backend = type(
+        "Backend", (), {"finetune": "lora", "lora": {}, "base_identity": dict, "trainable_model": Model}
+    )
+    adapters.save(backend(), folder)  # the next save of the folder writes over what the killed one left
+    assert os.listdir(tmp_path) == ["last.peft"] and contents(folder)["adapter_model.safetensors"] == "next"
 
 
 @pytest.mark.parametrize("swap", [True, False], ids=["swapped at once", "renamed aside (no renameat2)"])

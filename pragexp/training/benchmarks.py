@@ -17,7 +17,11 @@ as they stand (`StepBackend`: LoRA's adapters by their digest, a full fine-tune'
 step): two weight states never share an answer, and the same adapters always do.
 
 A pass leaves training as it was: every random generator it could draw from (torch's, CUDA's, numpy's,
-Python's) is restored after it, so the trained weights are the same with and without the callback.
+Python's) is restored after it, so the trained weights are the same with and without the callback. A run
+stopped and resumed (`ckpt_path=last`, a requeued job) scores the steps the run never stopped scores, each
+once: the step last scored travels in the checkpoint, and a resumed run scores its first step only where the
+schedule does and no pass before the stop did (it scored every resumed run's first step, a step off the
+schedule too: a curve point the run never stopped has not, and a pass the model was asked anew).
 """
 
 from __future__ import annotations
@@ -274,6 +278,13 @@ class BenchmarkCurves(Callback):
         self.benchmarks: list[Benchmark] = []
         self.backend: StepBackend | None = None
         self.scored_step: int | None = None
+        self.restored: dict | None = None  # the state in the checkpoint a resumed fit goes on from
+
+    def state_dict(self) -> dict:
+        return {"scored_step": self.scored_step}
+
+    def load_state_dict(self, state_dict: dict) -> None:
+        self.restored = dict(state_dict)
 
     def _config(self, name: str) -> DictConfig:
         paths = {"output_dir": str(Path(self.output_dir or ".") / "benchmarks" / name)}
@@ -295,12 +306,13 @@ class BenchmarkCurves(Callback):
         self.benchmarks = [Benchmark(n, self._config(n), self.backend) for n in self.names]
 
     def on_train_start(self, trainer, pl_module) -> None:
-        if (
-            self.backend is not None
-        ):  # a second fit of this callback (a resumed one) names and scores its own steps
+        if self.backend is not None:  # each fit (a resumed one too) names its own weights
             self.backend.new_fit()
-            self.scored_step = None
-        self._score(trainer, pl_module)
+        # A new fit scores its first step; a resumed one goes on as the fit it resumes would have.
+        restored, self.restored = self.restored, None
+        self.scored_step = None if restored is None else restored.get("scored_step")
+        if restored is None or trainer.global_step % self.every_n_steps == 0:
+            self._score(trainer, pl_module)
 
     def on_train_batch_end(self, trainer, pl_module, outputs, batch, batch_idx) -> None:
         if trainer.global_step % self.every_n_steps == 0:

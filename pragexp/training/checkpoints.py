@@ -16,8 +16,15 @@ checkpoint of a fine-tuned LLM its weights in their own format.
   adapter folder for `llm.finetune=lora`, which transformers, peft and vLLM's LoRA serving load as it is, or a
   transformers model folder for `full`) where the checkpoint layout puts them
   (`runs.checkpoint.adapter_folder`: `<name>.peft/` beside `<name>.ckpt`), a folder that replaces the previous
-  one whole (`generation.finetuning.adapters`). They are removed with their checkpoint (top-k rotation, the
-  previous `last`). Models without tuned LLM weights write nothing more.
+  one whole (`generation.finetuning.adapters`), before the checkpoint's own file: the checkpoint is what a run
+  resumes from, so a kill between the two leaves the previous checkpoint, from which the resumed run trains
+  again and writes both (written after it, the kill left a checkpoint beside its previous weights' folder, and
+  a run resumed from its last epoch's checkpoint trains nothing and never wrote the folder again). They are
+  removed with their checkpoint (top-k rotation, the previous `last`). Models without tuned LLM weights write
+  nothing more.
+  Lightning saves the score of its latest best checkpoint (`current_score`) in each checkpoint but does not
+  put it back when a run resumes: the resumed run's later checkpoints then said None where the run never
+  stopped said the score; this one puts it back.
 """
 
 from __future__ import annotations
@@ -43,7 +50,7 @@ class DurableCheckpointIO(TorchCheckpointIO):
 
 
 def save_tuned_weights(trainer: pl.Trainer, checkpoint_path: str | Path) -> None:
-    """Beside the checkpoint just saved, the task's tuned LLM weights in their own format (rank 0)."""
+    """Beside the checkpoint about to be saved, the task's tuned LLM weights in their own format (rank 0)."""
     task: PragexpTask = trainer.lightning_module
     if trainer.is_global_zero:
         task.save_adapter(adapter_folder(checkpoint_path))  # a task without a tuned LLM: nothing
@@ -60,6 +67,11 @@ class ModelCheckpoint(LightningModelCheckpoint):
         if not self._should_save_on_train_epoch_end(trainer):
             self._save_last_if_older(trainer)
 
+    def load_state_dict(self, state_dict: dict) -> None:
+        super().load_state_dict(state_dict)
+        if self.dirpath == state_dict.get("dirpath", self.dirpath):  # (as Lightning restores the rest)
+            self.current_score = state_dict.get("current_score", self.current_score)
+
     def _save_last_if_older(self, trainer: pl.Trainer) -> None:
         """`last.ckpt` at this point, unless Lightning has just written it (with a best checkpoint)."""
         if self.save_last and not self._should_skip_saving_checkpoint(trainer):
@@ -67,8 +79,8 @@ class ModelCheckpoint(LightningModelCheckpoint):
 
     # Lightning's two protected hooks through which every checkpoint file is written and removed (2.x).
     def _save_checkpoint(self, trainer: pl.Trainer, filepath: str) -> None:
+        save_tuned_weights(trainer, filepath)  # first: see the module docstring
         super()._save_checkpoint(trainer, filepath)
-        save_tuned_weights(trainer, filepath)
 
     def _remove_checkpoint(self, trainer: pl.Trainer, filepath: str) -> None:
         super()._remove_checkpoint(trainer, filepath)

@@ -8,9 +8,12 @@ in a job that submitit started, submitit's preemption and time-limit signal (SIG
 - while Lightning trains (its loops are running), at the end of the current batch, through Lightning's own
   flag (the one its SIGTERM handler sets: under DDP rank 0 passes it to every rank at the next step, so all
   stop at the same one); its callback `StopCallback` then saves `checkpoints/last.ckpt` (whole or not at all:
-  `training.checkpoints`), from which `ckpt_path=last` resumes. A second Ctrl-C stops at once, without a
-  checkpoint (a second SIGTERM changes nothing: a scheduler may send several, and DDP ranks get the process
-  group's and rank 0's);
+  `training.checkpoints`), from which `ckpt_path=last` resumes. After the last batch, while training's end is
+  under way (the benchmark curves' last pass: `training.benchmarks`), the stop waits for that end and comes
+  before the best checkpoint is validated and tested: a run resumed from a checkpoint of its last epoch trains
+  nothing and calls no hook of training's end, so a pass stopped half-way would be missing from the curves
+  for good. A second Ctrl-C stops at once, without a checkpoint (a second SIGTERM changes nothing: a
+  scheduler may send several, and DDP ranks get the process group's and rank 0's);
 - anywhere else (reading data, loading a model, evaluating), at once, by raising `Stopped`: an evaluation
   keeps what it stored (the response cache writes each answer as it arrives; a torn one is detected) and
   writes no metrics.json or predictions.jsonl;
@@ -180,8 +183,8 @@ class StopCallback(Callback):
         self.stop.take_over()
         self.stop.looping = True
 
-    def on_train_end(self, trainer, pl_module) -> None:
-        self.stop.looping = False
+    def on_fit_end(self, trainer, pl_module) -> None:
+        self.stop.looping = False  # (not at on_train_end: see the module docstring)
 
     def on_validation_start(self, trainer, pl_module) -> None:
         self.stop.take_over()
@@ -219,8 +222,8 @@ def save_resumable(trainer) -> Path:
     path = _checkpoint_dir(trainer) / LAST
     if callback is not None:
         callback.last_model_path = str(path)  # saved in the checkpoint: a resumed run overwrites this file
+    save_tuned_weights(trainer, path)  # a tuned LLM's weights beside it, first (`training.checkpoints`)
     trainer.save_checkpoint(path)
-    save_tuned_weights(trainer, path)  # a tuned LLM's weights beside it, in their own format
     return path
 
 

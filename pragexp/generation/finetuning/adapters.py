@@ -21,7 +21,6 @@ from __future__ import annotations
 import json
 import logging
 import shutil
-import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
@@ -58,11 +57,15 @@ def _check_base(saved: dict | None, here: dict, what: str) -> None:
 
 
 def save(backend: TunableBackend, folder: str | Path) -> Path:
-    """The tuned weights in their own format, with their `state`; written to a temporary folder beside, which
-    then replaces the previous folder whole (`utils.durable.replace_folder`)."""
+    """The tuned weights in their own format, with their `state`; written to `.<name>.partial` beside, which
+    then replaces the previous folder whole (`utils.durable.replace_folder`). One name per folder, as
+    `utils.durable.write_durably`'s partial file: what a killed writer left there is written over by the next
+    save of that folder (a temporary folder of a random name stayed beside the checkpoints for good)."""
     folder = Path(folder)
     folder.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{folder.name}.", dir=folder.parent))
+    tmp = folder.with_name(f".{folder.name}.partial")
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir()
     try:
         backend.trainable_model().save_pretrained(tmp)
         if backend.finetune == "full":
