@@ -6,7 +6,8 @@ SLURM job's first run only).
 (while Lightning builds a checkpoint of epoch `epoch`, before its file is written) or bench (while the
 benchmark curves' pass at optimizer step `batch` of epoch `epoch` scores, `training.benchmarks`: after the
 first test batch of its first benchmark); with `run`, only in the run whose dir has that name (a sweep's job
-number). `how`:
+number); with `rank`, only on that DDP rank (a signal that reaches one task of a job before the others).
+`how`:
 - signal: sends the run SIGTERM (what SLURM's scancel and time limit send; submitit's SIGUSR2 takes the same
   path);
 - wait: waits there until a signal reaches the run (one the test has SLURM send: a real preemption's path);
@@ -30,9 +31,10 @@ from pytorch_lightning import Callback
 
 
 class StopAt(Callback):
-    def __init__(self, where: str, epoch: int = 0, batch: int = 0, how: str = "signal", run=None):
+    def __init__(self, where: str, epoch: int = 0, batch: int = 0, how: str = "signal", run=None, rank=None):
         self.where, self.epoch, self.batch, self.how = where, epoch, batch, how
         self.run = run  # only in the run whose dir has this name (a sweep's job number); None: any
+        self.rank = rank  # only on this DDP rank; None: every one
         self.done = False
 
     def _reached(self, trainer, where: str, batch: int | None = None, batches: int = 0) -> None:
@@ -40,6 +42,8 @@ class StopAt(Callback):
         if self.done or where != self.where or not os.environ.get("STOP_AT") or not first_run:
             return
         if self.run is not None and Path(trainer.default_root_dir).name != str(self.run):
+            return
+        if self.rank is not None and trainer.global_rank != self.rank:
             return
         if trainer.sanity_checking or (where != "test" and trainer.current_epoch != self.epoch):
             return

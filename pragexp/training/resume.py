@@ -12,7 +12,9 @@ the random numbers, nor everything its loops need to go on from any point:
   them back for the resumed run's first step, so it draws the dropout masks and next epochs' orders the
   stopped run would have drawn (a checkpoint saved part-way through a validation holds their states as that
   validation found them, and the resumed run draws from there whatever that validation and the rest of the run
-  draw);
+  draw). Under DDP every rank's own: the ranks start from the same seed but part at their first batch (dropout
+  draws as many numbers as its rank's batch has, and the ranks' batches are padded to different lengths), so
+  the checkpoint, which rank 0 writes, holds every rank's states, and each rank puts back its own;
 - a validation stopped part-way: Lightning resumes a checkpoint saved after a validation batch as if that
   validation had ended (it skips it), so the epoch's end would find no validation metrics (early stopping
   stops the run with "Early stopping conditioned on metric val/... which is not available") and the checkpoint
@@ -27,15 +29,18 @@ the random numbers, nor everything its loops need to go on from any point:
 
 from __future__ import annotations
 
+import logging
 import random
 
 import numpy as np
 import torch
+import torch.distributed as dist
 from pytorch_lightning import Callback
 from pytorch_lightning.trainer.states import RunningStage, TrainerFn
 
 from pragexp.utils.resumable_sampler import ResumableLoader, ResumableSampler, draw_seed
 
+log = logging.getLogger(__name__)
 KEY = "pragexp_randomness"  # in the checkpoint: plain types and one tensor (loads with weights_only=True)
 VAL_PROGRESS = "epoch_loop.val_loop.batch_progress"  # Lightning's counters of the fit's validation loop
 
@@ -57,10 +62,10 @@ class ExactResume(Callback):
             # Resumed, the validation runs again whole, from the generators' states it started from.
             checkpoint["loops"]["fit_loop"][VAL_PROGRESS] = validation_to_run_again(trainer)
             states = {**(self.before_validation or states), "validation": "again"}
-        checkpoint[KEY] = {**states, "should_stop": bool(trainer.should_stop)}
+        checkpoint[KEY] = {"ranks": every_ranks(trainer, states), "should_stop": bool(trainer.should_stop)}
 
     def on_load_checkpoint(self, trainer, pl_module, checkpoint: dict) -> None:
-        self.saved = checkpoint.get(KEY)
+        self.saved = this_ranks(trainer, checkpoint.get(KEY))
         fit_loop = checkpoint.get("loops", {}).get("fit_loop", {})
         self.loader_states = fit_loop.get("state_dict", {}).get("combined_loader", [])
 
@@ -109,6 +114,34 @@ def random_states() -> dict:
         "numpy": [name, keys.tolist(), int(position), int(has_gauss), float(gauss)],
         "python": [version, list(state), python_gauss],
     }
+
+
+def every_ranks(trainer, states: dict) -> list[dict]:
+    """`states` of every DDP rank, in rank order (a collective call: every rank saves the checkpoint, as
+    Lightning has them do; rank 0 alone writes it); [states] in a run of one process."""
+    if trainer.world_size == 1 or not (dist.is_available() and dist.is_initialized()):
+        return [states]
+    ranks: list = [None] * trainer.world_size
+    dist.all_gather_object(ranks, states)
+    return ranks
+
+
+def this_ranks(trainer, saved: dict | None) -> dict | None:
+    """The generators' states this rank saved, with what all ranks share (`should_stop`). A checkpoint of a
+    run with another number of ranks cannot resume exactly: each rank then takes rank 0's. (A checkpoint of an
+    older pragexp holds rank 0's alone, without "ranks".)"""
+    if saved is None or "ranks" not in saved:
+        return saved
+    ranks, rank = saved["ranks"], trainer.global_rank
+    if len(ranks) != trainer.world_size:
+        log.warning(
+            "the checkpoint holds the random generators of %d ranks, this run has %d: every rank resumes "
+            "with rank 0's (the run goes on, not exactly as the stopped one would have)",
+            len(ranks),
+            trainer.world_size,
+        )
+        rank = 0
+    return {**ranks[rank], "should_stop": saved["should_stop"]}
 
 
 def restore_random_states(states: dict) -> None:

@@ -6,14 +6,17 @@ that a sweep, a shell or a scheduler never counts a stopped job as done.
 in a job that submitit started, submitit's preemption and time-limit signal (SIGUSR2) stop the job:
 
 - while Lightning trains (its loops are running), at the end of the current batch, through Lightning's own
-  flag (the one its SIGTERM handler sets: under DDP rank 0 passes it to every rank at the next step, so all
-  stop at the same one); its callback `StopCallback` then saves `checkpoints/last.ckpt` (whole or not at all:
-  `training.checkpoints`), from which `ckpt_path=last` resumes. After the last batch, while training's end is
-  under way (the benchmark curves' last pass: `training.benchmarks`), the stop waits for that end and comes
-  before the best checkpoint is validated and tested: a run resumed from a checkpoint of its last epoch trains
-  nothing and calls no hook of training's end, so a pass stopped half-way would be missing from the curves
-  for good. A second Ctrl-C stops at once, without a checkpoint (a second SIGTERM changes nothing: a
-  scheduler may send several, and DDP ranks get the process group's and rank 0's);
+  flag (the one its SIGTERM handler sets); its callback `StopCallback` then saves `checkpoints/last.ckpt`
+  (whole or not at all: `training.checkpoints`), from which `ckpt_path=last` resumes. Under DDP the ranks
+  first agree, at each batch's end, whether a signal has reached any of them, and all stop after the same
+  batch: SLURM signals every task, each at its own moment, and a rank that stopped at the end of its batch
+  while another went on to the next left both waiting for each other's collective calls, for ever (Lightning
+  passes rank 0's flag on at the next step, but each rank also stops on its own flag first). After the last
+  batch, while training's end is under way (the benchmark curves' last pass: `training.benchmarks`), the stop
+  waits for that end and comes before the best checkpoint is validated and tested: a run resumed from a
+  checkpoint of its last epoch trains nothing and calls no hook of training's end, so a pass stopped half-way
+  would be missing from the curves for good. A second Ctrl-C stops at once, without a checkpoint (a second
+  SIGTERM changes nothing: a scheduler may send several, and DDP ranks get the process group's and rank 0's);
 - anywhere else (reading data, loading a model, evaluating), at once, by raising `Stopped`: an evaluation
   keeps what it stored (the response cache writes each answer as it arrives; a torn one is detected) and
   writes no metrics.json or predictions.jsonl;
@@ -133,9 +136,17 @@ class SignalStop:
             launcher.kill(signal.SIGTERM)  # the DDP ranks it started (none on the ranks themselves)
         connector = getattr(self.trainer, "_signal_connector", None)
         if self.looping and connector is not None:
-            connector.received_sigterm = True  # Lightning's loops stop after this batch
-            return
+            if self.trainer.world_size == 1:
+                connector.received_sigterm = True  # Lightning's loops stop after this batch
+            return  # (DDP: after the batch at whose end the ranks agree to stop, `agree`)
         raise Stopped(signum)
+
+    def agree(self, trainer) -> None:
+        """At a batch's end under DDP (every rank calls it, in step): whether a signal has reached any rank;
+        then every rank's loops stop after this batch."""
+        if self.looping and trainer.world_size > 1:
+            if trainer.strategy.reduce_boolean_decision(self.signum is not None, all=False):
+                trainer._signal_connector.received_sigterm = True
 
     def take_over(self) -> None:
         """This handler for SIGTERM again, in place of the one Lightning puts there while its loops run."""
@@ -182,6 +193,14 @@ class StopCallback(Callback):
     def on_train_start(self, trainer, pl_module) -> None:
         self.stop.take_over()
         self.stop.looping = True
+
+    def on_train_batch_end(self, trainer, pl_module, outputs, batch, batch_idx) -> None:
+        self.stop.agree(trainer)
+
+    def on_validation_batch_end(
+        self, trainer, pl_module, outputs, batch, batch_idx, dataloader_idx=0
+    ) -> None:
+        self.stop.agree(trainer)
 
     def on_fit_end(self, trainer, pl_module) -> None:
         self.stop.looping = False  # (not at on_train_end: see the module docstring)
