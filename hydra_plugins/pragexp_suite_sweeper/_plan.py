@@ -63,8 +63,10 @@ def plan_text(name: str, jobs: list[Job], counts: list[Count], done: set[str], l
     """The plan: a line per job (its dir, items, requests, the overrides of its entry), the totals."""
     rows = [("job", "items", "requests", "settings")]
     for job, c in zip(jobs, counts, strict=True):
-        status = " (finished: skipped)" if job.name in done else ""
-        rows.append((job.name + status, _number(c.items), _number(c.requests), " ".join(job.overrides)))
+        if job.name in done:
+            rows.append((f"{job.name} (finished: skipped)", "-", "-", " ".join(job.overrides)))
+        else:
+            rows.append((job.name, _number(c.items), _number(c.requests), " ".join(job.overrides)))
     widths = [max(len(r[i]) for r in rows) for i in range(3)]
     lines = [f"  {r[0]:<{widths[0]}}  {r[1]:>{widths[1]}}  {r[2]:>{widths[2]}}  {r[3]}" for r in rows]
     to_run = [c for j, c in zip(jobs, counts, strict=True) if j.name not in done]

@@ -33,7 +33,8 @@ class SuiteRun:
     def run(self, arguments: list[str]) -> None:
         jobs = suite_jobs(self.config, arguments, self._compose)
         done = self._finished(jobs)
-        counts = [count(j.config) if self.settings.get("count", True) else Count() for j in jobs]
+        counting = self.settings.get("count", True)
+        counts = [count(j.config) if counting and j.name not in done else Count() for j in jobs]
         print(plan_text(self.name, jobs, counts, done, limit_of(self.config)), flush=True)
         missing = [(j, c) for j, c in zip(jobs, counts, strict=True) if c.error and j.name not in done]
         if missing:
