@@ -1,6 +1,6 @@
-"""The suites pragexp ships (conf/experiment/suite/): `suite/all` is the others composed, and every entry's job
-composes and scores exactly `data.limit` test items of its data (here the fixtures), so that `suite.limit` means
-the same on every benchmark; the limit itself (`SplitsDataModule.scored`)."""
+"""The suites pragexp ships (conf/experiment/suite/): `suite/all` is the others composed, and every entry's
+job composes and scores exactly `data.limit` test items of its data (here the fixtures), so that
+`suite.limit` means the same on every benchmark; the limit itself (`SplitsDataModule.scored`)."""
 
 import pytest
 from conftest import GRICE_FIXTURE, compose_config
@@ -12,7 +12,10 @@ from pragexp.data.common.datamodules.base import SplitsDataModule
 
 def benchmarks(name: str, tmp_path) -> dict:
     cfg = compose_config([f"experiment=suite/{name}"], tmp_path, "eval")
-    assert cfg.hydra.sweeper._target_.endswith("suite_sweeper.SuiteSweeper") and cfg.hydra.mode.name == "MULTIRUN"
+    assert (
+        cfg.hydra.sweeper._target_.endswith("suite_sweeper.SuiteSweeper")
+        and cfg.hydra.mode.name == "MULTIRUN"
+    )
     return OmegaConf.to_container(cfg.suite.benchmarks)
 
 
@@ -32,7 +35,8 @@ def test_every_entry_composes_and_scores_data_limit_items(entry, make_config):
     spec = dict(ENTRIES)[entry]
     # a sweep in an entry (LUDWIG's templates): its first job
     overrides = [o.split(",", 1)[0] for o in spec.get("overrides", [])]
-    overrides += [f"data.path={GRICE_FIXTURE}"] if "data=grice_official" in overrides else []  # no fixture default
+    if "data=grice_official" in overrides:  # no fixture by default
+        overrides.append(f"data.path={GRICE_FIXTURE}")
     cfg = make_config([f"task={spec.task}", *overrides, "data.limit=2"], name="eval")
     datamodule = instantiate(cfg.data)
     datamodule.prepare_data()

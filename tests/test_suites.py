@@ -1,6 +1,7 @@
-"""Suites (`experiment=suite/<name>`, hydra_plugins/pragexp_suite_sweeper): a suite of three fixture benchmarks
-run as a user types it (one subprocess), its plan, progress and scorecard; the same command again skips every
-finished run; `suite.limit` in run.json and the scorecard; an entry's overrides; a bad entry's error."""
+"""Suites (`experiment=suite/<name>`, hydra_plugins/pragexp_suite_sweeper): a suite of three fixture
+benchmarks run as a user types it (one subprocess), its plan, progress and scorecard; the same command
+again skips every finished run; `suite.limit` in run.json and the scorecard; an entry's overrides; a bad
+entry's error."""
 
 import json
 import sys
@@ -14,7 +15,8 @@ from pragexp.runs.record import read_run_record
 
 LIMIT = 3
 ENTRIES = {  # one line each, as a suite's file writes them; the data from the fixtures
-    "hu_pragmatics": f"{{task: hu_pragmatics, overrides: [data.path={FIXTURES / 'hu_pragmatics' / 'prompts'}]}}",
+    "hu_pragmatics": "{task: hu_pragmatics, overrides: "
+    f"[data.path={FIXTURES / 'hu_pragmatics' / 'prompts'}]}}",
     "ludwig": f"{{task: ludwig, overrides: [data.path={FIXTURES / 'ludwig'}, 'prompt.template=0,1']}}",
     "bigbench": "{task: bigbench_implicatures, overrides: "
     f"[data.path={FIXTURES / 'bigbench_implicatures' / 'implicatures.jsonl'}]}}",
@@ -91,8 +93,9 @@ def test_suite_limit_lands_in_each_run_json_and_entry_overrides_apply(suite):
         record = read_run_record(sweep / job)
         assert record.data.setting["limit"] == LIMIT and record.items == LIMIT
         assert f"data.limit={LIMIT}" in record.settings.task
-        assert record.model.llm.name == "tiny" and record.experiment is None  # the job alone, as its own command
-    templates = {job: read_run_record(sweep / job).model.llm.prompting.template for job in ("ludwig-0", "ludwig-1")}
+        # the job is its own command: no experiment
+        assert record.model.llm.name == "tiny" and record.experiment is None
+    templates = {job: read_run_record(sweep / job).model.llm.prompting.template for job in JOBS[1:3]}
     assert templates == {"ludwig-0": "question_response_implicature", "ludwig-1": "esther_juan"}
     overrides = (sweep / "bigbench" / ".hydra" / "overrides.yaml").read_text()
     assert "implicatures.jsonl" in overrides and "task=bigbench_implicatures" in overrides

@@ -1,1 +1,2 @@
-"""pragexp's suite sweeper: `experiment=suite/<name>` runs every benchmark of a suite and writes its scorecard."""
+"""pragexp's suite sweeper: `experiment=suite/<name>` runs every benchmark of a suite and writes its
+scorecard."""

@@ -1,7 +1,8 @@
-"""A suite's entries as jobs: each entry (`suite.benchmarks.<name>: {task, overrides}`) with the command line's
-own settings and the suite's item limit, its sweeps expanded (one job per combination, as Hydra's basic sweeper
-expands them), each job's config composed before anything runs. A bad entry (no task, an unknown task or key, an
-override that does not compose) stops the suite naming the file that holds the entry and the entry."""
+"""A suite's entries as jobs: each entry (`suite.benchmarks.<name>: {task, overrides}`) with the command
+line's own settings and the suite's item limit, its sweeps expanded (one job per combination, as Hydra's
+basic sweeper expands them), each job's config composed before anything runs. A bad entry (no task, an
+unknown task or key, an override that does not compose) stops the suite naming the file that holds the
+entry and the entry."""
 
 from __future__ import annotations
 
@@ -44,7 +45,7 @@ def suite_file(config: DictConfig) -> Path:
 
 
 def entry_file(config: DictConfig, entry: str) -> Path:
-    """The file that writes `entry`: the suite's own, or one of the suites it is composed of (a file beside it)."""
+    """The file that writes `entry`: the suite's own, or one of the suites beside it that it is made of."""
     own = suite_file(config)
     for path in [own, *sorted(own.parent.glob("*.yaml"))]:
         if path.is_file():
@@ -87,7 +88,9 @@ def _entry_overrides(name: str, entry, where: str) -> list[str]:
     return [f"task={task}", *overrides]
 
 
-def suite_jobs(config: DictConfig, arguments: list[str], compose: Callable[[list[str]], DictConfig]) -> list[Job]:
+def suite_jobs(
+    config: DictConfig, arguments: list[str], compose: Callable[[list[str]], DictConfig]
+) -> list[Job]:
     """Every job of the suite, composed (`compose`: the job's overrides -> its config)."""
     benchmarks = OmegaConf.select(config, "suite.benchmarks") or {}
     if not benchmarks:

@@ -1,11 +1,12 @@
 """What a suite will run, said before it runs, and how far it is while it runs.
 
-A job's test items are counted from its data module, set up as the job will set it up (its files read, nothing
-loaded of the model): the items it will score (`data.limit` applied) and the requests they make, each item's
-options scored (a likelihood scoring) or one answer generated (`prompt.scoring=generate`) in one pass; a task that
-asks more than once per item (the intentions' option orders, replies sampled at several temperatures) asks that
-many times more, and the response cache answers what was asked before. Time left is the time so far per request
-done, times the requests to go (per job where a job's requests are not known)."""
+A job's test items are counted from its data module, set up as the job will set it up (its files read,
+nothing loaded of the model): the items it will score (`data.limit` applied) and the requests they make,
+each item's options scored (a likelihood scoring) or one answer generated (`prompt.scoring=generate`) in
+one pass; a task that asks more than once per item (the intentions' option orders, replies sampled at
+several temperatures) asks that many times more, and the response cache answers what was asked before. Time
+left is the time so far per request done, times the requests to go (per job where a job's requests are not
+known)."""
 
 from __future__ import annotations
 

@@ -46,7 +46,9 @@ class SuiteRun:
         failed = self._launch([j for j, _ in to_run], [c for _, c in to_run])
         self._scorecard([j for j in jobs if j.name not in failed])
         if failed:
-            said = "\n".join(f"  {name} ({self.sweep_dir / name}): {error!r}" for name, error in failed.items())
+            said = "\n".join(
+                f"  {name} ({self.sweep_dir / name}): {error!r}" for name, error in failed.items()
+            )
             raise RuntimeError(f"suite {self.name}: {len(failed)} of {len(jobs)} jobs failed:\n{said}")
 
     def _finished(self, jobs: list[Job]) -> set[str]:
@@ -96,7 +98,9 @@ class SuiteRun:
         if not dirs:
             return
         limit = limit_of(self.config)
-        said = f"at most {limit} test items per benchmark (suite.limit={limit})" if limit else "every test item"
+        said = (
+            f"at most {limit} test items per benchmark (suite.limit={limit})" if limit else "every test item"
+        )
         head = f"# Suite {self.name}\n\n{len(dirs)} runs in {self.sweep_dir}, {said}.\n\n"
         text = head + card.markdown(card.build(find_runs(dirs)))
         atomic_write_text(self.sweep_dir / SCORECARD, text)

@@ -1,8 +1,9 @@
-"""Whether a run dir holds a finished run of given settings: what a suite (hydra_plugins/pragexp_suite_sweeper)
-asks before it runs a job again. Finished: its `metrics.json` and `run.json` are written (a run writes run.json
-last, each by a rename: a run stopped halfway has not both). Its settings: the command line it ran with, as Hydra
-kept it (`.hydra/overrides.yaml`), without what only launches a job (`runs.settings.LAUNCH_OVERRIDES`): since the
-config depends only on the command line, the same line is the same run."""
+"""Whether a run dir holds a finished run of given settings: what a suite
+(hydra_plugins/pragexp_suite_sweeper) asks before it runs a job again. Finished: its `metrics.json` and
+`run.json` are written (a run writes run.json last, each by a rename: a run stopped halfway has not both).
+Its settings: the command line it ran with, as Hydra kept it (`.hydra/overrides.yaml`), without what only
+launches a job (`runs.settings.LAUNCH_OVERRIDES`): since the config depends only on the command line, the
+same line is the same run."""
 
 from __future__ import annotations
 
@@ -32,6 +33,6 @@ def finished_overrides(run_dir: Path) -> list[str] | None:
 
 
 def finished_as(run_dir: Path, overrides: list[str]) -> bool | None:
-    """True: a finished run with these settings is in `run_dir`; False: one with other settings; None: none."""
+    """True: a finished run of these settings is in `run_dir`; False: one of other settings; None: none."""
     found = finished_overrides(run_dir)
     return None if found is None else found == what_runs(overrides)
