@@ -137,3 +137,10 @@ def test_a_finished_run_of_other_settings_is_never_overwritten(tmp_path, monkeyp
     with pytest.raises(SuiteError, match="holds a finished run of other settings .*llm.dtype=float16"):
         run_in_process(suite_args(tmp_path / "conf", "one"), monkeypatch, capsys)
     assert json.loads((run_dir / "metrics.json").read_text()) == {}
+
+
+def test_a_task_on_the_suites_command_line_is_refused(tmp_path, monkeypatch, capsys):
+    write_suite(tmp_path / "conf", "one", {"bigbench": ENTRIES["bigbench"]})
+    monkeypatch.setenv("PRAGEXP_OUTPUTS", str(tmp_path / "outputs"))
+    with pytest.raises(SuiteError, match="task=circa: a suite's entries choose their tasks"):
+        run_in_process(suite_args(tmp_path / "conf", "one", "task=circa"), monkeypatch, capsys)

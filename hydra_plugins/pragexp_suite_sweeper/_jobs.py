@@ -96,6 +96,9 @@ def suite_jobs(
     if not benchmarks:
         raise SuiteError(f"{suite_file(config)}: suite.benchmarks is empty: no benchmark to run")
     limit, line = limit_of(config), own_settings(arguments)
+    chosen = [a for a in line if a.lstrip("+~").split("=", 1)[0] == "task"]
+    if chosen:
+        raise SuiteError(f"{chosen[0]}: a suite's entries choose their tasks ({suite_file(config)})")
     parser = OverridesParser.create()
     jobs = []
     for name, entry in benchmarks.items():
