@@ -66,7 +66,9 @@ def suite(tmp_path_factory):
 @pytest.mark.slow
 def test_a_suite_prints_its_plan_and_progress_and_writes_one_scorecard(suite):
     out, sweep = suite["out"], suite["sweep"]
-    plan = out.split("suite fixtures: 4 jobs, 4 to run (at most 3 test items per benchmark", 1)[1]
+    plan = out.split(
+        "suite fixtures: 4 jobs, 4 to run, at most 3 test items per benchmark (suite.limit=3)", 1
+    )[1]
     for job in JOBS:
         assert f"  {job} " in plan.split("to run:", 1)[0]
     # Items: the limit of each (the fixture's BIG-bench has 4 examples); requests: their options (two for a

@@ -73,8 +73,8 @@ def plan_text(name: str, jobs: list[Job], counts: list[Count], done: set[str], l
     to_run = [c for j, c in zip(jobs, counts, strict=True) if j.name not in done]
     items = sum(c.items or 0 for c in to_run)
     requests = sum(c.requests or 0 for c in to_run)
-    said = f"at most {limit} test items per benchmark (suite.limit)" if limit else "every test item"
-    head = f"suite {name}: {len(jobs)} jobs, {len(jobs) - len(done)} to run ({said})"
+    said = f"at most {limit} test items per benchmark (suite.limit={limit})" if limit else "every test item"
+    head = f"suite {name}: {len(jobs)} jobs, {len(jobs) - len(done)} to run, {said}"
     foot = f"  to run: {items:,} items, {requests:,} requests (options scored or answers generated, one pass)"
     return "\n".join([head, *lines, foot])
 
