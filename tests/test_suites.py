@@ -1,7 +1,7 @@
 """Suites (`experiment=suite/<name>`, hydra_plugins/pragexp_suite_sweeper): a suite of three fixture
 benchmarks run as a user types it (one subprocess), its plan, progress and scorecard; the same command
 again skips every finished run; `suite.limit` in run.json and the scorecard; an entry's overrides; a bad
-entry's error."""
+entry's error; and with launcher=slurm on the one-node cluster of the tests marked `slurm`."""
 
 import json
 import sys
@@ -146,3 +146,22 @@ def test_a_task_on_the_suites_command_line_is_refused(tmp_path, monkeypatch, cap
     monkeypatch.setenv("PRAGEXP_OUTPUTS", str(tmp_path / "outputs"))
     with pytest.raises(SuiteError, match="task=circa: a suite's entries choose their tasks"):
         run_in_process(suite_args(tmp_path / "conf", "one", "task=circa"), monkeypatch, capsys)
+
+
+@pytest.mark.slow
+@pytest.mark.slurm
+def test_a_suite_runs_on_slurm_like_any_multirun(slurm, tmp_path):
+    """launcher=slurm: the suite's jobs are one SLURM job array, each job's run dir its entry's, then the
+    scorecard (tests/slurm_cluster.py starts the cluster)."""
+    from test_signals import SLURM_JOB
+
+    write_suite(tmp_path / "conf", "cluster", {"ludwig": ENTRIES["ludwig"], "bigbench": ENTRIES["bigbench"]})
+    done = run_module("pragexp.eval", suite_args(tmp_path / "conf", "cluster", *SLURM_JOB), tmp_path)
+    assert done.returncode == 0, (done.stdout + done.stderr)[-3000:]
+    sweep = tmp_path / "outputs" / "suite" / "cluster" / "tiny"
+    (script,) = (sweep / ".submitit").glob("*/*_submission.sh")
+    assert "#SBATCH --array=0-2%" in script.read_text()  # the three jobs, submitted together
+    for job in ("ludwig-0", "ludwig-1", "bigbench"):
+        assert read_run_record(sweep / job).model.llm.name == "tiny"
+        assert (sweep / job / ".submitit").is_symlink()  # SLURM's logs beside the job's outputs
+    assert "suite: 3/3 jobs done" in done.stdout and (sweep / "scorecard.md").is_file()
