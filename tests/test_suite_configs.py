@@ -7,6 +7,7 @@ from conftest import GRICE_FIXTURE, compose_config
 from hydra.utils import instantiate
 from omegaconf import OmegaConf
 
+from hydra_plugins.pragexp_suite_sweeper._jobs import SuiteError, _entry_overrides
 from pragexp.data.common.datamodules.base import SplitsDataModule
 
 
@@ -58,3 +59,18 @@ def test_a_limit_spreads_its_items_over_the_split_and_leaves_the_other_splits_wh
     for bad in (0, -1, 2.5, True, "3"):
         with pytest.raises(ValueError, match="data.limit="):
             Items(10, bad)
+
+
+def test_an_entry_is_a_task_and_its_overrides_and_nothing_else():
+    def entry(text: str) -> list[str]:
+        return _entry_overrides("e", OmegaConf.create(text), "suite.yaml, suite entry 'e'")
+
+    assert entry("{task: ludwig}") == ["task=ludwig"]
+    assert entry("{task: ludwig, overrides: [prompt.shots=5]}") == ["task=ludwig", "prompt.shots=5"]
+    for bad, said in (
+        ("{task: ludwig, override: [prompt.shots=5]}", "'override' is not an entry's key"),
+        ("{task: ludwig, overrides: prompt.shots=5}", "overrides must be a list"),
+        ("{overrides: [prompt.shots=5]}", "task=None is not a task"),
+    ):
+        with pytest.raises(SuiteError, match=f"suite.yaml, suite entry 'e': {said}"):
+            entry(bad)

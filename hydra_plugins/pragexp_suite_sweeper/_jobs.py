@@ -82,7 +82,8 @@ def _entry_overrides(name: str, entry, where: str) -> list[str]:
     task = entry.get("task")
     if task not in _tasks():
         raise SuiteError(f"{where}: task={task} is not a task; the tasks: {', '.join(_tasks())}")
-    overrides = entry.get("overrides") or []
+    overrides = entry.get("overrides")
+    overrides = OmegaConf.create([]) if overrides is None else overrides
     if not OmegaConf.is_list(overrides) or not all(isinstance(o, str) for o in overrides):
         raise SuiteError(f"{where}: overrides must be a list of key=value settings")
     return [f"task={task}", *overrides]

@@ -40,6 +40,8 @@ def count(config: DictConfig) -> Count:
         datamodule = instantiate(data)
         datamodule.prepare_data()
         datamodule.setup("test")
+        if "test" not in datamodule.datasets:  # as the job would stop: no test split to score
+            return Count(error=f"no test split: {datamodule.missing_split_hint('test')}")
         examples = datamodule.scored("test")
     except Exception as error:
         return Count(error=f"{type(error).__name__}: {error}")
