@@ -69,8 +69,11 @@ def _score_row(run: Run, column: Column) -> Row | None:
     if run.record.model.one_label:
         return Row(column.title, name, "", None, (), kind="majority")
     declared, kind = run.record.settings, "llm" if run.record.model.llm is not None else "trained"
-    aside = (*declared.task, *run.foreign_data)
-    return Row(column.title, name, "", None, tuple(declared.model), kind=kind, aside=aside)
+    # A limited run (some test items only: `data.limit`) names its limit in its row, never in a note alone.
+    limit = run.record.data.setting.get("limit")
+    limited = (f"data.limit={limit}",) if limit is not None else ()
+    aside = (*(s for s in declared.task if not s.startswith("data.limit=")), *run.foreign_data)
+    return Row(column.title, name, "", None, (*declared.model, *limited), kind=kind, aside=aside)
 
 
 def model_rows(runs: list[Run], columns: list[Column]) -> dict[str, list[ScoreRow]]:

@@ -40,7 +40,12 @@ def declare_run(cfg: DictConfig, task, datamodule, metrics: dict[str, float]) ->
     experiment = choices.get("experiment")
     experiment = None if experiment in (None, "none") else experiment
     name = str(cfg.get("model_name") or choices.get("model") or "none")
-    data = replace(type(datamodule).declared(_plain(cfg.data)), sampling_unit=datamodule.sampling_unit)
+    data = type(datamodule).declared(_plain(cfg.data))
+    # A run that scored only some test items (`data.limit`, `suite.limit`) says so in its data's record,
+    # whatever the module declares: a limited run is never read as a full one (the scorecard's row names it).
+    limit = getattr(datamodule, "limit", None)
+    setting = data.setting if limit is None else {**data.setting, "limit": int(limit)}
+    data = replace(data, sampling_unit=datamodule.sampling_unit, setting=setting)
     trained = task.model_traits.learns_weights and bool(cfg.get("train", True) or cfg.get("ckpt_path"))
     row = trained_row(name, cfg.get("model_label"), experiment)
     # The first module of the task that declares itself: the model, wherever the task keeps it (a reader among

@@ -22,7 +22,7 @@ class BigBenchImplicaturesDataModule(PromptDataModule):
     )
     dataset = "bigbench_implicatures"
     path_split = "test"
-    declared_keys = ("limit",)  # no release file names: a local file is a copy of the hub's (`sample`)
+    declared_keys = ()  # no release file names: a local file is a copy of the hub's (`sample`)
 
     def __init__(
         self,
@@ -35,16 +35,15 @@ class BigBenchImplicaturesDataModule(PromptDataModule):
         eval_batch_size: int = 16,
         num_workers: int = 0,
     ):
-        super().__init__(eval_batch_size, eval_batch_size, num_workers, report_dir)
+        super().__init__(eval_batch_size, eval_batch_size, num_workers, report_dir, limit)
         self.path, self.hub = path, (hub_name, hub_config, hub_split)
-        self.limit = limit
         self.examples: list = []
 
     def setup(self, stage: str | None = None) -> None:
         if self.examples:
             return
         examples, read = read_jsonl(self.path) if self.path else load_hub(*self.hub)
-        self.examples = examples[: self.limit] if self.limit is not None else examples
+        self.examples = examples
         self.datasets["test"] = [
             {
                 "index": i,

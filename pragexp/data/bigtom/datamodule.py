@@ -89,11 +89,12 @@ class BigToMDataModule(PromptDataModule):
         path: str | None = None,
         conditions: Sequence[str] | None = None,
         stories: int | None = None,
+        limit: int | None = None,
         report_dir: str | None = None,
         eval_batch_size: int = 16,
         num_workers: int = 0,
     ):
-        super().__init__(eval_batch_size, eval_batch_size, num_workers, report_dir)
+        super().__init__(eval_batch_size, eval_batch_size, num_workers, report_dir, limit)
         unknown = [c for c in conditions or () if c not in CONDITION_FILES]
         if unknown:
             raise ValueError(

@@ -97,8 +97,9 @@ class GriceDataModule(SplitsDataModule):
         tiny_vocab_size: int = 2000,
         prompts: bool = False,
         max_dialogues: int | None = None,
+        limit: int | None = None,
     ):
-        super().__init__(batch_size, eval_batch_size, num_workers)
+        super().__init__(batch_size, eval_batch_size, num_workers, limit=limit)
         if max_dialogues is not None and int(max_dialogues) < 1:
             raise ValueError(f"data.max_dialogues={max_dialogues}: a positive number per file, or null")
         self.max_dialogues = None if max_dialogues is None else int(max_dialogues)

@@ -57,11 +57,12 @@ class HiToMDataModule(PromptDataModule):
     def __init__(
         self,
         path: str | None = None,
+        limit: int | None = None,
         report_dir: str | None = None,
         eval_batch_size: int = 8,
         num_workers: int = 0,
     ):
-        super().__init__(eval_batch_size, eval_batch_size, num_workers, report_dir)
+        super().__init__(eval_batch_size, eval_batch_size, num_workers, report_dir, limit)
         self.path = path
         self.questions: list[Question] = []
         self.position_names = tuple(

@@ -62,11 +62,12 @@ class HuPragmaticsDataModule(PromptDataModule):
         seeds: list[int] | None = None,
         shots: int = 0,
         seed: int = 0,
+        limit: int | None = None,
         report_dir: str | None = None,
         eval_batch_size: int = 16,
         num_workers: int = 0,
     ):
-        super().__init__(eval_batch_size, eval_batch_size, num_workers, report_dir)
+        super().__init__(eval_batch_size, eval_batch_size, num_workers, report_dir, limit)
         self.path, self.human_path, self.phenomena = path, human_path, phenomena
         self.variant, self.seeds = variant, seeds
         self.shots, self.seed = int(shots), int(seed)

@@ -27,7 +27,7 @@ class IntentionsDataModule(PromptDataModule):
     dataset = "intentions"
     path_split = "test"
     release_files = {"test": ("hu_gpt4augmented_turn2_data.csv",)}
-    declared_keys = ("phenomena", "limit")
+    declared_keys = ("phenomena",)
 
     def __init__(
         self,
@@ -38,8 +38,8 @@ class IntentionsDataModule(PromptDataModule):
         eval_batch_size: int = 16,
         num_workers: int = 0,
     ):
-        super().__init__(eval_batch_size, eval_batch_size, num_workers, report_dir)
-        self.path, self.phenomena, self.limit = path, phenomena, limit
+        super().__init__(eval_batch_size, eval_batch_size, num_workers, report_dir, limit)
+        self.path, self.phenomena = path, phenomena
         self.items: list[IntentionItem] = []
         self.group_names: tuple[str, ...] = ()
         self.report: dict = {}
@@ -58,8 +58,6 @@ class IntentionsDataModule(PromptDataModule):
             if unknown:
                 raise ValueError(f"data.phenomena: {unknown} not in {self.path}")
             items = [i for i in items if i.phenomenon in self.phenomena]
-        if self.limit is not None:
-            items = items[: int(self.limit)]
         if not items:
             raise ValueError(f"{self.path}: no usable item ({read.summary()})")
         present = {i.phenomenon for i in items}

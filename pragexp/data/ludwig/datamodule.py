@@ -85,11 +85,12 @@ class LudwigDataModule(PromptDataModule):
         types: str = "authors",
         shots: int = 0,
         seed: int = 0,
+        limit: int | None = None,
         report_dir: str | None = None,
         eval_batch_size: int = 16,
         num_workers: int = 0,
     ):
-        super().__init__(eval_batch_size, eval_batch_size, num_workers, report_dir)
+        super().__init__(eval_batch_size, eval_batch_size, num_workers, report_dir, limit)
         self.path, self.test_file, self.dev_file, self.types_file = path, test_file, dev_file, types_file
         self.as_authors_read, self.shots, self.seed = bool(as_authors_read), int(shots), int(seed)
         if types not in TYPE_LOOKUPS:

@@ -47,11 +47,12 @@ class MultiPragEvalDataModule(PromptDataModule):
         self,
         path: str | None = None,
         languages: Sequence[str] = LANGUAGES,
+        limit: int | None = None,
         report_dir: str | None = None,
         eval_batch_size: int = 16,
         num_workers: int = 0,
     ):
-        super().__init__(eval_batch_size, eval_batch_size, num_workers, report_dir)
+        super().__init__(eval_batch_size, eval_batch_size, num_workers, report_dir, limit)
         self.path, self.languages = path, tuple(languages)
         self.group_names = group_names(self.languages)
         self.units: list[Unit] = []

@@ -73,11 +73,12 @@ class OpenToMDataModule(PromptDataModule):
         batch_stories: int = 50,
         seed: int = 42,
         drop_fullness: bool = True,
+        limit: int | None = None,
         report_dir: str | None = None,
         eval_batch_size: int = 16,
         num_workers: int = 0,
     ):
-        super().__init__(eval_batch_size, eval_batch_size, num_workers, report_dir)
+        super().__init__(eval_batch_size, eval_batch_size, num_workers, report_dir, limit)
         if location not in LOCATIONS or narrative not in NARRATIVES:
             raise ValueError(
                 f"data.location={location}, data.narrative={narrative}: choose {set(LOCATIONS)}, short|long"

@@ -92,12 +92,13 @@ class PragmatiCQADataModule(SplitsDataModule):
         max_target_length: int = 128,
         tiny_vocab_size: int = 3000,
         cache_dir: str = "outputs/cache",
+        limit: int | None = None,
         report_dir: str | None = None,
         batch_size: int = 4,
         eval_batch_size: int = 8,
         num_workers: int = 0,
     ):
-        super().__init__(batch_size, eval_batch_size, num_workers, report_dir)
+        super().__init__(batch_size, eval_batch_size, num_workers, report_dir, limit)
         self.release = Release.from_config(path, splits, carve)
         self.source = CorpusSource(corpus, sources_path, int(passage_words))
         self.retriever = RetrieverSpec.from_config(retriever)

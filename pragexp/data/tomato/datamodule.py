@@ -55,11 +55,12 @@ class ToMATODataModule(PromptDataModule):
         self,
         path: str | None = None,
         file: str = "all",
+        limit: int | None = None,
         report_dir: str | None = None,
         eval_batch_size: int = 16,
         num_workers: int = 0,
     ):
-        super().__init__(eval_batch_size, eval_batch_size, num_workers, report_dir)
+        super().__init__(eval_batch_size, eval_batch_size, num_workers, report_dir, limit)
         if file not in FILES:
             raise ValueError(f"data.file={file}: choose one of {', '.join(FILES)}")
         self.path, self.file = path, file

@@ -30,11 +30,19 @@ class SplitsDataModule(pl.LightningDataModule):
     path_split: ClassVar[str] = "all"  # the split a `path` setting holds ("all": the splits are cut from it)
 
     def __init__(
-        self, batch_size: int, eval_batch_size: int, num_workers: int, report_dir: str | None = None
+        self,
+        batch_size: int,
+        eval_batch_size: int,
+        num_workers: int,
+        report_dir: str | None = None,
+        limit: int | None = None,
     ):
         super().__init__()
         self.batch_size, self.eval_batch_size, self.num_workers = batch_size, eval_batch_size, num_workers
         self.report_dir = report_dir
+        if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
+            raise ValueError(f"data.limit={limit!r}: a positive number of test items, or null (all)")
+        self.limit = limit  # score only this many test items (`scored`); None: every one
         self.datasets: dict[str, list[dict]] = {}
 
     def collate_fn(self) -> Callable:
@@ -50,8 +58,20 @@ class SplitsDataModule(pl.LightningDataModule):
         )
 
     def test_size(self) -> int | None:
-        """The test split's items, once set up (None before)."""
-        return len(self.datasets["test"]) if "test" in self.datasets else None
+        """The test items scored, once set up (None before): `limit` of them where it is set."""
+        return len(self.scored("test")) if "test" in self.datasets else None
+
+    def scored(self, split: str) -> list[dict]:
+        """The split's examples a run scores. With `limit` (`data.limit`, a quick look; `suite.limit`), only
+        that many of the test split, spread evenly over it in its order (examples n * k // limit, k < limit),
+        so that a quick look meets every group of a split sorted by group. The limit applies after setup:
+        everything else (the demonstrations drawn from other items, the data report, the groups) is the full
+        data's, so each scored item is scored exactly as in a full run. Sets of examples a benchmark scores
+        together (joint accuracy) that lose one of theirs are left out of their figure."""
+        examples = self.datasets[split]
+        if split != "test" or self.limit is None or self.limit >= len(examples):
+            return examples
+        return [examples[len(examples) * k // self.limit] for k in range(self.limit)]
 
     def missing_split_hint(self, split: str) -> str:
         """How to give the data module a split it lacks (the setting that names its file)."""
@@ -70,11 +90,12 @@ class SplitsDataModule(pl.LightningDataModule):
         loader = (
             ResumableLoader if shuffle else DataLoader
         )  # a place in the epoch Lightning saves and restores
+        examples = self.scored(split)
         return loader(
-            self.datasets[split],
+            examples,
             batch_size=self.batch_size if shuffle else self.eval_batch_size,
             # shuffled as RandomSampler does, in an order a run resumed mid-epoch goes on with
-            sampler=ResumableSampler(self.datasets[split]) if shuffle else None,
+            sampler=ResumableSampler(examples) if shuffle else None,
             collate_fn=self.collate_fn(),
             num_workers=self.num_workers,
             persistent_workers=self.num_workers > 0,

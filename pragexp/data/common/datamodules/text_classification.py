@@ -52,11 +52,12 @@ class TextClassificationDataModule(SplitsDataModule):
         tiny_vocab_size: int = 2000,
         prompts: bool = False,
         report_dir: str | None = None,
+        limit: int | None = None,
         batch_size: int = 32,
         eval_batch_size: int = 256,
         num_workers: int = 0,
     ):
-        super().__init__(batch_size, eval_batch_size, num_workers, report_dir)
+        super().__init__(batch_size, eval_batch_size, num_workers, report_dir, limit)
         self.label_names: tuple[str, ...] = tuple(label_names)
         self.label_slugs: tuple[str, ...] = tuple(label_slugs)
         self.tokenizer_name, self.tokenizer_ckpt = tokenizer, tokenizer_ckpt
