@@ -27,12 +27,17 @@ $(STAMP): pyproject.toml
 train: install
 	$(PY) -m pragexp.train task=grice_recovery model=memnn $(ARGS)
 
+# The tests run in parallel, one pytest-xdist worker per core (PYTEST_WORKERS=0: one process); the cluster tests
+# share one worker and one cluster (tests/conftest.py).
+PYTEST_WORKERS ?= logical
+PYTEST := $(OFFLINE) $(PY) -m pytest -n $(PYTEST_WORKERS) --dist loadgroup
+
 test: install
-	$(OFFLINE) $(PY) -m pytest $(PYTEST_ARGS)
+	$(PYTEST) $(PYTEST_ARGS)
 
 # The edit-test loop: the tests not marked slow or gpu (see pyproject.toml's markers).
 test-fast: install
-	$(OFFLINE) $(PY) -m pytest -m "not slow and not gpu" $(PYTEST_ARGS)
+	$(PYTEST) -m "not slow and not gpu" $(PYTEST_ARGS)
 
 lint: install
 	$(PY) -m ruff check pragexp tests bench experiments hydra_plugins

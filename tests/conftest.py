@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import atexit
+import copy
 import functools
 import importlib.util
 import json
@@ -48,6 +49,12 @@ register_release_resolver()  # as the entry points do: `${release:NAME}` in conf
 
 for var in ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE", "TRANSFORMERS_OFFLINE"):
     os.environ.setdefault(var, "1")
+# Under pytest-xdist each worker gets its share of the cores for torch's threads (and so do the processes it
+# starts): two workers with every core each would fight over them. Set before torch is imported.
+if "PYTEST_XDIST_WORKER_COUNT" in os.environ:
+    _threads = str(max(1, (os.cpu_count() or 1) // int(os.environ["PYTEST_XDIST_WORKER_COUNT"])))
+    for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ.setdefault(var, _threads)
 os.environ.setdefault("WANDB_MODE", "offline")
 # A .gguf model (SmolLM2) is converted once per test session, in a temporary folder, never the user's cache.
 if "PRAGEXP_MODEL_CACHE" not in os.environ:
@@ -65,17 +72,43 @@ def models_kept_per_test():
     loaded.clear()
 
 
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the groups
 def pytest_collection_modifyitems(config, items):
     """Tests marked `gpu` run where torch sees a CUDA device and are skipped, saying so, elsewhere (as
-    lightning-hydra-template's RunIf does); `slow` ones run in `make test` and not in `make test-fast`."""
+    lightning-hydra-template's RunIf does); `slow` ones run in `make test` and not in `make test-fast`.
+
+    Under pytest-xdist (`--dist loadgroup`, as `make test` runs) a test that shares something costly with
+    others runs on the same worker as they do: the tests marked `slurm` (one cluster serves them all) and
+    the tests of a module with a module-scoped fixture (built once, not once per worker). The modules of long
+    tests are handed out first (those with cluster tests, then those with `slow` ones; each module in its own
+    order), so that no worker is left with a long test at the end."""
     import torch
 
+    def module(item) -> str:
+        return item.nodeid.split("::")[0]
+
+    rank: dict[str, int] = {}
+    for item in items:
+        kind = 0 if "slurm" in item.keywords else 1 if "slow" in item.keywords else 2
+        rank[module(item)] = min(kind, rank.get(module(item), 2))
+        if kind == 0:
+            item.add_marker(pytest.mark.xdist_group("slurm"))
+        elif _uses_module_fixture(item):
+            item.add_marker(pytest.mark.xdist_group(module(item)))
+    items.sort(key=lambda item: rank[module(item)])  # stable: each module's own order is kept
     if torch.cuda.is_available():
         return
     skip = pytest.mark.skip(reason="needs a CUDA GPU (torch sees none): runs where one is")
     for item in items:
         if "gpu" in item.keywords:
             item.add_marker(skip)
+
+
+def _uses_module_fixture(item) -> bool:
+    """Whether a test uses a fixture built once per module."""
+    info = getattr(item, "_fixtureinfo", None)
+    defs = info.name2fixturedefs.values() if info is not None else ()
+    return any(fixturedef.scope == "module" for chain in defs for fixturedef in chain)
 
 
 def predictions(cfg) -> list[dict]:
@@ -204,10 +237,10 @@ def encoded_example(datamodule, split: str, i: int) -> tuple[list[int], list[int
 
 
 def compose_config(overrides: list[str], output_dir: Path, config_name: str = "train") -> DictConfig:
-    """The config `python -m pragexp.<config_name> <overrides>` would run, writing into output_dir."""
-    GlobalHydra.instance().clear()
-    with initialize_config_dir(config_dir=str(CONF), version_base="1.3"):
-        cfg = compose(config_name, overrides=overrides, return_hydra_config=True)
+    """The config `python -m pragexp.<config_name> <overrides>` would run, writing into output_dir: a copy of
+    the one composition of these overrides (Hydra takes about half a second a composition, and the suite
+    composes the same lists again and again)."""
+    cfg = copy.deepcopy(_composed(tuple(overrides), config_name, os.getcwd()))
     HydraConfig.instance().set_config(cfg)
     with open_dict(cfg):
         cfg.paths.output_dir = str(output_dir)
@@ -228,6 +261,15 @@ def fetched_paths_replaced(cfg: DictConfig, by: str = "/not/fetched") -> DictCon
     with open_dict(cfg):
         cfg.data = data
     return cfg
+
+
+@functools.lru_cache(maxsize=512)
+def _composed(overrides: tuple[str, ...], config_name: str, cwd: str) -> DictConfig:
+    """One Hydra composition, kept for the process: never handed out (the caller copies it), so no test sees
+    another's changes. `cwd` is part of the key: Hydra records the working directory in the config."""
+    GlobalHydra.instance().clear()
+    with initialize_config_dir(config_dir=str(CONF), version_base="1.3"):
+        return compose(config_name, overrides=list(overrides), return_hydra_config=True)
 
 
 @pytest.fixture(scope="session")
