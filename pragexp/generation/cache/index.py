@@ -41,6 +41,7 @@ log = logging.getLogger(__name__)
 Entry = tuple[str, int, int, int] | bytes
 INLINE = 256
 CHUNK = 1 << 29  # bytes read at once from a file (more than the largest record)
+FEW = 16  # keys looked up one at a time in each on-disk index; more at once with numpy
 
 
 @dataclass
@@ -63,6 +64,7 @@ class FolderIndex:
         self.entries: dict[str, Entry] = {}  # the answers of the files not indexed on disk
         self.segments: dict[str, segments.Segment] = {}  # file name -> its on-disk index
         self._unwritable = False  # an index could not be written here: said once
+        self._fds: dict[str, int] = {}
         self.files: dict[str, _File] = {}
         self.conflicts: set[str] = set()
         self.damaged: dict[tuple[str, int], int] = {}  # (file name, offset) -> bytes skipped there
@@ -87,6 +89,7 @@ class FolderIndex:
         self.entries.clear()
         self.files.clear()
         self.segments.clear()
+        self.close()
 
     def _read_file(self, name: str) -> None:
         state, path = self.files.get(name), self.folder / name
@@ -149,7 +152,8 @@ class FolderIndex:
     def _build_index(self, name: str, path: Path) -> segments.Segment | None:
         """The on-disk index of a finished file of at least MIN_SIZE bytes, built now and written beside it
         (kept in memory where it cannot be written); None for another file."""
-        if path.stat().st_size < segments.MIN_SIZE or not writer_done(path, self.idle):
+        size = path.stat().st_size
+        if size < segments.MIN_SIZE or not (writer_done(path, self.idle) or _closed(path, size)):
             return None
         segment = segments.build(self.folder, name)
         if segment is not None:
@@ -288,27 +292,54 @@ class FolderIndex:
 
     def _read_segments(self, keys: list[str], found: dict[str, bytes]) -> None:
         """Add to `found` the values of `keys` in the indexed files, settled with what `found` holds."""
-        wanted, by_file = segments.key_hashes(keys), {}
-        for name, segment in self.segments.items():
-            places = segment.find(wanted)
-            if places:
-                by_file[name] = sorted((offset, length, keys[i]) for i, offset, length in places)
+        by_file: dict[str, list[tuple[int, int, str]]] = {}
+        for i, name, offset, length in self._places(keys):
+            by_file.setdefault(name, []).append((offset, length, keys[i]))
         values: dict[str, list[bytes]] = {}
         for name, places in by_file.items():
-            with open(self.folder / name, "rb") as f:
-                for (offset, length, key), blob in zip(places, _records_of(f, places), strict=True):
-                    record = records.record_at(blob, memoryview(blob), 0, offset, len(blob))
-                    if record is None or record.length != len(blob):
-                        self._damage(name, offset, length, "changed since it was read")
-                    elif record.kind == records.ANSWER and record.key == key:  # else: another key's hash
-                        values.setdefault(key, []).append(record.value)
+            places.sort()
+            for (offset, length, key), blob in zip(places, _records_of(self._fd(name), places), strict=True):
+                try:
+                    value = records.answer_in(blob, key.encode("utf-8"))
+                except ValueError:
+                    self._damage(name, offset, length, "changed since it was read")
+                    continue
+                if value is not None:  # else: another key's hash
+                    values.setdefault(key, []).append(value)
         for key, answers in values.items():
             if key in found:
                 answers.append(found[key])
-            first = min(answers)
-            if any(answer != first for answer in answers):
+            if len(answers) > 1 and len(set(answers)) > 1:
                 self._conflict(key)
-            found[key] = first
+            found[key] = min(answers)
+
+    def _fd(self, name: str) -> int:
+        """A descriptor of the indexed file `name`, kept open (a file is never written again under its name:
+        after a compaction removed it, it still reads as it was indexed)."""
+        fd = self._fds.get(name)
+        if fd is None:
+            fd = self._fds[name] = os.open(self.folder / name, os.O_RDONLY)
+        return fd
+
+    def close(self) -> None:
+        """Close the indexed files' descriptors (opened again if needed)."""
+        for fd in self._fds.values():
+            os.close(fd)
+        self._fds.clear()
+
+    def _places(self, keys: list[str]) -> list[tuple[int, str, int, int]]:
+        """(position in `keys`, file, offset, length) of each record in an indexed file that may be one of
+        `keys` (its hash is one of theirs)."""
+        if len(keys) <= FEW:  # a binary search in Python beats numpy's overhead for a few keys
+            hashes = [int.from_bytes(h, "little") for h in segments.key_digests(keys)]
+            return [
+                (i, name, *place)
+                for name, segment in self.segments.items()
+                for i, h in enumerate(hashes)
+                for place in segment.find_one(h)
+            ]
+        wanted = segments.key_hashes(keys)
+        return [(i, name, *place) for name, s in self.segments.items() for i, *place in s.find(wanted)]
 
     def _read_entries(self, keys: Iterable[str], entries: dict[str, Entry]) -> dict[str, bytes]:
         by_file: dict[str, list[tuple[int, int, int, str]]] = {}  # name -> (offset, length, crc, key)
@@ -322,7 +353,9 @@ class FolderIndex:
         for name, wanted in by_file.items():
             wanted.sort()
             with open(self.folder / name, "rb") as f:
-                for (offset, length, crc, key), blob in zip(wanted, _records_of(f, wanted), strict=True):
+                for (offset, length, crc, key), blob in zip(
+                    wanted, _records_of(f.fileno(), wanted), strict=True
+                ):
                     value = records.value_of(blob, key, crc)
                     if value is not None:
                         found[key] = value
@@ -332,12 +365,17 @@ class FolderIndex:
         return found
 
 
-def _records_of(f, wanted: list[tuple[int, int, int, str]]) -> list[bytes]:
+def _closed(path: Path, size: int) -> bool:
+    """Whether the file at `path` ends with a CLOSE record (its writer closed it, and may live on)."""
+    with open(path, "rb") as f:
+        return os.pread(f.fileno(), len(records.CLOSED), size - len(records.CLOSED)) == records.CLOSED
+
+
+def _records_of(fd: int, wanted: list[tuple[int, int, int, str]]) -> list[bytes]:
     """The bytes of each wanted record ((offset, length, ...) in file order): one read for the span they cover
     when they are most of it, else one read each."""
     start, end = wanted[0][0], wanted[-1][0] + wanted[-1][1]
     if end - start <= 4 * sum(w[1] for w in wanted) + (1 << 16):
-        f.seek(start)
-        span = f.read(end - start)
+        span = os.pread(fd, end - start, start)
         return [span[offset - start : offset - start + length] for offset, length, *_ in wanted]
-    return [os.pread(f.fileno(), length, offset) for offset, length, *_ in wanted]
+    return [os.pread(fd, length, offset) for offset, length, *_ in wanted]

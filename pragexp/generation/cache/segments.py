@@ -27,11 +27,13 @@ on from there as any file is.
 
 from __future__ import annotations
 
+import bisect
 import hashlib
 import json
 import mmap
 import os
 import struct
+import sys
 import zlib
 from array import array
 from dataclasses import dataclass, field
@@ -54,10 +56,14 @@ class IndexProblem(Exception):
     """An index that cannot be trusted: damaged, or not of the data file as it is now."""
 
 
+def key_digests(keys) -> list[bytes]:
+    """The 64-bit hash of each key (its UTF-8 bytes), as 8 bytes (little-endian)."""
+    return [hashlib.blake2b(k.encode("utf-8"), digest_size=8).digest() for k in keys]
+
+
 def key_hashes(keys) -> np.ndarray:
-    """The 64-bit hash of each key (its UTF-8 bytes), as the indexes sort them."""
-    digests = b"".join(hashlib.blake2b(k.encode("utf-8"), digest_size=8).digest() for k in keys)
-    return np.frombuffer(digests, dtype="<u8")
+    """The 64-bit hash of each key, as the indexes sort them."""
+    return np.frombuffer(b"".join(key_digests(keys)), dtype="<u8")
 
 
 def edges(path: Path, size: int) -> tuple[str, str]:
@@ -80,6 +86,20 @@ class Segment:
     offsets: np.ndarray
     lengths: np.ndarray
     damaged: list[tuple[int, int]] = field(default_factory=list)
+
+    def __post_init__(self):  # the arrays as sequences of Python ints, for a search in Python
+        self._hashes, self._offsets, self._lengths = (
+            memoryview(a).cast("B").cast(code) if len(a) and sys.byteorder == "little" else a.tolist()
+            for a, code in ((self.hashes, "Q"), (self.offsets, "Q"), (self.lengths, "I"))
+        )
+
+    def find_one(self, wanted: int) -> list[tuple[int, int]]:
+        """(offset, length) of every record whose key hash is `wanted`."""
+        at, out = bisect.bisect_left(self._hashes, wanted), []
+        while at < len(self._hashes) and self._hashes[at] == wanted:
+            out.append((self._offsets[at], self._lengths[at]))
+            at += 1
+        return out
 
     def holds(self, wanted: np.ndarray) -> np.ndarray:
         """Whether each hash of `wanted` is in the index."""

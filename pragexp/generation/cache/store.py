@@ -133,3 +133,4 @@ class ResponseCache:
                 ", ".join(files),
             )
         self._writer.close()
+        self._index.close()
