@@ -43,12 +43,10 @@ class ResponseCache:
     def get_many(self, keys: list[str]) -> dict[str, object]:
         with self._lock:
             unique = list(dict.fromkeys(keys))
-            if not self._loaded:
-                self.refresh()
-            found = self._values(unique)
-            if len(found) < len(unique) and time.monotonic() - self._refreshed >= self.refresh_every:
+            stale = time.monotonic() - self._refreshed >= self.refresh_every
+            if not self._loaded or (stale and not all(self._index.known(unique))):
                 self.refresh()  # other writers may have appended the keys missing
-                found.update(self._values([k for k in unique if k not in found]))
+            found = self._values(unique)
             hits = len(found) if len(unique) == len(keys) else sum(k in found for k in keys)
             self.hits += hits
             self.misses += len(keys) - hits
