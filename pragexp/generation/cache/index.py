@@ -263,13 +263,17 @@ class FolderIndex:
         """Whether each of `keys` is in the index (in an indexed file: its hash; its record is checked when it
         is read)."""
         out = [key in self.entries for key in keys]
-        if self.segments and not all(out):
-            wanted = segments.key_hashes(keys)
-            held = np.zeros(len(keys), dtype=bool)
-            for segment in self.segments.values():
-                held |= segment.holds(wanted)
-            out = [a or bool(b) for a, b in zip(out, held.tolist(), strict=True)]
-        return out
+        if not self.segments or all(out):
+            return out
+        if len(keys) <= FEW:
+            hashes = [int.from_bytes(h, "little") for h in segments.key_digests(keys)]
+            held = [any(s.holds_one(h) for s in self.segments.values()) for h in hashes]
+            return [a or b for a, b in zip(out, held, strict=True)]
+        wanted = segments.key_hashes(keys)
+        held = np.zeros(len(keys), dtype=bool)
+        for segment in self.segments.values():
+            held |= segment.holds(wanted)
+        return [a or bool(b) for a, b in zip(out, held.tolist(), strict=True)]
 
     def count(self) -> int:
         """The distinct keys the index holds (in indexed files: by their 64-bit hashes)."""
@@ -336,6 +340,7 @@ class FolderIndex:
                 (i, name, *place)
                 for name, segment in self.segments.items()
                 for i, h in enumerate(hashes)
+                if segment.holds_one(h)
                 for place in segment.find_one(h)
             ]
         wanted = segments.key_hashes(keys)

@@ -93,6 +93,10 @@ class Segment:
             for a, code in ((self.hashes, "Q"), (self.offsets, "Q"), (self.lengths, "I"))
         )
 
+    def holds_one(self, wanted: int) -> bool:
+        at = bisect.bisect_left(self._hashes, wanted)
+        return at < len(self._hashes) and self._hashes[at] == wanted
+
     def find_one(self, wanted: int) -> list[tuple[int, int]]:
         """(offset, length) of every record whose key hash is `wanted`."""
         at, out = bisect.bisect_left(self._hashes, wanted), []

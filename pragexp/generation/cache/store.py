@@ -43,10 +43,12 @@ class ResponseCache:
     def get_many(self, keys: list[str]) -> dict[str, object]:
         with self._lock:
             unique = list(dict.fromkeys(keys))
-            stale = time.monotonic() - self._refreshed >= self.refresh_every
-            if not self._loaded or (stale and not all(self._index.known(unique))):
-                self.refresh()  # other writers may have appended the keys missing
+            if not self._loaded:
+                self.refresh()
             found = self._values(unique)
+            if len(found) < len(unique) and time.monotonic() - self._refreshed >= self.refresh_every:
+                self.refresh()  # other writers may have appended the keys missing: all read again, settled
+                found = self._values(unique)  # with what the refresh found
             hits = len(found) if len(unique) == len(keys) else sum(k in found for k in keys)
             self.hits += hits
             self.misses += len(keys) - hits
