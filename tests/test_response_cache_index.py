@@ -12,6 +12,7 @@ import random
 import subprocess
 import sys
 import time
+import zlib
 from pathlib import Path
 
 import pytest
@@ -76,7 +77,19 @@ def test_the_on_disk_indexes_answer_as_a_scan_of_the_files(tmp_path, seed):
     assert lookup(tmp_path, wanted) == (scanned[0], 0, scanned[2])
 
 
-DAMAGES = ["truncated", "flipped", "header", "another file's", "stale", "empty"]
+DAMAGES = ["truncated", "flipped", "header", "a field's type", "another file's", "stale", "empty"]
+
+
+def with_meta(blob: bytearray, change) -> bytearray:
+    """The index `blob` with its header's fields changed by `change` (same length), its checksum made anew."""
+    at = len(segments.MAGIC)
+    length = int.from_bytes(blob[at : at + 4], "little")
+    meta = json.loads(bytes(blob[at + 4 : at + 4 + length]))
+    changed = json.dumps(change(meta)).encode().ljust(length)
+    assert len(changed) == length
+    blob[at + 4 : at + 4 + length] = changed
+    blob[-4:] = zlib.crc32(bytes(blob[:-4])).to_bytes(4, "little")
+    return blob
 
 
 @pytest.mark.parametrize("damage", DAMAGES)
@@ -92,6 +105,8 @@ def test_a_damaged_or_stale_index_is_named_and_not_trusted(tmp_path, caplog, dam
         blob[-100] ^= 0x10  # inside the arrays
     elif damage == "header":
         blob[len(segments.MAGIC) + 8 : len(segments.MAGIC) + 20] = b"#" * 12
+    elif damage == "a field's type":  # whole and checked, yet a count below 0, a number for a yes or no
+        blob = with_meta(blob, lambda meta: {**meta, "records": -1, "closed": 1})
     elif damage == "another file's":
         other = ResponseCache(tmp_path / "other")
         other.put_many({"k": 1})

@@ -122,7 +122,7 @@ class FolderIndex:
         now); what lies beyond the stretch indexed is read as any file is."""
         try:
             segment = segments.load(self.folder, name)
-        except segments.IndexProblem as problem:
+        except (segments.IndexProblem, OSError) as problem:  # OSError: it cannot be read
             log.warning(
                 "response cache %s: the index %s is not used (%s): %s is read instead",
                 self.folder,

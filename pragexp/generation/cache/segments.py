@@ -194,8 +194,12 @@ def _header(buf, name: str) -> tuple[dict, int]:
     try:
         meta = json.loads(bytes(buf[start : start + length]))
         fields = meta["file"], meta["size"], meta["records"], meta["closed"], meta["damaged"]
+        whole = [int, int, bool, list] == [type(f) for f in fields[1:]] and min(fields[1:3]) >= 0
+        damaged = all(len(d) == 2 and all(type(x) is int for x in d) for d in fields[4])
     except (ValueError, KeyError, TypeError) as error:
         raise IndexProblem(f"its header is damaged ({error})") from None
+    if not (whole and damaged):
+        raise IndexProblem("its header is damaged (a field of the wrong type)")
     if fields[0] != name:
         raise IndexProblem(f"it indexes {fields[0]!r}")
     return meta, start + length + (-(start + length) % 8)
