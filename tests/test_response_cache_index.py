@@ -250,8 +250,9 @@ def test_writers_and_compactions_at_once_never_give_a_torn_answer(tmp_path):
         cache.close()
         time.sleep(0.05)
     assert [p.returncode for p in procs] == [0] * 4
-    merged = compact(tmp_path)
-    assert indexes(tmp_path) == [merged.pack + segments.SUFFIX] and len(os.listdir(tmp_path)) == 2
+    compact(tmp_path)  # (nothing to merge if the last one above came after the writers were done)
+    [pack] = [n for n in os.listdir(tmp_path) if n.endswith(".pack")]
+    assert indexes(tmp_path) == [pack + segments.SUFFIX] and len(os.listdir(tmp_path)) == 2
     found, conflicts, count = lookup(tmp_path, [f"k{i}" for i in range(8500)])
     assert count == 8500 and conflicts == 0 and len(found) == 8500
     assert all(v == {"i": int(k[1:]), "text": "t" * (int(k[1:]) % 500)} for k, v in found.items())

@@ -68,6 +68,7 @@ def compact(folder: str | Path, idle: float = IDLE) -> Compaction:
     out = Compaction(live=sorted(n for n, f in survey.files.items() if not f.done and not f.unreadable))
     clean_pack = len(done) == 1 and done[0].endswith(".pack") and not survey.damaged
     if not done or clean_pack:
+        _remove_old_temps(folder, idle)
         return out
     index = FolderIndex(folder, idle, select=set(done).__contains__, on_disk=False)
     index.refresh()
