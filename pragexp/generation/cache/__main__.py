@@ -39,11 +39,12 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{args.folder}: {compact(args.folder, idle)}")
         return 0
     index = FolderIndex(args.folder, idle)
-    index.refresh()
+    index.refresh()  # large finished files from their on-disk indexes (built now where they have none)
     done = sum(f.done for f in index.files.values())
     print(
-        f"{args.folder}: {len(index.entries):,} answers in {len(index.files)} files ({done} finished, "
-        f"{len(index.files) - done} still being written); {len(index.conflicts)} keys with two different "
+        f"{args.folder}: {index.count():,} answers in {len(index.files)} files ({done} finished, "
+        f"{len(index.files) - done} still being written), {len(index.segments)} indexed on disk; "
+        f"{len(index.conflicts)} keys with two different "
         f"answers; {sum(index.damaged.values())} damaged bytes skipped"
     )
     return 0

@@ -8,6 +8,11 @@ a merged file that grew after it was read anyway (an idle writer woke up) is kep
 removed, readers find each answer both in the pack and in its file: the same answer. Two compactions at once
 each write a pack of what they read and remove only what they merged: nothing is lost (the next compaction
 merges the two packs); one that finds a file gone while it reads stops without removing anything.
+
+A pack of at least `segments.MIN_SIZE` bytes gets its on-disk index (`segments`) as it is written, renamed
+into place after the pack and before the merged files go; the merged files' indexes go with them, and indexes
+whose file is gone (a reader that indexed a file as it was merged) are removed. Compaction itself reads every
+file it merges into memory (`on_disk=False`): one process, now and then, holds what every process held before.
 """
 
 from __future__ import annotations
@@ -18,7 +23,9 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pragexp.generation.cache import records
+import numpy as np
+
+from pragexp.generation.cache import records, segments
 from pragexp.generation.cache.files import IDLE, new_name
 from pragexp.generation.cache.index import FolderIndex
 from pragexp.utils.io import atomic_output
@@ -55,14 +62,15 @@ class Compaction:
 
 def compact(folder: str | Path, idle: float = IDLE) -> Compaction:
     folder = Path(folder)
-    survey = FolderIndex(folder, idle)
+    survey = FolderIndex(folder, idle, on_disk=False)
     survey.refresh()
     done = sorted(n for n, f in survey.files.items() if f.done and not f.unreadable)
     out = Compaction(live=sorted(n for n, f in survey.files.items() if not f.done and not f.unreadable))
     clean_pack = len(done) == 1 and done[0].endswith(".pack") and not survey.damaged
     if not done or clean_pack:
+        _remove_old_temps(folder, idle)
         return out
-    index = FolderIndex(folder, idle, select=set(done).__contains__)
+    index = FolderIndex(folder, idle, select=set(done).__contains__, on_disk=False)
     index.refresh()
     sizes = {name: state.size_seen for name, state in index.files.items()}
     out.pack, out.merged = new_name("pack"), sorted(sizes)
@@ -78,6 +86,7 @@ def compact(folder: str | Path, idle: float = IDLE) -> Compaction:
         path = folder / name
         if path.stat().st_size == sizes[name]:
             path.unlink()
+            path.with_name(name + segments.SUFFIX).unlink(missing_ok=True)
         else:
             out.grew.append(name)
     out.merged = [n for n in out.merged if n not in out.grew]
@@ -87,8 +96,10 @@ def compact(folder: str | Path, idle: float = IDLE) -> Compaction:
 
 
 def _write_pack(index: FolderIndex, path: Path) -> int:
+    """Write the pack (and its on-disk index, if it is large); the answers it holds."""
     keys = sorted(index.entries)
-    written = 0
+    stored, offsets, lengths = [], [], []
+    at = len(records.FILE_MAGIC)
     with atomic_output(path, binary=True) as f:
         f.write(records.FILE_MAGIC)
         for start in range(0, len(keys), READ_KEYS):
@@ -96,10 +107,22 @@ def _write_pack(index: FolderIndex, path: Path) -> int:
             values = index.read(chunk)
             for key in chunk:
                 if key in values:
-                    f.write(records.encode(key, values[key]))
-                    written += 1
+                    record = records.encode(key, values[key])
+                    f.write(record)
+                    stored.append(key)
+                    offsets.append(at)
+                    lengths.append(len(record))
+                    at += len(record)
         f.write(records.encode("", b"", records.CLOSE))
-    return written
+    if path.stat().st_size >= segments.MIN_SIZE:
+        hashes = segments.key_hashes(stored)
+        order = np.argsort(hashes, kind="stable")
+        offsets_, lengths_ = np.asarray(offsets, "<u8"), np.asarray(lengths, "<u4")
+        pack = segments.Segment(
+            path.name, path.stat().st_size, True, hashes[order], offsets_[order], lengths_[order]
+        )
+        segments.write(path.parent, pack)
+    return len(stored)
 
 
 def _sync_folder(folder: Path) -> None:
@@ -117,10 +140,14 @@ def _sync_folder(folder: Path) -> None:
 
 
 def _remove_old_temps(folder: Path, idle: float) -> None:
-    """Temp files of compactions that died, once they are `idle` old."""
-    for path in folder.glob(".*.pack.*.tmp"):
+    """Temp files of compactions and index writers that died, once they are `idle` old; indexes whose file is
+    gone."""
+    for path in [*folder.glob(".*.pack.*.tmp"), *folder.glob(f".*{segments.SUFFIX}.*.tmp")]:
         try:
             if time.time() - path.stat().st_mtime >= idle:
                 path.unlink()
         except FileNotFoundError:
             pass
+    for path in folder.glob(f"*{segments.SUFFIX}"):
+        if not path.with_name(path.name[: -len(segments.SUFFIX)]).exists():
+            path.unlink(missing_ok=True)

@@ -36,6 +36,9 @@ def encode(key: str, value: bytes, kind: int = ANSWER) -> bytes:
     return head + _CRC.pack(zlib.crc32(value, zlib.crc32(k, zlib.crc32(head)))) + k + value
 
 
+CLOSED = encode("", b"", CLOSE)  # the record that ends a closed file
+
+
 def crc_of(record: bytes) -> int:
     return _CRC.unpack_from(record, _HEAD.size)[0]
 
@@ -143,3 +146,19 @@ def value_of(blob: bytes, key: str, crc: int) -> bytes | None:
     ):
         return None
     return blob[start:]
+
+
+def answer_in(blob: bytes, key: bytes) -> bytes | None:
+    """The value of `blob` (read again from its file) if it is the whole answer record of `key`; None if it is
+    a whole record of another key; raises ValueError if it is no whole record (the file changed)."""
+    if len(blob) < HEADER:
+        raise ValueError("shorter than a record's header")
+    magic, kind, key_length, value_length = _unpack_head(blob, 0)
+    if magic != RECORD_MAGIC or kind > CLOSE or HEADER + key_length + value_length != len(blob):
+        raise ValueError("no record's header")
+    view = memoryview(blob)
+    if zlib.crc32(view[HEADER:], zlib.crc32(view[: _HEAD.size])) != _unpack_crc(blob, _HEAD.size)[0]:
+        raise ValueError("its checksum does not match")
+    if kind != ANSWER or view[HEADER : HEADER + key_length] != key:
+        return None
+    return blob[HEADER + key_length :]

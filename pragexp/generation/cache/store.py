@@ -18,16 +18,20 @@ _decode = json.JSONDecoder().raw_decode  # values are json.dumps output: no whit
 
 
 class ResponseCache:
-    """The folder at `path`: lookups (`get_many`) in the index of every file there, built at the first lookup
-    and read on (at most every `refresh_every` seconds) where keys are missing; answers (`put_many`) appended
-    to this process's own file, opened at the first. `hits` and `misses` count the keys looked up, by every
-    backend it serves, and `close` says them."""
+    """The folder at `path`: lookups (`get_many`) in the index of every file there (its large finished files'
+    indexes on disk, memory-mapped; the others' in memory: `index`), built at the first lookup and read on (at
+    most every `refresh_every` seconds) where keys are missing; answers (`put_many`) appended to this
+    process's own file, opened at the first. `hits` and `misses` count the keys looked up, by every backend it
+    serves, and `close` says them. `on_disk_index=False`: every file indexed in memory (as before the on-disk
+    indexes)."""
 
-    def __init__(self, path: str | Path, idle: float = IDLE, refresh_every: float = 1.0):
+    def __init__(
+        self, path: str | Path, idle: float = IDLE, refresh_every: float = 1.0, on_disk_index: bool = True
+    ):
         self.path = Path(path)
         self.hits = self.misses = 0
         self.refresh_every = refresh_every
-        self._index = FolderIndex(self.path, idle)
+        self._index = FolderIndex(self.path, idle, on_disk=on_disk_index)
         self._writer = Writer(self.path)
         self._loaded, self._refreshed = False, 0.0
         self._lock = threading.RLock()  # a backend's threads may hand answers over at once
@@ -38,11 +42,13 @@ class ResponseCache:
 
     def get_many(self, keys: list[str]) -> dict[str, object]:
         with self._lock:
-            unique = dict.fromkeys(keys).keys()
-            stale = time.monotonic() - self._refreshed >= self.refresh_every
-            if not self._loaded or (stale and not unique <= self._index.entries.keys()):
+            unique = list(dict.fromkeys(keys))
+            if not self._loaded:
                 self.refresh()
-            found = self._values(list(unique & self._index.entries.keys()))
+            found = self._values(unique)
+            if len(found) < len(unique) and time.monotonic() - self._refreshed >= self.refresh_every:
+                self.refresh()  # other writers may have appended the keys missing: all read again, settled
+                found = self._values(unique)  # with what the refresh found
             hits = len(found) if len(unique) == len(keys) else sum(k in found for k in keys)
             self.hits += hits
             self.misses += len(keys) - hits
@@ -56,7 +62,7 @@ class ResponseCache:
                 raise
             self._index.reset()
             self.refresh()
-            return self._values([k for k in keys if k in self._index.entries], again=False)
+            return self._values(keys, again=False)
         found = {}
         for key, value in raw.items():
             try:
@@ -69,8 +75,9 @@ class ResponseCache:
         """Append `values` to this process's file with one write; answers already known under their keys are
         not written again (stored answers stand)."""
         with self._lock:
-            known = self._index.entries if self._loaded else {}
-            keys = [k for k in values if k not in known]
+            keys = list(values)
+            if self._loaded:
+                keys = [k for k, known in zip(keys, self._index.known(keys), strict=True) if not known]
             if not keys:
                 return
             blobs = [
@@ -89,7 +96,7 @@ class ResponseCache:
     def __len__(self) -> int:
         """The keys the folder holds now."""
         self.refresh()
-        return len(self._index.entries)
+        return self._index.count()
 
     @property
     def conflicts(self) -> int:
@@ -126,3 +133,4 @@ class ResponseCache:
                 ", ".join(files),
             )
         self._writer.close()
+        self._index.close()
