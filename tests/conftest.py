@@ -254,10 +254,10 @@ def fetched_paths_replaced(cfg: DictConfig, by: str = "/not/fetched") -> DictCon
         return cfg
     data = OmegaConf.to_container(cfg.data, resolve=False)
     for key, value in data.items():
-        if isinstance(value, str) and value.startswith("${release:"):
+        if isinstance(value, str) and value.startswith(("${release:", "${release_unless:")):
             data[key] = by
-        elif isinstance(value, list) and any(str(v).startswith("${release:") for v in value):
-            data[key] = [by if str(v).startswith("${release:") else v for v in value]
+        elif isinstance(value, list) and any(str(v).startswith(("${release:", "${release_unless:")) for v in value):
+            data[key] = [by if str(v).startswith(("${release:", "${release_unless:")) else v for v in value]
     with open_dict(cfg):
         cfg.data = data
     return cfg

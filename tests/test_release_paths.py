@@ -10,7 +10,7 @@ import re
 import shutil
 
 import pytest
-from conftest import CONF, FIXTURES, compose_config, run_module
+from conftest import CONF, FIXTURES, GRICE_FIXTURE, compose_config, run_module
 from hydra.utils import instantiate
 from omegaconf import OmegaConf
 from omegaconf.errors import InterpolationResolutionError
@@ -18,7 +18,7 @@ from omegaconf.errors import InterpolationResolutionError
 from pragexp.data.releases.check import write_marker
 from pragexp.data.releases.registry import load_registry
 
-RELEASE = re.compile(r"\$\{release:(\w+)(?:,([^}]*))?\}")
+RELEASE = re.compile(r"\$\{release(?:_unless:\$\{data\.path\})?[:,](\w+)(?:,([^}]*))?\}")
 # conf/data/<choice>.yaml -> a task that reads it
 DEFAULTS = {
     "hu_pragmatics": "hu_pragmatics",
@@ -62,6 +62,17 @@ def test_grices_official_test_files_default_to_the_release(tmp_path, monkeypatch
     kinds = [p.rsplit("_", 1)[1] for p in cfg.data.test_path]
     assert kinds == ["cb.json", "ig.json", "li.json", "re.json", "st.json"]
     assert all(p.startswith(str(tmp_path / "grice" / "data")) for p in cfg.data.test_path)
+
+
+def test_grices_own_files_in_data_path_need_no_release(tmp_path):
+    """`data.path` replaces GRICE's `test_path`: given, the release's defaults resolve to nothing (not fetched
+    here, they would stop the run) and the files read are the user's."""
+    cfg = compose_config(["task=grice_recovery", "data=grice_official", f"data.path={GRICE_FIXTURE}"], tmp_path)
+    assert OmegaConf.to_container(cfg.data, resolve=True)["test_path"] == [None] * 5
+    assert instantiate(cfg.data).paths["test"] == [GRICE_FIXTURE]
+    unfetched = compose_config(["task=grice_recovery", "data=grice_official"], tmp_path)
+    with pytest.raises(InterpolationResolutionError, match="python -m pragexp.data fetch grice"):
+        OmegaConf.to_container(unfetched.data, resolve=True)
 
 
 def test_a_fetched_release_is_read_with_no_data_path(tmp_path, monkeypatch):

@@ -36,7 +36,7 @@ def test_every_entry_composes_and_scores_data_limit_items(entry, make_config):
     spec = dict(ENTRIES)[entry]
     # a sweep in an entry (LUDWIG's templates): its first job
     overrides = [o.split(",", 1)[0] for o in spec.get("overrides", [])]
-    if "data=grice_official" in overrides:  # no fixture by default
+    if "data=grice_official" in overrides:  # the release by default (not fetched here)
         overrides.append(f"data.path={GRICE_FIXTURE}")
     cfg = make_config([f"task={spec.task}", *overrides, "data.limit=2"], name="eval")
     datamodule = instantiate(cfg.data)

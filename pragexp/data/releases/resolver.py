@@ -2,6 +2,9 @@
 fetched and verified in `paths.data_dir`, the default of a dataset's `data.path`. A release that is not there
 stops the run where the config is first resolved, saying which `python -m pragexp.data fetch NAME` to run and
 that `data.path=` works as well; an explicit `data.path` replaces the interpolation, which then never runs.
+`${release_unless:GIVEN,NAME,SUBPATH}` is the same default for a key that another one overrides (GRICE's
+`test_path`, which its `data.path` replaces): nothing when GIVEN (that other key) is set, so a user's own files
+never need the release.
 
 The entry points register the resolver (`register()`) before Hydra composes anything."""
 
@@ -15,6 +18,7 @@ from pragexp.data.releases.check import release_dir, state
 from pragexp.data.releases.registry import DATA_DIR_VARIABLE, default_data_dir, release
 
 RESOLVER = "release"
+RESOLVER_UNLESS = "release_unless"
 
 
 class ReleaseNotFetched(FileNotFoundError):
@@ -45,7 +49,13 @@ def _resolve(name: str, subpath: str = "", *, _root_) -> str:
     return str(release_path(str(name), str(subpath), Path(data_dir).expanduser() if data_dir else None))
 
 
+def _resolve_unless(given, name: str, subpath: str = "", *, _root_) -> str | None:
+    return None if given is not None else _resolve(name, subpath, _root_=_root_)
+
+
 def register() -> None:
-    """The `release` resolver, registered once per process."""
+    """The `release` and `release_unless` resolvers, registered once per process."""
     if not OmegaConf.has_resolver(RESOLVER):
         OmegaConf.register_new_resolver(RESOLVER, _resolve)
+    if not OmegaConf.has_resolver(RESOLVER_UNLESS):
+        OmegaConf.register_new_resolver(RESOLVER_UNLESS, _resolve_unless)
