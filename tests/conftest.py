@@ -247,6 +247,9 @@ def compose_config(overrides: list[str], output_dir: Path, config_name: str = "t
     return cfg
 
 
+RELEASE_DEFAULTS = ("${release:", "${release_unless:")  # conf/data/'s defaults of a fetched release
+
+
 def fetched_paths_replaced(cfg: DictConfig, by: str = "/not/fetched") -> DictConfig:
     """`cfg` with each `${release:...}` default of `data` (a fetched release's path, conf/data/) replaced by
     `by`: the tests' data folder is empty, and tests/test_release_paths.py checks those defaults."""
@@ -254,10 +257,10 @@ def fetched_paths_replaced(cfg: DictConfig, by: str = "/not/fetched") -> DictCon
         return cfg
     data = OmegaConf.to_container(cfg.data, resolve=False)
     for key, value in data.items():
-        if isinstance(value, str) and value.startswith(("${release:", "${release_unless:")):
+        if isinstance(value, str) and value.startswith(RELEASE_DEFAULTS):
             data[key] = by
-        elif isinstance(value, list) and any(str(v).startswith(("${release:", "${release_unless:")) for v in value):
-            data[key] = [by if str(v).startswith(("${release:", "${release_unless:")) else v for v in value]
+        elif isinstance(value, list) and any(str(v).startswith(RELEASE_DEFAULTS) for v in value):
+            data[key] = [by if str(v).startswith(RELEASE_DEFAULTS) else v for v in value]
     with open_dict(cfg):
         cfg.data = data
     return cfg

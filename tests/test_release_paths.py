@@ -67,7 +67,8 @@ def test_grices_official_test_files_default_to_the_release(tmp_path, monkeypatch
 def test_grices_own_files_in_data_path_need_no_release(tmp_path):
     """`data.path` replaces GRICE's `test_path`: given, the release's defaults resolve to nothing (not fetched
     here, they would stop the run) and the files read are the user's."""
-    cfg = compose_config(["task=grice_recovery", "data=grice_official", f"data.path={GRICE_FIXTURE}"], tmp_path)
+    own = f"data.path={GRICE_FIXTURE}"
+    cfg = compose_config(["task=grice_recovery", "data=grice_official", own], tmp_path)
     assert OmegaConf.to_container(cfg.data, resolve=True)["test_path"] == [None] * 5
     assert instantiate(cfg.data).paths["test"] == [GRICE_FIXTURE]
     unfetched = compose_config(["task=grice_recovery", "data=grice_official"], tmp_path)

@@ -3,8 +3,8 @@ fetched and verified in `paths.data_dir`, the default of a dataset's `data.path`
 stops the run where the config is first resolved, saying which `python -m pragexp.data fetch NAME` to run and
 that `data.path=` works as well; an explicit `data.path` replaces the interpolation, which then never runs.
 `${release_unless:GIVEN,NAME,SUBPATH}` is the same default for a key that another one overrides (GRICE's
-`test_path`, which its `data.path` replaces): nothing when GIVEN (that other key) is set, so a user's own files
-never need the release.
+`test_path`, which its `data.path` replaces): nothing when GIVEN (that other key) is set, so a user's own
+files never need the release.
 
 The entry points register the resolver (`register()`) before Hydra composes anything."""
 
