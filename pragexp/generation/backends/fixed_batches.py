@@ -5,8 +5,9 @@ Float rounding follows a pass's shapes (padding and the number of rows change a 
 enough to flip a greedy token between two near-ties), so, as in scoring (`scoring.passes`), every shape is a
 function of the prompt alone:
 
-- a prompt is left-padded to its width, a multiple of `PROMPT_BUCKET` tokens with at least one pad (a batch
-  without pads would have a mask of ones, which transformers may drop, changing the attention kernel);
+- a prompt is left-padded to its width (`width`: at least `MIN_WIDTH`, four steps an octave above it, so a
+  pad is at most a quarter of the width, and few widths share a call's prompts), with at least one pad (a
+  batch without pads would have a mask of ones, which transformers may drop, changing the attention kernel);
 - a batch holds prompts of one width only and always `rows` rows (`llm.batch_size`), the last batch of a
   width filled with repeats of its first prompt, whose replies are dropped.
 
@@ -22,15 +23,22 @@ import torch
 
 from pragexp.generation.scoring.passes import filled
 
-# The recipe of generated replies (part of their cache key): v1 pads prompts to PROMPT_BUCKET and batches
+# The recipe of generated replies (part of their cache key): v1 pads prompts to `width` and batches
 # `llm.batch_size` rows always.
 GENERATION = "fixed-rows/v1"
-PROMPT_BUCKET = 32  # prompts are left-padded to a multiple of this many tokens (at least one pad)
+MIN_WIDTH = 32
 
 
 def width(tokens: int) -> int:
-    """The padded length of a prompt of `tokens` tokens: at least one pad."""
-    return PROMPT_BUCKET * ((tokens + 1 + PROMPT_BUCKET - 1) // PROMPT_BUCKET)
+    """The padded length of a prompt of `tokens` tokens: at least one pad; MIN_WIDTH, or a multiple of a
+    quarter of the octave it falls in (40, 48, 56, 64, 80, ..., 768, 896, 1024, 1280, ...). Fewer widths than
+    a fixed step gives fewer short batches to fill (a call's prompts spread over 300-1,500 tokens take 10
+    widths, not 38 of 32 tokens), at the price of up to a quarter of pads."""
+    need = tokens + 1
+    if need <= MIN_WIDTH:
+        return MIN_WIDTH
+    step = 1 << (need.bit_length() - 3)
+    return step * -(-need // step)
 
 
 def layout(lengths: list[int], rows: int) -> list[tuple[int, list[int], int]]:
