@@ -32,14 +32,18 @@ def test_the_shape_table_is_chosen_per_device_and_dtype_and_named_in_a_score_key
     assert passes.default_shapes("cuda", "float32").tokens < passes.default_shapes("cuda", "bfloat16").tokens
     assert passes.default_shapes("cuda", "auto") == passes.default_shapes("cuda", "bfloat16")
     cpu = HFBackend(model="tiny", device="cpu")
-    # the table CPUs ran before issue 55 keeps its recipe's name: answers cached on a CPU still answer
-    assert cpu.key_identity("loglikelihood_many")["scoring"] == SCORING
-    # another table (a GPU's default, a setting) is another recipe: its scores differ in their last bits
-    # (measured on this CPU: float32 by up to 9.5e-07, bfloat16 with bucket 16 by up to 1e-3)
+    # the table CPUs ran before issue 55 leaves the key as it was: answers cached on a CPU still answer
+    assert "pass_shapes" not in cpu.identity() and cpu.identity()["scoring"] == SCORING
+    # another table (a GPU's default, a setting) is named: its scores differ in their last bits (measured
+    # on this CPU: float32 by up to 9.5e-07, bfloat16 with bucket 16 by up to 1e-3); a reply's key ignores it
     gpu = HFBackend(model="tiny", device="cuda", dtype="bfloat16")
     tuned = HFBackend(model="tiny", device="cpu", pass_shapes={"tokens": 512, "bucket": 16, "max_rows": 6})
-    keys = {b.key_identity("loglikelihood_many")["scoring"] for b in (cpu, gpu, tuned)}
-    assert len(keys) == 3 and tuned.pass_shapes == passes.PassShapes(512, 16, 6)
+    assert gpu.key_identity("loglikelihood_many")["pass_shapes"] == "4096t/8b/512r"
+    assert tuned.key_identity("loglikelihood_many")["pass_shapes"] == "512t/16b/6r"
+    plain = HFBackend(model="tiny", device="cpu", pass_shapes={"tokens": 128, "bucket": 8})  # the v4 table
+    assert plain.key_identity("loglikelihood_many") == cpu.key_identity("loglikelihood_many")
+    for call in ("generate", "embed"):
+        assert tuned.key_identity(call) == cpu.key_identity(call)
     # a generated reply's key does not change with the generation recipe's absence from scores
     assert "generation" not in cpu.key_identity("loglikelihood_many") and "generation" in cpu.identity()
     with pytest.raises(ValueError, match="must be >= 1"):

@@ -62,7 +62,7 @@ from pragexp.generation.finetuning.finetune import (
 )
 from pragexp.generation.reasoning.special_tokens import decode_reply
 from pragexp.generation.scoring.head_cache import HeadCache
-from pragexp.generation.scoring.passes import PassShapes, default_shapes
+from pragexp.generation.scoring.passes import SHAPES_V4, PassShapes, default_shapes
 from pragexp.generation.scoring.requests import ChoiceRequest, OptionScore
 from pragexp.generation.scoring.scorer import SCORING, score_choices
 from pragexp.generation.scoring.seq2seq_scorer import SCORING as SEQ2SEQ_SCORING
@@ -87,7 +87,8 @@ class HFBackend(LLMBackend):
     # a score is a function of its request and the weights (`scorer`), not of the batch; an embedding is not
     not_read_by = {
         "loglikelihood_many": (*RENDERING, "batch_size", "generation"),
-        "embed": (*RENDERING, "generation"),
+        "embed": (*RENDERING, "generation", "pass_shapes"),
+        "generate": ("pass_shapes",),
     }
 
     def __init__(
@@ -155,12 +156,15 @@ class HFBackend(LLMBackend):
                 "batch_size": self.batch_size,  # generation: padding and batch shape change float rounding
                 "quantization": quantization_settings(self.quantization),
                 "adapter": adapters.identity(self.adapter) if self.adapter else None,
-                # the scorer's recipe, its shape table included (a pass's shapes decide float rounding)
-                "scoring": SEQ2SEQ_SCORING if self.encoder_decoder else self.pass_shapes.recipe(SCORING),
+                "scoring": SEQ2SEQ_SCORING if self.encoder_decoder else SCORING,  # the scorer's recipe
                 "generation": fixed_batches.GENERATION,  # how generation batches are shaped
                 # kept in replies where the tokenizer makes them special tokens: other markers, other replies
                 "reasoning_markers": list(self.reasoning_markers),
             }
+            # the scorer's shape table (a pass's shapes decide float rounding); named only where it is not the
+            # table every score was computed with before tables existed, whose keys stay as they were
+            if self.pass_shapes != SHAPES_V4 and not self.encoder_decoder:
+                self._identity["pass_shapes"] = self.pass_shapes.name()
         return self._identity
 
     @property

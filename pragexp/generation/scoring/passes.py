@@ -52,9 +52,9 @@ Context = tuple[tuple[int, ...], int]  # (token ids, head length in tokens)
 @dataclass(frozen=True)
 class PassShapes:
     """The shape table: own parts padded to a multiple of `bucket` tokens; a pass of width w holds
-    `rows_for(w)` rows: as many as `tokens` make at that width, at least one, at most `max_rows`. Part of the
-    scoring recipe (a pass's shapes decide float rounding: `SHAPES_V4` keeps the recipe's old name, any other
-    table names itself in the cache key, `recipe`)."""
+    `rows_for(w)` rows: as many as `tokens` make at that width, at least one, at most `max_rows`. Part of a
+    score's cache key (a pass's shapes decide float rounding): named there by `name` unless it is `SHAPES_V4`,
+    the table every score was computed with before tables existed."""
 
     tokens: int = 128
     bucket: int = 8
@@ -67,11 +67,8 @@ class PassShapes:
     def rows_for(self, width: int) -> int:
         return max(1, min(self.max_rows, self.tokens // width))
 
-    def recipe(self, name: str) -> str:
-        """The scoring recipe's name with this table (the v4 table: the name alone, as cached before)."""
-        if self == SHAPES_V4:
-            return name
-        return f"{name} passes={self.tokens}t/{self.bucket}b/{self.max_rows}r"
+    def name(self) -> str:
+        return f"{self.tokens}t/{self.bucket}b/{self.max_rows}r"
 
     def table(self, widths=(8, 16, 32, 64, 128, 256, 512, 1024)) -> list[tuple[int, int]]:
         """[(width, rows)]: the table as the docs and the benchmarks print it."""
