@@ -126,9 +126,9 @@ def one_dtype(args, name: str, requests: list[ChoiceRequest]) -> dict:
             f"{name}: {size / 1e9:.2f}B parameters (built, saved, loaded in "
             f"{time.perf_counter() - start:.1f} s)"
         )
-        runs = []
+        runs, default = [], backend.pass_shapes
         for table in args.tables.split(","):
-            backend.pass_shapes = _table(table, backend.pass_shapes)
+            backend.pass_shapes = _table(table, default)
             say(f"{name}: {padding_line(backend, requests)}")
             seconds, scores = scorer_alone(backend, requests)
             say(f"{name}: pragexp scorer, table {table}: {n / seconds:.1f} items/s ({seconds:.2f} s)")
