@@ -44,7 +44,7 @@ def test_the_shape_table_is_chosen_per_device_and_dtype_and_named_in_a_score_key
     assert plain.key_identity("loglikelihood_many") == cpu.key_identity("loglikelihood_many")
     for call in ("generate", "embed"):
         assert tuned.key_identity(call) == cpu.key_identity(call)
-    # a generated reply's key does not change with the generation recipe's absence from scores
+    # the generation recipe is in a reply's key, not in a score's
     assert "generation" not in cpu.key_identity("loglikelihood_many") and "generation" in cpu.identity()
     with pytest.raises(ValueError, match="must be >= 1"):
         HFBackend(model="tiny", device="cpu", pass_shapes={"tokens": 0})
