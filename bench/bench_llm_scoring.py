@@ -46,7 +46,12 @@ from probed_eval import emit, import_frameworks, run_child, run_eval  # noqa: E4
 
 import_frameworks()  # in the timed child, as the entry point imports them
 import torch  # noqa: E402
-from option_scoring import compare, lm_eval_alone, scorer_alone  # noqa: E402 (after the frameworks)
+from option_scoring import (  # noqa: E402 (after the frameworks)
+    compare,
+    lm_eval_alone,
+    padding_line,
+    scorer_alone,
+)
 
 from pragexp.generation.backends.hf import HFBackend  # noqa: E402
 from pragexp.generation.scoring.requests import ChoiceRequest  # noqa: E402
@@ -204,6 +209,7 @@ def main() -> None:
     backend = HFBackend(model=args.model, device="cpu", dtype="float32", batch_size=args.batch_size)
     scorer_s, ours = scorer_alone(backend, requests)
     say(f"scorer alone (loglikelihood_many): {n / scorer_s:.2f} items/s ({scorer_s:.1f} s)")
+    say(padding_line(backend, requests))
     say(f"ratio whole command / scorer: {scorer_s / command_s:.2f}")
     compared = {"recorded vs scorer": (logged, ours)}
     if not args.no_lm_eval:

@@ -66,3 +66,26 @@ def compare(a: list[list[float]], b: list[list[float]]) -> tuple[float, int]:
         return max(range(len(row)), key=lambda i: (row[i], -i))
 
     return d, sum(best(ra) == best(rb) for ra, rb in zip(a, b, strict=True))
+
+
+def padding_line(backend: HFBackend, requests: list[ChoiceRequest]) -> str:
+    """The scorer's shape table and the share of its passes' token positions that are padding within rows
+    and repeats filling a width's last pass (`passes.padding_share`), for these requests in one call."""
+    from pragexp.generation.scoring.passes import padding_share
+    from pragexp.generation.scoring.requests import encode_request
+
+    _, tokenizer = backend.load()
+    wanted: dict = {}
+    for r in requests:
+        e = encode_request(tokenizer, r)
+        wanted.setdefault((e.context, e.head), set()).update(e.continuations)
+    shapes = backend.pass_shapes
+    share = padding_share(wanted, shapes)
+    total = sum(share.values())
+    table = " ".join(f"{w}:{r}" for w, r in shapes.table())
+    return (
+        f"shape table: {shapes.tokens} tokens a pass, widths of {shapes.bucket}, at most {shapes.max_rows} "
+        f"rows (width:rows {table}); of {total} token positions computed: "
+        f"{share['real'] / total:.1%} real, {share['pad'] / total:.1%} padding, "
+        f"{share['filler'] / total:.1%} repeats filling last passes"
+    )

@@ -75,6 +75,15 @@ def hf_settings(files) -> dict[str, tuple[list, frozenset, str]]:
             "padding and batch shape change float rounding; the scorer's numbers do not depend on the batch",
         ),
         "device": (["cpu", "cuda"], ALL, "cpu and cuda kernels round differently"),
+        "pass_shapes": (  # none of these is a device's default
+            [
+                None,
+                {"tokens": 512, "bucket": 16, "max_rows": 6},
+                {"tokens": 2048, "bucket": 8, "max_rows": 64},
+            ],
+            frozenset({"loglikelihood_many"}),
+            "the scorer's passes' shapes round differently (issue 55)",
+        ),
         "dtype": (["auto", "float32", "bfloat16"], ALL, "the weights' precision"),
         "quantization": ([None, "4bit"], ALL, "the base in NF4 (QLoRA)"),
         "adapter": (

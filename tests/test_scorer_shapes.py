@@ -61,17 +61,26 @@ def varied_requests() -> list[ChoiceRequest]:
     return ludwig_like() + ludwig_like(head=False)[:2] + [ChoiceRequest("Label: ", ("no", "yes, it is"))]
 
 
-def scores_independent_of_the_call(model, tokenizer, reqs: list[ChoiceRequest]) -> list[list[float]]:
-    """Asserts each request's scores are the same bits alone, all together, shuffled, and beside more items
-    than a pass holds (other options of the same contexts among them); returns the scores alone."""
-    alone = [logliks(score_choices(model, tokenizer, [r]))[0] for r in reqs]
-    assert logliks(score_choices(model, tokenizer, reqs)) == alone
+def scores_independent_of_the_call(
+    model, tokenizer, reqs: list[ChoiceRequest], shapes: passes.PassShapes = passes.SHAPES_V4
+) -> list[list[float]]:
+    """Asserts each request's scores are the same bits alone, all together, shuffled, in calls of two and of
+    three, and beside more items than a pass holds (other options of the same contexts among them), under the
+    shape table `shapes`; returns the scores alone."""
+
+    def scored(some: list[ChoiceRequest]) -> list[list[float]]:
+        return logliks(score_choices(model, tokenizer, some, shapes=shapes))
+
+    alone = [scored([r])[0] for r in reqs]
+    assert scored(reqs) == alone
     order = list(range(len(reqs)))
     random.Random(1).shuffle(order)
-    shuffled = logliks(score_choices(model, tokenizer, [reqs[i] for i in order]))
+    shuffled = scored([reqs[i] for i in order])
     assert [shuffled[order.index(i)] for i in range(len(reqs))] == alone
+    for size in (2, 3):
+        assert [row for at in range(0, len(reqs), size) for row in scored(reqs[at : at + size])] == alone
     many = [*reqs, *ludwig_like(options=("no", "maybe so")), *ludwig_like(head=False)]
-    assert logliks(score_choices(model, tokenizer, many))[: len(reqs)] == alone
+    assert scored(many)[: len(reqs)] == alone
     return alone
 
 
@@ -80,19 +89,22 @@ def test_the_plan_depends_on_the_set_of_contexts_and_each_pass_on_its_width():
     head = tuple(range(100, 110))
     contexts = [(head + tuple(rng.randrange(50) for _ in range(n)), len(head)) for n in range(1, 40)]
     contexts += [(tuple(rng.randrange(50) for _ in range(n)), 0) for n in (1, 7, 8, 9, 16)]
-    planned = passes.plan(contexts)
-    assert passes.plan(rng.sample(contexts, len(contexts))) == planned
-    seen = []
-    for shared, head_passes in planned:
-        for p in head_passes:
-            assert len(p.rows) == passes.rows_for(p.width) and 1 <= p.real <= len(p.rows)
-            assert all(row == p.rows[0] for row in p.rows[p.real :])  # dummies repeat the first row
-            for ids, h in p.rows[: p.real]:
-                own = len(ids) - h
-                assert ids[:h] == shared and p.width % passes.BUCKET == 0
-                assert p.width - passes.BUCKET < own + (h == 0) <= p.width  # headless: one pad at least
-                seen.append((ids, h))
-    assert sorted(seen) == sorted(contexts)
+    for shapes in (passes.SHAPES_V4, passes.PassShapes(512, 16, 5), passes.PassShapes(4096, 8, 512)):
+        planned = passes.plan(contexts, shapes)
+        assert passes.plan(rng.sample(contexts, len(contexts)), shapes) == planned
+        seen = []
+        for shared, head_passes in planned:
+            for p in head_passes:
+                assert len(p.rows) == shapes.rows_for(p.width) <= shapes.max_rows and 1 <= p.real <= len(
+                    p.rows
+                )
+                assert all(row == p.rows[0] for row in p.rows[p.real :])  # dummies repeat the first row
+                for ids, h in p.rows[: p.real]:
+                    own = len(ids) - h
+                    assert ids[:h] == shared and p.width % shapes.bucket == 0
+                    assert p.width - shapes.bucket < own + (h == 0) <= p.width  # headless: one pad at least
+                    seen.append((ids, h))
+        assert sorted(seen) == sorted(contexts)
 
 
 def test_the_head_runs_once_and_gives_a_plain_forward_pass_numbers(monkeypatch):

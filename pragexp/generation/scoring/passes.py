@@ -11,17 +11,18 @@ contexts of the call, their order, the response cache (it asks only for what it 
 - a context is (its token ids, its head: how many of its leading tokens its prompt shares with the prompt's
   other items, `EncodedRequest.head`). The head runs once per distinct head (batch of one) and its KV cache
   serves every row on it;
-- the rest of the context (its own part, at least its last token) is padded to its width, a multiple of
-  `BUCKET` tokens: on the left after a head, so that every row's last token, whose logits score the options'
-  first token, is the pass's last position; on the right without one (a left pad would attend to nothing),
-  with at least one pad (transformers may drop a mask of ones, and with it change the attention kernel, where
-  no row has a pad and queries and keys are as many), the logits kept at the `BUCKET` positions where such a
-  row may end;
-- a pass holds rows of one (head, width), as many as `PASS_TOKENS` make at that width (at least one), a short
-  pass filled with repeats of its first row, whose results are dropped. A forward pass costs a fixed part (the
-  weights read once) and a part per token (most of it on a CPU), and a call's rows of a width are often few: a
-  pass of short rows holds many, a pass of long rows (demonstrations drawn for each item) one, so that the
-  dummies never cost more than `PASS_TOKENS` tokens per width.
+- the rest of the context (its own part, at least its last token) is padded to its width, a multiple of the
+  shape table's `bucket` tokens (`PassShapes`, `llm.pass_shapes`): on the left after a head, so that every
+  row's last token, whose logits score the options' first token, is the pass's last position; on the right
+  without one (a left pad would attend to nothing), with at least one pad (transformers may drop a mask of
+  ones, and with it change the attention kernel, where no row has a pad and queries and keys are as many), the
+  logits kept at the `bucket` positions where such a row may end;
+- a pass holds rows of one (head, width), as many as the table's `tokens` make at that width (at least one, at
+  most `max_rows`), a short pass filled with repeats of its first row, whose results are dropped. A forward
+  pass costs a fixed part (the weights read once, the kernels launched) and a part per token, and a call's
+  rows of a width are often few: a pass of short rows holds many, a pass of long rows (demonstrations drawn
+  for each item) one, so that the dummies never cost more than `tokens` tokens per width. The table is chosen
+  per device and dtype (`DEFAULT_SHAPES`): a CPU pays mostly per token, a GPU mostly per pass.
 
 The rest of a longer option (its tokens after the first) runs the same way on a copy of its item's cache:
 padded as an own part, rows of one width in passes that `rows_for` and `filled` lay out
@@ -42,12 +43,59 @@ import torch
 from pragexp.generation.scoring.causal_lm import CausalLM
 from pragexp.utils.tensors import pad_right
 
-PASS_TOKENS = 128  # a pass's rows x width, at least one row
-BUCKET = 8  # own parts are padded to a multiple of this many tokens
 Context = tuple[tuple[int, ...], int]  # (token ids, head length in tokens)
 
 
 # -- scoring's fixed shapes ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PassShapes:
+    """The shape table: own parts padded to a multiple of `bucket` tokens; a pass of width w holds
+    `rows_for(w)` rows: as many as `tokens` make at that width, at least one, at most `max_rows`. Part of a
+    score's cache key (a pass's shapes decide float rounding): named there by `name` unless it is `SHAPES_V4`,
+    the table every score was computed with before tables existed."""
+
+    tokens: int = 128
+    bucket: int = 8
+    max_rows: int = 4096
+
+    def __post_init__(self):
+        if min(self.tokens, self.bucket, self.max_rows) < 1:
+            raise ValueError(f"llm.pass_shapes {self}: tokens, bucket and max_rows must be >= 1")
+
+    def rows_for(self, width: int) -> int:
+        return max(1, min(self.max_rows, self.tokens // width))
+
+    def name(self) -> str:
+        return f"{self.tokens}t/{self.bucket}b/{self.max_rows}r"
+
+    def table(self, widths=(8, 16, 32, 64, 128, 256, 512, 1024)) -> list[tuple[int, int]]:
+        """[(width, rows)]: the table as the docs and the benchmarks print it."""
+        return [(w, self.rows_for(w)) for w in widths]
+
+
+# What a CPU was measured fast with (issue 40: SmolLM2, one thread; a pass's cost there is mostly per token).
+SHAPES_V4 = PassShapes(128, 8, 4096)
+# Per (device kind, dtype setting): the defaults of `llm.pass_shapes`. The CUDA rows are NOT YET MEASURED on a
+# GPU: reasoned from the H200 figures in bench/README.md (lm-eval's HFLM on a 0.91B Llama reached 84% of its
+# best float32 speed at ~1k tokens a pass and 83% of its best bfloat16 speed at ~4k, where pragexp's 128-token
+# passes left the GPU idle); larger passes would add more repeats filling each width's last pass.
+DEFAULT_SHAPES = {
+    ("cpu", "float32"): SHAPES_V4,
+    ("cpu", "bfloat16"): SHAPES_V4,
+    ("cuda", "float32"): PassShapes(2048, 8, 512),
+    ("cuda", "bfloat16"): PassShapes(4096, 8, 512),
+    ("cuda", "float16"): PassShapes(4096, 8, 512),
+}
+
+
+def default_shapes(device: str, dtype: str) -> PassShapes:
+    """The table for a device kind and a dtype setting: `auto` counts as float32 on a CPU and as half
+    precision on a GPU (what checkpoints mostly hold); any other device (mps, xpu) gets the CPU's."""
+    if device == "cuda":
+        return DEFAULT_SHAPES["cuda", "float32" if dtype == "float32" else "bfloat16"]
+    return DEFAULT_SHAPES["cpu", "bfloat16" if dtype in ("bfloat16", "float16") else "float32"]
 
 
 @dataclass(frozen=True)
@@ -58,15 +106,15 @@ class Pass:
     real: int  # how many rows are real
 
 
-def bucket(own_tokens: int, headless: bool = False) -> int:
+def bucket(own_tokens: int, headless: bool = False, shapes: PassShapes = SHAPES_V4) -> int:
     """The padded length of an own part of `own_tokens` tokens; at least one pad where the context has no head
     (only there would a pass without pads have a mask of ones: its queries as many as its keys)."""
-    return BUCKET * ((own_tokens + headless + BUCKET - 1) // BUCKET)
+    return shapes.bucket * ((own_tokens + headless + shapes.bucket - 1) // shapes.bucket)
 
 
-def rows_for(width: int) -> int:
+def rows_for(width: int, shapes: PassShapes = SHAPES_V4) -> int:
     """How many rows a pass of this width holds."""
-    return max(1, PASS_TOKENS // width)
+    return shapes.rows_for(width)
 
 
 def filled(rows: list, size: int) -> list[tuple[list, int]]:
@@ -85,24 +133,24 @@ def to_the_left(rows: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
     return torch.stack([row.roll(int(width - n)) for row, n in zip(rows, lengths, strict=True)])
 
 
-def last_positions(width: int) -> torch.Tensor:
-    """The positions where a headless own part right-padded to `width` (`bucket`: at least one pad) may
-    end."""
-    return torch.arange(max(0, width - BUCKET - 1), width - 1)
+def last_positions(width: int, step: int = SHAPES_V4.bucket) -> torch.Tensor:
+    """The positions where a headless own part right-padded to `width` (`bucket` of `step`: at least one pad)
+    may end."""
+    return torch.arange(max(0, width - step - 1), width - 1)
 
 
-def plan(contexts) -> list[tuple[tuple[int, ...], list[Pass]]]:
+def plan(contexts, shapes: PassShapes = SHAPES_V4) -> list[tuple[tuple[int, ...], list[Pass]]]:
     """[(head, [its passes])] for the distinct `contexts` (an iterable of `Context`), in an order that depends
-    on the set only."""
+    on the set only: sorted, so that a pass holds contexts of one padded length (little padding)."""
     groups: dict[tuple[tuple[int, ...], int], list[Context]] = {}
     for ids, head in sorted(set(contexts)):
         if not 0 <= head < len(ids):
             raise ValueError(f"a context of {len(ids)} tokens cannot have a head of {head}")
-        groups.setdefault((ids[:head], bucket(len(ids) - head, not head)), []).append((ids, head))
+        groups.setdefault((ids[:head], bucket(len(ids) - head, not head, shapes)), []).append((ids, head))
     passes = [
         Pass(head, width, tuple(chunk), real)
         for (head, width), rows in sorted(groups.items())
-        for chunk, real in filled(rows, rows_for(width))
+        for chunk, real in filled(rows, shapes.rows_for(width))
     ]
     return [(head, list(group)) for head, group in itertools.groupby(passes, key=lambda p: p.head)]
 
@@ -128,9 +176,10 @@ def run_items(
     shared: int,
     prefix: list,
     width: int | None = None,
+    step: int = SHAPES_V4.bucket,
 ) -> ItemBatch:
     """Each item's own part of its context, on the shared prefix's cache expanded over the batch, padded to
-    `width` (scoring's fixed shapes: `bucket`) or else to the longest."""
+    `width` (scoring's fixed shapes: `bucket` of `step` tokens) or else to the longest."""
     own, own_mask = pad_right(owns, lm.pad_id, width)
     lengths = own_mask.sum(1)
     positions = shared + torch.arange(own.shape[1]).expand(len(keys), -1)
@@ -142,7 +191,7 @@ def run_items(
         ends_at = torch.full_like(lengths, width - 1)
         keep = ends_at[:1]
     elif width is not None:  # right-padded (a left pad would attend to nothing): wherever a row may end
-        keep = last_positions(width)
+        keep = last_positions(width, step)
     mask = torch.cat([torch.ones(len(keys), shared, dtype=torch.long), own_mask], dim=1)
     expanded = [(k.expand(len(keys), -1, -1, -1), v.expand(len(keys), -1, -1, -1)) for k, v in prefix]
     logp, cache = lm.forward(own, mask, positions, expanded, keep=keep if lm.keeps_logits else None)
@@ -224,3 +273,28 @@ def packed_rest(lm: CausalLM, items: ItemBatch, chunk: list[int], options: list[
     target_ids, _ = pad_right([t or [lm.pad_id] for t in targets], lm.pad_id)
     picked = logp.gather(2, target_ids.to(logp.device).unsqueeze(2)).squeeze(2)
     return torch.stack([picked[r, start : start + n].sum() for r, start, n in spans])
+
+
+def padding_share(wanted: dict, shapes: PassShapes = SHAPES_V4) -> dict[str, int]:
+    """What a call's fixed passes compute, in token positions (`wanted`: (context ids, head) -> its distinct
+    continuations): `real` (own parts, option tokens fed), `pad` (padding within a real row), `filler` (the
+    repeats filling a width's last pass). Option passes are counted as `rows_for` lays them out (the scorer
+    may cut them further by `OPTION_CACHE_BYTES` on long prompts)."""
+    share = {"real": 0, "pad": 0, "filler": 0}
+
+    def count(lengths: list[int], width: int, rows: int) -> None:
+        share["real"] += sum(lengths)
+        share["pad"] += width * len(lengths) - sum(lengths)
+        share["filler"] += width * (-len(lengths) % rows)
+
+    for head, head_passes in plan(wanted, shapes):
+        for width, group in itertools.groupby(head_passes, key=lambda p: p.width):
+            rows = [r for p in group for r in p.rows[: p.real]]
+            count([len(ids) - len(head) for ids, _ in rows], width, shapes.rows_for(width))
+            fed: dict[int, list[int]] = {}  # option width -> the fed lengths of its rows
+            for key in rows:
+                for cont in (c for c in wanted[key] if len(c) > 1):
+                    fed.setdefault(bucket(len(cont) - 1, shapes=shapes), []).append(len(cont) - 1)
+            for option_width, lengths in fed.items():
+                count(lengths, option_width, shapes.rows_for(option_width))
+    return share

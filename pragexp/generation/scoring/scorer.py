@@ -83,19 +83,21 @@ def score_choices(
     on_call: Callable | None = None,
     heads: HeadCache | None = None,
     on_scored: Callable[[int, list[OptionScore]], None] | None = None,
+    shapes: passes.PassShapes = passes.SHAPES_V4,
 ) -> list[list[OptionScore]]:
     """[[OptionScore per option] per request], each a function of its request and the model only (the numbers
     do not depend on the other requests of the call); `on_call()` is called once per model forward (a
     backend's call counter); `heads` keeps the heads' caches for the next call (a backend's, across a run's
     batches); `on_scored(i, scores)` gets each request's scores as soon as they are all computed (the response
-    cache)."""
+    cache); `shapes`: the passes' shape table (`passes.PassShapes`, part of the recipe)."""
     lm = CausalLM(model, tokenizer, on_call)
     encoded = [encode_request(tokenizer, r) for r in requests]
     if lm.whole_sequences:  # no KV cache: each (context, option) whole, alone
         results = _score_whole(lm, _wanted(encoded, lambda e: e.context), 1)
         return [_collect(e, results, False, e.context)[1] for e in encoded]
     arrived = Arrivals(encoded, _head_key, on_scored) if on_scored else None
-    results = _score_fixed(lm, _wanted(encoded, _head_key), heads or HeadCache(max_bytes=0), arrived)
+    wanted, heads = _wanted(encoded, _head_key), heads or HeadCache(max_bytes=0)
+    results = _score_fixed(lm, wanted, heads, arrived, shapes)
     return [_collect(e, results, False, _head_key(e))[1] for e in encoded]
 
 
@@ -149,28 +151,33 @@ def _collect(
 
 
 def _score_fixed(
-    lm: CausalLM, wanted: dict, heads: HeadCache, arrived: Arrivals | None = None
+    lm: CausalLM,
+    wanted: dict,
+    heads: HeadCache,
+    arrived: Arrivals | None = None,
+    shapes: passes.PassShapes = passes.SHAPES_V4,
 ) -> dict[Pair, torch.Tensor]:
-    """Scoring's way (`passes.plan`): per head, its cache once (or kept from an earlier call); per pass, the
-    rows' own parts; then the rest of the longer options, gathered over the passes of one (head, width) so
-    that their passes are full. `arrived(results)` after each pass."""
+    """Scoring's way (`passes.plan` with the shape table `shapes`): per head, its cache once (or kept from an
+    earlier call); per pass, the rows' own parts; then the rest of the longer options, gathered over the
+    passes of one (head, width) so that their passes are full. `arrived(results)` after each pass."""
     results: dict[Pair, torch.Tensor] = {}
-    for head, head_passes in passes.plan(wanted):
+    for head, head_passes in passes.plan(wanted, shapes):
         prefix = heads.prefix(lm, head)
         for width, group in itertools.groupby(head_passes, key=lambda p: p.width):
             pending: dict[int, list[_OptionRow]] = {}  # an option's padded width -> rows waiting for a pass
             for one_pass in group:
                 owns = [list(context[len(head) :]) for context, _ in one_pass.rows]
-                items = run_items(lm, list(one_pass.rows), owns, len(head), prefix, width)
+                items = run_items(lm, list(one_pass.rows), owns, len(head), prefix, width, shapes.bucket)
                 for row in _first_tokens_fixed(items, one_pass.real, wanted, results):
-                    rows = pending.setdefault(passes.bucket(len(row.cont) - 1), [])
+                    option_width = passes.bucket(len(row.cont) - 1, shapes=shapes)
+                    rows = pending.setdefault(option_width, [])
                     rows.append(row)
-                    if len(rows) == _option_pass_rows(rows):
-                        results.update(_options_fixed(lm, pending.pop(passes.bucket(len(row.cont) - 1))))
+                    if len(rows) == _option_pass_rows(rows, shapes):
+                        results.update(_options_fixed(lm, pending.pop(option_width), shapes))
                 if arrived:
                     arrived(results)
             for rows in pending.values():
-                results.update(_options_fixed(lm, rows))
+                results.update(_options_fixed(lm, rows, shapes))
                 if arrived:
                     arrived(results)
     return results
@@ -198,21 +205,23 @@ def _first_tokens_fixed(items: ItemBatch, real: int, wanted: dict, results: dict
     return longer
 
 
-def _option_pass_rows(rows: list[_OptionRow]) -> int:
-    """The rows of a pass of these options (one width, one cache length): `passes.rows_for`, at most
+def _option_pass_rows(rows: list[_OptionRow], shapes: passes.PassShapes) -> int:
+    """The rows of a pass of these options (one width, one cache length): the shape table's, at most
     OPTION_CACHE_BYTES of cache copies."""
-    width, items = passes.bucket(len(rows[0].cont) - 1), rows[0].items
-    return min(passes.rows_for(width), max(1, OPTION_CACHE_BYTES // max(1, row_bytes(items))))
+    width, items = passes.bucket(len(rows[0].cont) - 1, shapes=shapes), rows[0].items
+    return min(shapes.rows_for(width), max(1, OPTION_CACHE_BYTES // max(1, row_bytes(items))))
 
 
-def _options_fixed(lm: CausalLM, rows: list[_OptionRow]) -> dict[Pair, torch.Tensor]:
+def _options_fixed(
+    lm: CausalLM, rows: list[_OptionRow], shapes: passes.PassShapes
+) -> dict[Pair, torch.Tensor]:
     """The rest of longer options of one width on items of one (head, width): a row each on a copy of its
     item's cache, in passes of `_option_pass_rows` rows (the last filled with repeats of its first row), so
     that an option's numbers depend on its context and its tokens only: not on the other options of its
     request (the response cache keeps each option apart) nor on which items shared a pass."""
     results: dict[Pair, torch.Tensor] = {}
-    width = passes.bucket(len(rows[0].cont) - 1)
-    for chunk, n in passes.filled(rows, _option_pass_rows(rows)):
+    width = passes.bucket(len(rows[0].cont) - 1, shapes=shapes)
+    for chunk, n in passes.filled(rows, _option_pass_rows(rows, shapes)):
         items = ItemBatch(
             [r.items.keys[r.row] for r in chunk],
             [
