@@ -169,14 +169,8 @@ class HFBackend(LLMBackend):
     def named_by(self) -> dict:
         """The settings behind `identity`, as the config gives them, read without touching the model's files:
         a replay finds the identity they recorded (the files' digest and the device are the recorded ones)."""
-        names = (
-            "model_name",
-            "gguf_file",
-            "revision",
-            "use_chat_template",
-            "system_prompt",
-            "template_kwargs",
-        )
+        names = ("model_name", "gguf_file", "revision", "use_chat_template")
+        names += ("system_prompt", "template_kwargs")
         return {
             "backend": self.name,
             **{name: getattr(self, name) for name in names},
