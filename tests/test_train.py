@@ -14,19 +14,36 @@ from pragexp.run import run
 from pragexp.tasks.grice import GriceRecoveryTask
 
 
+def task_setting(task: str, key: str):
+    """A top-level setting of a task's config file, or of the shared base it names first in its defaults
+    (`_llm_benchmark`, ...): read from the files, as collecting the tests must not compose every config."""
+    node = OmegaConf.load(CONF / "task" / f"{task}.yaml")
+    if key in node:
+        return node[key]
+    defaults = [d for d in node.get("defaults", []) if isinstance(d, str)]
+    bases = [d for d in defaults if d.startswith("_") and d != "_self_"]
+    return task_setting(bases[0], key) if bases else None
+
+
 def task_model_pairs():
     """Every task with every model it takes, but those that need another run's checkpoint (a mandatory `???`
     setting, such as model=transferred's model.ckpt): their own tests make that run first."""
     for task in choices("task"):
-        cfg = compose_config([f"task={task}"], CONF.parent / "outputs" / "unused")
-        if cfg.get("evaluation_only"):
+        if task_setting(task, "evaluation_only"):
             # pragexp.train refuses it (ToMATO's licence): tests/test_tomato_data.py checks the refusal
             continue
-        for model in cfg.supported_models:
+        for model in task_setting(task, "supported_models"):
             # the model's own file is enough to see a mandatory setting (and costs no composition)
             node = OmegaConf.load(CONF / "model" / f"{model}.yaml")
             if not any(OmegaConf.is_missing(node, key) for key in node):
                 yield task, model
+
+
+def test_the_pairs_read_from_the_files_are_those_hydra_composes():
+    for task in choices("task"):
+        cfg = compose_config([f"task={task}"], CONF.parent / "outputs" / "unused")
+        assert task_setting(task, "evaluation_only") == cfg.get("evaluation_only")
+        assert list(task_setting(task, "supported_models")) == list(cfg.supported_models)
 
 
 @pytest.mark.slow
