@@ -37,6 +37,7 @@ def adapter_weights(cfg) -> dict[str, torch.Tensor]:
     return {k: v for k, v in checkpoint.read(path).network_weights().items() if k != "_extra_state"}
 
 
+@pytest.mark.slow
 def test_curves_are_logged_every_n_steps_and_drawn_by_the_report(make_config, tmp_path):
     cfg = make_config([*LORA, *BENCH, "logger=csv"])
     run(cfg)
@@ -56,6 +57,7 @@ def test_curves_are_logged_every_n_steps_and_drawn_by_the_report(make_config, tm
     assert drawn.name == "training-curves-circa-run.png" and drawn.stat().st_size > 0
 
 
+@pytest.mark.slow
 def test_training_is_unchanged_and_the_same_weights_answer_from_the_cache(make_config):
     plain = make_config(LORA, out="plain")
     run(plain)
@@ -121,6 +123,7 @@ def test_the_cache_key_follows_the_weights(make_config):
     assert step.identity() == first
 
 
+@pytest.mark.slow
 def test_full_finetuning_is_scored_too(make_config):
     cfg = make_config(
         [*LORA, "llm.finetune=full", "optimizer.lr=1e-4", *BENCH[:1], BENCH[2], BENCH[3], "logger=csv"]

@@ -76,6 +76,7 @@ def test_multiprageval_per_language_and_type_with_the_letters(mpe_run):
     assert [gold[x] for x in "ABCDE"] == ["0.200"] * 5  # the fixture's gold letters: 2 rows each
 
 
+@pytest.mark.slow
 def test_tomato_per_state_and_order_false_belief_and_traits(tomato_run):
     cell = unit_cell("conversations")  # n counts the data's sampling units
     metrics = metrics_of(tomato_run)

@@ -162,6 +162,7 @@ def joint_by_hand(records, variable: str, shown: int) -> float:
     return sum(all(v) for v in right.values()) / len(right)
 
 
+@pytest.mark.slow
 def test_the_authors_turn_scored_per_condition_with_the_joint_pairs_clustered_by_story(make_config):
     cfg = make_config(["task=bigtom"], name="eval")
     metrics = run(cfg)
@@ -190,6 +191,7 @@ def test_the_authors_turn_scored_per_condition_with_the_joint_pairs_clustered_by
     assert {"story", "condition", "right_answer"} <= set(first)
 
 
+@pytest.mark.slow
 def test_the_completion_prompt_is_the_authors_text_and_the_generative_rows_read_back(make_config):
     cfg = make_config(["task=bigtom", "prompt.template=authors_plain", "prompt.chat=false"], name="eval")
     run(cfg)
@@ -233,6 +235,7 @@ def test_the_authors_replies_are_read_by_their_key_or_the_answer_s_words(reply, 
     assert record["choice"] == chosen and record["unparsed"] == (chosen is None)
 
 
+@pytest.mark.slow
 def test_some_conditions_and_stories_only(make_config):
     picked = "[1_forward_belief_true_belief,1_forward_belief_false_belief,1_percept_to_belief_true_belief]"
     cfg = make_config(["task=bigtom", f"data.conditions={picked}", "data.stories=2"], name="eval")
@@ -257,6 +260,7 @@ def test_some_conditions_and_stories_only(make_config):
         )
 
 
+@pytest.mark.slow
 def test_the_report_section_shows_our_cells_beside_the_paper_and_draws_the_figure(make_config, tmp_path):
     cfg = make_config(["task=bigtom"], name="eval")
     metrics = run(cfg)

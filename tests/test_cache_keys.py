@@ -116,6 +116,7 @@ def backend(kwargs: dict) -> HFBackend | None:
         return None
 
 
+@pytest.mark.slow
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=st.data())
 def test_an_hf_key_changes_exactly_when_the_setting_can_change_that_calls_answers(files, data):

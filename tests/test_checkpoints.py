@@ -55,6 +55,7 @@ def eval_config(grice_run, ckpt: Path, out: str):
     return compose_config([*overrides, f"ckpt_path={ckpt}"], root / out, "eval")
 
 
+@pytest.mark.slow
 def test_saved_checkpoints_are_plain_data_with_pragexp_extras(grice_run):
     *_, best = grice_run
     saved = torch.load(best, map_location="cpu", weights_only=True)  # raises if anything is not data
@@ -103,6 +104,7 @@ def test_a_checkpoint_of_another_format_is_refused_naming_it(tmp_path, caplog):
     assert "does not say which task it was trained for" in caplog.text
 
 
+@pytest.mark.slow
 def test_unreadable_and_future_checkpoints_get_clear_errors(grice_run, tmp_path):
     *_, best = grice_run
     junk = tmp_path / "junk.ckpt"
@@ -180,6 +182,7 @@ def test_init_ckpt_without_an_encoder_names_the_problem(grice_run, make_config):
         run(cfg)
 
 
+@pytest.mark.slow
 def test_a_checkpoint_is_refused_for_another_task_naming_both(make_config):
     """Circa and NLI share a task class and a model: only the recorded task= tells their checkpoints apart."""
     source = make_config(["task=circa", "model=majority"], out="circa")

@@ -201,6 +201,7 @@ def test_leave_one_scenario_out_sweep_writes_ten_metrics_files(tmp_path):
     assert len(held_out) == 10
 
 
+@pytest.mark.slow
 def test_experiment_presets_compose_into_the_papers_rows(tmp_path):
     from conftest import CONF, compose_config
 

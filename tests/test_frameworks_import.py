@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 
 CHILD = """
@@ -34,6 +36,7 @@ print("ok")
 """
 
 
+@pytest.mark.slow
 def test_the_frameworks_load_with_the_collector_paused_then_frozen_once():
     done = subprocess.run(
         [sys.executable, "-c", CHILD], cwd=ROOT, capture_output=True, text=True, timeout=300

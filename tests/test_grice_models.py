@@ -204,6 +204,7 @@ def test_memnn_inf_refuses_a_missing_or_discriminative_checkpoint(tmp_path):
         MemNNInfReader(vocab_size=30, inference_ckpt=str(bogus))
 
 
+@pytest.mark.slow
 def test_grice_experiment_presets_compose(tmp_path):
     from conftest import CONF, compose_config
 

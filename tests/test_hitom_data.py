@@ -172,6 +172,7 @@ def hitom_run(make_config):
     return cfg, run(cfg)
 
 
+@pytest.mark.slow
 def test_accuracy_per_order_deception_and_length_and_the_joint_accuracy(hitom_run):
     cfg, metrics = hitom_run
     records = predictions(cfg)

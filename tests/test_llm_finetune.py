@@ -22,6 +22,7 @@ def best_checkpoint(cfg) -> Path:
     return path
 
 
+@pytest.mark.slow
 def test_lora_trains_circa_and_eval_of_its_checkpoint_reproduces_the_test_figures(make_config):
     cfg = make_config(["task=circa", *LORA])
     trained = run(cfg)
@@ -50,6 +51,7 @@ def test_lora_trains_circa_and_eval_of_its_checkpoint_reproduces_the_test_figure
     assert [r["choice"] for r in predictions(again)] == [r["choice"] for r in predictions(cfg)]
 
 
+@pytest.mark.slow
 def test_the_adapter_folder_loads_with_peft_and_scores_as_pragexp_does(make_config):
     from peft import PeftModel
 
@@ -75,6 +77,7 @@ def test_the_adapter_folder_loads_with_peft_and_scores_as_pragexp_does(make_conf
     assert loglik == pytest.approx(record["loglik"][0], abs=1e-4)
 
 
+@pytest.mark.slow
 def test_a_checkpoint_or_adapter_folder_of_another_base_model_is_refused(make_config, tmp_path):
     from pragexp.generation.backends.hf import HFBackend
 
@@ -102,6 +105,7 @@ def test_a_checkpoint_or_adapter_folder_of_another_base_model_is_refused(make_co
         run(again)
 
 
+@pytest.mark.slow
 def test_frozen_llm_learns_nothing_and_full_finetuning_saves_every_weight(make_config):
     from pragexp.generation.backends.hf import HFBackend
     from pragexp.models.llm import PromptedLLM
@@ -115,6 +119,7 @@ def test_frozen_llm_learns_nothing_and_full_finetuning_saves_every_weight(make_c
     assert any(k.endswith("embed_tokens.weight") for k in weights)  # the whole model
 
 
+@pytest.mark.slow
 def test_training_refuses_scorings_that_do_not_rank_by_likelihood(make_config):
     cfg = make_config(["task=circa", *LORA, "prompt.scoring=calibrated"])
     with pytest.raises(ValueError, match="fine-tuning ranks the options"):
@@ -131,6 +136,7 @@ def test_quantization_without_bitsandbytes_or_a_gpu_is_a_clear_error():
         HFBackend(model="tiny", finetune="full", quantization="4bit")
 
 
+@pytest.mark.slow
 def test_lora_reader_learns_pragmaticqas_target_text(make_config):
     """The LLM reader trains on the paper's target (literal </lit> pragmatic </prag> answer) after its prompt,
     its loss goes down, and evaluation writes with the tuned weights."""
@@ -153,6 +159,7 @@ def test_lora_reader_learns_pragmaticqas_target_text(make_config):
     assert best_checkpoint(cfg).with_suffix(".peft").is_dir()
 
 
+@pytest.mark.slow
 def test_lora_training_resumes_from_its_last_checkpoint(make_config):
     first = make_config(["task=circa", *LORA, "trainer.max_epochs=1"])
     run(first)
@@ -210,6 +217,7 @@ def test_lora_trains_with_ddp_over_two_processes(tmp_path):
     assert metrics["test/count"] == test_rows and best.with_suffix(".peft").is_dir()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("scoring", ["per_token", "per_byte"])
 def test_normalised_scorings_train_as_they_rank(make_config, scoring):
     cfg = make_config(["task=circa", *LORA, "trainer.max_epochs=1", f"prompt.scoring={scoring}"])

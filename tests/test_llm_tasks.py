@@ -101,6 +101,7 @@ def test_no_answer_is_wrong_and_counted_by_the_classification_metric():
         ("grice_qa", ["prompt.shots=1"]),
     ],
 )
+@pytest.mark.slow
 def test_llm_scores_each_task_and_records_every_decision(task, extra, make_config):
     cfg = make_config([f"task={task}", "model=llm", *extra], name="eval")
     metrics = run(cfg)
@@ -157,6 +158,7 @@ def test_recorded_logliks_rescore_with_a_plain_transformers_loop(make_config):
         assert max(range(len(logliks)), key=lambda j: (logliks[j], -j)) == record["choice"]
 
 
+@pytest.mark.slow
 def test_same_numbers_from_the_cache_and_at_another_batch_size(make_config):
     first = make_config(["task=circa", "model=llm", "prompt.scoring=calibrated"], name="eval", out="a")
     run(first)

@@ -213,6 +213,7 @@ def opentom_run(make_config):
     return cfg, run(cfg)
 
 
+@pytest.mark.slow
 def test_macro_f1_per_genre_over_the_batches_and_accuracy_per_story(opentom_run):
     cfg, metrics = opentom_run
     records = predictions(cfg)
@@ -250,6 +251,7 @@ def test_training_on_opentom_is_refused_with_its_licence(make_config, name, over
     assert "CC BY-NC 4.0" in str(err.value) and refused in str(err.value)
 
 
+@pytest.mark.slow
 def test_the_report_section_its_scorecard_and_figure(opentom_run, tmp_path):
     cfg, metrics = opentom_run
     runs = find_runs([Path(cfg.paths.output_dir)])

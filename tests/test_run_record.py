@@ -171,6 +171,7 @@ def hydra_files(cfg) -> None:
     (folder / "overrides.yaml").write_text(OmegaConf.to_yaml(hydra["overrides"]["task"]))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("task", sorted(HEADLINE))
 def test_every_task_writes_run_json_and_the_migration_script_writes_the_same(task, make_config):
     """A run of each task, and what experiments/migrate_runs.py makes of its folder without its run.json (from

@@ -34,6 +34,7 @@ def test_the_same_model_on_two_ports_is_one_identity_and_another_model_is_not(tm
     assert other != first and other["weights"] != first["weights"]  # another model under the same name
 
 
+@pytest.mark.slow
 def test_rounding_noise_between_servers_of_one_model_is_the_same_model(tmp_path):
     """Each server moves every log-prob by up to 0.02 (as another batch shape rounds otherwise): one model."""
     noisy = [Script(jitter=0.02, salt=salt) for salt in range(4)]

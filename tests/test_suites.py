@@ -116,6 +116,7 @@ def test_the_same_command_again_skips_every_finished_run(suite, monkeypatch, cap
     assert "## Scorecard" in out
 
 
+@pytest.mark.slow
 def test_an_unknown_task_names_the_suite_file_and_the_entry(tmp_path, monkeypatch, capsys):
     entries = {**ENTRIES, "typo": "{task: hu_pragmatic}"}
     write_suite(tmp_path / "conf", "bad", entries)

@@ -62,6 +62,7 @@ PAIRS = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("task", "model", "extra"), PAIRS)
 def test_a_task_reads_nothing_its_contract_does_not_declare(task, model, extra, make_config, monkeypatch):
     cfg = make_config([f"task={task}", f"model={model}", "debug=fdr", *extra])
