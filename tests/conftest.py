@@ -104,6 +104,28 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(skip)
 
 
+class _GroupsTaken:
+    """On a pytest-xdist worker of `--dist loadgroup`: a test whose group did not take (pytest-xdist renames a
+    grouped test's node id `<id>@<group>`; under a pytest it does not know, it silently cannot) stops the run,
+    as the tests that share a cluster or a module's fixture would run apart."""
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_collection_modifyitems(self, config, items):
+        lost = [
+            item.nodeid for item in items if item.get_closest_marker("xdist_group") and "@" not in item.nodeid
+        ]
+        if lost:
+            raise pytest.UsageError(
+                f"pytest-xdist's --dist loadgroup ignored the groups of {len(lost)} tests ({lost[0]}, ...) "
+                f"under pytest {pytest.__version__}: install the versions pyproject.toml's dev extra names"
+            )
+
+
+def pytest_configure(config):
+    if getattr(config.option, "loadgroup", False):
+        config.pluginmanager.register(_GroupsTaken(), "pragexp-xdist-groups-taken")
+
+
 def _uses_module_fixture(item) -> bool:
     """Whether a test uses a fixture built once per module."""
     info = getattr(item, "_fixtureinfo", None)
