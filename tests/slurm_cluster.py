@@ -31,6 +31,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -85,7 +86,11 @@ class SlurmCluster:
         self.memory_mb = memory_mb
         self.procs: list[tuple[str, subprocess.Popen]] = []
         self.conf = self.root / "etc" / "slurm.conf"
-        self.munge_socket = self.root / "munge" / "munge.socket"
+        # Unix sockets' paths are limited to 108 bytes, and slurmd's step sockets (in its spool dir) add ~20
+        # to the folder's: a test's folder under pytest-xdist's popen-gwN/ goes over. Sockets live in a short
+        # folder of /tmp, removed by stop().
+        self.sockets = Path(tempfile.mkdtemp(prefix="slurm-", dir="/tmp"))
+        self.munge_socket = self.sockets / "munge.socket"
         self.env = {**os.environ, "SLURM_CONF": str(self.conf)}
 
     # -- processes -------------------------------------------------------------------------------------
@@ -162,8 +167,9 @@ class SlurmCluster:
     # -- the daemons -----------------------------------------------------------------------------------
 
     def start(self) -> SlurmCluster:
-        for sub in ("etc", "munge", "db", "log", "state", "spool"):
+        for sub in ("etc", "munge", "db", "log", "state"):
             (self.root / sub).mkdir(parents=True, exist_ok=True)
+        (self.sockets / "spool").mkdir(exist_ok=True)
         try:
             # First: it ends what the cluster started if this process dies (the daemons die with it by
             # themselves).
@@ -207,7 +213,7 @@ class SlurmCluster:
         args = ["mariadbd", "--no-defaults", f"--datadir={data}", "--user=root", "--bind-address=127.0.0.1"]
         args += [
             f"--port={self.db_port}",
-            f"--socket={data / 'mysqld.sock'}",
+            f"--socket={self.sockets / 'mysqld.sock'}",
             f"--pid-file={data / 'mysqld.pid'}",
         ]
         args += [
@@ -266,7 +272,7 @@ class SlurmCluster:
                     "SlurmUser=root",
                     "SlurmdUser=root",
                     f"StateSaveLocation={state}",
-                    f"SlurmdSpoolDir={self.root / 'spool'}",
+                    f"SlurmdSpoolDir={self.sockets / 'spool'}",
                     f"SlurmctldPidFile={state / 'slurmctld.pid'}",
                     f"SlurmdPidFile={state / 'slurmd.pid'}",
                     f"SlurmctldLogFile={log / 'slurmctld.log'}",
@@ -329,6 +335,7 @@ class SlurmCluster:
             end_process(proc.pid, proc.wait)
         end_started_by(self.conf)  # a job's slurmstepd and its processes, left by an unanswered scancel
         self.procs.clear()
+        shutil.rmtree(self.sockets, ignore_errors=True)
 
 
 @pytest.fixture(scope="session")

@@ -30,7 +30,10 @@ from slurm_cluster import SlurmCluster
 cluster = SlurmCluster(Path(sys.argv[2])).start()
 submitted = cluster.run("sbatch", "--parsable", f"--output={sys.argv[2]}/job.out", "--wrap", "sleep 300")
 job = submitted.stdout.strip()
+deadline = time.monotonic() + 60  # a job that never runs fails the test, instead of hanging it
 while cluster.run("squeue", "--noheader", "--format=%T", "-j", job).stdout.strip() != "RUNNING":
+    if time.monotonic() > deadline:
+        sys.exit(f"job {job} not running after 60 s: " + cluster.logs())
     time.sleep(0.2)
 print(json.dumps({name: proc.pid for name, proc in cluster.procs}), flush=True)
 signal.pause()
