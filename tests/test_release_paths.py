@@ -69,7 +69,7 @@ def test_grices_own_files_in_data_path_need_no_release(tmp_path):
     here, they would stop the run) and the files read are the user's."""
     own = f"data.path={GRICE_FIXTURE}"
     cfg = compose_config(["task=grice_recovery", "data=grice_official", own], tmp_path)
-    assert OmegaConf.to_container(cfg.data, resolve=True)["test_path"] == [None] * 5
+    assert OmegaConf.to_container(cfg.data, resolve=True)["test_path"] is None
     assert instantiate(cfg.data).paths["test"] == [GRICE_FIXTURE]
     unfetched = compose_config(["task=grice_recovery", "data=grice_official"], tmp_path)
     with pytest.raises(InterpolationResolutionError, match="python -m pragexp.data fetch grice"):

@@ -2,7 +2,7 @@
 fetched and verified in `paths.data_dir`, the default of a dataset's `data.path`. A release that is not there
 stops the run where the config is first resolved, saying which `python -m pragexp.data fetch NAME` to run and
 that `data.path=` works as well; an explicit `data.path` replaces the interpolation, which then never runs.
-`${release_unless:GIVEN,NAME,SUBPATH}` is the same default for a key that another one overrides (GRICE's
+`${release_unless:GIVEN,NAME,[SUBPATH,...]}` is the same default, a list, for a key that another overrides (GRICE's
 `test_path`, which its `data.path` replaces): nothing when GIVEN (that other key) is set, so a user's own
 files never need the release.
 
@@ -49,8 +49,9 @@ def _resolve(name: str, subpath: str = "", *, _root_) -> str:
     return str(release_path(str(name), str(subpath), Path(data_dir).expanduser() if data_dir else None))
 
 
-def _resolve_unless(given, name: str, subpath: str = "", *, _root_) -> str | None:
-    return None if given is not None else _resolve(name, subpath, _root_=_root_)
+def _resolve_unless(given, name: str, subpaths, *, _root_) -> list[str] | None:
+    """The release's `subpaths` (a list), or None where `given` is set."""
+    return None if given is not None else [_resolve(name, str(sub), _root_=_root_) for sub in subpaths]
 
 
 def register() -> None:
