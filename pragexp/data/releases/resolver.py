@@ -2,9 +2,9 @@
 fetched and verified in `paths.data_dir`, the default of a dataset's `data.path`. A release that is not there
 stops the run where the config is first resolved, saying which `python -m pragexp.data fetch NAME` to run and
 that `data.path=` works as well; an explicit `data.path` replaces the interpolation, which then never runs.
-`${release_unless:GIVEN,NAME,[SUBPATH,...]}` is the same default, a list, for a key that another overrides (GRICE's
-`test_path`, which its `data.path` replaces): nothing when GIVEN (that other key) is set, so a user's own
-files never need the release.
+`${release_unless:GIVEN,NAME,[SUBPATH,...]}` is the same default, a list, for a key that another overrides
+(GRICE's `test_path`, which its `data.path` replaces): nothing when GIVEN (that other key) is set, so a user's
+own files never need the release.
 
 The entry points register the resolver (`register()`) before Hydra composes anything."""
 
