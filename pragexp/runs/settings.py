@@ -31,7 +31,7 @@ LEFT_OUT = (
 AVERAGED = ("seed", "data.fold")  # what a report averages over
 DATA_LOCATION = re.compile(r"data\.(\w+_)?(path|dir)$")  # data.path, data.test_path: where the data is
 # Said elsewhere in the record (the label set, the template, the LLM's name), or the same figures computed
-# another way (batching, placement, threads, whether dev was scored too).
+# another way (batching, placement, threads, a replay of the cached answers, whether dev was scored too).
 OTHER = (
     "data.labels",
     "data.setting",
@@ -41,6 +41,7 @@ OTHER = (
     "llm.model",
     "llm.batch_size",
     "llm.device",
+    "llm.replay",  # where the answers come from (the response cache alone), not which
     "model_label",
     "validate",
     "threads",

@@ -48,9 +48,19 @@ class PackError(ValueError):
     """A pack that cannot be made or read: what is wrong, named."""
 
 
+def _runs(path: Path) -> list[Path]:
+    """The run folders a path names: itself, or the runs of a sweep's (a suite's) folder that recorded
+    answers."""
+    if (path / answers.ANSWERS).is_file() or not path.is_dir():
+        return [path]
+    runs = sorted(run for run in path.iterdir() if (run / answers.ANSWERS).is_file())
+    return runs or [path]
+
+
 def pack(run_dirs: list[Path], out: Path, cache_dir: Path | None = None) -> str:
     """Write the answers `run_dirs` used to the tar `out`; `cache_dir`: read them there instead of the
     folders the runs recorded (a cache moved since). Returns what it wrote, in a line."""
+    run_dirs = [run for path in run_dirs for run in _runs(Path(path))]
     groups: dict[tuple[str, str], answers.Used] = {}
     for run_dir in run_dirs:
         for used in answers.read(run_dir):
