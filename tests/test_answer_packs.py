@@ -91,6 +91,9 @@ def test_a_pack_unpacks_into_an_empty_cache_with_its_identities(tmp_path):
     tar_path = small_pack(tmp_path)
     pack([tmp_path / "run"], tmp_path / "again.tar")
     assert (tmp_path / "again.tar").read_bytes() == tar_path.read_bytes()  # the same runs, the same bytes
+    (tmp_path / "scorecard.md").write_text("a sweep's own file, no run")
+    pack([tmp_path], tmp_path / "sweep.tar")  # a sweep's (a suite's) folder: the runs in it
+    assert (tmp_path / "sweep.tar").read_bytes() == tar_path.read_bytes()
     assert unpack(tar_path, tmp_path / "other").startswith("3 answers added")
     (record,) = IdentityBook(tmp_path / "other" / "llm" / "identities").all()
     assert record.identity == {"backend": "echo"}
