@@ -114,15 +114,7 @@ class OpenAIBackend(LLMBackend):
         """The model the server serves (`served`), not its address, and how a raw prompt is put to it. The
         address, the key's variable, timeouts, retries and `concurrency` are not in it: they change no
         answer."""
-        return {
-            "backend": self.name,
-            "model": self.model,
-            "revision": self.revision,
-            **self.served(),
-            "chat": self.chat,
-            "system_prompt": self.system_prompt,
-            "chat_template_kwargs": self.template_kwargs,
-        }
+        return {**self.named_by(), **self.served()}
 
     def named_by(self) -> dict:
         """The identity's settings, less what the server serves (asking it is what a replay avoids)."""
