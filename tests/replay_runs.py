@@ -11,7 +11,8 @@ from conftest import LUDWIG_FIXTURE, compose_config
 from pragexp.run import run
 
 
-def ludwig_overrides(url: str, cache: Path, *extra: str) -> list[str]:
+def ludwig_run(cache: Path) -> list[str]:
+    """A quiet LUDWIG evaluation on the fixture, its response cache in `cache`: the LLM is the caller's."""
     return [
         f"paths.cache_dir={cache}",
         "logger=none",
@@ -20,6 +21,12 @@ def ludwig_overrides(url: str, cache: Path, *extra: str) -> list[str]:
         "print_config=false",
         "task=ludwig",
         f"data.path={LUDWIG_FIXTURE}",
+    ]
+
+
+def ludwig_overrides(url: str, cache: Path, *extra: str) -> list[str]:
+    return [
+        *ludwig_run(cache),
         "llm=openai",
         "llm.model=m",
         f"llm.base_url={url}",

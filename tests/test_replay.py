@@ -9,9 +9,8 @@ import json
 import re
 
 import pytest
-from conftest import LUDWIG_FIXTURE
 from openai_server import Script, openai_server
-from replay_runs import ludwig_overrides, run_at
+from replay_runs import ludwig_overrides, ludwig_run, run_at
 
 from pragexp.generation.backends.hf import HFBackend
 from pragexp.generation.backends.openai import APIError
@@ -71,16 +70,7 @@ def test_a_server_gone_with_nothing_recorded_keeps_its_error(tmp_path):
 def test_an_in_process_model_replays_without_its_weights(tmp_path, monkeypatch):
     """llm=hf (the tiny model): the replay never loads the weights nor computes the identity (the recorded one
     keys it); only the tokenizer renders the prompts."""
-    overrides = [
-        f"paths.cache_dir={tmp_path / 'cache'}",
-        "logger=none",
-        "trainer.accelerator=cpu",
-        "callbacks.progress_bar=null",
-        "print_config=false",
-        "task=ludwig",
-        f"data.path={LUDWIG_FIXTURE}",
-        "llm=tiny",
-    ]
+    overrides = [*ludwig_run(tmp_path / "cache"), "llm=tiny"]
     first = run_at(tmp_path / "first", overrides)
 
     def poisoned(*args, **kwargs):
