@@ -12,8 +12,8 @@ templated text and generate exactly `--max-new-tokens` tokens per prompt (end-of
 pragexp's `ignore_eos`, transformers' `min_new_tokens` through lm-eval's generation kwargs), so that tokens
 per second compare the same work:
 
-1. pragexp: `HFBackend.generate_samples` (`llm=hf`: fixed-shape batches of `--batch-size` rows,
-   `generation/backends/fixed_batches.py`);
+1. pragexp: `HFBackend.generate_samples` (`llm=hf`: each prompt prefilled alone, `--batch-size` rows
+   decoded at once, `generation/backends/row_decoding.py`);
 2. lm-eval: `HFLM(pretrained=<the same model>, tokenizer=<the same>, batch_size=<--lm-eval-batch-size>)
    .generate_until` with `until: []` (its end-of-text stop only), `max_gen_toks`, `do_sample: false`;
 3. with `--vllm`, where vLLM is installed and a GPU is there: `llm=vllm` and lm-eval's `vllm` backend on the

@@ -1,6 +1,6 @@
 """Issue 55: passes sized for the device with scores still independent of the call (the shape table,
-`scoring/passes.PassShapes`), and generation in fixed shapes (`backends/fixed_batches`): a reply is the same
-alone and in any batch. The CPU tests run always; the `gpu` ones where torch sees a CUDA device."""
+`scoring/passes.PassShapes`), and generation in continuous batches whose shapes each prompt fixes
+(`backends/row_decoding`): a reply is the same alone and in any batch. The CPU tests run always; the `gpu` ones where torch sees a CUDA device."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pytest
 import torch
 from test_scorer_shapes import ludwig_like, scores_independent_of_the_call, varied_requests
 
-from pragexp.generation.backends import fixed_batches
+from pragexp.generation.backends import row_decoding
 from pragexp.generation.backends.base import GenerationParams, Prompt
 from pragexp.generation.backends.hf import HFBackend
 from pragexp.generation.scoring import passes
@@ -99,26 +99,51 @@ def test_a_reply_is_the_same_alone_and_in_batches_of_any_size_and_order(dtype, t
     assert len(set(alone)) > 1
 
 
-def test_generation_batches_have_shapes_fixed_by_each_prompt(monkeypatch):
+def test_generation_prefills_each_prompt_alone_and_decodes_rows_rows_at_once(monkeypatch):
     backend = _backend(torch.float32)
     model, tokenizer = backend.load()
-    shapes = []
-    real = type(model).generate
+    passes_seen = []
+    real = type(model).forward
 
-    def recorded(self, input_ids=None, attention_mask=None, **kwargs):
-        shapes.append(tuple(input_ids.shape))
-        assert (attention_mask == 0).any(dim=1).all()  # every row has a pad: the mask is never all ones
-        return real(self, input_ids=input_ids, attention_mask=attention_mask, **kwargs)
+    def recorded(self, input_ids=None, **kwargs):
+        passes_seen.append((tuple(input_ids.shape), kwargs.get("row_spans")))
+        return real(self, input_ids=input_ids, **kwargs)
 
-    monkeypatch.setattr(type(model), "generate", recorded)
-    params = GenerationParams(max_new_tokens=3)
+    monkeypatch.setattr(type(model), "forward", recorded)
+    params = GenerationParams(max_new_tokens=6, ignore_eos=True)
     backend.generate_samples([Prompt(t) for t in PROMPTS], params, 0)
     lengths = [len(tokenizer(backend.render(t), add_special_tokens=False)["input_ids"]) for t in PROMPTS]
-    widths = sorted({fixed_batches.width(n) for n in lengths})
-    assert all(rows == 3 and width in widths for rows, width in shapes)  # always `batch_size` rows
-    assert [w for w, _, _ in fixed_batches.layout(lengths, 3)] == [w for _, w in shapes]
-    assert [fixed_batches.width(n) for n in (0, 31, 32, 40, 700, 1023)] == [32, 32, 40, 48, 768, 1024]
-    assert all(n < fixed_batches.width(n) <= max(32, 1.25 * (n + 1)) for n in range(3000))  # a pad, <= 1/4
+    prefills = [shape for shape, spans in passes_seen if spans is None]
+    steps = [(shape, spans) for shape, spans in passes_seen if spans is not None]
+    assert prefills == [(1, n) for n in lengths]  # alone, unpadded, in the call's order
+    assert all(shape == (3, 1) for shape, _ in steps)  # always `batch_size` rows
+    # 5 replies of 6 tokens (the first from the prefill) on 3 rows: a row takes the next prompt when its reply
+    # ends, so the steps are those of two rounds, not one round a prompt
+    assert len(steps) == 2 * 5 and max(max(spans) for _, spans in steps) <= max(lengths) + 6
+    assert model.config._attn_implementation != row_decoding.ATTENTION  # scoring's attention is back
+
+
+@pytest.mark.parametrize("temperature", [0.0, 1.0])
+def test_a_reply_is_what_transformers_generates_for_the_prompt_alone(temperature):
+    """The row decoder against transformers' own loop on one unpadded prompt (greedy; sampled: the same
+    stream drawn by RowSampler through `generate`)."""
+    from transformers import LogitsProcessorList
+
+    from pragexp.generation.backends.base import stream_seed
+    from pragexp.generation.backends.sampling import RowSampler
+
+    backend = _backend(torch.float32)
+    model, tokenizer = backend.load()
+    params = GenerationParams(temperature=temperature, max_new_tokens=10, seed=5, ignore_eos=True)
+    for text in PROMPTS[:3]:
+        ids = tokenizer(backend.render(text), add_special_tokens=False, return_tensors="pt")["input_ids"]
+        extra = {}
+        if temperature:
+            seed = stream_seed(params, 0, Prompt(text).seed_key)
+            extra["logits_processor"] = LogitsProcessorList([RowSampler([seed], temperature)])
+        out = model.generate(ids, max_new_tokens=10, min_new_tokens=10, do_sample=False, **extra)
+        theirs = tokenizer.decode(out[0, ids.shape[1] :], skip_special_tokens=True)
+        assert backend.generate_samples([Prompt(text)], params, 0) == [theirs]
 
 
 # -- on a GPU ----------------------------------------------------------------------------------------------

@@ -60,27 +60,28 @@ def test_decoding_keeps_the_markers_and_drops_the_other_special_tokens():
     assert decode_reply(custom, reply_ids(custom), ("[R]", "[/R]")) == REASONING + ANSWER
 
 
-class ScriptedModel(torch.nn.Module):
-    """Generates a fixed reply after any prompt (the tokenizer's ids), as `model.generate` returns it."""
+class ScriptedDecoder:
+    """`row_decoding.RowDecoder` with a fixed reply (the tokenizer's ids) after any prompt."""
 
-    def __init__(self, reply: list[int]):
-        super().__init__()
-        self.reply = reply
-        self.anchor = torch.nn.Parameter(torch.zeros(1))
+    reply: list[int] = []
 
-    @property
-    def device(self):
-        return self.anchor.device
+    def __init__(self, model, rows, stop_ids, filler_id):
+        pass
 
-    def generate(self, input_ids, attention_mask=None, **options):
-        new = torch.tensor([self.reply] * input_ids.shape[0])
-        return torch.cat([input_ids, new], dim=1)
+    def run(self, prompts, params, seeds, on_reply):
+        for i in range(len(prompts)):
+            on_reply(i, list(self.reply))
 
 
-def test_the_hf_backend_s_reply_is_cut_at_its_special_markers_before_the_answer_is_read():
+def test_the_hf_backend_s_reply_is_cut_at_its_special_markers_before_the_answer_is_read(monkeypatch):
+    from pragexp.generation.backends import row_decoding
+
     backend = HFBackend(model="tiny", batch_size=2)
     backend._tokenizer = tokenizer = special_thinking_tokenizer()
-    backend._model = ScriptedModel(reply_ids(tokenizer))
+    backend._model = torch.nn.Linear(1, 1)  # never called: the decoder is scripted
+    monkeypatch.setattr(ScriptedDecoder, "reply", reply_ids(tokenizer))
+    monkeypatch.setattr(row_decoding, "RowDecoder", ScriptedDecoder)
+    monkeypatch.setattr(row_decoding, "stop_ids", lambda model, tokenizer: {tokenizer.eos_token_id})
     prompts = [Prompt("Is he lying?", templated=True)]
     (thought,) = answer_after_reasoning(backend, prompts, ThinkingSettings(max_new_tokens=64))
     assert thought.reasoning == REASONING and thought.answer == ANSWER

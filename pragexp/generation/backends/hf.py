@@ -9,12 +9,11 @@ as special tokens (`special_tokens.decode_reply`; markers other than the default
 tokenizer loads apart from the weights, and the weights on the first call that needs them: a run answered
 wholly from the response cache never loads them.
 
-Sampling: every draw has its own random stream, named by (seed, prompt, temperature, top_p, draw index)
-(`sampling.RowSampler`), so a draw's reply does not depend on the prompts batched with it. Padding and a
-batch's shape change float rounding (~1e-5 in SmolLM2's logits, enough to flip a near-tie), so a batch's
-shape is fixed by its prompts' own widths and `batch_size` rows (`fixed_batches`): the batch size is part of
-a generated reply's cache key (`identity`), not of a score's. Scoring's passes follow a shape table per
-device and dtype (`pass_shapes`, `scoring.passes.PassShapes`), named in a score's key.
+Generation (`row_decoding`): each prompt prefilled alone, decoding steps `batch_size` rows at once (continuous
+batching), attention row by row; sampling draws every reply from its own random stream, named by (seed,
+prompt, temperature, top_p, draw index): a reply does not depend on the prompts decoded beside it. The batch
+size is in a reply's cache key (`identity`: a batch's row count changes float rounding), not in a score's.
+Scoring's passes follow a shape table per device and dtype (`pass_shapes`, `scoring.passes.PassShapes`).
 
 `loglikelihood_many` is the one scorer (`scorer.score_choices`); `embed` mean-pools the last hidden states of
 the causal LM (unidirectional, not trained to embed: not LLM2Vec, see `encoder.LLM2VecBackend`). The backend
@@ -36,7 +35,7 @@ from collections.abc import Sequence
 
 import torch
 
-from pragexp.generation.backends import fixed_batches
+from pragexp.generation.backends import row_decoding
 from pragexp.generation.backends.base import (
     RENDERING,
     GenerationParams,
@@ -156,7 +155,7 @@ class HFBackend(LLMBackend):
                 "quantization": quantization_settings(self.quantization),
                 "adapter": adapters.identity(self.adapter) if self.adapter else None,
                 "scoring": SEQ2SEQ_SCORING if self.encoder_decoder else SCORING,  # the scorer's recipe
-                "generation": fixed_batches.GENERATION,  # how generation batches are shaped
+                "generation": row_decoding.GENERATION,  # how replies are decoded and batched
                 # kept in replies where the tokenizer makes them special tokens: other markers, other replies
                 "reasoning_markers": list(self.reasoning_markers),
             }
@@ -294,18 +293,17 @@ class HFBackend(LLMBackend):
         if self.encoder_decoder:
             return self._generate_seq2seq(model, tokenizer, texts, templated, prompts, params, sample)
         ids = [tokenizer(t, add_special_tokens=not templated)["input_ids"] for t in texts]
-        pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
         replies: list[str] = [""] * len(texts)
-        for width, chunk, real in fixed_batches.layout([len(i) for i in ids], self.batch_size):
-            batch, mask = fixed_batches.left_padded([ids[i] for i in chunk], width, pad)
-            decoding = self._decoding(params, sample, [prompts[i] for i in chunk])
-            out = model.generate(
-                input_ids=batch.to(model.device), attention_mask=mask.to(model.device), **decoding
-            )
-            self.calls += 1
-            for i, tokens in zip(chunk[:real], out[:real, width:], strict=True):
-                replies[i] = decode_reply(tokenizer, tokens.tolist(), self.reasoning_markers)
-                self.answer_arrived(i, replies[i])  # stored now (the response cache), not at the call's end
+
+        def arrived(i: int, tokens: list[int]) -> None:
+            replies[i] = decode_reply(tokenizer, tokens, self.reasoning_markers)
+            self.answer_arrived(i, replies[i])  # stored now (the response cache), not at the call's end
+
+        stops = row_decoding.stop_ids(model, tokenizer)
+        pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else min(stops, default=0)
+        seeds = [stream_seed(params, sample, p.seed_key) for p in prompts] if params.temperature > 0 else None
+        row_decoding.RowDecoder(model, self.batch_size, stops, pad).run(ids, params, seeds, arrived)
+        self.calls += 1
         return replies
 
     def _generate_seq2seq(self, model, tokenizer, texts, templated, prompts, params, sample) -> list[str]:
