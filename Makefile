@@ -27,9 +27,10 @@ $(STAMP): pyproject.toml
 train: install
 	$(PY) -m pragexp.train task=grice_recovery model=memnn $(ARGS)
 
-# The tests run in parallel, one pytest-xdist worker per core (PYTEST_WORKERS=0: one process); the cluster tests
-# share one worker and one cluster (tests/conftest.py).
-PYTEST_WORKERS ?= logical
+# The tests run in parallel, pytest-xdist workers one more than the cores (PYTEST_WORKERS=0: one process): the
+# cluster tests share one worker and one cluster (tests/conftest.py), and that worker mostly waits on SLURM's
+# timers, so one more worker keeps every core busy meanwhile.
+PYTEST_WORKERS ?= $(shell $(PYTHON) -c "import os; print((os.cpu_count() or 1) + 1)")
 PYTEST := $(OFFLINE) $(PY) -m pytest -n $(PYTEST_WORKERS) --dist loadgroup
 
 test: install
