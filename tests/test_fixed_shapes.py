@@ -121,6 +121,9 @@ def test_generation_prefills_each_prompt_alone_and_decodes_rows_rows_at_once(mon
     # ends, so the steps are those of two rounds, not one round a prompt
     assert len(steps) == 2 * 5 and max(max(spans) for _, spans in steps) <= max(lengths) + 6
     assert model.config._attn_implementation != row_decoding.ATTENTION  # scoring's attention is back
+    passes_seen.clear()
+    assert backend.generate_samples([Prompt("Hi")], GenerationParams(max_new_tokens=0), 0) == [""]
+    assert passes_seen == []  # no budget: no pass
 
 
 @pytest.mark.parametrize("temperature", [0.0, 1.0])

@@ -115,7 +115,9 @@ class RowDecoder:
         choose = choose_token(params.temperature, params.top_p, sorted(self.stop_ids) * params.ignore_eos)
         generators = [torch.Generator().manual_seed(int(s)) for s in seeds] if seeds else None
         max_new_tokens = params.max_new_tokens
-        waiting = deque(range(len(prompts)))
+        waiting = deque(range(len(prompts)) if max_new_tokens > 0 else ())
+        for i in range(len(prompts) if max_new_tokens <= 0 else 0):  # no budget: empty replies, no pass
+            on_reply(i, [])
         slots: list[_Row | None] = [None] * self.rows
         self.cache = None  # the rows' keys and values, each layer's (rows, kv heads, keys, head size)
         with rows_attention(self.model):
