@@ -166,3 +166,23 @@ def test_a_suite_runs_on_slurm_like_any_multirun(slurm, tmp_path):
         assert read_run_record(sweep / job).model.llm.name == "tiny"
         assert (sweep / job / ".submitit").is_symlink()  # SLURM's logs beside the job's outputs
     assert "suite: 3/3 jobs done" in done.stdout and (sweep / "scorecard.md").is_file()
+
+
+def test_the_time_left_counts_scored_and_generated_requests_apart():
+    """A generated answer costs tens of scored options: the scored jobs' pace must not promise the generating
+    jobs' time; a kind not yet timed is said, not guessed."""
+    from types import SimpleNamespace
+
+    from hydra_plugins.pragexp_suite_sweeper._plan import Count, Progress
+
+    jobs = [SimpleNamespace(name=n) for n in ("scored-a", "scored-b", "gen-a", "gen-b")]
+    counts = [Count(10, 100), Count(10, 100), Count(10, 10, generates=True), Count(10, 10, generates=True)]
+    progress = Progress(jobs, counts)
+    lines = []
+    for job, seconds in zip(jobs, (10, 10, 60, 60), strict=True):
+        progress.last -= seconds  # the job took that long
+        lines.append(progress.line([job]))
+    assert lines[0].endswith(", about 10 s left, besides 2 generating jobs not yet timed")
+    assert lines[1].endswith(" elapsed, 2 generating jobs not yet timed")
+    assert lines[2].endswith(", about 1 min 0 s left")  # 10 generated requests at 6 s each, not 0.1 s
+    assert lines[3].startswith("suite: 4/4 jobs done (gen-b)") and "left" not in lines[3]

@@ -6,7 +6,9 @@ each item's options scored (a likelihood scoring) or one answer generated (`prom
 one pass; a task that asks more than once per item (the intentions' option orders, replies sampled at
 several temperatures) asks that many times more, and the response cache answers what was asked before. Time
 left is the time so far per request done, times the requests to go (per job where a job's requests are not
-known)."""
+known), counted apart for scored and generated requests: a generated answer costs tens of scored options,
+so a suite that scores first would promise minutes where generation takes many. Generating jobs not yet
+timed are said as such, not guessed."""
 
 from __future__ import annotations
 
@@ -25,6 +27,7 @@ class Count:
     items: int | None = None
     requests: int | None = None
     error: str | None = None  # why the data could not be read (the job would stop the same way)
+    generates: bool = False  # answers generated (prompt.scoring=generate), not options scored
 
 
 def count(config: DictConfig) -> Count:
@@ -55,7 +58,7 @@ def count(config: DictConfig) -> Count:
         if item is None:
             return Count(len(examples))  # no prompts (a trained model's batches): no requests to count
         requests += 1 if generates else len(item.options or ()) or labels
-    return Count(len(examples), requests)
+    return Count(len(examples), requests, generates=generates)
 
 
 def _number(value: int | None) -> str:
@@ -91,19 +94,41 @@ def duration(seconds: float) -> str:
 
 
 class Progress:
-    """done/total, elapsed and the time left, after each batch of jobs."""
+    """done/total, elapsed and the time left, after each batch of jobs: per kind of request (scored,
+    generated), the seconds a request took so far times the requests of that kind to go."""
 
     def __init__(self, jobs: list[Job], counts: list[Count]):
         self.total, self.done, self.started = len(jobs), 0, time.monotonic()
+        self.last = self.started
         known = all(c.requests for c in counts)
         self.weight = {j.name: (c.requests if known else 1) for j, c in zip(jobs, counts, strict=True)}
-        self.to_go, self.gone = sum(self.weight.values()), 0
+        self.kind = {j.name: c.generates for j, c in zip(jobs, counts, strict=True)}
+        self.spent, self.gone, self.to_go = {}, {}, {}
+        for job in jobs:
+            kind = self.kind[job.name]
+            self.to_go[kind] = self.to_go.get(kind, 0) + self.weight[job.name]
 
     def line(self, finished: list[Job]) -> str:
         self.done += len(finished)
-        self.gone += sum(self.weight[j.name] for j in finished)
-        elapsed = time.monotonic() - self.started
-        left = elapsed / self.gone * (self.to_go - self.gone) if self.gone else None
-        eta = "" if left is None or self.done == self.total else f", about {duration(left)} left"
+        now = time.monotonic()
+        batch = sum(self.weight[j.name] for j in finished) or 1
+        for job in finished:  # a batch's time shared out by its jobs' requests
+            kind, weight = self.kind[job.name], self.weight[job.name]
+            self.spent[kind] = self.spent.get(kind, 0.0) + (now - self.last) * weight / batch
+            self.gone[kind] = self.gone.get(kind, 0) + weight
+            self.to_go[kind] -= weight
+        self.last = now
         names = ", ".join(j.name for j in finished)
-        return f"suite: {self.done}/{self.total} jobs done ({names}), {duration(elapsed)} elapsed{eta}"
+        said = f"suite: {self.done}/{self.total} jobs done ({names}), {duration(now - self.started)} elapsed"
+        return said + (self._left() if self.done < self.total else "")
+
+    def _left(self) -> str:
+        timed = [k for k, n in self.to_go.items() if n and self.gone.get(k)]
+        untimed = [kind for kind in self.kind.values() if self.to_go[kind] and not self.gone.get(kind)]
+        seconds = sum(self.spent[k] / self.gone[k] * self.to_go[k] for k in timed)
+        left = [f"about {duration(seconds)} left"] if timed else []
+        if untimed:
+            kind = "generating" if untimed[0] else "scoring"
+            jobs = f"{len(untimed)} {kind} job{'s' * (len(untimed) > 1)}"
+            left.append(f"{'besides ' * bool(timed)}{jobs} not yet timed")
+        return "".join(f", {part}" for part in left)
