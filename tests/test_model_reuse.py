@@ -122,7 +122,7 @@ def test_a_ludwig_template_sweep_equals_separate_processes_and_loads_the_model_o
     assert output.count("loaded the language model") == 1, output[-3000:]
     assert output.count("reusing the language model") == len(TEMPLATES) - 1
     alone_counts = []
-    for template in TEMPLATES:
+    for job, template in enumerate(TEMPLATES):  # a sweep's run dirs are named by job number
         run_dir = tmp_path / f"alone-{template}"
         alone = run_module(
             "pragexp.eval",
@@ -133,9 +133,9 @@ def test_a_ludwig_template_sweep_equals_separate_processes_and_loads_the_model_o
         )
         assert alone.returncode == 0, alone.stderr[-3000:]
         alone_counts += _cache_counts(alone.stdout + alone.stderr)
-        swept = json.loads((sweep_dir / str(template) / "metrics.json").read_text())
+        swept = json.loads((sweep_dir / str(job) / "metrics.json").read_text())
         assert swept == json.loads((run_dir / "metrics.json").read_text())  # bit for bit: floats read back
-        predictions = [(d / "predictions.jsonl").read_text() for d in (sweep_dir / str(template), run_dir)]
+        predictions = [(d / "predictions.jsonl").read_text() for d in (sweep_dir / str(job), run_dir)]
         assert predictions[0] == predictions[1]
     # Each job counts its own lookups (cold: every one asked), as a process of its own does.
     assert _cache_counts(output) == alone_counts and len(alone_counts) == len(TEMPLATES)
