@@ -30,15 +30,18 @@ train: install
 # The tests run in parallel, pytest-xdist workers one more than the cores (PYTEST_WORKERS=0: one process): the
 # cluster tests share one worker and one cluster (tests/conftest.py), and that worker mostly waits on SLURM's
 # timers, so one more worker keeps every core busy meanwhile.
-PYTEST_WORKERS ?= $(shell $(PYTHON) -c "import os; print((os.cpu_count() or 1) + 1)")
-PYTEST := $(OFFLINE) $(PY) -m pytest -n $(PYTEST_WORKERS) --dist loadgroup
+# The edit-test loop has no cluster test: a worker per core there (more would only share the cores out).
+CORES := $(shell $(PYTHON) -c "import os; print(os.cpu_count() or 1)")
+PYTEST_WORKERS ?= $(shell echo $$(( $(CORES) + 1 )))
+FAST_WORKERS ?= $(CORES)
+PYTEST := $(OFFLINE) $(PY) -m pytest --dist loadgroup
 
 test: install
-	$(PYTEST) $(PYTEST_ARGS)
+	$(PYTEST) -n $(PYTEST_WORKERS) $(PYTEST_ARGS)
 
 # The edit-test loop: the tests not marked slow or gpu (see pyproject.toml's markers).
 test-fast: install
-	$(PYTEST) -m "not slow and not gpu" $(PYTEST_ARGS)
+	$(PYTEST) -n $(FAST_WORKERS) -m "not slow and not gpu" $(PYTEST_ARGS)
 
 lint: install
 	$(PY) -m ruff check pragexp tests bench experiments hydra_plugins

@@ -1,6 +1,7 @@
 """Issue 55: passes sized for the device with scores still independent of the call (the shape table,
 `scoring/passes.PassShapes`), and generation in continuous batches whose shapes each prompt fixes
-(`backends/row_decoding`): a reply is the same alone and in any batch. The CPU tests run always; the `gpu` ones where torch sees a CUDA device."""
+(`backends/row_decoding`): a reply is the same alone and in any batch. The CPU tests run always; the `gpu`
+ones where torch sees a CUDA device."""
 
 from __future__ import annotations
 
