@@ -21,7 +21,6 @@ prompts of any lengths share the decoding steps, and a batch never waits for its
 
 from __future__ import annotations
 
-import inspect
 from collections import deque
 from collections.abc import Callable
 from contextlib import contextmanager
@@ -31,6 +30,7 @@ import torch
 
 from pragexp.generation.backends.base import GenerationParams
 from pragexp.generation.backends.sampling import sample_rows
+from pragexp.generation.scoring.causal_lm import forward_names
 
 # The recipe of generated replies (part of their cache key).
 GENERATION = "rows/v2"
@@ -95,10 +95,8 @@ class RowDecoder:
     """Decodes prompts (token ids) `rows` rows at a time; `on_reply(prompt index, token ids)` as each ends."""
 
     def __init__(self, model, rows: int, stop_ids: set[int], filler_id: int):
-        base = model.get_base_model() if hasattr(model, "get_base_model") else model  # peft wraps the model
-        parameters = inspect.signature(base.forward).parameters
-        self.cache_name = "cache" if "cache" in parameters else "past_key_values"  # transformers >= 5.2x
-        self.last_only = {"logits_to_keep": 1} if "logits_to_keep" in parameters else {}
+        self.cache_name, keeps_logits = forward_names(model)
+        self.last_only = {"logits_to_keep": 1} if keeps_logits else {}
         self.model, self.rows, self.stop_ids, self.filler_id = model, rows, stop_ids, filler_id
         self.device = model.device
 
@@ -115,9 +113,11 @@ class RowDecoder:
         choose = choose_token(params.temperature, params.top_p, sorted(self.stop_ids) * params.ignore_eos)
         generators = [torch.Generator().manual_seed(int(s)) for s in seeds] if seeds else None
         max_new_tokens = params.max_new_tokens
-        waiting = deque(range(len(prompts)) if max_new_tokens > 0 else ())
-        for i in range(len(prompts) if max_new_tokens <= 0 else 0):  # no budget: empty replies, no pass
-            on_reply(i, [])
+        if max_new_tokens <= 0:  # no budget: empty replies, no pass
+            for i in range(len(prompts)):
+                on_reply(i, [])
+            return
+        waiting = deque(range(len(prompts)))
         slots: list[_Row | None] = [None] * self.rows
         self.cache = None  # the rows' keys and values, each layer's (rows, kv heads, keys, head size)
         with rows_attention(self.model):
@@ -128,8 +128,7 @@ class RowDecoder:
                         row = _Row(i, len(prompts[i]), generators[i] if generators else None)
                         row.tokens.append(choose(self._prefill(prompts[i], slot), row))
                         slots[slot] = self._ended(row, max_new_tokens, on_reply)
-                live = [row for row in slots if row is not None]
-                if not live:
+                if all(row is None for row in slots):
                     return
                 logits = self._step(slots)
                 for slot, row in enumerate(slots):

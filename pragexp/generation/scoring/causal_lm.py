@@ -20,11 +20,7 @@ class CausalLM:
         self.device = model.device
         self.pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
         base = model.get_base_model() if hasattr(model, "get_base_model") else model  # peft wraps the model
-        parameters = inspect.signature(base.forward).parameters
-        self.keeps_logits = "logits_to_keep" in parameters
-        self.cache_name = (
-            "cache" if "cache" in parameters else "past_key_values"
-        )  # transformers >= 5.2x: cache
+        self.cache_name, self.keeps_logits = forward_names(model)
         checkpointing = getattr(model, "is_activation_checkpointing", None)  # transformers >= 5 names it so
         if checkpointing is None:
             checkpointing = getattr(model, "is_gradient_checkpointing", False)
@@ -66,6 +62,14 @@ class CausalLM:
         dtype = self.model.dtype if self.model.dtype.is_floating_point else torch.float32
         blocked = torch.zeros(allowed.shape, dtype=dtype).masked_fill(~allowed, torch.finfo(dtype).min)
         return blocked.unsqueeze(1)
+
+
+def forward_names(model) -> tuple[str, bool]:
+    """(the name the model's forward takes its KV cache by, whether it takes `logits_to_keep`)."""
+    base = model.get_base_model() if hasattr(model, "get_base_model") else model  # peft wraps the model
+    parameters = inspect.signature(base.forward).parameters
+    cache = "cache" if "cache" in parameters else "past_key_values"  # transformers >= 5.2x: cache
+    return cache, "logits_to_keep" in parameters
 
 
 def cache_layers(cache) -> list[tuple[torch.Tensor, torch.Tensor]]:
