@@ -10,10 +10,10 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 import tempfile
 from pathlib import Path
 
+import forked_runs
 import pytest
 from hydra import compose, initialize_config_dir
 from hydra.core.global_hydra import GlobalHydra
@@ -339,17 +339,21 @@ def _fixture_folder(data: str) -> list[str] | None:
     return [f"data.path={folder}"] if folder.is_dir() else None
 
 
-def run_module(module: str, args: list[str], cwd: Path, timeout: int = 600) -> subprocess.CompletedProcess:
-    """Runs `python -m <module> <args>` as a user would, offline."""
+def run_module(
+    module: str, args: list[str], cwd: Path, timeout: int = 600, fork: bool | None = None
+) -> subprocess.CompletedProcess:
+    """Runs `python -m <module> <args>` as a user would, offline: forked from a process that has imported the
+    heavy libraries already (tests/forked_runs.py), or a real subprocess with fork=False."""
     env = {**os.environ, "PYTHONPATH": str(ROOT), "PRAGEXP_OUTPUTS": str(cwd / "outputs")}
-    return subprocess.run(
-        [sys.executable, "-m", module, *args],
-        cwd=cwd,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-    )
+    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
+        proc = forked_runs.start(module, args, cwd, env, out.fileno(), err.fileno(), fork=fork)
+        try:
+            proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            raise
+        out.seek(0), err.seek(0)
+        return subprocess.CompletedProcess([module, *args], proc.returncode, out.read(), err.read())
 
 
 @functools.cache

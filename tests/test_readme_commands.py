@@ -126,7 +126,10 @@ def test_the_docs_offline_oracle_command_runs_as_written(tmp_path):
         *(w for w in shlex.split(arguments) if not w.startswith("data.path=")),
         f"data.path={PRAGMATICQA_FIXTURE}",
     ]
-    done = run_module(entry, [*args, "logger=none", f"hydra.run.dir={tmp_path / 'run'}"], tmp_path)
+    # A real subprocess, as a user starts it (the other tests' runs are forked: tests/forked_runs.py).
+    done = run_module(
+        entry, [*args, "logger=none", f"hydra.run.dir={tmp_path / 'run'}"], tmp_path, fork=False
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     metrics = json.loads(Path(tmp_path / "run" / "metrics.json").read_text())
     assert metrics["test/f1_lit"] == 1.0 and metrics["test/f1_prag"] == metrics["test/f1_prag_ceiling"]

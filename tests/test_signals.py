@@ -13,12 +13,11 @@ import json
 import os
 import re
 import signal
-import subprocess
-import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
 
+import forked_runs
 import pytest
 import torch
 from conftest import ROOT, TINY_DATA, TINY_MODEL, run_module
@@ -84,9 +83,7 @@ class Job:
         }
         self.out, self.err = cwd / f"{module}.out", cwd / f"{module}.err"
         with self.out.open("w") as out, self.err.open("w") as err:
-            self.proc = subprocess.Popen(
-                [sys.executable, "-m", module, *args], cwd=cwd, env=env, stdout=out, stderr=err
-            )
+            self.proc = forked_runs.start(module, args, cwd, env, out.fileno(), err.fileno())
 
     def stdout(self) -> str:
         return self.out.read_text()
