@@ -7,9 +7,9 @@ own, with its own pid, working directory, environment, arguments and standard st
 `python -m` does (`runpy`, `sys.argv`, `sys.path[0]` = the working directory) and exits as the interpreter
 does (non-daemon threads joined, atexit handlers run, the exit code or the signal that ended it reported).
 
-A fork runs what `python -m` would only where nothing the server imported could have read a different
-environment: a run whose environment differs from the server's in any variable outside SAFE_PREFIXES
-starts as a real subprocess instead, and PRAGEXP_TEST_FORK=0 turns forking off altogether.
+A run forks only from a server whose imports saw the same environment: one started with the same variables
+outside SAFE_PREFIXES (a run in another environment gets a server of its own, and the worker's idle servers
+of other environments are stopped). PRAGEXP_TEST_FORK=0 (or `fork=False`) runs a real subprocess instead.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from pathlib import Path
 
 # Read at run time, never at import by what the server imports (pragexp itself is imported afresh in each
 # child); PYTHONPATH's effect, sys.path, is rebuilt in the child.
-SAFE_PREFIXES = ("PRAGEXP_", "PYTEST_", "STOP_AT", "WANDB_", "PYTHONPATH")
+SAFE_PREFIXES = ("PRAGEXP_", "PYTEST_", "STOP_AT", "WANDB_", "HYDRA_", "PYTHONPATH")
 # What a run imports that costs: torch, Lightning (and through it torchmetrics, scipy, torch._dynamo),
 # transformers, Hydra. Nothing here starts a thread with OMP_NUM_THREADS=1 (tests/test_forked_runs.py).
 PRELOAD = ("torch", "pytorch_lightning", "transformers", "hydra", "hydra._internal.utils", "omegaconf")
@@ -68,15 +68,13 @@ class ForkedRun:
 
 
 class ForkServer:
-    """The server process of this pytest worker, started on first use and stopped (by pid) at exit."""
+    """A server process of this pytest worker, started in `env` and stopped (by pid) when no longer needed."""
 
-    def __init__(self):
+    def __init__(self, env: dict):
         self.folder = Path(tempfile.mkdtemp(prefix="pragexp-forks-"))
         self.path = str(self.folder / "socket")
-        self.env = dict(os.environ)
-        self.proc = subprocess.Popen(
-            [sys.executable, __file__, self.path], env=self.env, stdin=subprocess.DEVNULL
-        )
+        self.env, self.runs = env, []
+        self.proc = subprocess.Popen([sys.executable, __file__, self.path], env=env, stdin=subprocess.DEVNULL)
         atexit.register(self.stop)
         deadline = time.monotonic() + 120
         while not os.path.exists(self.path):
@@ -84,16 +82,17 @@ class ForkServer:
                 raise RuntimeError(f"the fork server did not start (exit {self.proc.returncode})")
             time.sleep(POLL_S)
 
-    def serves(self, env: dict) -> bool:
-        return forkable(self.env, env)
-
     def start(self, module, args, cwd, env, stdout, stderr) -> ForkedRun:
         conn = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         conn.connect(self.path)
         request = {"module": module, "args": args, "cwd": str(cwd), "env": env}
         with open(os.devnull) as stdin:
             socket.send_fds(conn, [json.dumps(request).encode()], [stdin.fileno(), stdout, stderr])
-        return ForkedRun(conn, [module, *args])
+        self.runs.append(ForkedRun(conn, [module, *args]))
+        return self.runs[-1]
+
+    def idle(self) -> bool:
+        return all(run.poll() is not None for run in self.runs)
 
     def stop(self) -> None:
         if self.proc.poll() is None:
@@ -102,26 +101,33 @@ class ForkServer:
         shutil.rmtree(self.folder, ignore_errors=True)
 
 
-_server: ForkServer | None = None
+# The worker's servers, by the part of their environment an import may read (`import_env`): one in use, and
+# any other that still has a run going.
+_servers: dict[tuple, ForkServer] = {}
 
 
-def forkable(server_env: dict, env: dict) -> bool:
-    """Whether a run in `env` may be forked from a server started in `server_env`."""
-    changed = {k for k in env.keys() | server_env.keys() if env.get(k) != server_env.get(k)}
-    return all(k.startswith(SAFE_PREFIXES) for k in changed)
+def import_env(env: dict) -> tuple:
+    """What of `env` a server's imports may have read: a run forks from a server started with the same."""
+    return tuple(sorted((k, v) for k, v in env.items() if not k.startswith(SAFE_PREFIXES)))
+
+
+def server_for(env: dict) -> ForkServer:
+    key = import_env(env)
+    for other in [k for k, server in _servers.items() if k != key and server.idle()]:
+        _servers.pop(other).stop()
+    if key not in _servers:
+        _servers[key] = ForkServer(env)
+    return _servers[key]
 
 
 def start(
     module: str, args: list[str], cwd: Path, env: dict, stdout: int, stderr: int, fork: bool | None = None
 ):
     """`python -m module args` in cwd with env, its output to the file descriptors stdout and stderr: a
-    ForkedRun where the worker's server may fork it (and `fork`, by default PRAGEXP_TEST_FORK != 0), else a
-    subprocess.Popen."""
-    global _server
+    ForkedRun from the worker's server for env's import-time variables where `fork` (by default
+    PRAGEXP_TEST_FORK != 0), else a subprocess.Popen."""
     if os.environ.get("PRAGEXP_TEST_FORK", "1") != "0" if fork is None else fork:
-        _server = _server or ForkServer()
-        if _server.serves(env):
-            return _server.start(module, args, cwd, env, stdout, stderr)
+        return server_for(env).start(module, args, cwd, env, stdout, stderr)
     return subprocess.Popen(
         [sys.executable, "-m", module, *args],
         cwd=cwd,

@@ -1,6 +1,7 @@
 """The tests' forked runs (tests/forked_runs.py) behave as `python -m` in a subprocess does: the same output,
 working directory, arguments, sys.path, environment and exit (codes, exceptions, signals, threads joined,
-atexit handlers run); an environment the server's imports could have read differently gets a subprocess."""
+atexit handlers run); a run whose environment the server's imports could have read differently forks from a
+server of its own."""
 
 from __future__ import annotations
 
@@ -39,9 +40,16 @@ if how == "wait":
 sys.exit(int(how))
 """
 
+HF_PROBE = """
+import os
+import huggingface_hub.constants
 
-def _run(tmp_path, how: str, fork: bool, env: dict | None = None):
-    (tmp_path / "probe_module.py").write_text(textwrap.dedent(PROBE))
+print(huggingface_hub.constants.HF_HOME, os.environ["PRAGEXP_PROBE"])
+"""
+
+
+def _run(tmp_path, how: str, fork: bool, env: dict | None = None, probe: str = PROBE):
+    (tmp_path / "probe_module.py").write_text(textwrap.dedent(probe))
     env = {**os.environ, "PYTHONPATH": str(tmp_path), "PRAGEXP_PROBE": "x", **(env or {})}
     out, err = tmp_path / f"out-{how}-{fork}", tmp_path / f"err-{how}-{fork}"
     with out.open("w") as o, err.open("w") as e:
@@ -49,8 +57,8 @@ def _run(tmp_path, how: str, fork: bool, env: dict | None = None):
     return proc, out, err
 
 
-def _ended(tmp_path, how: str, fork: bool, env: dict | None = None):
-    proc, out, err = _run(tmp_path, how, fork, env)
+def _ended(tmp_path, how: str, fork: bool, env: dict | None = None, probe: str = PROBE):
+    proc, out, err = _run(tmp_path, how, fork, env, probe)
     code = proc.wait(timeout=120)
     return type(proc), code, out.read_text(), err.read_text()
 
@@ -92,11 +100,22 @@ def test_a_forked_run_has_its_own_pid_and_dies_of_the_signal_it_is_sent(tmp_path
     assert proc.wait(timeout=60) == -signal.SIGTERM
 
 
-def test_an_environment_the_imports_may_read_differently_gets_a_real_subprocess(tmp_path):
-    kind, code, out, _ = _ended(tmp_path, "0", fork=True, env={"HF_HOME": str(tmp_path / "hf")})
-    assert kind is subprocess.Popen and code == 0 and json.loads(out.splitlines()[0])["probe"] == "x"
-    assert not forked_runs.forkable(os.environ, {**os.environ, "OMP_NUM_THREADS": "7"})
-    assert forked_runs.forkable(os.environ, {**os.environ, "PRAGEXP_OUTPUTS": "elsewhere", "STOP_AT": "1"})
+def test_a_run_forks_from_a_server_whose_imports_saw_its_environment(tmp_path):
+    """huggingface_hub (imported with transformers) reads HF_HOME as it is imported: a run under another
+    HF_HOME gets a server started under it, and a variable read at run time only does not."""
+    homes = {}
+    for home in ("one", "two", "one"):
+        env = {"HF_HOME": str(tmp_path / home), "PRAGEXP_PROBE": home}
+        kind, code, out, _ = _ended(tmp_path, "0", fork=True, env=env, probe=HF_PROBE)
+        assert kind is forked_runs.ForkedRun and code == 0
+        assert out.splitlines()[0] == f"{tmp_path / home} {home}"
+        homes[home] = forked_runs.server_for({**os.environ, **env})
+    assert homes["one"] is not homes["two"]
+    assert forked_runs.import_env(os.environ) != forked_runs.import_env(
+        {**os.environ, "OMP_NUM_THREADS": "7"}
+    )
+    safe = {**os.environ, "PRAGEXP_OUTPUTS": "elsewhere", "STOP_AT": "1", "PYTHONPATH": "x"}
+    assert forked_runs.import_env(os.environ) == forked_runs.import_env(safe)
 
 
 def test_the_server_starts_no_thread_while_importing():
