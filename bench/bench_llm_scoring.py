@@ -3,7 +3,7 @@
 
     python bench/bench_llm_scoring.py --path circa-data.tsv [--items 256] [--threads 2] [--batch-size 16]
                                       [--model smollm2|tiny] [--lm-eval-batch-size 16] [--no-lm-eval]
-                                      [--eval-batch 64]
+                                      [--eval-batch 64] [--table 512/8/16 ...]
 
 Needs lm-evaluation-harness: `pip install 'pragexp[bench]'` (not part of `make install`).
 
@@ -24,7 +24,9 @@ Needs lm-evaluation-harness: `pip install 'pragexp[bench]'` (not part of `make i
 phase prints its figure as it ends; then the ratios, and max |d loglik| between the recorded, the scorer's and
 lm-eval's numbers (and whether the choices agree), all measured in this one run. `--bf16` also times the
 scorer alone with `llm.dtype=bfloat16` on the same requests (a CPU without bf16 instructions emulates it:
-slower there) and says how far its log-likelihoods and choices are from float32's.
+slower there) and says how far its log-likelihoods and choices are from float32's. `--table T/B/R`
+(repeatable) times the scorer alone again under another shape table (`llm.pass_shapes`: T tokens a pass,
+widths of B, at most R rows), with its ratio to lm-eval's time of the same run.
 """
 
 from __future__ import annotations
@@ -145,6 +147,13 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--threads", type=int, default=None)
     parser.add_argument("--bf16", action="store_true", help="also time the scorer in bfloat16")
     parser.add_argument("--no-lm-eval", action="store_true", help="leave out lm-evaluation-harness (step 3)")
+    parser.add_argument(
+        "--table",
+        action="append",
+        default=[],
+        metavar="TOKENS/BUCKET/MAX_ROWS",
+        help="also time the scorer alone under this shape table (llm.pass_shapes), e.g. 512/8/16",
+    )
     return parser.parse_args()
 
 
@@ -175,7 +184,24 @@ def lm_eval_step(args, backend, requests: list[ChoiceRequest], scorer_s: float, 
         f"({theirs_s:.1f} s); ratios: scorer / lm-eval {theirs_s / scorer_s:.2f}, "
         f"whole command / lm-eval {theirs_s / command_s:.2f}"
     )
-    return theirs
+    return theirs_s, theirs
+
+
+def table_step(args, table: str, requests: list[ChoiceRequest], ours: list, theirs_s: float | None) -> None:
+    """The scorer alone under another shape table (`--table`): its speed, its ratio to lm-eval's time of
+    this run, and how far its numbers are from the default table's (a pass's shapes decide float rounding)."""
+    tokens, bucket, max_rows = map(int, table.split("/"))
+    shapes = {"tokens": tokens, "bucket": bucket, "max_rows": max_rows}
+    other = HFBackend(
+        model=args.model, device="cpu", dtype="float32", batch_size=args.batch_size, pass_shapes=shapes
+    )
+    n = len(requests)
+    other_s, scores = scorer_alone(other, requests)
+    d, agree = compare(ours, scores)
+    ratio = f", scorer / lm-eval {theirs_s / other_s:.2f}" if theirs_s else ""
+    say(f"scorer alone, table {table}: {n / other_s:.2f} items/s ({other_s:.1f} s){ratio}")
+    say(padding_line(other, requests))
+    say(f"  vs the default table: max |d loglik| {d:.2e}, choices agree {agree}/{n}")
 
 
 def bfloat16_step(args, requests: list[ChoiceRequest], ours: list, scorer_s: float) -> None:
@@ -212,14 +238,17 @@ def main() -> None:
     say(padding_line(backend, requests))
     say(f"ratio whole command / scorer: {scorer_s / command_s:.2f}")
     compared = {"recorded vs scorer": (logged, ours)}
+    theirs_s = None
     if not args.no_lm_eval:
-        theirs = lm_eval_step(args, backend, requests, scorer_s, command_s)
+        theirs_s, theirs = lm_eval_step(args, backend, requests, scorer_s, command_s)
         compared |= {"scorer vs lm-eval": (ours, theirs), "recorded vs lm-eval": (logged, theirs)}
     for name, (a, b) in compared.items():
         d, agree = compare(a, b)
         say(f"{name}: max |d loglik| {d:.2e}, choices agree {agree}/{n}")
     if args.bf16:
         bfloat16_step(args, requests, ours, scorer_s)
+    for table in args.table:
+        table_step(args, table, requests, ours, theirs_s)
 
 
 if __name__ == "__main__":
