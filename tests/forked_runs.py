@@ -25,6 +25,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import traceback
 from pathlib import Path
 
 # Read at run time, never at import by what the server imports (pragexp itself is imported afresh in each
@@ -73,7 +74,7 @@ class ForkServer:
     def __init__(self, env: dict):
         self.folder = Path(tempfile.mkdtemp(prefix="pragexp-forks-"))
         self.path = str(self.folder / "socket")
-        self.env, self.runs = env, []
+        self.runs: list[ForkedRun] = []  # those not seen to end yet
         self.proc = subprocess.Popen([sys.executable, __file__, self.path], env=env, stdin=subprocess.DEVNULL)
         atexit.register(self.stop)
         deadline = time.monotonic() + 120
@@ -92,7 +93,8 @@ class ForkServer:
         return self.runs[-1]
 
     def idle(self) -> bool:
-        return all(run.poll() is not None for run in self.runs)
+        self.runs = [run for run in self.runs if run.poll() is None]
+        return not self.runs
 
     def stop(self) -> None:
         if self.proc.poll() is None:
@@ -171,10 +173,15 @@ def _fork(listener: socket.socket, runs: dict[int, socket.socket], base_path: li
     message, fds, _, _ = socket.recv_fds(client, 1 << 20, 3)
     pid = os.fork()
     if pid == 0:
-        listener.close()
-        for conn in (client, *runs.values()):
-            conn.close()
-        _child(json.loads(message), fds, base_path)
+        try:  # the child never returns into the server's loop, whatever fails before the module runs
+            listener.close()
+            for conn in (client, *runs.values()):
+                conn.close()
+            _child(json.loads(message), fds, base_path)
+        except BaseException:
+            traceback.print_exc()
+        finally:
+            os._exit(1)
     for fd in fds:
         os.close(fd)
     client.send(json.dumps({"pid": pid}).encode())
@@ -198,7 +205,6 @@ def _child(request: dict, fds: list[int], base_path: list[str]) -> None:
     """In the forked child: become `python -m module args` and exit as the interpreter would."""
     import runpy
     import threading
-    import traceback
 
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     for target, fd in enumerate(fds):

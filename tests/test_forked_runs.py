@@ -130,3 +130,17 @@ def test_the_server_starts_no_thread_while_importing():
         [sys.executable, "-c", "import forked_runs\n" + script], env=env, capture_output=True, text=True
     )
     assert threads.returncode == 0 and threads.stdout.strip() == "1", threads.stderr[-2000:]
+
+
+def test_a_run_that_cannot_start_exits_1_and_the_server_serves_the_next(tmp_path):
+    """A child that fails before its module runs (here: its folder is gone) never returns into the server's
+    loop."""
+    (tmp_path / "probe_module.py").write_text(textwrap.dedent(PROBE))
+    env = {**os.environ, "PYTHONPATH": str(tmp_path), "PRAGEXP_PROBE": "x"}
+    with (tmp_path / "err").open("w") as err:
+        gone = forked_runs.start(
+            "probe_module", ["0"], tmp_path / "gone", env, err.fileno(), err.fileno(), fork=True
+        )
+        assert gone.wait(timeout=120) == 1
+    assert "FileNotFoundError" in (tmp_path / "err").read_text()
+    assert _ended(tmp_path, "3", fork=True)[:2] == (forked_runs.ForkedRun, 3)
