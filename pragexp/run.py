@@ -29,6 +29,7 @@ from pragexp.pretrained.hub import check_hub_models
 from pragexp.runs import checkpoint
 from pragexp.runs.record import write_run_record
 from pragexp.training.checkpoints import DurableCheckpointIO
+from pragexp.training.csv_log import ResumableCSVLogger
 from pragexp.training.declaration import declare_run
 from pragexp.training.resume import ExactResume
 from pragexp.training.stopping import SignalStop, resume_requeued
@@ -130,6 +131,9 @@ def _run(cfg: DictConfig, started: float, stop: SignalStop) -> dict[str, float]:
     datamodule = build_datamodule(cfg, saved)
     task = _build_task(cfg, model_cfg)
     loggers = build_loggers(cfg.get("logger"))
+    for logger in loggers:  # a resumed run's CSV log keeps the rows logged before the stop (`csv_log`)
+        if isinstance(logger, ResumableCSVLogger):
+            logger.resuming = bool(cfg.get("train", True) and cfg.get("ckpt_path"))
     # The stop's callback first: it holds signals before the other callbacks write the test's results.
     callbacks = [
         stop.callback,

@@ -7,10 +7,12 @@ checkpoints and the callbacks' states of the run never stopped.
 The stop comes at a chosen point, deterministically: tests/stop_at.py sends the run SIGTERM there (the signal
 SLURM's scancel and time limit send; submitit's SIGUSR2 takes the same path, then requeues:
 tests/test_signals.py and, at this same point on the real cluster, the SLURM test at the end of this file);
-the resume is the one a requeued job does (`ckpt_path=last` in the run's dir)."""
+the resume is the one a requeued job does (`ckpt_path=last` in the run's dir). The runs log to CSV, and a
+resumed run's csv/metrics.csv is the never-stopped run's, row for row."""
 
 from __future__ import annotations
 
+import csv
 import json
 import re
 from pathlib import Path
@@ -24,7 +26,8 @@ from test_signals import SLURM_JOB, Job, job_states, submitit_logs
 pytestmark = pytest.mark.slow  # two or three training runs each, in subprocesses
 
 TESTS = Path(__file__).resolve().parent
-COMMON = ["logger=none", "trainer.accelerator=cpu", "print_config=false", "callbacks.progress_bar=null"]
+# the CSV logger (with its learning-rate monitor): a resumed run's csv/metrics.csv is the never-stopped run's
+COMMON = ["logger=csv", "trainer.accelerator=cpu", "print_config=false", "callbacks.progress_bar=null"]
 # GRICE with the default callbacks, early stopping made to stop after epoch 2 whatever the scores (no gain of
 # 1.0 in R@1 ever counts as one): 3 epochs of 10 batches, 13 validation and 5 test batches.
 GRICE = [
@@ -136,6 +139,21 @@ def assert_same_results(run_dir: Path, resumed: Job, plain: Path) -> None:
     metrics = json.loads((run_dir / "metrics.json").read_text())
     assert metrics == json.loads((plain / "metrics.json").read_text())
     assert checkpoint_summary(run_dir) == checkpoint_summary(plain)
+    # the CSV log whole: the stopped run's rows kept, then the resumed run's (training.csv_log)
+    assert csv_rows(run_dir) == csv_rows(plain)
+
+
+def csv_rows(run_dir: Path) -> list[dict[str, str]]:
+    """The run's csv/metrics.csv, row by row, without the training metrics Lightning averages over an epoch
+    (`*_epoch`): it does not save their running sums in a checkpoint, so a resumed run averages the epoch it
+    resumed in over the batches after the resume, and not at all where it resumed after the epoch's last batch
+    (while validating). Every other row and value is the run's never stopped."""
+    with open(run_dir / "csv" / "metrics.csv", newline="") as file:
+        rows = [
+            {k: v for k, v in row.items() if v and not (k.startswith("train/") and k.endswith("_epoch"))}
+            for row in csv.DictReader(file)
+        ]
+    return [row for row in rows if set(row) - {"step", "epoch"}]
 
 
 # Where each stop comes (StopAt: where, epoch, batch index) and what the stopped run says it was doing.
@@ -285,3 +303,5 @@ def test_a_slurm_job_preempted_while_validating_is_requeued_and_ends_as_the_run_
     metrics = json.loads((run_dir / "metrics.json").read_text())
     assert metrics == json.loads((plain / "metrics.json").read_text())
     assert checkpoint_summary(run_dir) == checkpoint_summary(plain)
+    # the CSV log whole: the stopped run's rows kept, then the resumed run's (training.csv_log)
+    assert csv_rows(run_dir) == csv_rows(plain)
