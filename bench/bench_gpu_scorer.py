@@ -99,7 +99,9 @@ def main() -> None:
     parser.add_argument("--lm-eval-batch-sizes", type=_sizes, default=[16, 64, 256], help="pairs per pass")
     parser.add_argument("--layers", type=int, default=16)
     parser.add_argument("--device", default="cuda", help="cpu: a dry run of the script itself (few layers)")
-    parser.add_argument("--tables", default="default", help="shape tables to time: default or T/B/R, ...")
+    parser.add_argument(
+        "--tables", default="default", help="shape tables to time: default or T/B/R[/O][/<n>l][/pow2], ..."
+    )
     parser.add_argument("--vllm", action="store_true", help="also llm=vllm and lm-eval's vllm backend")
     parser.add_argument("--json", type=Path, default=None, help="write the figures here too")
     args = parser.parse_args()
@@ -164,8 +166,7 @@ def lm_eval_best(args, backend, requests, name: str, out: dict) -> tuple[float, 
 def _table(text: str, default: PassShapes) -> PassShapes:
     if text == "default":
         return default
-    tokens, bucket, rows = (int(x) for x in text.split("/"))
-    return PassShapes(tokens, bucket, rows)
+    return PassShapes.parse(text)
 
 
 def vllm_rows(folder: str, dtype: str, requests: list[ChoiceRequest], ours: list) -> dict:

@@ -24,14 +24,16 @@ Needs lm-evaluation-harness: `pip install 'pragexp[bench]'` (not part of `make i
 phase prints its figure as it ends; then the ratios, and max |d loglik| between the recorded, the scorer's and
 lm-eval's numbers (and whether the choices agree), all measured in this one run. `--bf16` also times the
 scorer alone with `llm.dtype=bfloat16` on the same requests (a CPU without bf16 instructions emulates it:
-slower there) and says how far its log-likelihoods and choices are from float32's. `--table T/B/R`
+slower there) and says how far its log-likelihoods and choices are from float32's. `--table T/B/R[/O][/pow2]`
 (repeatable) times the scorer alone again under another shape table (`llm.pass_shapes`: T tokens a pass,
-widths of B, at most R rows), with its ratio to lm-eval's time of the same run.
+widths of B, at most R rows; option passes of at most O rows, options padded to powers of two), with its ratio
+to lm-eval's time of the same run.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import math
 import os
@@ -56,6 +58,7 @@ from option_scoring import (  # noqa: E402 (after the frameworks)
 )
 
 from pragexp.generation.backends.hf import HFBackend  # noqa: E402
+from pragexp.generation.scoring.passes import PassShapes  # noqa: E402
 from pragexp.generation.scoring.requests import ChoiceRequest  # noqa: E402
 
 EVAL_BATCH = 256  # items per Lightning batch of the command: Circa's data.eval_batch_size, what a user gets
@@ -151,8 +154,8 @@ def parse_args() -> argparse.Namespace:
         "--table",
         action="append",
         default=[],
-        metavar="TOKENS/BUCKET/MAX_ROWS",
-        help="also time the scorer alone under this shape table (llm.pass_shapes), e.g. 512/8/16",
+        metavar="TOKENS/BUCKET/MAX_ROWS[/OPTION_ROWS][/pow2]",
+        help="also time the scorer alone under this shape table (llm.pass_shapes), e.g. 128/8/4096 (v4)",
     )
     return parser.parse_args()
 
@@ -190,8 +193,7 @@ def lm_eval_step(args, backend, requests: list[ChoiceRequest], scorer_s: float, 
 def table_step(args, table: str, requests: list[ChoiceRequest], ours: list, theirs_s: float | None) -> None:
     """The scorer alone under another shape table (`--table`): its speed, its ratio to lm-eval's time of
     this run, and how far its numbers are from the default table's (a pass's shapes decide float rounding)."""
-    tokens, bucket, max_rows = map(int, table.split("/"))
-    shapes = {"tokens": tokens, "bucket": bucket, "max_rows": max_rows}
+    shapes = dataclasses.asdict(PassShapes.parse(table))
     other = HFBackend(
         model=args.model, device="cpu", dtype="float32", batch_size=args.batch_size, pass_shapes=shapes
     )

@@ -88,7 +88,7 @@ tiny_causal_lm()[1].save_pretrained('$TOKENIZER')"
 step tests 90 "$PYTHON" -m pytest -q -m gpu -p no:cacheprovider tests/test_fixed_shapes.py \
   tests/test_scorer_shapes.py tests/test_gpu.py
 step scorer 200 "$PYTHON" bench/bench_gpu_scorer.py --data "$CIRCA" --tokenizer "$TOKENIZER" --items 1024 \
-  --dtypes float32,bfloat16 --lm-eval-batch-sizes 16,64,256 --tables default,16384/8/2048 --json "$OUT/scorer.json"
+  --dtypes float32,bfloat16 --lm-eval-batch-sizes 16,64,256 --tables default,16384/8/2048/8l --json "$OUT/scorer.json"
 for dtype in bfloat16 float32; do
   step "generate-$dtype" 60 "$PYTHON" bench/bench_generate_vs_lm_eval.py --data "$HITOM" --model smollm2 \
     --device cuda --dtype "$dtype" --prompts 32 --batch-size 32 --max-new-tokens 256 --json "$OUT/generate-$dtype.json"

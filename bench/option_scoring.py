@@ -83,9 +83,11 @@ def padding_line(backend: HFBackend, requests: list[ChoiceRequest]) -> str:
     share = padding_share(wanted, shapes)
     total = sum(share.values())
     table = " ".join(f"{w}:{r}" for w, r in shapes.table())
+    options = "powers of two" if shapes.option_widths == "pow2" else f"multiples of {shapes.bucket}"
     return (
-        f"shape table: {shapes.tokens} tokens a pass, widths of {shapes.bucket}, at most {shapes.max_rows} "
-        f"rows (width:rows {table}); of {total} token positions computed: "
+        f"shape table {shapes.name()}: {shapes.tokens} tokens a pass, widths of {shapes.bucket}, at most "
+        f"{shapes.max_rows} rows (width:rows {table}); options padded to {options}, at most "
+        f"{shapes.option_rows or shapes.max_rows} rows a pass; of {total} token positions computed: "
         f"{share['real'] / total:.1%} real, {share['pad'] / total:.1%} padding, "
         f"{share['filler'] / total:.1%} repeats filling last passes"
     )

@@ -80,6 +80,7 @@ def hf_settings(files) -> dict[str, tuple[list, frozenset, str]]:
                 None,
                 {"tokens": 512, "bucket": 16, "max_rows": 6},
                 {"tokens": 2048, "bucket": 8, "max_rows": 64},
+                {"tokens": 512, "bucket": 8, "max_rows": 4096, "option_rows": 8, "option_widths": "pow2"},
             ],
             frozenset({"loglikelihood_many"}),
             "the scorer's passes' shapes round differently (issue 55)",

@@ -83,6 +83,19 @@ def test_an_in_process_model_replays_without_its_weights(tmp_path, monkeypatch):
         run_at(tmp_path / "plain", overrides)
 
 
+@pytest.mark.slow
+def test_answers_scored_under_another_shape_table_replay_under_that_table_only(tmp_path):
+    """Answers cached on a CPU before issue 55 (v4's table: `llm.pass_shapes={tokens: 128, bucket: 8}`)
+    replay with that table set; under the CPU's default table (its scores round otherwise) a replay stops,
+    naming the setting."""
+    v4 = "llm.pass_shapes={tokens:128,bucket:8}"
+    overrides = [*ludwig_run(tmp_path / "cache"), "llm=tiny"]
+    first = run_at(tmp_path / "first", [*overrides, v4])
+    assert run_at(tmp_path / "replayed", [*overrides, v4, "llm.replay=true"]) == first
+    with pytest.raises(ReplayError, match=r"pass_shapes=128t/8b/4096r/16o/8l/pow2"):
+        run_at(tmp_path / "default", [*overrides, "llm.replay=true"])
+
+
 def test_which_recorded_identity_a_replay_takes(tmp_path, caplog):
     book = IdentityBook(tmp_path)
     name = {"backend": "openai", "model": "m"}

@@ -62,7 +62,7 @@ def varied_requests() -> list[ChoiceRequest]:
 
 
 def scores_independent_of_the_call(
-    model, tokenizer, reqs: list[ChoiceRequest], shapes: passes.PassShapes = passes.SHAPES_V4
+    model, tokenizer, reqs: list[ChoiceRequest], shapes: passes.PassShapes = passes.SHAPES_CPU
 ) -> list[list[float]]:
     """Asserts each request's scores are the same bits alone, all together, shuffled, in calls of two and of
     three, and beside more items than a pass holds (other options of the same contexts among them), under the

@@ -25,17 +25,20 @@ contexts of the call, their order, the response cache (it asks only for what it 
   per device and dtype (`DEFAULT_SHAPES`): a CPU pays mostly per token, a GPU mostly per pass.
 
 The rest of a longer option (its tokens after the first) runs the same way on a copy of its item's cache:
-padded as an own part, rows of one width in passes that `rows_for` and `filled` lay out
+padded to the table's `option_width`, rows of one width in passes that `option_rows_for` and `filled` lay out
 (`scorer._options_fixed`, gathered over the item passes of one head and width).
 
 Fixed shapes, not the batch-size invariance of a BLAS (which GPUs do not promise), make a row's numbers the
 same whatever shares its pass: a row of a matrix product of a given shape is computed the same way whatever
-the other rows hold, and attention is per row.
+the other rows hold, and attention is per row. Not wherever it sits, though, at every shape: on this CPU a
+product of 5-7 or 9-11 rows rounds a row by its place, so the tables keep every product's rows a multiple of
+8 (`PassShapes.logit_multiple` for the one product that was not: an item pass's kept logits).
 """
 
 from __future__ import annotations
 
 import itertools
+import math
 from dataclasses import dataclass
 
 import torch
@@ -52,41 +55,105 @@ Context = tuple[tuple[int, ...], int]  # (token ids, head length in tokens)
 @dataclass(frozen=True)
 class PassShapes:
     """The shape table: own parts padded to a multiple of `bucket` tokens; a pass of width w holds
-    `rows_for(w)` rows: as many as `tokens` make at that width, at least one, at most `max_rows`. Part of a
-    score's cache key (a pass's shapes decide float rounding): named there by `name` unless it is `SHAPES_V4`,
-    the table every score was computed with before tables existed."""
+    `rows_for(w)` rows: as many as `tokens` make at that width, at least one, at most `max_rows`. A longer
+    option's fed tokens (all but its last) are padded to `option_width`: a multiple of `bucket`
+    (`option_widths` "bucket"), or a power of two, at least 2 ("pow2": Circa's options feed 1, 1, 6 and 5
+    tokens, 13 positions in 18 rather than 32). An option pass holds `option_rows_for(w)` rows, at most
+    `option_rows`: each row copies its item's KV cache, so on a CPU many short rows cost more in copies than
+    they save in passes. An item pass computes the logits of `logit_positions(rows)` positions a row (the
+    last), so that their matrix product has a multiple of `logit_multiple` rows: this CPU's float32 GEMM
+    rounds a row by its place in the product where the product has 5-7 or 9-11 rows (measured with the
+    output layers of SmolLM2 and of a 32-wide Llama alike), never at a multiple of 8, and an item pass of 9
+    rows would otherwise give an item other bits beside other items. Part of a score's cache key (a pass's
+    shapes decide float rounding): named there by `name` unless it is `SHAPES_V4`, the table every score was
+    computed with before tables existed."""
 
     tokens: int = 128
     bucket: int = 8
     max_rows: int = 4096
+    option_rows: int | None = None  # None: max_rows
+    option_widths: str = "bucket"
+    logit_multiple: int = 1
 
     def __post_init__(self):
-        if min(self.tokens, self.bucket, self.max_rows) < 1:
-            raise ValueError(f"llm.pass_shapes {self}: tokens, bucket and max_rows must be >= 1")
+        if min(self.tokens, self.bucket, self.max_rows, self.option_rows or 1, self.logit_multiple) < 1:
+            numbers = "tokens, bucket, max_rows, option_rows and logit_multiple"
+            raise ValueError(f"llm.pass_shapes {self}: {numbers} must be >= 1")
+        if self.option_widths not in ("bucket", "pow2"):
+            raise ValueError(f"llm.pass_shapes {self}: option_widths is 'bucket' or 'pow2'")
 
     def rows_for(self, width: int) -> int:
         return max(1, min(self.max_rows, self.tokens // width))
 
+    def option_width(self, fed: int) -> int:
+        """The padded width of a longer option's `fed` tokens. Never 1: a pass of one query per row and no pad
+        would have a mask of ones, which transformers drops (another attention kernel) where the rows' caches
+        have no pad either, so the row's numbers would depend on its pass-mates."""
+        if self.option_widths == "pow2":
+            return max(2, 1 << (fed - 1).bit_length())
+        return max(2, bucket(fed, shapes=self))
+
+    def option_rows_for(self, width: int) -> int:
+        """How many rows an option pass of this width holds: as many as `tokens` make, at most `option_rows`
+        (else `max_rows`), at least one."""
+        return max(1, min(self.option_rows or self.max_rows, self.tokens // width))
+
+    def logit_positions(self, rows: int) -> int:
+        """How many positions a row of an item pass of `rows` rows (after a head) computes logits at: the
+        fewest that make the rows' positions together a multiple of `logit_multiple`."""
+        return self.logit_multiple // math.gcd(rows, self.logit_multiple)
+
     def name(self) -> str:
-        return f"{self.tokens}t/{self.bucket}b/{self.max_rows}r"
+        name = f"{self.tokens}t/{self.bucket}b/{self.max_rows}r"
+        if self.option_rows is not None:
+            name += f"/{self.option_rows}o"
+        if self.logit_multiple != 1:
+            name += f"/{self.logit_multiple}l"
+        return name if self.option_widths == "bucket" else f"{name}/{self.option_widths}"
+
+    @classmethod
+    def parse(cls, name: str) -> PassShapes:
+        """The table a `name` names ("512t/8b/4096r/16o/8l/pow2"); numbers without their letter are tokens,
+        bucket, max_rows and option_rows in that order ("512/8/16")."""
+        fields, settings = name.split("/"), {}
+        letters = {"t": "tokens", "b": "bucket", "r": "max_rows", "o": "option_rows", "l": "logit_multiple"}
+        if fields[-1] in ("bucket", "pow2"):
+            settings["option_widths"] = fields.pop()
+        for at, field in enumerate(fields):
+            key = letters.get(field[-1:]) or (list(letters.values())[at] if at < 4 else None)
+            number = field.rstrip("tbrol")
+            if key is None or key in settings or not number.isdigit():
+                settings = {}
+                break
+            settings[key] = int(number)
+        if not {"tokens", "bucket", "max_rows"} <= settings.keys():
+            form = "tokens/bucket/max_rows[/option_rows][/<logit_multiple>l][/pow2]"
+            raise ValueError(f"a shape table is {form}, not {name!r}")
+        return cls(**settings)
 
     def table(self, widths=(8, 16, 32, 64, 128, 256, 512, 1024)) -> list[tuple[int, int]]:
         """[(width, rows)]: the table as the docs and the benchmarks print it."""
         return [(w, self.rows_for(w)) for w in widths]
 
 
-# What a CPU was measured fast with (issue 40: SmolLM2, one thread; a pass's cost there is mostly per token).
+# The table scoring v4 ran with everywhere (issue 40: SmolLM2, one thread); its scores keep their keys.
 SHAPES_V4 = PassShapes(128, 8, 4096)
-# Per (device kind, dtype setting): the defaults of `llm.pass_shapes`. The CUDA rows are NOT YET MEASURED on a
-# GPU: reasoned from the H200 figures in bench/README.md (lm-eval's HFLM on a 0.91B Llama reached 84% of its
-# best float32 speed at ~1k tokens a pass and 83% of its best bfloat16 speed at ~4k, where pragexp's 128-token
-# passes left the GPU idle); larger passes would add more repeats filling each width's last pass.
+# Per (device kind, dtype setting): the defaults of `llm.pass_shapes`. The CPU rows were measured on this
+# project's 2-core CPUs (bench/README.md, issue 55): v4's own passes (larger ones are faster on large calls of
+# long items, 1.5x on 1,024 Circa items, but slower on LUDWIG's 150 short pairs and on calls of 16, where the
+# repeats filling each width's last pass cost more than the larger passes save), options padded to powers of
+# two in passes of 16 rows, and an item pass's kept logits a multiple of 8 rows (v4's gave 24 of LUDWIG's
+# 150 pairs other bits in calls of 16). The CUDA rows are NOT YET MEASURED on a GPU: reasoned from the H200
+# figures in bench/README.md (lm-eval's HFLM on a 0.91B Llama reached 84% of its best float32 speed at ~1k
+# tokens a pass and 83% of its best bfloat16 speed at ~4k, where pragexp's 128-token passes left the GPU
+# idle); larger passes would add more repeats filling each width's last pass.
+SHAPES_CPU = PassShapes(128, 8, 4096, option_rows=16, option_widths="pow2", logit_multiple=8)
 DEFAULT_SHAPES = {
-    ("cpu", "float32"): SHAPES_V4,
-    ("cpu", "bfloat16"): SHAPES_V4,
-    ("cuda", "float32"): PassShapes(2048, 8, 512),
-    ("cuda", "bfloat16"): PassShapes(4096, 8, 512),
-    ("cuda", "float16"): PassShapes(4096, 8, 512),
+    ("cpu", "float32"): SHAPES_CPU,
+    ("cpu", "bfloat16"): SHAPES_CPU,
+    ("cuda", "float32"): PassShapes(2048, 8, 512, logit_multiple=8),
+    ("cuda", "bfloat16"): PassShapes(4096, 8, 512, logit_multiple=8),
+    ("cuda", "float16"): PassShapes(4096, 8, 512, logit_multiple=8),
 }
 
 
@@ -176,10 +243,10 @@ def run_items(
     shared: int,
     prefix: list,
     width: int | None = None,
-    step: int = SHAPES_V4.bucket,
+    shapes: PassShapes = SHAPES_V4,
 ) -> ItemBatch:
     """Each item's own part of its context, on the shared prefix's cache expanded over the batch, padded to
-    `width` (scoring's fixed shapes: `bucket` of `step` tokens) or else to the longest."""
+    `width` (scoring's fixed shapes, of the table `shapes`) or else to the longest."""
     own, own_mask = pad_right(owns, lm.pad_id, width)
     lengths = own_mask.sum(1)
     positions = shared + torch.arange(own.shape[1]).expand(len(keys), -1)
@@ -189,9 +256,9 @@ def run_items(
         own, own_mask = to_the_left(own, lengths), to_the_left(own_mask, lengths)
         positions = shared + (own_mask.cumsum(1) - 1).clamp(min=0)
         ends_at = torch.full_like(lengths, width - 1)
-        keep = ends_at[:1]
+        keep = torch.arange(max(0, width - shapes.logit_positions(len(keys))), width)
     elif width is not None:  # right-padded (a left pad would attend to nothing): wherever a row may end
-        keep = last_positions(width, step)
+        keep = last_positions(width, shapes.bucket)
     mask = torch.cat([torch.ones(len(keys), shared, dtype=torch.long), own_mask], dim=1)
     expanded = [(k.expand(len(keys), -1, -1, -1), v.expand(len(keys), -1, -1, -1)) for k, v in prefix]
     logp, cache = lm.forward(own, mask, positions, expanded, keep=keep if lm.keeps_logits else None)
@@ -294,7 +361,7 @@ def padding_share(wanted: dict, shapes: PassShapes = SHAPES_V4) -> dict[str, int
             fed: dict[int, list[int]] = {}  # option width -> the fed lengths of its rows
             for key in rows:
                 for cont in (c for c in wanted[key] if len(c) > 1):
-                    fed.setdefault(bucket(len(cont) - 1, shapes=shapes), []).append(len(cont) - 1)
+                    fed.setdefault(shapes.option_width(len(cont) - 1), []).append(len(cont) - 1)
             for option_width, lengths in fed.items():
-                count(lengths, option_width, shapes.rows_for(option_width))
+                count(lengths, option_width, shapes.option_rows_for(option_width))
     return share

@@ -167,9 +167,9 @@ def _score_fixed(
             pending: dict[int, list[_OptionRow]] = {}  # an option's padded width -> rows waiting for a pass
             for one_pass in group:
                 owns = [list(context[len(head) :]) for context, _ in one_pass.rows]
-                items = run_items(lm, list(one_pass.rows), owns, len(head), prefix, width, shapes.bucket)
+                items = run_items(lm, list(one_pass.rows), owns, len(head), prefix, width, shapes)
                 for row in _first_tokens_fixed(items, one_pass.real, wanted, results):
-                    option_width = passes.bucket(len(row.cont) - 1, shapes=shapes)
+                    option_width = shapes.option_width(len(row.cont) - 1)
                     rows = pending.setdefault(option_width, [])
                     rows.append(row)
                     if len(rows) == _option_pass_rows(rows, shapes):
@@ -208,8 +208,8 @@ def _first_tokens_fixed(items: ItemBatch, real: int, wanted: dict, results: dict
 def _option_pass_rows(rows: list[_OptionRow], shapes: passes.PassShapes) -> int:
     """The rows of a pass of these options (one width, one cache length): the shape table's, at most
     OPTION_CACHE_BYTES of cache copies."""
-    width, items = passes.bucket(len(rows[0].cont) - 1, shapes=shapes), rows[0].items
-    return min(shapes.rows_for(width), max(1, OPTION_CACHE_BYTES // max(1, row_bytes(items))))
+    width, items = shapes.option_width(len(rows[0].cont) - 1), rows[0].items
+    return min(shapes.option_rows_for(width), max(1, OPTION_CACHE_BYTES // max(1, row_bytes(items))))
 
 
 def _options_fixed(
@@ -220,7 +220,7 @@ def _options_fixed(
     that an option's numbers depend on its context and its tokens only: not on the other options of its
     request (the response cache keeps each option apart) nor on which items shared a pass."""
     results: dict[Pair, torch.Tensor] = {}
-    width = passes.bucket(len(rows[0].cont) - 1, shapes=shapes)
+    width = shapes.option_width(len(rows[0].cont) - 1)
     for chunk, n in passes.filled(rows, _option_pass_rows(rows, shapes)):
         items = ItemBatch(
             [r.items.keys[r.row] for r in chunk],
